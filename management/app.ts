@@ -1,0 +1,43 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import { createMetricsRegistry } from '../shared/metrics.js';
+import type { Deps } from './deps.js';
+import { registerErrorHandler } from './plugins/errorHandler.js';
+import { registerHealth } from './plugins/health.js';
+import apiKeysRoutes from './apiKeys/index.js';
+import billingRoutes from './billing/index.js';
+import connectionsRoutes from './connections/index.js';
+import credentialsRoutes from './credentials/index.js';
+import environmentsRoutes from './environments/index.js';
+import integrationsRoutes from './integrations/index.js';
+import sessionRoutes from './session/index.js';
+import workspacesRoutes from './workspaces/index.js';
+
+/** 01 Conventions: a body over 1 MiB returns 413 `request_too_large`. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export async function buildApp(deps: Deps, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ? { level: deps.config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } : false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Strict validation: unknown fields are rejected (never silently removed) and nothing is coerced.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    return503OnClosing: true,
+  });
+  app.decorate('deps', deps);
+  registerErrorHandler(app);
+  await app.register(cookie);
+  await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
+  registerHealth(app, createMetricsRegistry('management'));
+
+  await app.register(sessionRoutes);
+  await app.register(workspacesRoutes);
+  await app.register(billingRoutes);
+  await app.register(apiKeysRoutes);
+  await app.register(environmentsRoutes);
+  await app.register(integrationsRoutes);
+  await app.register(connectionsRoutes);
+  await app.register(credentialsRoutes);
+  return app;
+}

@@ -1,0 +1,90 @@
+import type { FastifyRequest } from 'fastify';
+import type { Queryable } from '../../shared/db/pool.js';
+import { AppError } from '../../shared/errors/index.js';
+import { sha256Hex } from '../../shared/secrets.js';
+import type { ApiKeyPrincipal } from './principal.js';
+import type { WorkspaceScope } from './scopes.js';
+
+const API_KEY_PATTERN = /^svc_api_[A-Za-z0-9_-]{43}$/;
+
+interface KeyRow {
+  id: string;
+  workspace_id: string;
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  tenant_id: string;
+  account_id: string;
+  model: 'canonical' | 'legacy';
+  status: 'active' | 'archived';
+  auth_epoch: string;
+}
+
+const KEY_QUERY = `
+  SELECT k.id, k.workspace_id, k.scopes, k.expires_at, k.revoked_at,
+         w.tenant_id, w.account_id, w.model, w.status, w.auth_epoch
+    FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+   WHERE `;
+
+function keyIsCurrent(row: KeyRow, nowMs: number): boolean {
+  return row.revoked_at === null && (row.expires_at === null || row.expires_at.getTime() > nowMs);
+}
+
+/**
+ * Document 01 Authentication 1 and 7: `Authorization: Bearer svc_api_…`, hashed lookup, and a
+ * current check of revocation, expiry and workspace archival on every request (all → 401).
+ */
+export async function authenticateApiKey(db: Queryable, header: string | undefined, nowMs: number): Promise<ApiKeyPrincipal> {
+  const match = /^Bearer (\S+)$/.exec(header ?? '');
+  if (!match || !API_KEY_PATTERN.test(match[1])) throw new AppError('unauthenticated');
+  const { rows } = await db.query<KeyRow>(KEY_QUERY + 'k.key_hash = $1', [sha256Hex(match[1])]);
+  const row = rows[0];
+  if (!row || !keyIsCurrent(row, nowMs) || row.status !== 'active') throw new AppError('unauthenticated');
+  return {
+    kind: 'api_key',
+    keyId: row.id,
+    workspaceId: row.workspace_id,
+    tenantId: row.tenant_id,
+    accountId: row.account_id,
+    model: row.model,
+    scopes: row.scopes as WorkspaceScope[],
+    authEpoch: String(row.auth_epoch),
+  };
+}
+
+export type AuthorityLoss = 'key' | 'workspace' | 'epoch';
+
+/**
+ * Re-reads the key and workspace inside a transaction (01 Credentials: authorization is checked
+ * inside the transaction and again before commit). Returns what was lost, or null when the
+ * authority seen at authentication still holds.
+ */
+export async function recheckAuthority(db: Queryable, principal: ApiKeyPrincipal, scope: WorkspaceScope, nowMs: number): Promise<AuthorityLoss | null> {
+  const { rows } = await db.query<KeyRow>(KEY_QUERY + 'k.id = $1', [principal.keyId]);
+  const row = rows[0];
+  if (!row || !keyIsCurrent(row, nowMs) || !row.scopes.includes(scope)) return 'key';
+  if (row.status !== 'active') return 'workspace';
+  if (String(row.auth_epoch) !== principal.authEpoch) return 'epoch';
+  return null;
+}
+
+export function requireScope(principal: ApiKeyPrincipal, scope: WorkspaceScope): void {
+  if (!principal.scopes.includes(scope)) throw new AppError('insufficient_scope');
+}
+
+/** A Fastify onRequest hook authenticating an API key and requiring one scope. */
+export function apiKeyAuth(scope: WorkspaceScope) {
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const { pool, clock } = request.server.deps;
+    await clock.sync();
+    const principal = await authenticateApiKey(pool, request.headers.authorization, clock.nowMs());
+    requireScope(principal, scope);
+    request.apiKey = principal;
+  };
+}
+
+/** The authenticated key of a route that declared `apiKeyAuth`. */
+export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
+  if (!request.apiKey) throw new Error('route is missing apiKeyAuth');
+  return request.apiKey;
+}

@@ -1,0 +1,16 @@
+import { createClock } from '../shared/clock.js';
+import { createPool } from '../shared/db/pool.js';
+import { connectRedis } from '../shared/redis.js';
+import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
+import { buildApp } from './app.js';
+
+const config = loadConfigOrExit();
+const pool = createPool(config.databaseUrl);
+const redis = await connectRedis(config.redisUrl);
+const app = await buildApp({ config, pool, redis, clock: createClock(config.enableTestClock, redis) }, { logger: true });
+await app.listen({ host: config.management.host, port: config.management.port });
+onShutdown(async () => {
+  await app.close();
+  await pool.end();
+  redis.disconnect();
+});

@@ -1,0 +1,138 @@
+import type { FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { withTransaction } from '../../shared/db/transaction.js';
+import { AppError, type ErrorCode } from '../../shared/errors/index.js';
+import { fingerprint } from '../../shared/fingerprint.js';
+import { recheckAuthority, type AuthorityLoss } from '../auth/apiKeyAuth.js';
+import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspaceScope } from '../auth/scopes.js';
+import type { Deps } from '../deps.js';
+import { recordAudit } from './audit.js';
+
+/** 8 to 128 printable, non-space ASCII characters (every document's Limits). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{8,128}$/;
+
+export function readIdempotencyKey(request: FastifyRequest): string {
+  const value = request.headers['idempotency-key'];
+  if (typeof value !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(value)) throw new AppError('idempotency_key_required');
+  return value;
+}
+
+/** What an operation's work produced: the first response, and the receipt kept for replays. */
+export interface OperationOutcome {
+  operationId: string;
+  statusCode: number;
+  /** The first response body; may carry a one-time secret. */
+  response: Record<string, unknown>;
+  /** The stored receipt: never a secret (01: receipts never hold a plaintext ingest token). */
+  receipt: Record<string, unknown>;
+  integrationId?: string | null;
+  connectionId?: string | null;
+  recordedRevision?: string | null;
+  audit: { action: string; targetId: string | null; metadata?: Record<string, unknown> };
+}
+
+export interface OperationOptions {
+  kind: string;
+  principal: ApiKeyPrincipal;
+  scope: WorkspaceScope;
+  idempotencyKey: string;
+  /** The normalised request (route target and body); its fingerprint binds the key. */
+  request: unknown;
+  /** The catalogue code for an authorization epoch that moved during the operation. */
+  epochChangedCode: ErrorCode;
+  /** Builds a replay body (status 200) from the stored receipt and the current state. */
+  replay: (stored: StoredOperation, db: pg.PoolClient) => Promise<Record<string, unknown>> | Record<string, unknown>;
+  /** Runs after the final authority check, just before COMMIT (e.g. the Redis epoch bump). */
+  beforeCommit?: (outcome: OperationOutcome) => Promise<void>;
+}
+
+export interface StoredOperation {
+  id: string;
+  kind: string;
+  api_key_id: string | null;
+  request_fingerprint: string;
+  connection_id: string | null;
+  integration_id: string | null;
+  recorded_revision: string | null;
+  receipt: Record<string, unknown>;
+  created_at: Date;
+}
+
+export interface OperationResponse {
+  statusCode: number;
+  body: Record<string, unknown>;
+}
+
+function authorityError(loss: AuthorityLoss, epochChangedCode: ErrorCode): AppError {
+  if (loss === 'key') return new AppError('insufficient_scope');
+  if (loss === 'workspace') return new AppError('workspace_unavailable');
+  return new AppError(epochChangedCode);
+}
+
+/**
+ * The one idempotency and receipt mechanism (issue: foundation, item 4). In one transaction:
+ * serialise on (workspace, key); replay the original receipt for an identical request by the
+ * same key, or refuse with `idempotency_conflict`; otherwise re-check authority, do the work,
+ * store the receipt and the audit row, re-check authority again and commit. Any failure rolls
+ * back every write.
+ */
+export async function runOperation(deps: Deps, options: OperationOptions, work: (db: pg.PoolClient) => Promise<OperationOutcome>): Promise<OperationResponse> {
+  const { principal } = options;
+  const requestFingerprint = fingerprint({ kind: options.kind, request: options.request });
+  return withTransaction(deps.pool, async (db) => {
+    await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${principal.workspaceId}\u0000${options.idempotencyKey}`]);
+    const existing = await db.query<StoredOperation>(
+      `SELECT id, kind, api_key_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at
+         FROM operations WHERE workspace_id = $1 AND idempotency_key = $2`,
+      [principal.workspaceId, options.idempotencyKey],
+    );
+    const stored = existing.rows[0];
+    if (stored) {
+      if (stored.kind !== options.kind || stored.request_fingerprint !== requestFingerprint || stored.api_key_id !== principal.keyId) {
+        throw new AppError('idempotency_conflict');
+      }
+      return { statusCode: 200, body: await options.replay(stored, db) };
+    }
+
+    const before = await recheckAuthority(db, principal, options.scope, deps.clock.nowMs());
+    if (before) throw authorityError(before, options.epochChangedCode);
+
+    const outcome = await work(db);
+    const now = deps.clock.now();
+    await db.query(
+      `INSERT INTO operations (id, kind, workspace_id, api_key_id, idempotency_key, request_fingerprint,
+                               integration_id, connection_id, recorded_revision, status_code, receipt, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [outcome.operationId, options.kind, principal.workspaceId, principal.keyId, options.idempotencyKey, requestFingerprint,
+        outcome.integrationId ?? null, outcome.connectionId ?? null, outcome.recordedRevision ?? null, outcome.statusCode,
+        JSON.stringify(outcome.receipt), now],
+    );
+    await recordAudit(db, {
+      workspaceId: principal.workspaceId,
+      actorType: 'api_key',
+      actorId: principal.keyId,
+      action: outcome.audit.action,
+      targetId: outcome.audit.targetId,
+      metadata: { operationId: outcome.operationId, ...outcome.audit.metadata },
+      at: now,
+    });
+
+    await deps.hooks?.beforeAuthorityRecheck?.(options.kind);
+    const after = await recheckAuthority(db, principal, options.scope, deps.clock.nowMs());
+    if (after) throw authorityError(after, options.epochChangedCode);
+    await options.beforeCommit?.(outcome);
+    return { statusCode: outcome.statusCode, body: outcome.response };
+  });
+}
+
+/** Reads a stored receipt by id for the key that performed it; anything else is 404. */
+export async function readOwnOperation(deps: Deps, principal: ApiKeyPrincipal, operationId: string, kinds: readonly string[]): Promise<StoredOperation> {
+  const { rows } = await deps.pool.query<StoredOperation>(
+    `SELECT id, kind, api_key_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at
+       FROM operations WHERE id = $1 AND workspace_id = $2 AND api_key_id = $3 AND kind = ANY($4)`,
+    [operationId, principal.workspaceId, principal.keyId, kinds],
+  );
+  if (!rows[0]) throw new AppError('operation_not_found');
+  return rows[0];
+}

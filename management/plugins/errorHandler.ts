@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError, type ErrorCode } from '../../shared/errors/index.js';
+import { isInfrastructureError } from '../../shared/db/sqlstate.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route-specific catalogue code that a schema validation failure maps to. */
+    validationError?: ErrorCode;
+  }
+}
+
+function send(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
+  return reply.code(error.status).type('application/json; charset=utf-8').send(error.body());
+}
+
+/** Fastify's own client-error codes, all answered as the spec's generic bad-request forms. */
+const TOO_LARGE = new Set(['FST_ERR_CTP_BODY_TOO_LARGE']);
+
+/**
+ * The one global error handler, in a fixed order (STYLE: Errors): domain error → validation
+ * error → malformed request → infrastructure → 500 `service_unavailable` without detail.
+ */
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (isAppError(error)) return send(reply, error);
+    if (error.validation) {
+      const code = request.routeOptions.config?.validationError ?? 'invalid_request';
+      return send(reply, new AppError(code));
+    }
+    if (error.code && TOO_LARGE.has(error.code)) return send(reply, new AppError('request_too_large'));
+    // Unparsable JSON, empty JSON body, bad media type, bad content-length: all client errors.
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return send(reply, new AppError(error.statusCode === 413 ? 'request_too_large' : 'invalid_request'));
+    }
+    if (isInfrastructureError(error)) {
+      request.log.warn({ code: error.code }, 'store unavailable');
+      return send(reply, new AppError('service_unavailable'));
+    }
+    request.log.error({ err: error }, 'unexpected failure');
+    return send(reply, new AppError('service_unavailable', { status: 500 }));
+  });
+  app.setNotFoundHandler((_request, reply) => send(reply, new AppError('not_found')));
+}

@@ -1,0 +1,4 @@
+import type { FastifyInstance } from 'fastify';
+
+/** Registers the workspaces routes. */
+export default async function workspacesRoutes(_app: FastifyInstance): Promise<void> {}

@@ -1,0 +1,31 @@
+import { AppError } from '../../shared/errors/index.js';
+
+export const DEVELOPER_ACTIVE_WORKSPACE_CAP = 3;
+const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/;
+
+/** Workspace names are 2 to 80 characters after trimming (01 Limits). */
+export function validWorkspaceName(name: unknown): string {
+  if (typeof name !== 'string') throw new AppError('invalid_workspace_name');
+  const trimmed = name.trim();
+  if ([...trimmed].length < 2 || [...trimmed].length > 80 || /[\u0000-\u001f\u007f]/.test(trimmed)) throw new AppError('invalid_workspace_name');
+  return trimmed;
+}
+
+/** Lowercase letters, digits and inner hyphens, 1 to 48 characters (docs/decisions.md). */
+export function validWorkspaceSlug(slug: unknown): string {
+  if (typeof slug !== 'string' || !SLUG_PATTERN.test(slug)) throw new AppError('invalid_workspace_slug');
+  return slug;
+}
+
+/** Derives a slug from a name; names without any letter or digit give `workspace`. */
+export function slugFromName(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
+    .replace(/-+$/g, '');
+  return base || 'workspace';
+}

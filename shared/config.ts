@@ -1,0 +1,126 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Typed configuration, read once from the environment and validated; a bad value stops the
+ * process at start-up with a message naming the variable. Defaults point at the loopback
+ * stack of 00-decisions §1. README lists every variable.
+ */
+export interface Config {
+  databaseUrl: string;
+  redisUrl: string;
+  clickhouseUrl: string;
+  clickhouseDatabase: string;
+  ingest: { host: string; port: number };
+  management: { host: string; port: number };
+  analyzer: { host: string; port: number };
+  dataDir: string;
+  secretEncryptionKey: Buffer;
+  enableTestClock: boolean;
+  consoleOrigin: string;
+  sessionTtlSeconds: number;
+  workspaceCreationsPerHour: number;
+  logLevel: string;
+  limits: IngestLimits;
+}
+
+export interface IngestLimits {
+  integrationRequestsPerMin: number;
+  integrationObservationsPerMin: number;
+  workspaceObservationsPerMin: number;
+  sandboxAccountEnvelopesPerMin: number;
+  sandboxAccountRequestsPerMin: number;
+  sandboxMonthlyAllowance: number;
+  sandboxQuotaEnforced: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true/false or 1/0, got "${raw}"`);
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const value = str(env, name, fallback);
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}`);
+  return value;
+}
+
+/**
+ * SECRET_ENCRYPTION_KEY is 32 bytes as 64 hex characters or base64. For local runs without it, a key
+ * is generated once into `<DATA_DIR>/secret-encryption.key` (00-decisions §4) so restarts can still
+ * decrypt stored ingest tokens.
+ */
+function encryptionKey(env: Env, dataDir: string): Buffer {
+  const raw = env.SECRET_ENCRYPTION_KEY;
+  if (raw) {
+    const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    if (key.length !== 32) throw new ConfigError('SECRET_ENCRYPTION_KEY must be 32 bytes (64 hex characters or base64)');
+    return key;
+  }
+  const file = resolve(dataDir, 'secret-encryption.key');
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  if (key.length !== 32) throw new ConfigError(`${file} does not hold a 32-byte hex key`);
+  return key;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = resolve(str(env, 'DATA_DIR', './.data'));
+  const host = (name: string) => str(env, name, '127.0.0.1');
+  return {
+    databaseUrl: url(env, 'DATABASE_URL', 'postgres://svc:svc@127.0.0.1:5432/svc', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:']),
+    clickhouseUrl: url(env, 'CLICKHOUSE_URL', 'http://127.0.0.1:8123', ['http:', 'https:']),
+    clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'svc'),
+    ingest: { host: host('INGEST_HOST'), port: int(env, 'INGEST_PORT', 8080, 0, 65535) },
+    management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
+    analyzer: { host: host('ANALYZER_HOST'), port: int(env, 'ANALYZER_PORT', 8082, 0, 65535) },
+    dataDir,
+    secretEncryptionKey: encryptionKey(env, dataDir),
+    enableTestClock: bool(env, 'ENABLE_TEST_CLOCK', false),
+    consoleOrigin: str(env, 'CONSOLE_ORIGIN', 'http://127.0.0.1:8081'),
+    sessionTtlSeconds: int(env, 'SESSION_TTL_SECONDS', 14 * 24 * 3600, 60),
+    workspaceCreationsPerHour: int(env, 'WORKSPACE_CREATIONS_PER_HOUR', 10, 1),
+    logLevel: str(env, 'LOG_LEVEL', 'info'),
+    limits: {
+      integrationRequestsPerMin: int(env, 'INGEST_INTEGRATION_REQUESTS_PER_MIN', 600, 1),
+      integrationObservationsPerMin: int(env, 'INGEST_INTEGRATION_OBSERVATIONS_PER_MIN', 6000, 1),
+      workspaceObservationsPerMin: int(env, 'INGEST_WORKSPACE_OBSERVATIONS_PER_MIN', 30000, 1),
+      sandboxAccountEnvelopesPerMin: int(env, 'SANDBOX_ACCOUNT_ENVELOPES_PER_MIN', 1000, 1),
+      sandboxAccountRequestsPerMin: int(env, 'SANDBOX_ACCOUNT_REQUESTS_PER_MIN', 100, 1),
+      sandboxMonthlyAllowance: int(env, 'SANDBOX_MONTHLY_ALLOWANCE', 10000, 0),
+      sandboxQuotaEnforced: bool(env, 'SANDBOX_QUOTA_ENFORCED', true),
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import type pg from 'pg';
+import { isRetryableSqlState } from './sqlstate.js';
+
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Runs `fn` in one transaction on one client and commits; rolls back on any throw.
+ * Serialization failures and deadlocks (40001, 40P01) are retried a bounded number of times.
+ */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      if (attempt < MAX_ATTEMPTS && isRetryableSqlState(error)) continue;
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}

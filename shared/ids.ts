@@ -1,0 +1,21 @@
+import { monotonicFactory } from 'ulid';
+
+// 00-decisions §4: a prefix plus 26 characters of a random, time-ordered id (ULID).
+// The monotonic factory keeps ids created in the same millisecond ordered.
+const ulid = monotonicFactory();
+
+export type IdPrefix =
+  | 'ws_' | 'acct_' | 'usr_' | 'env_' | 'wint_' | 'int_' | 'svc_int_' | 'svc_conn_v1.'
+  | 'svc_ing_' | 'svc_api_' | 'cv_' | 'cop_' | 'act_' | 'rule_' | 'credop_' | 'intop_'
+  | 'consetup_' | 'ruleop_' | 'concopy_' | 'concomp_' | 'cliop_' | 'inc_' | 'fnd_' | 'rp_'
+  | 'rds_' | 'rrun_' | 'del_' | 'ten_' | 'sess_' | 'key_';
+
+export function newId(prefix: IdPrefix): string {
+  return prefix + ulid().toLowerCase();
+}
+
+/** True when `value` has the given prefix followed by exactly 26 id characters. */
+export function hasIdForm(value: unknown, prefix: IdPrefix): value is string {
+  return typeof value === 'string' && value.length === prefix.length + 26 && value.startsWith(prefix)
+    && /^[0-9a-hjkmnp-tv-z]{26}$/.test(value.slice(prefix.length));
+}

@@ -1,0 +1,27 @@
+import { Redis } from 'ioredis';
+
+export type { Redis } from 'ioredis';
+
+/**
+ * One Redis client per process. Commands fail fast while Redis is down (no offline queue),
+ * so callers answer 503 instead of hanging.
+ */
+export async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    lazyConnect: true,
+  });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  return redis;
+}
+
+/** Redis keys shared by several processes, named in one place. */
+export const RedisKeys = {
+  maintenancePaused: 'maintenance:paused',
+  testClockOffset: 'clock:offset_ms',
+  credentialEpoch: (connectionId: string) => `cred_epoch:${connectionId}`,
+  workspaceCreations: (userId: string) => `ws_create:${userId}`,
+} as const;
