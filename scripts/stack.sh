@@ -188,6 +188,14 @@ ensure_packages() {
     show_log "$apt_log"
     die "apt-get failed (exit $rc) installing: ${want[*]}"
   fi
+  hash -r
+  for c in "$@"; do
+    case $c in
+      postgres) pg_bins_ok || die "postgres: still no server binaries in $PG_BIN after installing" ;;
+      redis) command -v redis-server >/dev/null 2>&1 || die "redis: still no redis-server after installing" ;;
+      clickhouse) command -v clickhouse-server >/dev/null 2>&1 || die "clickhouse: still no clickhouse-server after installing" ;;
+    esac
+  done
   log "installed ${want[*]}"
 }
 

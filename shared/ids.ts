@@ -8,7 +8,7 @@ export type IdPrefix =
   | 'ws_' | 'acct_' | 'usr_' | 'env_' | 'wint_' | 'int_' | 'svc_int_' | 'svc_conn_v1.'
   | 'svc_ing_' | 'svc_api_' | 'cv_' | 'cop_' | 'act_' | 'rule_' | 'credop_' | 'intop_'
   | 'consetup_' | 'ruleop_' | 'concopy_' | 'concomp_' | 'cliop_' | 'inc_' | 'fnd_' | 'rp_'
-  | 'rds_' | 'rrun_' | 'del_' | 'ten_' | 'sess_' | 'key_';
+  | 'rds_' | 'rrun_' | 'del_' | 'ten_' | 'sess_' | 'key_' | 'cred_';
 
 export function newId(prefix: IdPrefix): string {
   return prefix + ulid().toLowerCase();

@@ -25,3 +25,13 @@ export const RedisKeys = {
   credentialEpoch: (connectionId: string) => `cred_epoch:${connectionId}`,
   workspaceCreations: (userId: string) => `ws_create:${userId}`,
 } as const;
+
+/**
+ * Publishes a connection's credential epoch for the ingest edge (01: rotation and revocation take
+ * effect at once). Written before the database commit and never lowered, so a committed change
+ * always has its epoch in Redis; a rolled-back one leaves a harmless higher value.
+ */
+export async function publishCredentialEpoch(redis: Redis, connectionId: string, epoch: number): Promise<void> {
+  const script = "local c = tonumber(redis.call('GET', KEYS[1]) or '-1') if tonumber(ARGV[1]) > c then redis.call('SET', KEYS[1], ARGV[1]) end return 1";
+  await redis.eval(script, 1, RedisKeys.credentialEpoch(connectionId), String(epoch));
+}
