@@ -27,11 +27,11 @@ export const RedisKeys = {
 } as const;
 
 /**
- * Publishes a connection's credential epoch for the ingest edge (01: rotation and revocation take
- * effect at once). Written before the database commit and never lowered, so a committed change
- * always has its epoch in Redis; a rolled-back one leaves a harmless higher value.
+ * Moves a connection's credential epoch in Redis so the ingest edge drops any cached credential
+ * (01: rotation and revocation take effect at once). Credential writers call it before COMMIT
+ * (a committed change never lacks a bump; a rolled-back one only costs the edge a reload) and
+ * again after COMMIT (so a reload that raced the commit is invalidated too).
  */
-export async function publishCredentialEpoch(redis: Redis, connectionId: string, epoch: number): Promise<void> {
-  const script = "local c = tonumber(redis.call('GET', KEYS[1]) or '-1') if tonumber(ARGV[1]) > c then redis.call('SET', KEYS[1], ARGV[1]) end return 1";
-  await redis.eval(script, 1, RedisKeys.credentialEpoch(connectionId), String(epoch));
+export async function bumpCredentialEpoch(redis: Redis, connectionId: string): Promise<number> {
+  return redis.incr(RedisKeys.credentialEpoch(connectionId));
 }
