@@ -93,7 +93,7 @@ pid_is() {
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$what"
 }
 
-read_pid() { [[ -s $1 ]] && head -n1 "$1" | tr -dc '0-9' || true; }
+read_pid() { if [[ -s $1 ]]; then head -n1 "$1" | tr -dc 0-9; fi; }
 
 # Wait until pid $1 is gone (max $2 seconds). Returns 1 on timeout.
 wait_gone() {
@@ -413,6 +413,7 @@ start_redis() {
   mkdir -p "$REDIS_DIR"
   rm -f "$REDIS_PID"
   log "redis: starting on $HOST:$REDIS_PORT (data $REDIS_DIR, log $REDIS_LOG)"
+  # shellcheck disable=SC2094  # redis writes its own log; we only append its stdout to it
   if ! redis-server --bind "$HOST" --port "$REDIS_PORT" --dir "$REDIS_DIR" \
     --appendonly yes --daemonize yes --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" \
     </dev/null >>"$REDIS_LOG" 2>&1 9>&-; then
@@ -439,8 +440,9 @@ stop_redis() {
     return 0
   fi
   log "redis: stopping"
-  # NOSAVE: skip the RDB snapshot; the append-only file is flushed on shutdown anyway.
-  redis_cli shutdown nosave >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
+  # SIGTERM = graceful SHUTDOWN (flushes the append-only file). Signalling our pid rather
+  # than sending SHUTDOWN to the port cannot hit some other server on that port.
+  kill -TERM "$pid" 2>/dev/null || true
   if ! wait_gone "$pid" "$TIMEOUT"; then
     err "redis: still running after ${TIMEOUT}s, killing pid $pid"
     kill -KILL "$pid" 2>/dev/null || true
@@ -513,7 +515,7 @@ start_clickhouse() {
   ch_render "$CH_TEMPLATES/users.xml" "$CH_USERS"
   # A pid file left by a killed server makes 18.16 refuse to start.
   rm -f "$CH_PID"
-  log "clickhouse: starting on $HOST:$CH_HTTP_PORT (http), $HOST:$CH_TCP_PORT (native) (config $CH_CONF)"
+  log "clickhouse: starting on $HOST:$CH_HTTP_PORT (http), $HOST:$CH_TCP_PORT (native) (config $CH_CONF, log $CH_LOG)"
   if ! clickhouse-server --config-file="$CH_CONF" --pid-file="$CH_PID" --daemon \
     </dev/null >>"$CH_DIR/log/stdout.log" 2>&1 9>&-; then
     show_log "$CH_ERRLOG"
