@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import { createMetricsRegistry } from '../shared/metrics.js';
@@ -17,7 +17,13 @@ import workspacesRoutes from './workspaces/index.js';
 /** 01 Conventions: a body over 1 MiB returns 413 `request_too_large`. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-export async function buildApp(deps: Deps, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export interface BuildOptions {
+  logger?: boolean;
+  /** Sees every route as it is registered (the route-wide fuzz test enumerates them). */
+  onRoute?: (route: RouteOptions) => void;
+}
+
+export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ? { level: deps.config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } : false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -26,6 +32,7 @@ export async function buildApp(deps: Deps, options: { logger?: boolean } = {}): 
     return503OnClosing: true,
   });
   app.decorate('deps', deps);
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
