@@ -24,6 +24,12 @@ export const RedisKeys = {
   testClockOffset: 'clock:offset_ms',
   credentialEpoch: (connectionId: string) => `cred_epoch:${connectionId}`,
   workspaceCreations: (userId: string) => `ws_create:${userId}`,
+  /** Account total of accepted Sandbox observations in a UTC month (`YYYY-MM`), an integer string. */
+  sandboxMonthlyUsage: (accountId: string, period: string) => `usage:sandbox:${accountId}:${period}`,
+  /** One workspace's accepted observations of a mode in a UTC month, an integer string. */
+  workspaceMonthlyUsage: (workspaceId: string, period: string, mode: 'sandbox' | 'live') => `usage:${mode}:ws:${workspaceId}:${period}`,
+  /** An operator-set Sandbox monthly allowance of an account (mirrors accounts.sandbox_monthly_allowance). */
+  sandboxAllowanceLimit: (accountId: string) => `allowance:sandbox:${accountId}`,
 } as const;
 
 /**

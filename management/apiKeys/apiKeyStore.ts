@@ -33,3 +33,37 @@ export async function revokeApiKey(db: Queryable, input: { id: string; workspace
   );
   return (rowCount ?? 0) > 0;
 }
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  scopes: WorkspaceScope[];
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+/** Every key of a workspace, revoked and expired ones included, oldest first; never the hash. */
+export async function listApiKeys(db: Queryable, workspaceId: string): Promise<ApiKeyRecord[]> {
+  const { rows } = await db.query<{ id: string; name: string; scopes: WorkspaceScope[]; created_at: Date; expires_at: Date | null; revoked_at: Date | null }>(
+    'SELECT id, name, scopes, created_at, expires_at, revoked_at FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id',
+    [workspaceId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+  }));
+}
+
+/** A key's workspace and revocation state, locked for a revocation; null when unknown. */
+export async function findApiKeyForUpdate(db: Queryable, id: string): Promise<{ workspaceId: string; revokedAt: Date | null } | null> {
+  const { rows } = await db.query<{ workspace_id: string; revoked_at: Date | null }>(
+    'SELECT workspace_id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE',
+    [id],
+  );
+  return rows[0] ? { workspaceId: rows[0].workspace_id, revokedAt: rows[0].revoked_at } : null;
+}

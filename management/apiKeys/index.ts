@@ -1,4 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import createApiKeyRoute from './createApiKey.js';
+import deleteApiKeyRoute from './deleteApiKey.js';
+import listApiKeysRoute from './listApiKeys.js';
 
-/** Registers the apiKeys routes. */
-export default async function apiKeysRoutes(_app: FastifyInstance): Promise<void> {}
+/** Workspace API key management (00-decisions §3): console session, owner or admin. */
+export default async function apiKeysRoutes(app: FastifyInstance): Promise<void> {
+  listApiKeysRoute(app);
+  createApiKeyRoute(app);
+  deleteApiKeyRoute(app);
+}

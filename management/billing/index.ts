@@ -1,4 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import getAccountUsageRoute from './getAccountUsage.js';
+import listBillingAccountsRoute from './listBillingAccounts.js';
 
-/** Registers the billing routes. */
-export default async function billingRoutes(_app: FastifyInstance): Promise<void> {}
+/** Billing account console routes (01): browser session of an e-mail-verified user. */
+export default async function billingRoutes(app: FastifyInstance): Promise<void> {
+  listBillingAccountsRoute(app);
+  getAccountUsageRoute(app);
+}

@@ -1,4 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import getConnectionRoute from './getConnection.js';
 
-/** Registers the connections routes. */
-export default async function connectionsRoutes(_app: FastifyInstance): Promise<void> {}
+/** Registers the connection routes. */
+export default async function connectionsRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(getConnectionRoute);
+}

@@ -1,4 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import listEnvironmentsRoute from './listEnvironments.js';
 
 /** Registers the environments routes. */
-export default async function environmentsRoutes(_app: FastifyInstance): Promise<void> {}
+export default async function environmentsRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(listEnvironmentsRoute);
+}

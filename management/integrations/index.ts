@@ -1,4 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import createIntegrationRoute from './createIntegration.js';
+import getIntegrationRoute from './getIntegration.js';
+import getIntegrationOperationRoute from './getIntegrationOperation.js';
+import listIntegrationsRoute from './listIntegrations.js';
 
-/** Registers the integrations routes. */
-export default async function integrationsRoutes(_app: FastifyInstance): Promise<void> {}
+/** Registers the Integration routes (01 Integration creation, inventory and single read). */
+export default async function integrationsRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(createIntegrationRoute);
+  await app.register(getIntegrationOperationRoute);
+  await app.register(listIntegrationsRoute);
+  await app.register(getIntegrationRoute);
+}

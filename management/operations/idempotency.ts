@@ -81,7 +81,8 @@ export async function runOperation(deps: Deps, options: OperationOptions, work: 
   const { principal } = options;
   const requestFingerprint = fingerprint({ kind: options.kind, request: options.request });
   return withTransaction(deps.pool, async (db) => {
-    await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${principal.workspaceId}\u0000${options.idempotencyKey}`]);
+    // A space separates the parts: neither holds one, and PostgreSQL text cannot carry NUL.
+    await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${principal.workspaceId} ${options.idempotencyKey}`]);
     const existing = await db.query<StoredOperation>(
       `SELECT id, kind, api_key_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at
          FROM operations WHERE workspace_id = $1 AND idempotency_key = $2`,

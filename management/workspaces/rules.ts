@@ -29,3 +29,8 @@ export function slugFromName(name: string): string {
     .replace(/-+$/g, '');
   return base || 'workspace';
 }
+
+/** Active workspaces an account's plan allows; null when the plan sets no cap (01 Limits). */
+export function activeWorkspaceLimit(plan: string): number | null {
+  return plan === 'developer' ? DEVELOPER_ACTIVE_WORKSPACE_CAP : null;
+}

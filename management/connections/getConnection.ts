@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../shared/errors/index.js';
+import { hasIdForm } from '../../shared/ids.js';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { findConnectionForWorkspace } from './connectionStore.js';
+
+/** 01 Connection (single read): no token, token hash or key material can be serialised. */
+const connectionSchema = {
+  type: 'object',
+  required: ['id', 'workspaceIntegrationId', 'name', 'provider', 'direction', 'protocol', 'environment', 'revision', 'credentialStatus', 'activeContractVersionId'],
+  properties: {
+    id: { type: 'string' },
+    workspaceIntegrationId: { type: 'string' },
+    name: { type: 'string' },
+    provider: { type: 'string' },
+    direction: { type: 'string' },
+    protocol: { type: 'string' },
+    environment: {
+      type: 'object',
+      required: ['id', 'category', 'mode'],
+      properties: { id: { type: 'string' }, category: { type: 'string' }, mode: { type: 'string' } },
+    },
+    revision: { type: 'string' },
+    credentialStatus: { type: 'string' },
+    activeContractVersionId: { type: ['string', 'null'] },
+  },
+} as const;
+
+/**
+ * GET /v1/connections/{connectionId} (01 Integration and connection reads): one live connection
+ * of the key's workspace by exact `int_` id; a `wint_`, malformed, deleted or foreign id is 404.
+ * Works for legacy connections too: their exact environment id is returned with its classified
+ * mode, which grants nothing.
+ */
+export default async function getConnectionRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { connectionId: string } }>('/v1/connections/:connectionId', {
+    onRequest: [apiKeyAuth('integrations:read')],
+    config: { validationError: 'connection_not_found' },
+    schema: {
+      params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
+      response: { 200: connectionSchema },
+    },
+  }, async (request, reply) => {
+    const { connectionId } = request.params;
+    if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
+    const connection = await findConnectionForWorkspace(app.deps.pool, principalOf(request).workspaceId, connectionId);
+    if (!connection) throw new AppError('connection_not_found');
+    return reply.header('Cache-Control', 'no-store').send({
+      id: connection.id,
+      workspaceIntegrationId: connection.integrationId,
+      name: connection.name,
+      provider: connection.provider,
+      direction: connection.direction,
+      protocol: connection.protocol,
+      environment: { id: connection.environmentId, category: connection.environmentCategory, mode: connection.environmentMode },
+      revision: connection.revision,
+      credentialStatus: connection.credentialStatus,
+      activeContractVersionId: connection.activeContractVersionId,
+    });
+  });
+}

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { readIdempotencyKey } from '../operations/idempotency.js';
+import { performCredentialAction, type CredentialAction } from './credentialService.js';
+import { connectionParams, credentialReceiptSchema, firstCredentialReceiptSchema } from './schemas.js';
+
+/**
+ * The body of issue, rotate and revoke: only the reviewed `expectedRevision`. Anything else,
+ * a tenant or a mode included, is 400 `invalid_credential_request`.
+ */
+const body = {
+  type: 'object',
+  required: ['expectedRevision'],
+  properties: { expectedRevision: { type: 'string' } },
+  additionalProperties: false,
+} as const;
+
+/** Registers POST /v1/connections/{connectionId}/credentials/{action} for one action. */
+export function registerCredentialMutation(app: FastifyInstance, action: CredentialAction): void {
+  app.post<{ Params: { connectionId: string }; Body: { expectedRevision: string } }>(`/v1/connections/:connectionId/credentials/${action}`, {
+    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    config: { validationError: 'invalid_credential_request' },
+    schema: {
+      params: connectionParams,
+      body,
+      response: {
+        201: action === 'revoke' ? credentialReceiptSchema : firstCredentialReceiptSchema,
+        200: credentialReceiptSchema,
+      },
+    },
+  }, async (request, reply) => {
+    const idempotencyKey = readIdempotencyKey(request);
+    const result = await performCredentialAction(app.deps, principalOf(request), {
+      action,
+      connectionId: request.params.connectionId,
+      expectedRevision: request.body.expectedRevision,
+      idempotencyKey,
+    });
+    reply.header('Cache-Control', 'no-store');
+    return reply.code(result.statusCode).send(result.body);
+  });
+}

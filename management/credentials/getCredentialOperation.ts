@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { readCredentialOperation } from './credentialService.js';
+import { credentialReceiptSchema } from './schemas.js';
+
+/** GET /v1/credential-operations/{operationId}: receipt recovery for the key that performed it. */
+export default async function getCredentialOperation(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { operationId: string } }>('/v1/credential-operations/:operationId', {
+    onRequest: [apiKeyAuth('integrations:manage')],
+    config: { validationError: 'invalid_credential_request' },
+    schema: {
+      params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } }, additionalProperties: false },
+      response: { 200: credentialReceiptSchema },
+    },
+  }, async (request, reply) => {
+    const receipt = await readCredentialOperation(app.deps, principalOf(request), request.params.operationId);
+    reply.header('Cache-Control', 'no-store');
+    return receipt;
+  });
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { verifyCredential } from './credentialService.js';
+import { connectionParams, credentialStateSchema } from './schemas.js';
+
+const body = {
+  type: 'object',
+  required: ['connectionKey', 'ingestToken'],
+  properties: { connectionKey: { type: 'string' }, ingestToken: { type: 'string' } },
+  additionalProperties: false,
+} as const;
+
+/**
+ * POST /v1/connections/{connectionId}/credentials/verify. It writes nothing, so the maintenance
+ * write pause does not apply and no Idempotency-Key is needed (docs/decisions.md).
+ */
+export default async function verifyCredentialRoute(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { connectionId: string }; Body: { connectionKey: string; ingestToken: string } }>('/v1/connections/:connectionId/credentials/verify', {
+    onRequest: [apiKeyAuth('integrations:manage')],
+    config: { validationError: 'invalid_credential_request' },
+    schema: {
+      params: connectionParams,
+      body,
+      response: {
+        200: {
+          type: 'object',
+          required: ['status', 'credential', 'applicationVerified'],
+          properties: {
+            status: { type: 'string', enum: ['connection_verified'] },
+            credential: credentialStateSchema,
+            applicationVerified: { type: 'boolean' },
+          },
+        },
+      },
+    },
+  }, async (request, reply) => {
+    const credential = await verifyCredential(app.deps, principalOf(request), request.params.connectionId, request.body);
+    reply.header('Cache-Control', 'no-store');
+    // A matching pair proves only the stored credential, never that an application installed it.
+    return { status: 'connection_verified', credential, applicationVerified: false };
+  });
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { readIdempotencyKey } from '../operations/idempotency.js';
+import { createIntegration, trimmedText, type IntegrationCreationInput } from './integrationCreation.js';
+import { creationReceiptSchema, DIRECTIONS, MODES, PROTOCOLS } from './schemas.js';
+
+const bodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['mode', 'name', 'provider', 'direction', 'protocol'],
+  properties: {
+    mode: { type: 'string', enum: MODES },
+    name: { type: 'string' },
+    provider: { type: 'string' },
+    direction: { type: 'string', enum: DIRECTIONS },
+    protocol: { type: 'string', enum: PROTOCOLS },
+  },
+} as const;
+
+/** POST /v1/integrations (01 "Create an Integration and its first connection"). */
+export default async function createIntegrationRoute(app: FastifyInstance): Promise<void> {
+  app.post<{ Body: IntegrationCreationInput }>('/v1/integrations', {
+    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    // The Idempotency-Key header is checked before the body (both are 400s).
+    preValidation: async (request) => { readIdempotencyKey(request); },
+    config: { validationError: 'invalid_integration' },
+    schema: {
+      body: bodySchema,
+      response: { 200: creationReceiptSchema, 201: creationReceiptSchema },
+    },
+  }, async (request, reply) => {
+    const body = request.body;
+    const input: IntegrationCreationInput = {
+      mode: body.mode,
+      name: trimmedText(body.name),
+      provider: trimmedText(body.provider),
+      direction: body.direction,
+      protocol: body.protocol,
+    };
+    const result = await createIntegration(request.server.deps, principalOf(request), readIdempotencyKey(request), input);
+    return reply.code(result.statusCode).header('Cache-Control', 'no-store').send(result.body);
+  });
+}

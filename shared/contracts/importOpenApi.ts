@@ -1,0 +1,255 @@
+// Imports an OpenAPI 3.0/3.1 document into contract operations (01 "Register", "Import rules";
+// 00-decisions §4). `http-api` reads `paths` (request bodies → `request`, responses →
+// `response`); `http-webhook` reads `webhooks` (request bodies → `message`, 03 transport table).
+// Payloads that need a remote reference, a composition keyword or a non-JSON media type are
+// left out and listed in `skipped`; when nothing importable remains the document is refused.
+
+import { fingerprint } from '../fingerprint.js';
+import { invalidContract } from './invalidContract.js';
+import { childPointer, isPlainObject, parseReference, resolveTokens } from './jsonPointer.js';
+import { ANY_STATUS_SELECTOR, normalizeStatusSelector, operationKey, quote } from './operationKey.js';
+import { compare, SchemaCompiler } from './schemaSubset.js';
+import { OPERATION_METHODS, type ImportedOperation, type OpenApiImportResult, type OperationMethod, type PayloadLocation, type SkippedPayload } from './types.js';
+
+export type OpenApiProtocol = 'http-api' | 'http-webhook';
+
+const SUPPORTED_VERSION = /^3\.([01])(\.[0-9]+)?(-[0-9A-Za-z.-]+)?$/;
+const PATH_ITEM_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'query']);
+// A chain of `$ref`s between path items, request bodies or responses longer than this is a loop.
+const MAX_REFERENCE_HOPS = 32;
+
+interface Site {
+  payloadLocation: PayloadLocation;
+  statusSelector: string;
+  /** Pointer of the request body or response object that declares `content`. */
+  pointer: string;
+  content: unknown;
+}
+
+type Resolved = { node: unknown; pointer: string } | { skipped: SkippedPayload };
+
+export function importOpenApi(document: unknown, protocol: OpenApiProtocol): OpenApiImportResult {
+  if (protocol !== 'http-api' && protocol !== 'http-webhook') {
+    throw invalidContract('OpenAPI documents can be registered only for http-api and http-webhook Integrations', ['']);
+  }
+  if (!isPlainObject(document)) throw invalidContract('the document is not a JSON object', ['']);
+  if (Object.hasOwn(document, 'swagger')) {
+    const version = typeof document.swagger === 'string' ? document.swagger : JSON.stringify(document.swagger);
+    throw invalidContract(`Swagger ${quote(String(version))} documents are not supported; convert to OpenAPI 3.0 or 3.1`, ['/swagger']);
+  }
+  if (!Object.hasOwn(document, 'openapi')) {
+    throw invalidContract('the document has no openapi version; supported versions are 3.0.x and 3.1.x', ['']);
+  }
+  const version = document.openapi;
+  const match = typeof version === 'string' ? SUPPORTED_VERSION.exec(version) : null;
+  if (typeof version !== 'string' || match === null) {
+    throw invalidContract(`unsupported OpenAPI version ${quote(JSON.stringify(version) ?? 'null')}; supported versions are 3.0.x and 3.1.x`, ['/openapi']);
+  }
+  const source = protocol === 'http-api' ? 'paths' : 'webhooks';
+  if (!Object.hasOwn(document, source)) {
+    throw invalidContract(`the document has no ${source}; ${protocol} operations are read from ${source}`, ['']);
+  }
+  const container = document[source];
+  if (!isPlainObject(container)) throw invalidContract(`${source} is not an object`, ['/' + source]);
+
+  const importer = new OpenApiImporter(document, protocol, match[1] === '1');
+  for (const name of Object.keys(container).sort(compare)) importer.importPathItem(name, container[name], childPointer('/' + source, name));
+  const result = importer.result(version);
+  if (result.operations.length === 0) {
+    if (result.skipped.length === 0) {
+      throw invalidContract(`no importable operations: no entry of ${source} declares a JSON payload`, ['/' + source]);
+    }
+    const pointers = [...new Set(result.skipped.map((entry) => entry.pointer))];
+    throw invalidContract(`no importable operations: ${result.skipped.length} payload(s) left out, first: ${result.skipped[0].reason}`, pointers);
+  }
+  return result;
+}
+
+class OpenApiImporter {
+  private readonly operations = new Map<string, ImportedOperation>();
+  private readonly skipped = new Map<string, SkippedPayload>();
+  private readonly schemas: SchemaCompiler;
+
+  constructor(
+    private readonly document: Record<string, unknown>,
+    private readonly protocol: OpenApiProtocol,
+    isVersion31: boolean,
+  ) {
+    this.schemas = new SchemaCompiler(document, {
+      refSiblingsApply: isVersion31,
+      rootIsSchema: false,
+      namedContainer: ['components', 'schemas'],
+    });
+  }
+
+  result(openapiVersion: string): OpenApiImportResult {
+    return {
+      openapiVersion,
+      operations: [...this.operations.values()].sort((a, b) => compare(a.operationKey, b.operationKey)),
+      skipped: [...this.skipped.values()].sort((a, b) => compare(a.pointer, b.pointer) || compare(a.reason, b.reason)),
+    };
+  }
+
+  importPathItem(name: string, value: unknown, pointer: string): void {
+    if (this.protocol === 'http-api') {
+      if (name.startsWith('x-')) return;
+      // 03 transport rule 2: an HTTP routeTemplate is an absolute path without a query string.
+      if (!name.startsWith('/') || /[?#]/.test(name)) return this.skip(pointer, `invalid path ${quote(name)} (not an absolute path without query)`);
+    } else if (name === '') {
+      return this.skip(pointer, 'invalid webhook name (empty)');
+    }
+    const resolved = this.resolve(value, pointer);
+    if ('skipped' in resolved) return this.skip(resolved.skipped.pointer, resolved.skipped.reason);
+    const pathItem = resolved.node;
+    if (!isPlainObject(pathItem)) return this.skip(resolved.pointer, 'invalid path item (not an object)');
+    for (const key of Object.keys(pathItem).sort(compare)) {
+      if (!PATH_ITEM_METHODS.has(key)) continue;
+      this.importOperation(name, key.toUpperCase(), pathItem[key], childPointer(resolved.pointer, key));
+    }
+  }
+
+  private importOperation(routeTemplate: string, method: string, operation: unknown, pointer: string): void {
+    if (!isPlainObject(operation)) return this.skip(pointer, 'invalid operation (not an object)');
+    if (!(OPERATION_METHODS as readonly string[]).includes(method)) {
+      // 01 Limits: GET, POST, PUT, PATCH, DELETE. Only an operation with a payload leaves something out.
+      if (this.declaresPayload(operation, pointer)) this.skip(pointer, `unsupported method ${method}`);
+      return;
+    }
+    for (const site of this.sitesOf(operation, pointer)) this.importSite(routeTemplate, method as OperationMethod, site);
+  }
+
+  private declaresPayload(operation: Record<string, unknown>, pointer: string): boolean {
+    if (Object.hasOwn(operation, 'requestBody')) return true;
+    const responses = operation.responses;
+    if (this.protocol !== 'http-api' || !isPlainObject(responses)) return false;
+    return Object.keys(responses).some((code) => {
+      const resolved = this.resolve(responses[code], childPointer(pointer + '/responses', code));
+      return 'skipped' in resolved || (isPlainObject(resolved.node) && Object.hasOwn(resolved.node, 'content'));
+    });
+  }
+
+  private sitesOf(operation: Record<string, unknown>, pointer: string): Site[] {
+    const sites: Site[] = [];
+    if (Object.hasOwn(operation, 'requestBody')) {
+      const location: PayloadLocation = this.protocol === 'http-api' ? 'request' : 'message';
+      const site = this.site(operation.requestBody, pointer + '/requestBody', location, ANY_STATUS_SELECTOR, 'request body');
+      if (site) sites.push(site);
+    }
+    // A webhook's responses are what the receiver answers; the inbound contract is the message.
+    if (this.protocol !== 'http-api' || !Object.hasOwn(operation, 'responses')) return sites;
+    const responses = operation.responses;
+    if (!isPlainObject(responses)) {
+      this.skip(pointer + '/responses', 'invalid responses (not an object)');
+      return sites;
+    }
+    const selectors = new Set<string>();
+    for (const code of Object.keys(responses).sort(compare)) {
+      if (code.startsWith('x-')) continue;
+      const responsePointer = childPointer(pointer + '/responses', code);
+      const selector = normalizeStatusSelector(code);
+      if (selector === null) {
+        this.skip(responsePointer, `invalid status code ${quote(code)}`);
+        continue;
+      }
+      if (selectors.has(selector)) {
+        this.skip(responsePointer, `duplicate status selector ${selector}`);
+        continue;
+      }
+      selectors.add(selector);
+      const site = this.site(responses[code], responsePointer, 'response', selector, 'response');
+      if (site) sites.push(site);
+    }
+    return sites;
+  }
+
+  private site(value: unknown, pointer: string, payloadLocation: PayloadLocation, statusSelector: string, what: string): Site | null {
+    const resolved = this.resolve(value, pointer);
+    if ('skipped' in resolved) {
+      this.skip(resolved.skipped.pointer, resolved.skipped.reason);
+      return null;
+    }
+    if (!isPlainObject(resolved.node)) {
+      this.skip(resolved.pointer, `invalid ${what} (not an object)`);
+      return null;
+    }
+    return { payloadLocation, statusSelector, pointer: resolved.pointer, content: resolved.node.content };
+  }
+
+  /**
+   * One payload becomes at most one operation. Its schema comes from `application/json`, else
+   * from the first `application/*+json` type in sorted order; other media types of the same
+   * payload are not compared. A payload without content has nothing to import and is not listed.
+   */
+  private importSite(routeTemplate: string, method: OperationMethod, site: Site): void {
+    if (site.content === undefined) return;
+    const contentPointer = site.pointer + '/content';
+    if (!isPlainObject(site.content)) return this.skip(contentPointer, 'invalid content (not an object)');
+    const mediaTypes = Object.keys(site.content).sort(compare);
+    const json = mediaTypes.filter(isJsonMediaType);
+    if (json.length === 0) {
+      for (const mediaType of mediaTypes) this.skip(childPointer(contentPointer, mediaType), `non-JSON media type ${quote(mediaType)}`);
+      return;
+    }
+    const chosen = json.find((mediaType) => mediaEssence(mediaType) === 'application/json') ?? json[0];
+    const mediaPointer = childPointer(contentPointer, chosen);
+    const media = site.content[chosen];
+    if (!isPlainObject(media)) return this.skip(mediaPointer, 'invalid media type object (not an object)');
+    if (!Object.hasOwn(media, 'schema')) return this.skip(mediaPointer, 'no schema');
+    const compiled = this.schemas.compile(media.schema, mediaPointer + '/schema');
+    if (compiled.schema === null) {
+      const first = compiled.problems[0];
+      return this.skip(mediaPointer, `${first.reason} at ${first.at}`);
+    }
+    const key = operationKey(method, routeTemplate, site.payloadLocation, site.statusSelector);
+    if (this.operations.has(key)) return this.skip(mediaPointer, `duplicate operation ${quote(key)}`);
+    this.operations.set(key, {
+      operationKey: key,
+      method,
+      routeTemplate,
+      eventType: this.protocol === 'http-webhook' ? routeTemplate : null,
+      payloadLocation: site.payloadLocation,
+      statusSelector: site.statusSelector,
+      fingerprint: fingerprint(compiled.schema),
+      schema: compiled.schema,
+    });
+  }
+
+  /** Follows local `$ref`s of path items, request bodies and responses to the object they name. */
+  private resolve(value: unknown, pointer: string): Resolved {
+    let node = value;
+    let at = pointer;
+    const seen = new Set<string>();
+    for (;;) {
+      if (!isPlainObject(node) || !Object.hasOwn(node, '$ref')) return { node, pointer: at };
+      const ref = node.$ref;
+      // The object holding the reference is what is left out.
+      const refPointer = at;
+      if (typeof ref !== 'string') return { skipped: { pointer: refPointer, reason: 'invalid reference (not a string)' } };
+      const parsed = parseReference(ref);
+      if (parsed.kind === 'remote') return { skipped: { pointer: refPointer, reason: `remote reference ${quote(ref)}` } };
+      if (parsed.kind !== 'local' || parsed.pointer === '') {
+        return { skipped: { pointer: refPointer, reason: `unsupported reference ${quote(ref)}` } };
+      }
+      if (seen.has(parsed.pointer) || seen.size >= MAX_REFERENCE_HOPS) return { skipped: { pointer: refPointer, reason: 'reference cycle' } };
+      seen.add(parsed.pointer);
+      const target = resolveTokens(this.document, parsed.tokens);
+      if (target === undefined) return { skipped: { pointer: refPointer, reason: `unresolved reference ${quote(ref)}` } };
+      node = target;
+      at = parsed.pointer;
+    }
+  }
+
+  private skip(pointer: string, reason: string): void {
+    this.skipped.set(pointer + '\u0000' + reason, { pointer, reason });
+  }
+}
+
+function mediaEssence(mediaType: string): string {
+  return mediaType.split(';')[0].trim().toLowerCase();
+}
+
+/** 01 "Import rules" 4: JSON and `application/*+json` content. */
+export function isJsonMediaType(mediaType: string): boolean {
+  const essence = mediaEssence(mediaType);
+  return essence === 'application/json' || /^application\/[^\s/;]+\+json$/.test(essence);
+}

@@ -1,0 +1,48 @@
+// Types of the contract importer (01 "Contract operation", 00-decisions §4).
+
+export type ContractProtocol = 'http-api' | 'http-webhook' | 'queue' | 'scheduled-feed';
+export type PayloadLocation = 'request' | 'response' | 'message';
+export type OperationMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** 01 Limits: the OpenAPI methods the Contract API imports. */
+export const OPERATION_METHODS: readonly OperationMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export interface ImportedOperation {
+  /** 00-decisions §4: `<METHOD> <routeTemplate>:<payloadLocation>:<statusSelector>`. */
+  operationKey: string;
+  method: OperationMethod;
+  routeTemplate: string;
+  eventType: string | null;
+  payloadLocation: PayloadLocation;
+  /** `200`, `2XX` or `default`; request and message payloads use `default` (matches every status). */
+  statusSelector: string;
+  /** `fingerprint(schema)`: JCS, so independent of key order in the source document. */
+  fingerprint: string;
+  /** Self-contained JSON Schema in the supported subset, referenced components under `$defs`. */
+  schema: Record<string, unknown>;
+}
+
+/** A payload the import left out, with the RFC 6901 pointer of where it is declared. */
+export interface SkippedPayload {
+  pointer: string;
+  reason: string;
+}
+
+export interface ImportResult {
+  /** Sorted by operationKey. */
+  operations: ImportedOperation[];
+  /** Sorted by pointer, then reason; one entry per distinct (pointer, reason). */
+  skipped: SkippedPayload[];
+}
+
+export interface OpenApiImportResult extends ImportResult {
+  /** The document's `openapi` value, e.g. `3.1.0`. */
+  openapiVersion: string;
+}
+
+export interface OperationSelector {
+  method: string;
+  routeTemplate: string;
+  payloadLocation: string;
+  statusSelector: string;
+}
