@@ -3,7 +3,7 @@ import { authenticateApiKey } from '../management/auth/apiKeyAuth.js';
 import { setWritePause } from '../management/maintenance.js';
 import { newId } from '../shared/ids.js';
 import { sha256Hex } from '../shared/secrets.js';
-import { bootstrapWorkspace, callWithSession, countRows, createTestContext, type TestContext } from './helpers/context.js';
+import { bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, type TestContext } from './helpers/context.js';
 import { addWorkspaceMember, auditActions, createConsoleUser } from './helpers/consoleUsers.js';
 
 let ctx: TestContext;
@@ -114,12 +114,15 @@ describe('POST /workspaces/{slug}/api-keys', () => {
 describe('DELETE /workspaces/{slug}/api-keys/{id}', () => {
   it('revokes at once: the very next authentication fails; repeating is a no-op', async () => {
     const boot = await bootstrapWorkspace(ctx);
-    await authenticate(boot.apiKey.key);
+    expect((await callWithKey(ctx, boot.apiKey.key, 'GET', '/v1/environments')).statusCode).toBe(200);
     const res = await callWithSession(ctx, boot.sessionToken, 'DELETE', `${keysUrl(boot.workspace.slug)}/${boot.apiKey.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.json()).toEqual({ revoked: true });
     await expect(authenticate(boot.apiKey.key)).rejects.toMatchObject({ code: 'unauthenticated', status: 401 });
+    const next = await callWithKey(ctx, boot.apiKey.key, 'GET', '/v1/environments');
+    expect(next.statusCode).toBe(401);
+    expect(next.json()).toEqual({ error: 'unauthenticated' });
     const listed = await callWithSession(ctx, boot.sessionToken, 'GET', keysUrl(boot.workspace.slug));
     expect(listed.json().apiKeys[0].revokedAt).toEqual(expect.any(String));
 
@@ -168,8 +171,11 @@ describe('who may manage keys', () => {
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ error: 'workspace_not_found' });
     }
-    const unknown = await callWithSession(ctx, boot.sessionToken, 'GET', keysUrl(`missing-${newId('ws_').slice(-8)}`));
-    expect(unknown.statusCode).toBe(404);
+    for (const missing of [`missing-${newId('ws_').slice(-8)}`, '%00', 'UPPER']) {
+      const unknown = await callWithSession(ctx, boot.sessionToken, 'GET', keysUrl(missing));
+      expect(unknown.statusCode).toBe(404);
+      expect(unknown.json()).toEqual({ error: 'workspace_not_found' });
+    }
     expect(await countRows(ctx, 'api_keys', 'workspace_id = $1', [boot.workspace.id])).toBe(2);
     await authenticate(boot.apiKey.key);
 

@@ -4,7 +4,7 @@ import { setWritePause } from '../management/maintenance.js';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
 import { RedisKeys } from '../shared/redis.js';
-import { bootstrapWorkspace, callWithSession, countRows, createTestContext, type TestContext } from './helpers/context.js';
+import { bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, type TestContext } from './helpers/context.js';
 import { addAccountMember, addWorkspaceMember, auditActions, createAccountFor, createConsoleUser } from './helpers/consoleUsers.js';
 
 let ctx: TestContext;
@@ -342,6 +342,7 @@ describe('archive and restore', () => {
     const slug = boot.workspace.slug;
     const before = await workspaceRow(slug);
     const principal = await authenticateApiKey(ctx.deps.pool, `Bearer ${boot.apiKey.key}`, ctx.deps.clock.nowMs());
+    expect((await callWithKey(ctx, boot.apiKey.key, 'GET', '/v1/environments')).statusCode).toBe(200);
 
     const res = await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${slug}/archive`);
     expect(res.statusCode).toBe(200);
@@ -353,6 +354,9 @@ describe('archive and restore', () => {
     expect(Number(after.auth_epoch)).toBe(Number(before.auth_epoch) + 1);
     expect(await auditActions(ctx, boot.workspace.id)).toContain('workspace.archive');
     await expect(authenticateApiKey(ctx.deps.pool, `Bearer ${boot.apiKey.key}`, ctx.deps.clock.nowMs())).rejects.toMatchObject({ code: 'unauthenticated', status: 401 });
+    const v1 = await callWithKey(ctx, boot.apiKey.key, 'GET', '/v1/environments');
+    expect(v1.statusCode).toBe(401);
+    expect(v1.json()).toEqual({ error: 'unauthenticated' });
     expect(await recheckAuthority(ctx.deps.pool, principal, 'integrations:read', ctx.deps.clock.nowMs())).toBe('workspace');
 
     const again = await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${slug}/archive`);

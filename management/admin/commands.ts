@@ -8,6 +8,7 @@ import { validLifetime } from '../apiKeys/rules.js';
 import type { Deps } from '../deps.js';
 import { setWritePause } from '../maintenance.js';
 import { recordAudit } from '../operations/audit.js';
+import { isWorkspaceSlug } from '../workspaces/rules.js';
 import { bootstrap, parseScopes, type BootstrapInput, type BootstrapResult } from './bootstrap.js';
 import { CommandError } from './commandError.js';
 
@@ -29,6 +30,7 @@ export async function createApiKeyCommand(deps: Deps, input: { workspace: string
   const scopes = parseScopes(input.scopes);
   const lifetime = validLifetime(input.expiresInSeconds);
   const now = deps.clock.now();
+  if (!isWorkspaceSlug(input.workspace)) throw new AppError('workspace_not_found');
   return withTransaction(deps.pool, async (db) => {
     const { rows } = await db.query<{ id: string; status: string }>('SELECT id, status FROM workspaces WHERE slug = $1 FOR UPDATE', [input.workspace]);
     if (!rows[0]) throw new AppError('workspace_not_found');

@@ -86,7 +86,9 @@ export interface LoginResult {
 
 /** Wrong e-mail and wrong password are one answer, 401 `unauthenticated`, after one scrypt run each. */
 export async function login(deps: Deps, input: { email: string; password: string }): Promise<LoginResult> {
-  const user = await findUserByEmail(deps.pool, input.email.trim());
+  const email = input.email.trim();
+  // A control character (NUL included) can be in no stored address: look nothing up, but still hash.
+  const user = /[\u0000-\u001f\u007f]/.test(email) ? null : await findUserByEmail(deps.pool, email);
   const matches = await verifyPassword(input.password, user?.passwordHash ?? (await timingDummyHash()));
   if (!user || !matches) throw new AppError('unauthenticated');
   const now = deps.clock.now();

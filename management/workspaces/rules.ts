@@ -11,9 +11,13 @@ export function validWorkspaceName(name: unknown): string {
   return trimmed;
 }
 
+export function isWorkspaceSlug(value: unknown): value is string {
+  return typeof value === 'string' && SLUG_PATTERN.test(value);
+}
+
 /** Lowercase letters, digits and inner hyphens, 1 to 48 characters (docs/decisions.md). */
 export function validWorkspaceSlug(slug: unknown): string {
-  if (typeof slug !== 'string' || !SLUG_PATTERN.test(slug)) throw new AppError('invalid_workspace_slug');
+  if (!isWorkspaceSlug(slug)) throw new AppError('invalid_workspace_slug');
   return slug;
 }
 

@@ -2,7 +2,7 @@ import type { Queryable } from '../../shared/db/pool.js';
 import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { AppError } from '../../shared/errors/index.js';
 import { newId } from '../../shared/ids.js';
-import { DEVELOPER_ACTIVE_WORKSPACE_CAP } from './rules.js';
+import { DEVELOPER_ACTIVE_WORKSPACE_CAP, isWorkspaceSlug } from './rules.js';
 
 export type WorkspaceModel = 'canonical' | 'legacy';
 export type EnvironmentCategory = 'sandbox' | 'live' | 'development' | 'production' | 'staging';
@@ -158,6 +158,8 @@ export async function listMemberships(db: Queryable, userId: string): Promise<Me
  * non-member look the same). `lock` takes the workspace row lock for a lifecycle change.
  */
 export async function findMembership(db: Queryable, input: { slug: string; userId: string; lock?: boolean }): Promise<MembershipRecord | null> {
+  // A value that cannot be a slug names no workspace (and may hold bytes PostgreSQL refuses, such as NUL).
+  if (!isWorkspaceSlug(input.slug)) return null;
   const sql = MEMBERSHIP_QUERY + ' AND w.slug = $2' + (input.lock ? ' FOR UPDATE OF w' : '');
   const { rows } = await db.query<MembershipRow>(sql, [input.userId, input.slug]);
   return rows[0] ? toMembership(rows[0]) : null;

@@ -34,8 +34,7 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
   }
   if (!isPlainObject(document)) throw invalidContract('the document is not a JSON object', ['']);
   if (Object.hasOwn(document, 'swagger')) {
-    const version = typeof document.swagger === 'string' ? document.swagger : JSON.stringify(document.swagger);
-    throw invalidContract(`Swagger ${quote(String(version))} documents are not supported; convert to OpenAPI 3.0 or 3.1`, ['/swagger']);
+    throw invalidContract(`Swagger ${describe(document.swagger)} documents are not supported; convert to OpenAPI 3.0 or 3.1`, ['/swagger']);
   }
   if (!Object.hasOwn(document, 'openapi')) {
     throw invalidContract('the document has no openapi version; supported versions are 3.0.x and 3.1.x', ['']);
@@ -43,7 +42,7 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
   const version = document.openapi;
   const match = typeof version === 'string' ? SUPPORTED_VERSION.exec(version) : null;
   if (typeof version !== 'string' || match === null) {
-    throw invalidContract(`unsupported OpenAPI version ${quote(JSON.stringify(version) ?? 'null')}; supported versions are 3.0.x and 3.1.x`, ['/openapi']);
+    throw invalidContract(`unsupported OpenAPI version ${describe(version)}; supported versions are 3.0.x and 3.1.x`, ['/openapi']);
   }
   const source = protocol === 'http-api' ? 'paths' : 'webhooks';
   if (!Object.hasOwn(document, source)) {
@@ -242,6 +241,13 @@ class OpenApiImporter {
   private skip(pointer: string, reason: string): void {
     this.skipped.set(pointer + '\u0000' + reason, { pointer, reason });
   }
+}
+
+/** A version member as quoted in a reason; only scalars are printed. */
+function describe(value: unknown): string {
+  if (typeof value === 'string') return quote(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  return Array.isArray(value) ? '(array)' : '(object)';
 }
 
 function mediaEssence(mediaType: string): string {

@@ -42,6 +42,8 @@ const UNSUPPORTED = new Set([
 const SAFE_NAME = /^[A-Za-z0-9._-]+$/;
 // Inline nesting this deep is not a real contract; the limit keeps recursion off the stack limit.
 const MAX_DEPTH = 200;
+// Enum and const values are stored verbatim; bounded so that serialising them cannot overflow.
+const MAX_VALUE_DEPTH = 64;
 
 interface Unit {
   schema: unknown;
@@ -186,11 +188,13 @@ export class SchemaCompiler {
           out.additionalProperties = typeof value === 'boolean' ? value : this.normalize(value, pointer + '/additionalProperties', depth + 1, acc);
           break;
         case 'enum':
-          if (Array.isArray(value)) out.enum = value;
-          else acc.problems.push({ at: pointer + '/enum', reason: 'invalid enum (not an array)' });
+          if (!Array.isArray(value)) acc.problems.push({ at: pointer + '/enum', reason: 'invalid enum (not an array)' });
+          else if (nestingDepth(value) > MAX_VALUE_DEPTH) acc.problems.push({ at: pointer + '/enum', reason: 'enum value nested too deeply' });
+          else out.enum = value;
           break;
         case 'const':
-          constant = { value };
+          if (nestingDepth(value) > MAX_VALUE_DEPTH) acc.problems.push({ at: pointer + '/const', reason: 'const value nested too deeply' });
+          else constant = { value };
           break;
         default:
           if (COMPOSITION.has(key)) acc.problems.push({ at: childPointer(pointer, key), reason: `composition keyword ${key}` });
@@ -287,6 +291,20 @@ export class SchemaCompiler {
     }
     return name;
   }
+}
+
+/** Nesting depth of a JSON value, measured without recursion (stops once past the limit). */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth + 1 > deepest) deepest = depth + 1;
+    if (deepest > MAX_VALUE_DEPTH) return deepest;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 /** Code-unit order, the same on every machine and locale. */

@@ -1,0 +1,246 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCommand } from '../management/admin/args.js';
+import { commandErrorBody } from '../management/admin/commandError.js';
+import { runCommand } from '../management/admin/commands.js';
+import { authenticateApiKey } from '../management/auth/apiKeyAuth.js';
+import { WORKSPACE_SCOPES } from '../management/auth/scopes.js';
+import { isWritePaused, setWritePause } from '../management/maintenance.js';
+import { resetTestClock } from '../shared/clock.js';
+import { newId } from '../shared/ids.js';
+import { RedisKeys } from '../shared/redis.js';
+import { bootstrapWorkspace, callWithSession, createTestContext, uniqueEmail, type TestContext } from './helpers/context.js';
+
+const exec = promisify(execFile);
+let ctx: TestContext;
+beforeAll(async () => { ctx = await createTestContext(); });
+afterAll(async () => { await ctx.close(); });
+
+/** Runs a command line in-process, as the CLI would, returning its one JSON object. */
+async function run(argv: string[]): Promise<Record<string, unknown>> {
+  try {
+    return (await runCommand(ctx.deps, parseCommand(argv))) as Record<string, unknown>;
+  } catch (error) {
+    return commandErrorBody(error);
+  }
+}
+
+const authenticate = (key: string) => authenticateApiKey(ctx.deps.pool, `Bearer ${key}`, ctx.deps.clock.nowMs());
+
+describe('argument parsing', () => {
+  it('parses every command', () => {
+    expect(parseCommand(['bootstrap', '--email', 'a@b.test', '--workspace', 'Main', '--scopes', 'integrations:read,contracts:read', '--legacy', '--json']))
+      .toEqual({ command: 'bootstrap', input: { email: 'a@b.test', workspace: 'Main', scopes: ['integrations:read', 'contracts:read'], legacy: true } });
+    expect(parseCommand(['create-api-key', '--workspace', 'main', '--scopes', 'all', '--expires-in', '600']))
+      .toEqual({ command: 'create-api-key', input: { workspace: 'main', scopes: 'all', expiresInSeconds: 600 } });
+    expect(parseCommand(['revoke-api-key', '--id', 'key_x'])).toEqual({ command: 'revoke-api-key', input: { id: 'key_x' } });
+    expect(parseCommand(['maintenance', 'pause', '--json'])).toEqual({ command: 'maintenance', action: 'pause' });
+    expect(parseCommand(['clock', 'advance', '--ms', '1500'])).toEqual({ command: 'clock', input: { action: 'advance', ms: 1500 } });
+    expect(parseCommand(['clock', 'reset'])).toEqual({ command: 'clock', input: { action: 'reset' } });
+    expect(parseCommand(['set-allowance', '--account', 'acct_x', '--mode', 'sandbox', '--limit', '5']))
+      .toEqual({ command: 'set-allowance', input: { account: 'acct_x', mode: 'sandbox', limit: 5 } });
+    expect(parseCommand(['mail', '--all'])).toEqual({ command: 'mail', input: { all: true } });
+  });
+
+  const invalid: string[][] = [
+    [],
+    ['nope'],
+    ['bootstrap'],
+    ['bootstrap', '--email', 'not an email'],
+    ['bootstrap', '--email', 'a@b.test', '--id', 'x'],
+    ['bootstrap', '--email', 'a@b.test', '--unknown'],
+    ['create-api-key', '--workspace', 'main'],
+    ['create-api-key', '--workspace', 'main', '--scopes', 'all', '--expires-in', 'soon'],
+    ['revoke-api-key'],
+    ['maintenance'],
+    ['maintenance', 'stop'],
+    ['maintenance', 'pause', 'now'],
+    ['clock', 'advance'],
+    ['clock', 'advance', '--ms', '-5'],
+    ['clock', 'rewind'],
+    ['set-allowance', '--account', 'acct_x', '--mode', 'sandbox', '--limit', '1.5'],
+    ['set-allowance', '--account', 'acct_x', '--mode', 'sandbox', '--limit', '99999999999'],
+  ];
+  for (const argv of invalid) {
+    it(`refuses "${argv.join(' ')}" with invalid_arguments`, async () => {
+      const out = await run(argv);
+      expect(out).toEqual({ error: 'invalid_arguments', message: expect.stringContaining('usage:') });
+    });
+  }
+});
+
+describe('bootstrap', () => {
+  it('creates a verified user, account, active workspace, session and key; reuses them on a rerun', async () => {
+    const email = uniqueEmail('cli');
+    const out = await run(['bootstrap', '--email', email, '--workspace', 'Ops', '--scopes', 'integrations:read']);
+    expect(out).toEqual({
+      user: { id: expect.stringMatching(/^usr_/), email },
+      account: { id: expect.stringMatching(/^acct_/) },
+      workspace: { id: expect.stringMatching(/^ws_/), slug: expect.any(String), tenantId: expect.stringMatching(/^ten_/) },
+      sessionToken: expect.stringMatching(/^svc_sess_/),
+      apiKey: { id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^svc_api_/), scopes: ['integrations:read'] },
+    });
+    const again = await run(['bootstrap', '--email', email, '--workspace', 'Ops']);
+    expect(again).toMatchObject({ user: out.user, account: out.account, workspace: out.workspace });
+    expect((again.apiKey as { scopes: string[] }).scopes).toEqual([...WORKSPACE_SCOPES]);
+  });
+
+  it('refuses unknown scopes', async () => {
+    expect(await run(['bootstrap', '--email', uniqueEmail(), '--scopes', 'root'])).toMatchObject({ error: 'invalid_api_key_request' });
+  });
+});
+
+describe('create-api-key and revoke-api-key', () => {
+  it('creates a usable key with an expiry, then revokes it (idempotently)', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    const out = await run(['create-api-key', '--workspace', boot.workspace.slug, '--scopes', 'contracts:read,contracts:write', '--expires-in', '3600', '--json']);
+    expect(out).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^svc_api_/), scopes: ['contracts:read', 'contracts:write'], expiresAt: expect.any(String) });
+    expect(Date.parse(out.expiresAt as string) - ctx.deps.clock.nowMs()).toBeGreaterThan(3590 * 1000);
+    expect((await authenticate(out.key as string)).workspaceId).toBe(boot.workspace.id);
+
+    expect(await run(['revoke-api-key', '--id', out.id as string])).toEqual({ revoked: true });
+    await expect(authenticate(out.key as string)).rejects.toMatchObject({ code: 'unauthenticated' });
+    expect(await run(['revoke-api-key', '--id', out.id as string])).toEqual({ revoked: true });
+    const audit = await ctx.deps.pool.query("SELECT action FROM audit_events WHERE target_id = $1 AND actor_type = 'operator' ORDER BY id", [out.id]);
+    expect(audit.rows.map((r) => r.action)).toEqual(['api_key.create', 'api_key.revoke']);
+  });
+
+  it('reports unknown and archived workspaces, bad scopes and lifetimes, unknown keys', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    expect(await run(['create-api-key', '--workspace', `missing-${newId('ws_').slice(-8)}`, '--scopes', 'all'])).toMatchObject({ error: 'workspace_not_found', message: expect.any(String) });
+    expect(await run(['create-api-key', '--workspace', boot.workspace.slug, '--scopes', 'integrations:read,nope'])).toMatchObject({ error: 'invalid_api_key_request' });
+    expect(await run(['create-api-key', '--workspace', boot.workspace.slug, '--scopes', 'all', '--expires-in', '10'])).toMatchObject({ error: 'invalid_api_key_request' });
+    await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${boot.workspace.slug}/archive`);
+    expect(await run(['create-api-key', '--workspace', boot.workspace.slug, '--scopes', 'all'])).toMatchObject({ error: 'workspace_unavailable' });
+    const keys = await ctx.deps.pool.query('SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1', [boot.workspace.id]);
+    expect(keys.rows[0].n).toBe(1);
+    for (const id of [newId('key_'), 'key_bad']) expect(await run(['revoke-api-key', '--id', id])).toMatchObject({ error: 'api_key_not_found' });
+  });
+});
+
+describe('maintenance', () => {
+  it('pauses and resumes authenticated writes', async () => {
+    try {
+      expect(await run(['maintenance', 'pause', '--json'])).toEqual({ paused: true });
+      expect(await isWritePaused(ctx.deps.redis)).toBe(true);
+      const boot = await bootstrapWorkspace(ctx);
+      const res = await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${boot.workspace.slug}/archive`);
+      expect(res.statusCode).toBe(503);
+      expect(await run(['maintenance', 'resume'])).toEqual({ paused: false });
+      expect(await isWritePaused(ctx.deps.redis)).toBe(false);
+    } finally {
+      await setWritePause(ctx.deps.redis, false);
+    }
+  });
+});
+
+describe('clock', () => {
+  it('advances and resets the shared test clock', async () => {
+    try {
+      await resetTestClock(ctx.deps.redis);
+      expect(await run(['clock', 'advance', '--ms', '5000'])).toEqual({ offsetMs: 5000 });
+      expect(await run(['clock', 'advance', '--ms', '1000'])).toEqual({ offsetMs: 6000 });
+      await ctx.deps.clock.sync();
+      expect(ctx.deps.clock.nowMs() - Date.now()).toBeGreaterThanOrEqual(5900);
+      expect(await run(['clock', 'reset'])).toEqual({ offsetMs: 0 });
+      expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+    } finally {
+      await resetTestClock(ctx.deps.redis);
+      await ctx.deps.clock.sync();
+    }
+  });
+
+  it('refuses without ENABLE_TEST_CLOCK=1 and changes nothing', async () => {
+    const deps = { ...ctx.deps, config: { ...ctx.deps.config, enableTestClock: false } };
+    await expect(runCommand(deps, parseCommand(['clock', 'advance', '--ms', '1000']))).rejects.toMatchObject({ code: 'test_clock_disabled' });
+    await expect(runCommand(deps, parseCommand(['clock', 'reset']))).rejects.toMatchObject({ code: 'test_clock_disabled' });
+    expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+  });
+});
+
+describe('set-allowance', () => {
+  it('sets the Sandbox allowance in PostgreSQL and Redis; the usage route reports it', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    expect(await run(['set-allowance', '--account', boot.account.id, '--mode', 'sandbox', '--limit', '250'])).toEqual({ limit: 250 });
+    const stored = await ctx.deps.pool.query('SELECT sandbox_monthly_allowance FROM accounts WHERE id = $1', [boot.account.id]);
+    expect(stored.rows[0].sandbox_monthly_allowance).toBe(250);
+    expect(await ctx.deps.redis.get(RedisKeys.sandboxAllowanceLimit(boot.account.id))).toBe('250');
+    const usage = await callWithSession(ctx, boot.sessionToken, 'GET', `/billing-accounts/${boot.account.id}/usage`);
+    expect(usage.json()).toMatchObject({ limit: 250, remaining: 250 });
+    expect(await run(['set-allowance', '--account', boot.account.id, '--mode', 'sandbox', '--limit', '0'])).toEqual({ limit: 0 });
+  });
+
+  it('refuses another mode, malformed and unknown accounts, writing nothing', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    expect(await run(['set-allowance', '--account', boot.account.id, '--mode', 'live', '--limit', '5'])).toMatchObject({ error: 'invalid_arguments' });
+    expect(await run(['set-allowance', '--account', 'acct_bad', '--mode', 'sandbox', '--limit', '5'])).toMatchObject({ error: 'invalid_billing_account_id' });
+    const unknown = newId('acct_');
+    expect(await run(['set-allowance', '--account', unknown, '--mode', 'sandbox', '--limit', '5'])).toMatchObject({ error: 'account_not_found' });
+    expect(await ctx.deps.redis.get(RedisKeys.sandboxAllowanceLimit(unknown))).toBeNull();
+    const stored = await ctx.deps.pool.query('SELECT sandbox_monthly_allowance FROM accounts WHERE id = $1', [boot.account.id]);
+    expect(stored.rows[0].sandbox_monthly_allowance).toBeNull();
+  });
+});
+
+describe('mail', () => {
+  it('prints waiting verification mail once; --all prints it again', async () => {
+    const email = uniqueEmail('mail');
+    const signup = await ctx.app.inject({ method: 'POST', url: '/auth/signup', payload: { email, password: 'long enough password', name: 'Mail Reader' } });
+    expect(signup.statusCode).toBe(201);
+    const out = await run(['mail', '--email', email]);
+    expect(out).toEqual({
+      mail: [{
+        id: expect.any(String), to: email, kind: 'email_verification', createdAt: expect.any(String), sentAt: null,
+        body: { subject: expect.any(String), link: expect.stringContaining('/verify-email?token=svc_ver_'), token: expect.stringMatching(/^svc_ver_/) },
+      }],
+    });
+    const token = (out.mail as { body: { token: string } }[])[0].body.token;
+    const verified = await ctx.app.inject({ method: 'POST', url: '/auth/verify-email', payload: { token } });
+    expect(verified.statusCode).toBe(200);
+
+    expect(await run(['mail', '--email', email])).toEqual({ mail: [] });
+    const all = await run(['mail', '--email', email, '--all']);
+    expect((all.mail as { sentAt: string | null }[])).toEqual([expect.objectContaining({ to: email, sentAt: expect.any(String) })]);
+  });
+});
+
+describe('the compiled CLI', () => {
+  const cli = 'dist/management/admin/cli.js';
+  beforeAll(async () => {
+    // Emits even when another module in the tree has a type error; the file must exist.
+    await exec('npx', ['tsc', '-p', '.'], { cwd: process.cwd() }).catch(() => undefined);
+    expect(existsSync(cli)).toBe(true);
+  }, 120_000);
+
+  it('runs bootstrap through npm and prints one JSON object', async () => {
+    const email = uniqueEmail('spawned');
+    const { stdout } = await exec('npm', ['run', '--silent', 'admin', '--', 'bootstrap', '--email', email, '--json'], { env: process.env });
+    const out = JSON.parse(stdout);
+    expect(out).toMatchObject({ user: { email }, apiKey: { key: expect.stringMatching(/^svc_api_/) } });
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+    expect((await authenticate(out.apiKey.key)).workspaceId).toBe(out.workspace.id);
+  });
+
+  it('pauses and resumes maintenance', async () => {
+    try {
+      const paused = await exec('node', [cli, 'maintenance', 'pause', '--json'], { env: process.env });
+      expect(JSON.parse(paused.stdout)).toEqual({ paused: true });
+      expect(await isWritePaused(ctx.deps.redis)).toBe(true);
+      const resumed = await exec('node', [cli, 'maintenance', 'resume', '--json'], { env: process.env });
+      expect(JSON.parse(resumed.stdout)).toEqual({ paused: false });
+      expect(await isWritePaused(ctx.deps.redis)).toBe(false);
+    } finally {
+      await setWritePause(ctx.deps.redis, false);
+    }
+  });
+
+  it('prints {error, message} and exits 1 on failure', async () => {
+    const failure = await exec('node', [cli, 'clock', 'advance', '--ms', '10', '--json'], { env: { ...process.env, ENABLE_TEST_CLOCK: '0' } })
+      .then(() => null, (error: { code: number; stdout: string }) => error);
+    expect(failure?.code).toBe(1);
+    expect(JSON.parse(failure!.stdout)).toEqual({ error: 'test_clock_disabled', message: expect.any(String) });
+    expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+  });
+});
