@@ -5,6 +5,7 @@ import { ERROR_CATALOGUE } from '../shared/errors/index.js';
 import { buildApp } from '../management/app.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { createIntegration } from './helpers/integrations.js';
 
 // Bad input never gives a 500 (issue: foundation, Done means): random bodies, headers, keys and
 // path ids against every route the management plane registers, answered only with catalogued
@@ -13,6 +14,7 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 let ctx: TestContext;
 let owner: BootstrapResult;
 let stranger: BootstrapResult;
+const realIds: string[] = [];
 const routes: { method: string; url: string }[] = [];
 
 beforeAll(async () => {
@@ -26,6 +28,8 @@ beforeAll(async () => {
   routes.splice(0, routes.length, ...routes.filter((route) => !['/healthz', '/readyz', '/metrics'].includes(route.url)));
   owner = await bootstrapWorkspace(ctx);
   stranger = await bootstrapWorkspace(ctx);
+  const created = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox' });
+  realIds.push(created.integration.id, created.integration.connectionId, created.operationId, created.integration.environmentId);
 });
 afterAll(async () => { await ctx.close(); });
 
@@ -34,7 +38,7 @@ const DUAL_STATUS = new Map<string, number[]>([['integration_scope_mismatch', [4
 function idCandidates(): fc.Arbitrary<string> {
   return fc.oneof(
     fc.constantFrom('wint_00000000000000000000000000', 'int_00000000000000000000000000', 'x', '%2e%2e', 'intop_01', 'credop_x'),
-    fc.constantFrom(owner.workspace.slug, stranger.workspace.slug, owner.account.id, stranger.account.id),
+    fc.constantFrom(owner.workspace.slug, stranger.workspace.slug, owner.account.id, stranger.account.id, owner.apiKey.id, ...realIds),
     fc.string({ minLength: 1, maxLength: 30 }).map((s) => encodeURIComponent(s)),
   );
 }
@@ -47,7 +51,7 @@ function fillParams(url: string, values: string[]): string {
 const bodies = fc.oneof(
   fc.constant(undefined),
   fc.jsonValue().map((value) => JSON.stringify(value)),
-  fc.dictionary(fc.constantFrom('name', 'mode', 'provider', 'direction', 'protocol', 'expectedRevision', 'email', 'password', 'scopes', 'token', 'slug', 'billingAccountId', 'connectionKey', 'ingestToken', 'extra'), fc.jsonValue()).map((v) => JSON.stringify(v)),
+  fc.dictionary(fc.constantFrom('name', 'mode', 'provider', 'direction', 'protocol', 'expectedRevision', 'email', 'password', 'scopes', 'token', 'slug', 'billingAccountId', 'connectionKey', 'ingestToken', 'expiresInSeconds', 'extra'), fc.oneof(fc.jsonValue(), fc.constantFrom('sandbox', 'live', 'outbound', 'http-api', 'all', 'integrations:read', 'x'.repeat(121)))).map((v) => JSON.stringify(v)),
   fc.string({ maxLength: 200 }),
 );
 
@@ -89,7 +93,7 @@ describe('fuzz: every management route', () => {
           }
         },
       ),
-      { numRuns: 600 },
+      { numRuns: 2500 },
     );
   });
 });

@@ -20,6 +20,8 @@ const body = {
 export function registerCredentialMutation(app: FastifyInstance, action: CredentialAction): void {
   app.post<{ Params: { connectionId: string }; Body: { expectedRevision: string } }>(`/v1/connections/:connectionId/credentials/${action}`, {
     onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    // The Idempotency-Key header is checked before the body, as on every keyed route.
+    preValidation: async (request) => { readIdempotencyKey(request); },
     config: { validationError: 'invalid_credential_request' },
     schema: {
       params: connectionParams,
