@@ -88,10 +88,14 @@ describe('importOpenApi is deterministic', () => {
 
 // --- generated documents -------------------------------------------------------------------
 
-const refTargets = fc.constantFrom(
-  '#/components/schemas/A', '#/components/schemas/B', '#/components/schemas/Missing', '#/components/responses/R',
-  '#', '#/', '#/paths', 'other.json#/A', '#anchor', '#/components/schemas/%ZZ', '#/components/schemas/A/properties/x',
-  '#/components/schemas/\ud800', 'https://example.com/s.json',
+/** Mostly the valid form, sometimes junk: the importer must meet both, and succeed often enough. */
+const mostly = <T>(valid: fc.Arbitrary<T>, junk: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
+  fc.oneof({ arbitrary: valid, weight: 8 }, { arbitrary: junk, weight: 1 });
+const junk = fc.jsonValue({ maxDepth: 1 });
+
+const refTargets = fc.oneof(
+  { arbitrary: fc.constantFrom('#/components/schemas/A', '#/components/schemas/B', '#/components/schemas/A/properties/x'), weight: 6 },
+  { arbitrary: fc.constantFrom('#/components/schemas/Missing', '#/components/responses/R', '#', '#/', '#/paths', 'other.json#/A', '#anchor', '#/components/schemas/%ZZ', '#/components/schemas/\ud800', 'https://example.com/s.json'), weight: 1 },
 );
 const keyword = fc.constantFrom(
   'type', 'properties', 'required', 'items', 'enum', 'additionalProperties', '$ref', 'nullable', 'const', 'allOf', 'oneOf',
@@ -101,52 +105,56 @@ const keyword = fc.constantFrom(
 const schemaArb: fc.Arbitrary<unknown> = fc.letrec<{ schema: unknown }>((tie) => ({
   schema: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
-    fc.boolean(),
-    fc.jsonValue({ maxDepth: 2 }),
-    fc.record({ $ref: fc.oneof(refTargets, fc.jsonValue({ maxDepth: 1 })) }),
-    fc.record({
-      type: fc.oneof(fc.constantFrom('object', 'array', 'string', 'integer', 'null', 'file'), fc.array(fc.constantFrom('string', 'null', 'x'))),
-      properties: fc.dictionary(fc.string({ maxLength: 4 }), tie('schema'), { maxKeys: 3 }),
-      required: fc.oneof(fc.array(fc.string({ maxLength: 3 })), fc.jsonValue({ maxDepth: 1 })),
+    { arbitrary: fc.record({
+      type: mostly(fc.oneof(fc.constantFrom('object', 'array', 'string', 'integer', 'null'), fc.array(fc.constantFrom('string', 'null', 'integer'), { minLength: 1 })), fc.constantFrom('file', [], 1)),
+      properties: mostly(fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('__proto__', '$ref', 'allOf')), tie('schema'), { maxKeys: 3 }), junk),
+      required: mostly(fc.array(fc.string({ maxLength: 3 }), { maxLength: 3 }), junk),
       items: tie('schema'),
       additionalProperties: tie('schema'),
-      enum: fc.oneof(fc.array(fc.jsonValue({ maxDepth: 2 })), fc.jsonValue({ maxDepth: 1 })),
-      nullable: fc.jsonValue({ maxDepth: 0 }),
+      enum: mostly(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }), junk),
+      nullable: fc.boolean(),
       const: fc.jsonValue({ maxDepth: 2 }),
+      description: fc.string(),
+      minimum: fc.integer(),
       $ref: refTargets,
-    }, { requiredKeys: [] }),
-    fc.dictionary(keyword, fc.oneof(tie('schema'), fc.array(tie('schema'), { maxLength: 2 })), { maxKeys: 4 }),
+    }, { requiredKeys: [] }), weight: 6 },
+    { arbitrary: fc.record({ $ref: refTargets }), weight: 2 },
+    { arbitrary: fc.boolean(), weight: 1 },
+    { arbitrary: junk, weight: 1 },
+    { arbitrary: fc.dictionary(keyword, fc.oneof(tie('schema'), fc.array(tie('schema'), { maxLength: 2 })), { maxKeys: 3 }), weight: 1 },
   ),
 })).schema;
 
-const mediaArb = fc.dictionary(
-  fc.constantFrom('application/json', 'application/problem+json', 'application/json; charset=utf-8', 'text/plain', 'application/xml', '*/*', 'x'),
-  fc.oneof(fc.record({ schema: schemaArb }, { requiredKeys: [] }), fc.jsonValue({ maxDepth: 1 })),
-  { maxKeys: 3 },
+const mediaArb = mostly(fc.dictionary(
+  fc.oneof({ arbitrary: fc.constant('application/json'), weight: 4 }, { arbitrary: fc.constantFrom('application/problem+json', 'application/json; charset=utf-8', 'text/plain', 'application/xml', '*/*', 'x'), weight: 2 }),
+  mostly(fc.record({ schema: schemaArb, example: junk }, { requiredKeys: ['schema'] }), junk),
+  { minKeys: 1, maxKeys: 2 },
+), junk);
+const payloadArb = fc.oneof(
+  { arbitrary: fc.record({ description: fc.string(), content: mediaArb }, { requiredKeys: ['content'] }), weight: 8 },
+  { arbitrary: fc.record({ description: fc.string() }), weight: 1 },
+  { arbitrary: fc.record({ $ref: fc.constantFrom('#/components/responses/R', '#/components/responses/Missing', 'x.yaml#/R', '#/paths') }), weight: 1 },
+  { arbitrary: junk, weight: 1 },
 );
-const payloadArb = fc.oneof(fc.record({ description: fc.string(), content: fc.oneof(mediaArb, fc.jsonValue({ maxDepth: 1 })) }, { requiredKeys: [] }), fc.record({ $ref: refTargets }), fc.jsonValue({ maxDepth: 1 }));
-const operationArb = fc.oneof(
-  fc.record({
-    requestBody: payloadArb,
-    responses: fc.oneof(fc.dictionary(fc.constantFrom('200', '2XX', '2xx', 'default', '404', 'x-ext', '999', 'DEFAULT'), payloadArb, { maxKeys: 3 }), fc.jsonValue({ maxDepth: 1 })),
-  }, { requiredKeys: [] }),
-  fc.jsonValue({ maxDepth: 1 }),
-);
+const operationArb = mostly(fc.record({
+  requestBody: payloadArb,
+  responses: mostly(fc.dictionary(fc.constantFrom('200', '201', '2XX', '2xx', 'default', '404', 'x-ext', '999', 'DEFAULT'), payloadArb, { maxKeys: 3 }), junk),
+}, { requiredKeys: [] }), junk);
 const pathItemArb = fc.oneof(
-  fc.dictionary(fc.constantFrom('get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'trace', 'parameters', '$ref', 'GET'), operationArb, { maxKeys: 3 }),
-  fc.record({ $ref: refTargets }),
-  fc.jsonValue({ maxDepth: 1 }),
+  { arbitrary: fc.dictionary(fc.constantFrom('get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'parameters', 'GET'), operationArb, { minKeys: 1, maxKeys: 3 }), weight: 8 },
+  { arbitrary: fc.record({ $ref: fc.constantFrom('#/paths/~1a', '#/components/pathItems/P', 'remote.yaml') }), weight: 1 },
+  { arbitrary: junk, weight: 1 },
 );
 const documentArb = fc.record({
-  openapi: fc.oneof(fc.constantFrom('3.0.0', '3.0.3', '3.1.0', '3.1.1'), fc.jsonValue({ maxDepth: 1 })),
-  swagger: fc.constantFrom('2.0'),
-  paths: fc.oneof(fc.dictionary(fc.oneof(fc.constantFrom('/a', '/b/{id}', 'x-ext', 'rel', '/q?x'), fc.string({ maxLength: 5 })), pathItemArb, { maxKeys: 3 }), fc.jsonValue({ maxDepth: 1 })),
-  webhooks: fc.oneof(fc.dictionary(fc.string({ maxLength: 5 }), pathItemArb, { maxKeys: 3 }), fc.jsonValue({ maxDepth: 1 })),
+  openapi: mostly(fc.constantFrom('3.0.0', '3.0.3', '3.1.0', '3.1.1'), junk),
+  swagger: fc.oneof({ arbitrary: fc.constant(undefined), weight: 15 }, { arbitrary: fc.constant('2.0'), weight: 1 }),
+  paths: mostly(fc.dictionary(fc.oneof(fc.constantFrom('/a', '/b/{id}', '/c'), fc.constantFrom('x-ext', 'rel', '/q?x', '')), pathItemArb, { maxKeys: 3 }), junk),
+  webhooks: mostly(fc.dictionary(fc.string({ maxLength: 5 }), pathItemArb, { maxKeys: 3 }), junk),
   components: fc.record({
     schemas: fc.record({ A: schemaArb, B: schemaArb }, { requiredKeys: [] }),
     responses: fc.record({ R: payloadArb }, { requiredKeys: [] }),
   }, { requiredKeys: [] }),
-}, { requiredKeys: ['openapi'] });
+}, { requiredKeys: ['openapi', 'swagger', 'paths', 'webhooks'] });
 
 /** Every result is well formed: sorted, fingerprinted, self-contained. */
 function expectWellFormed(result: ImportResult): void {
@@ -234,15 +242,19 @@ describe('importOpenApi never fails with anything but invalid_contract', () => {
 
 describe('importJsonSchema never fails with anything but invalid_contract', () => {
   const selectorArb = fc.oneof(
-    fc.record({
+    { arbitrary: fc.record({
       method: fc.constantFrom('POST', 'GET', 'post', 'HEAD'),
       routeTemplate: fc.oneof(fc.constantFrom('orders', '/v1/orders', ''), fc.string({ maxLength: 8 })),
       payloadLocation: fc.constantFrom('message', 'request', 'response', 'body'),
       statusSelector: fc.constantFrom('200', '2XX', '2xx', 'default', '700', ''),
-    }),
-    fc.jsonValue({ maxDepth: 2 }),
+    }), weight: 2 },
+    { arbitrary: fc.constantFrom(
+      { method: 'POST', routeTemplate: 'orders', payloadLocation: 'message', statusSelector: '202' },
+      { method: 'GET', routeTemplate: '/v1/orders', payloadLocation: 'response', statusSelector: '2xx' },
+    ), weight: 6 },
+    { arbitrary: fc.jsonValue({ maxDepth: 2 }), weight: 1 },
   );
-  const protocolArb = fc.constantFrom('http-api', 'http-webhook', 'queue', 'scheduled-feed', 'other');
+  const protocolArb = fc.oneof({ arbitrary: fc.constantFrom('http-api', 'http-webhook', 'queue', 'scheduled-feed'), weight: 9 }, { arbitrary: fc.constant('other'), weight: 1 });
 
   it('on generated schemas and selectors, deterministically', () => {
     let imported = 0;

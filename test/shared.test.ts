@@ -17,6 +17,12 @@ describe('newId', () => {
     expect(hasIdForm(ids[0], 'int_')).toBe(false);
     expect(hasIdForm('wint_' + 'u'.repeat(26), 'wint_')).toBe(false);
   });
+  it('gives public keys fresh randomness, not the next value of a neighbouring id', () => {
+    const a = newId('svc_int_').slice(-16);
+    const b = newId('svc_int_').slice(-16);
+    const sharedPrefix = [...a].findIndex((ch, i) => ch !== b[i]);
+    expect(sharedPrefix).toBeLessThan(12);
+  });
 });
 
 describe('fingerprint', () => {
