@@ -8,6 +8,7 @@ import { registerHealth } from './plugins/health.js';
 import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
 import connectionsRoutes from './connections/index.js';
+import contractsRoutes from './contracts/index.js';
 import credentialsRoutes from './credentials/index.js';
 import environmentsRoutes from './environments/index.js';
 import integrationsRoutes from './integrations/index.js';
@@ -46,5 +47,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(integrationsRoutes);
   await app.register(connectionsRoutes);
   await app.register(credentialsRoutes);
+  await app.register(contractsRoutes);
   return app;
 }

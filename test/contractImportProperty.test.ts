@@ -103,8 +103,10 @@ const keyword = fc.constantFrom(
 );
 
 const schemaArb: fc.Arbitrary<unknown> = fc.letrec<{ schema: unknown }>((tie) => ({
+  // Past maxDepth the first (leaf) alternative is taken, which keeps generated schemas small.
   schema: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
+    { maxDepth: 3, depthSize: 'small', withCrossShrink: true },
+    { arbitrary: fc.oneof(fc.record({ type: fc.constantFrom('string', 'integer', 'boolean') }), fc.boolean(), junk), weight: 2 },
     { arbitrary: fc.record({
       type: mostly(fc.oneof(fc.constantFrom('object', 'array', 'string', 'integer', 'null'), fc.array(fc.constantFrom('string', 'null', 'integer'), { minLength: 1 })), fc.constantFrom('file', [], 1)),
       properties: mostly(fc.dictionary(fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('__proto__', '$ref', 'allOf')), tie('schema'), { maxKeys: 3 }), junk),
@@ -119,8 +121,6 @@ const schemaArb: fc.Arbitrary<unknown> = fc.letrec<{ schema: unknown }>((tie) =>
       $ref: refTargets,
     }, { requiredKeys: [] }), weight: 6 },
     { arbitrary: fc.record({ $ref: refTargets }), weight: 2 },
-    { arbitrary: fc.boolean(), weight: 1 },
-    { arbitrary: junk, weight: 1 },
     { arbitrary: fc.dictionary(keyword, fc.oneof(tie('schema'), fc.array(tie('schema'), { maxLength: 2 })), { maxKeys: 3 }), weight: 1 },
   ),
 })).schema;

@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
+import { hasSignedCursorSyntax, openSignedCursor, signCursor } from '../pagination/signedCursor.js';
 
 /** The two inventories a cursor can belong to (01 GET /v1/integrations). */
 export type InventoryView = 'canonical' | 'compatibility';
@@ -21,24 +21,13 @@ interface CursorPayload {
   after: string;
 }
 
-// `<base64url JSON payload>.<base64url HMAC-SHA256>`; anything else is malformed syntax.
-const CURSOR_SYNTAX = /^[A-Za-z0-9_-]{1,600}\.[A-Za-z0-9_-]{43}$/;
+// The codec is the shared signed cursor (management/pagination/signedCursor.ts) under this domain.
 const DOMAIN = 'integration-inventory-cursor/v1';
-
-/** The cursor MAC key, derived from the service secret and separated from its other uses. */
-function macKey(secret: Buffer): Buffer {
-  return createHmac('sha256', secret).update(DOMAIN).digest();
-}
-
-function mac(secret: Buffer, payload: string): Buffer {
-  return createHmac('sha256', macKey(secret)).update(payload).digest();
-}
 
 /** An opaque, tamper-evident cursor (the unchanged `nextCursor` of the next request). */
 export function encodeInventoryCursor(secret: Buffer, cursor: InventoryCursor): string {
   const payload: CursorPayload = { v: 1, view: cursor.view, ws: cursor.workspaceId, env: cursor.environmentId, after: cursor.afterId };
-  const encoded = Buffer.from(JSON.stringify(payload)).toString('base64url');
-  return `${encoded}.${mac(secret, encoded).toString('base64url')}`;
+  return signCursor(secret, DOMAIN, payload);
 }
 
 function isPayload(value: unknown): value is CursorPayload {
@@ -53,7 +42,7 @@ function isPayload(value: unknown): value is CursorPayload {
 
 /** Malformed cursor syntax is a query error (01 Errors: `invalid_inventory_query`). */
 export function assertCursorSyntax(raw: string): void {
-  if (!CURSOR_SYNTAX.test(raw)) throw new AppError('invalid_inventory_query');
+  if (!hasSignedCursorSyntax(raw)) throw new AppError('invalid_inventory_query');
 }
 
 /**
@@ -64,17 +53,7 @@ export function assertCursorSyntax(raw: string): void {
  */
 export function decodeInventoryCursor(secret: Buffer, raw: string, expected: Omit<InventoryCursor, 'afterId'>): string {
   assertCursorSyntax(raw);
-  const [encoded, presentedMac] = raw.split('.');
-  // Compared as canonical text, so no two spellings of one MAC are both accepted.
-  const presented = Buffer.from(presentedMac);
-  const computed = Buffer.from(mac(secret, encoded).toString('base64url'));
-  if (!timingSafeEqual(presented, computed)) throw new AppError('invalid_inventory_cursor');
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
-  } catch {
-    throw new AppError('invalid_inventory_cursor');
-  }
+  const payload = openSignedCursor(secret, DOMAIN, raw);
   if (!isPayload(payload)) throw new AppError('invalid_inventory_cursor');
   if (payload.ws !== expected.workspaceId || payload.view !== expected.view || payload.env !== expected.environmentId) {
     throw new AppError('invalid_inventory_cursor');

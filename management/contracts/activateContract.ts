@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { activateContract, type ActivationInput } from './contractActivation.js';
+import { requireReanalysisAvailable } from './reanalysis.js';
+import { activationBody, activationResponse, versionParams } from './schemas.js';
+
+/** POST /v1/integrations/{integrationId}/contracts/{contractVersionId}/activate (01 Activate). */
+export default async function activateContractRoute(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { integrationId: string; contractVersionId: string }; Body: ActivationInput }>(
+    '/v1/integrations/:integrationId/contracts/:contractVersionId/activate',
+    {
+      // Reanalysis availability comes before the write-pause check, which needs the same Redis.
+      onRequest: [apiKeyAuth('contracts:activate'), requireReanalysisAvailable, rejectPausedWrite],
+      config: { validationError: 'invalid_contract_activation' },
+      schema: { params: versionParams, body: activationBody, response: { 200: activationResponse } },
+    },
+    async (request, reply) => {
+      const { integrationId, contractVersionId } = request.params;
+      const result = await activateContract(app.deps, principalOf(request), integrationId, contractVersionId, request.body);
+      return reply.header('Cache-Control', 'no-store').send(result);
+    },
+  );
+}

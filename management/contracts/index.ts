@@ -1,0 +1,15 @@
+import type { FastifyInstance } from 'fastify';
+import activateContractRoute from './activateContract.js';
+import getContractRoute from './getContract.js';
+import listContractsRoute from './listContracts.js';
+import registerContractRoute from './registerContract.js';
+import retiredContractWriterRoute from './retiredContractWriter.js';
+
+/** Registers the Contract API (01 "Contract API") and the retired browser-session writer. */
+export default async function contractsRoutes(app: FastifyInstance): Promise<void> {
+  await app.register(registerContractRoute);
+  await app.register(listContractsRoute);
+  await app.register(getContractRoute);
+  await app.register(activateContractRoute);
+  await app.register(retiredContractWriterRoute);
+}

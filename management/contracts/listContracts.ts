@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { listContracts, type ContractListQuery } from './contractReads.js';
+import { integrationParams, listQuery, listResponse } from './schemas.js';
+
+/** GET /v1/integrations/{integrationId}/contracts (01 Contract API). */
+export default async function listContractsRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { integrationId: string }; Querystring: ContractListQuery }>('/v1/integrations/:integrationId/contracts', {
+    onRequest: [apiKeyAuth('contracts:read')],
+    config: { validationError: 'invalid_contract_query' },
+    schema: { params: integrationParams, querystring: listQuery, response: { 200: listResponse } },
+  }, async (request, reply) => {
+    const page = await listContracts(app.deps, principalOf(request), request.params.integrationId, request.query);
+    return reply.header('Cache-Control', 'no-store').send(page);
+  });
+}

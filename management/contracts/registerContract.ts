@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { registerContract, type RegistrationInput } from './contractRegistration.js';
+import { integrationParams, registrationBody, registrationResponse } from './schemas.js';
+
+/** POST /v1/integrations/{integrationId}/contracts (01 Contract API, Register). */
+export default async function registerContractRoute(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { integrationId: string }; Body: RegistrationInput }>('/v1/integrations/:integrationId/contracts', {
+    onRequest: [apiKeyAuth('contracts:write'), rejectPausedWrite],
+    config: { validationError: 'invalid_contract' },
+    schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
+  }, async (request, reply) => {
+    const result = await registerContract(app.deps, principalOf(request), request.params.integrationId, request.body);
+    return reply.code(201).header('Cache-Control', 'no-store').send(result);
+  });
+}
