@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../management/app.js';
 import { createPool } from '../shared/db/pool.js';
+import { connectRedis } from '../shared/redis.js';
 import { createTestContext, bootstrapWorkspace, callWithKey, type TestContext } from './helpers/context.js';
 
 let ctx: TestContext;
@@ -78,5 +79,22 @@ describe('global error handler', () => {
     await pool.end();
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ error: 'service_unavailable' });
+  });
+
+  it('answers 503 service_unavailable when Redis cannot be reached, and writes nothing', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    const redis = await connectRedis(ctx.deps.config.redisUrl);
+    redis.disconnect();
+    const app = await buildApp({ ...ctx.deps, redis });
+    const res = await app.inject({
+      method: 'POST', url: '/v1/integrations',
+      headers: { authorization: `Bearer ${boot.apiKey.key}`, 'idempotency-key': 'redis-down-0001', 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'Redis down', provider: 'Acme', protocol: 'http-api', direction: 'outbound', mode: 'sandbox' }),
+    });
+    await app.close();
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: 'service_unavailable' });
+    const written = await ctx.deps.pool.query('SELECT count(*)::int AS n FROM integrations WHERE workspace_id = $1', [boot.workspace.id]);
+    expect(written.rows[0].n).toBe(0);
   });
 });

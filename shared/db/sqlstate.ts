@@ -17,10 +17,17 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
 }
 
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003']);
+
+// ioredis gives its connection failures no `code`: with no offline queue (shared/redis.ts) a
+// command on a lost connection fails with one of these, which are outages, not bugs.
+const REDIS_UNREACHABLE = /^(Connection is closed\.|Stream isn't writeable|Reached the max retries per request limit)/;
+
 /** Errors that mean a store is unreachable rather than a bug: answered 503. */
 export function isInfrastructureError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003']
-    .includes(code);
+  if (error === null || typeof error !== 'object') return false;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+  if (name === 'MaxRetriesPerRequestError') return true;
+  return typeof message === 'string' && REDIS_UNREACHABLE.test(message);
 }
