@@ -1,16 +1,29 @@
 import { createClickHouse } from '../shared/clickhouse/client.js';
+import { createClock } from '../shared/clock.js';
+import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
 import { startIngestServer } from './server.js';
 
 const config = loadConfigOrExit();
+const pool = createPool(config.databaseUrl, 4);
 const redis = await connectRedis(config.redisUrl);
 const clickhouse = createClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
-const server = await startIngestServer({ redis, clickhouse, metrics: createMetricsRegistry('ingest') }, config.ingest.host, config.ingest.port);
+const clock = createClock(config.enableTestClock, redis);
+const logError = config.logLevel === 'silent' ? undefined : (message: string, error: unknown) => {
+  process.stderr.write(`${new Date().toISOString()} ${message}: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+};
+const server = await startIngestServer(
+  { config, pool, redis, clickhouse, clock, metrics: createMetricsRegistry('ingest'), ...(logError ? { logError } : {}) },
+  config.ingest.host,
+  config.ingest.port,
+);
 process.stdout.write(`ingest edge listening on ${config.ingest.host}:${server.port}\n`);
 onShutdown(async () => {
-  server.close();
+  // Stop accepting, answer what is in progress, drain the group commit, then close the stores.
+  await server.close();
   await clickhouse.close();
+  await pool.end();
   redis.disconnect();
 });

@@ -1,55 +1,133 @@
 import uWS from 'uWebSockets.js';
-import type { ClickHouseClient } from '@clickhouse/client';
-import type { Redis } from 'ioredis';
-import type { Registry } from 'prom-client';
+import { EDGE_REQUEST_HEADERS, MAX_BODY_BYTES, STATUS_TEXT, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
+import { readiness } from './health.js';
+import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from './pipeline.js';
 
-export interface IngestServerDeps {
-  redis: Redis;
-  clickhouse: ClickHouseClient;
-  metrics: Registry;
-}
+export type IngestServerDeps = EdgeDeps;
 
 export interface RunningServer {
   port: number;
-  close(): void;
+  pipeline: IngestPipeline;
+  /** Graceful stop: stops accepting, answers what is in progress, drains the group commit. */
+  close(): Promise<void>;
 }
 
-function json(res: uWS.HttpResponse, status: string, body: unknown): void {
+const EMPTY_BODY = Buffer.alloc(0);
+
+const statusLine = (status: number) => `${status} ${STATUS_TEXT[status] ?? 'Unknown'}`;
+
+function writeResponse(res: uWS.HttpResponse, response: EdgeResponse, closeConnection = false): void {
   res.cork(() => {
-    res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(JSON.stringify(body));
+    res.writeStatus(statusLine(response.status));
+    for (const name in response.headers) res.writeHeader(name, response.headers[name]);
+    res.end(response.body, closeConnection);
   });
 }
 
+function tooLarge(res: uWS.HttpResponse): void {
+  // Answered at once and the connection closed: the rest of the body is never buffered.
+  writeResponse(res, fixedJson(413, TOO_LARGE_BODY, { 'cache-control': 'no-store' }), true);
+}
+
 /**
- * The ingest edge's uWebSockets.js adapter (00-decisions §1). Serves `/healthz`, `/readyz`
- * and `/metrics`; the ingestion pipeline routes are added by the ingest issue.
+ * The ingest edge's uWebSockets.js adapter (00-decisions §1): reads the body with the 1 MiB
+ * limit enforced while it streams, hands the request to the pipeline, and writes the answer
+ * corked, unless the client went away. Also serves `/healthz`, `/readyz` and `/metrics`.
  */
-export function startIngestServer(deps: IngestServerDeps, host: string, port: number): Promise<RunningServer> {
+export async function startIngestServer(deps: IngestServerDeps, host: string, port: number): Promise<RunningServer> {
+  const pipeline = await createIngestPipeline(deps);
+  let stopping = false;
   const app = uWS.App();
-  app.get('/healthz', (res) => json(res, '200 OK', { status: 'ok' }));
+
+  const pipelineRoute = (res: uWS.HttpResponse, req: uWS.HttpRequest) => {
+    // The request object lives only until this handler returns: read everything now.
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const headers: Record<string, string | undefined> = {};
+    for (const name of EDGE_REQUEST_HEADERS) {
+      const value = req.getHeader(name);
+      if (value !== '') headers[name] = value;
+    }
+    const declaredLength = Number(req.getHeader('content-length') || '0');
+    let aborted = false;
+    let finished = false;
+    res.onAborted(() => { aborted = true; });
+    if (stopping) {
+      finished = true;
+      writeResponse(res, fixedJson(503, '{"error":"service_unavailable"}', { 'retry-after': '1' }), true);
+      return;
+    }
+    if (declaredLength > MAX_BODY_BYTES) {
+      finished = true;
+      tooLarge(res);
+      return;
+    }
+    const respond = (rawBody: Buffer) => {
+      pipeline.handle({ method, path, headers, rawBody }).then((response) => {
+        if (!aborted) writeResponse(res, response, stopping);
+      });
+    };
+    if (method === 'GET') {
+      finished = true;
+      respond(EMPTY_BODY);
+      return;
+    }
+    // With a declared length the body is copied once into a buffer of that size; a chunked
+    // body is collected chunk by chunk. Either way the limit is checked as the bytes arrive.
+    const sized = declaredLength > 0 ? Buffer.allocUnsafe(declaredLength) : null;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (finished) return;
+      const next = size + chunk.byteLength;
+      if (next > MAX_BODY_BYTES || (sized !== null && next > sized.length)) {
+        finished = true;
+        chunks.length = 0;
+        if (!aborted) tooLarge(res);
+        return;
+      }
+      // uWebSockets.js neuters the chunk when this callback returns: copy it.
+      if (sized !== null) Buffer.from(chunk).copy(sized, size);
+      else chunks.push(Buffer.from(chunk.slice(0)));
+      size = next;
+      if (!isLast) return;
+      finished = true;
+      respond(sized !== null ? sized.subarray(0, size) : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    });
+  };
+  app.post('/ingest', pipelineRoute);
+  app.get('/v1/collector/connection', pipelineRoute);
+
+  app.get('/healthz', (res) => writeResponse(res, fixedJson(200, '{"status":"ok"}')));
   app.get('/readyz', (res) => {
+    if (stopping) return writeResponse(res, fixedJson(503, '{"status":"stopping"}'), true);
     let aborted = false;
     res.onAborted(() => { aborted = true; });
-    Promise.allSettled([deps.redis.ping(), deps.clickhouse.ping()]).then(([redis, clickhouse]) => {
-      if (aborted) return;
-      const clickhouseUp = clickhouse.status === 'fulfilled' && clickhouse.value.success;
-      const ready = redis.status === 'fulfilled' && clickhouseUp;
-      json(res, ready ? '200 OK' : '503 Service Unavailable', { status: ready ? 'ready' : 'unavailable', redis: redis.status === 'fulfilled', clickhouse: clickhouseUp });
-    });
+    readiness(deps).then((response) => { if (!aborted) writeResponse(res, response); });
   });
   app.get('/metrics', (res) => {
     let aborted = false;
     res.onAborted(() => { aborted = true; });
     deps.metrics.metrics().then((text) => {
-      if (aborted) return;
-      res.cork(() => res.writeStatus('200 OK').writeHeader('Content-Type', deps.metrics.contentType).end(text));
+      if (!aborted) writeResponse(res, { status: 200, headers: { 'content-type': deps.metrics.contentType }, body: text });
     });
   });
-  app.any('/*', (res) => json(res, '404 Not Found', { error: 'not_found' }));
-  return new Promise((resolve, reject) => {
+  app.any('/*', (res) => writeResponse(res, fixedJson(404, '{"error":"not_found"}')));
+
+  const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen(host, port, (socket) => {
       if (!socket) return reject(new Error(`ingest edge could not listen on ${host}:${port}`));
-      resolve({ port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) });
+      resolve(socket);
     });
   });
+  return {
+    port: uWS.us_socket_local_port(listenSocket),
+    pipeline,
+    async close() {
+      if (stopping) return;
+      stopping = true;
+      uWS.us_listen_socket_close(listenSocket);
+      await pipeline.drain();
+    },
+  };
 }

@@ -12,7 +12,7 @@ export interface Config {
   redisUrl: string;
   clickhouseUrl: string;
   clickhouseDatabase: string;
-  ingest: { host: string; port: number };
+  ingest: IngestEdgeConfig;
   management: { host: string; port: number };
   analyzer: { host: string; port: number };
   dataDir: string;
@@ -23,6 +23,26 @@ export interface Config {
   workspaceCreationsPerHour: number;
   logLevel: string;
   limits: IngestLimits;
+}
+
+/** The ingest edge's address and tuning (README lists the variables). */
+export interface IngestEdgeConfig {
+  host: string;
+  port: number;
+  /** How long an accepted eventId is remembered in Redis for de-duplication (seconds). */
+  dedupWindowSeconds: number;
+  /** A group-commit insert is sent once this many rows wait, or... */
+  groupCommitMaxRows: number;
+  /** ...once the oldest waiting row has waited this long (milliseconds). */
+  groupCommitMaxWaitMs: number;
+  /** At most this many ClickHouse inserts in flight at once. */
+  groupCommitMaxInFlight: number;
+  /** An insert that has not committed within this time fails its batches with 503. */
+  insertTimeoutMs: number;
+  /** Per-client budget of GET /v1/collector/connection (per Connection key and minute). */
+  connectionChecksPerMin: number;
+  /** Approximate cap of the `analysis:jobs` stream (XADD MAXLEN ~). */
+  analysisStreamMaxLen: number;
 }
 
 export interface IngestLimits {
@@ -103,7 +123,17 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:']),
     clickhouseUrl: url(env, 'CLICKHOUSE_URL', 'http://127.0.0.1:8123', ['http:', 'https:']),
     clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'svc'),
-    ingest: { host: host('INGEST_HOST'), port: int(env, 'INGEST_PORT', 8080, 0, 65535) },
+    ingest: {
+      host: host('INGEST_HOST'),
+      port: int(env, 'INGEST_PORT', 8080, 0, 65535),
+      dedupWindowSeconds: int(env, 'INGEST_DEDUP_WINDOW_SECONDS', 7 * 24 * 3600, 60),
+      groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 10_000, 1, 1_000_000),
+      groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 50, 0, 10_000),
+      groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),
+      insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
+      connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
+      analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
+    },
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
     analyzer: { host: host('ANALYZER_HOST'), port: int(env, 'ANALYZER_PORT', 8082, 0, 65535) },
     dataDir,

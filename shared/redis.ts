@@ -30,7 +30,12 @@ export const RedisKeys = {
   workspaceMonthlyUsage: (workspaceId: string, period: string, mode: 'sandbox' | 'live') => `usage:${mode}:ws:${workspaceId}:${period}`,
   /** An operator-set Sandbox monthly allowance of an account (mirrors accounts.sandbox_monthly_allowance). */
   sandboxAllowanceLimit: (accountId: string) => `allowance:sandbox:${accountId}`,
+  /** Analysis work: one stream entry per ingested batch with new observations (read by ANALYSIS_CONSUMER_GROUP). */
+  analysisJobs: 'analysis:jobs',
 } as const;
+
+/** The consumer group of the analyzer on `RedisKeys.analysisJobs` (created by the ingest edge at start-up). */
+export const ANALYSIS_CONSUMER_GROUP = 'analyzers';
 
 /**
  * Moves a connection's credential epoch in Redis so the ingest edge drops any cached credential

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config.js';
+import { RedisKeys } from '../shared/redis.js';
+import { usagePeriodOf } from '../shared/usagePeriod.js';
+import { ADMIT, COMMIT, RELEASE } from './admissionScripts.js';
+import type { IngestCredential } from './credentials.js';
+import { IngestKeys } from './keys.js';
+
+/** 03 Limits: every budget is per 60-second window, counted in one-second buckets. */
+export const WINDOW_MS = 60_000;
+export const BUCKET_MS = 1_000;
+/** Monthly usage counters outlive their month so the console can still read them (about 13 months). */
+const USAGE_TTL_SECONDS = 400 * 24 * 3600;
+
+export type WindowCode = 'sandbox_request_rate_limited' | 'sandbox_observation_rate_limited' | 'workload_rate_limited' | 'connection_rate_limited';
+
+interface Window {
+  key: string;
+  limit: number;
+  cost: number;
+  code: WindowCode;
+}
+
+/** What it takes to undo an admission (RELEASE) or to record its commit (COMMIT). */
+export interface AdmissionTicket {
+  batchId: string;
+  dedupValue: string;
+  bucket: number;
+  sandbox: boolean;
+  accountUsageKey: string;
+  workspaceUsageKey: string;
+  windows: Window[];
+  /** De-duplication keys this batch set (its new eventIds). */
+  newKeys: string[];
+}
+
+export type AdmissionResult =
+  | { kind: 'admitted'; duplicate: boolean[]; newCount: number; ticket: AdmissionTicket }
+  | { kind: 'stale_credential' }
+  | { kind: 'rate_limited'; code: WindowCode; retryAfterSeconds: number }
+  | { kind: 'quota_exhausted'; resetAt: string }
+  | { kind: 'in_flight' };
+
+export interface AdmissionRequest {
+  nowMs: number;
+  /** Every item of the batch counts as attempted work (03 Limits, Counting), valid or not. */
+  itemCount: number;
+  /** eventIds of the structurally valid items, in item order. */
+  eventIds: string[];
+}
+
+export interface AnalysisJob {
+  connectionId: string;
+  workspaceId: string;
+  mode: string;
+  batchId: string;
+  receivedAtMs: number;
+  eventIds: string[];
+}
+
+const retrySeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Admission of batches: the credential epoch check, the sliding windows, eventId
+ * de-duplication and the Sandbox monthly allowance in one Redis script call per batch, plus the
+ * RELEASE and COMMIT scripts that follow it.
+ */
+export class Admission {
+  private readonly batchPrefix = randomBytes(6).toString('hex');
+  private batchCounter = 0;
+  private readonly pendingMs: number;
+
+  constructor(private readonly redis: Redis, private readonly config: Config, readonly analysisStream: string = RedisKeys.analysisJobs) {
+    // An admitted eventId stays "in flight" at most this long: queue wait and insert both time
+    // out after insertTimeoutMs (see GroupCommitWriter), plus the group-commit wait and a margin.
+    this.pendingMs = 3 * config.ingest.insertTimeoutMs + config.ingest.groupCommitMaxWaitMs + 5_000;
+  }
+
+  async load(): Promise<void> {
+    await Promise.all([ADMIT.load(this.redis), RELEASE.load(this.redis), COMMIT.load(this.redis)]);
+  }
+
+  private windowsOf(credential: IngestCredential, itemCount: number): Window[] {
+    const limits = this.config.limits;
+    const windows: Window[] = [];
+    if (credential.mode === 'sandbox') {
+      windows.push(
+        { key: IngestKeys.sandboxAccountRequests(credential.accountId), limit: limits.sandboxAccountRequestsPerMin, cost: 1, code: 'sandbox_request_rate_limited' },
+        { key: IngestKeys.sandboxAccountEnvelopes(credential.accountId), limit: limits.sandboxAccountEnvelopesPerMin, cost: itemCount, code: 'sandbox_observation_rate_limited' },
+      );
+    }
+    windows.push(
+      { key: IngestKeys.integrationRequests(credential.connectionId), limit: limits.integrationRequestsPerMin, cost: 1, code: 'workload_rate_limited' },
+      { key: IngestKeys.integrationObservations(credential.connectionId), limit: limits.integrationObservationsPerMin, cost: itemCount, code: 'workload_rate_limited' },
+      { key: IngestKeys.workspaceObservations(credential.workspaceId), limit: limits.workspaceObservationsPerMin, cost: itemCount, code: 'workload_rate_limited' },
+    );
+    return windows;
+  }
+
+  async admit(credential: IngestCredential, request: AdmissionRequest): Promise<AdmissionResult> {
+    const { period, resetAt } = usagePeriodOf(new Date(request.nowMs));
+    const sandbox = credential.mode === 'sandbox';
+    const windows = this.windowsOf(credential, request.itemCount);
+    const batchId = `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
+    const dedupValue = `${request.nowMs + this.pendingMs}:${batchId}`;
+    const eventKeys = request.eventIds.map((eventId) => IngestKeys.eventId(credential.connectionId, eventId));
+    const accountUsageKey = RedisKeys.sandboxMonthlyUsage(credential.accountId, period);
+    const workspaceUsageKey = RedisKeys.workspaceMonthlyUsage(credential.workspaceId, period, credential.mode);
+    const keys = [
+      RedisKeys.credentialEpoch(credential.connectionId),
+      RedisKeys.sandboxAllowanceLimit(credential.accountId),
+      accountUsageKey,
+      workspaceUsageKey,
+      ...windows.map((window) => window.key),
+      ...eventKeys,
+    ];
+    const args: (string | number)[] = [
+      credential.epoch, request.nowMs, WINDOW_MS, BUCKET_MS, sandbox ? '1' : '0', this.config.limits.sandboxQuotaEnforced ? '1' : '0',
+      credential.sandboxAllowance ?? this.config.limits.sandboxMonthlyAllowance, this.config.ingest.dedupWindowSeconds, dedupValue,
+      USAGE_TTL_SECONDS, windows.length, eventKeys.length,
+    ];
+    for (const window of windows) args.push(window.limit, window.cost);
+    const reply = (await ADMIT.run(this.redis, keys, args)) as [number, ...unknown[]];
+    switch (reply[0]) {
+      case 1: {
+        const flags = String(reply[1]);
+        const duplicate = eventKeys.map((_, index) => flags.charCodeAt(index) === 49);
+        const newKeys = eventKeys.filter((_, index) => !duplicate[index]);
+        return {
+          kind: 'admitted', duplicate, newCount: newKeys.length,
+          ticket: { batchId, dedupValue, bucket: Number(reply[2]), sandbox, accountUsageKey, workspaceUsageKey, windows, newKeys },
+        };
+      }
+      case 2: return { kind: 'stale_credential' };
+      case 3: return { kind: 'rate_limited', code: windows[Number(reply[1]) - 1].code, retryAfterSeconds: retrySeconds(Number(reply[2])) };
+      case 4: return { kind: 'quota_exhausted', resetAt: resetAt.toISOString() };
+      case 5: return { kind: 'in_flight' };
+      default: throw new Error(`unexpected admission reply ${String(reply[0])}`);
+    }
+  }
+
+  /** Undoes an admission whose rows were not committed (see RELEASE). */
+  async release(ticket: AdmissionTicket): Promise<void> {
+    const keys = [ticket.accountUsageKey, ticket.workspaceUsageKey, ...ticket.windows.map((window) => window.key), ...ticket.newKeys];
+    const args: (string | number)[] = [ticket.sandbox ? '1' : '0', ticket.dedupValue, ticket.bucket, ticket.windows.length];
+    for (const window of ticket.windows) args.push(window.cost);
+    await RELEASE.run(this.redis, keys, args);
+  }
+
+  /**
+   * Marks the batch committed and enqueues its analysis job. Resolves true when both happened,
+   * false when the job could not be added; rejects when Redis could not be reached.
+   */
+  async commit(ticket: AdmissionTicket, job: AnalysisJob): Promise<boolean> {
+    const reply = await COMMIT.run(this.redis, [IngestKeys.committedBatch(ticket.batchId), this.analysisStream], [
+      this.config.ingest.dedupWindowSeconds, this.config.ingest.analysisStreamMaxLen,
+      'connectionId', job.connectionId, 'workspaceId', job.workspaceId, 'mode', job.mode, 'batchId', job.batchId,
+      'receivedAtMs', job.receivedAtMs, 'eventIds', job.eventIds.join(','),
+    ]);
+    return reply === 1;
+  }
+
+  /** GET /v1/collector/connection: the epoch check and the per-client budget in the same script. */
+  async checkConnection(credential: IngestCredential, nowMs: number): Promise<{ kind: 'ok' } | { kind: 'stale_credential' } | { kind: 'rate_limited'; retryAfterSeconds: number }> {
+    const key = IngestKeys.connectionChecks(credential.connectionKey);
+    const { period } = usagePeriodOf(new Date(nowMs));
+    const keys = [
+      RedisKeys.credentialEpoch(credential.connectionId), RedisKeys.sandboxAllowanceLimit(credential.accountId),
+      RedisKeys.sandboxMonthlyUsage(credential.accountId, period), RedisKeys.workspaceMonthlyUsage(credential.workspaceId, period, credential.mode), key,
+    ];
+    const args = [credential.epoch, nowMs, WINDOW_MS, BUCKET_MS, '0', '0', 0, 1, '', 1, 1, 0, this.config.ingest.connectionChecksPerMin, 1];
+    const reply = (await ADMIT.run(this.redis, keys, args)) as [number, ...unknown[]];
+    if (reply[0] === 2) return { kind: 'stale_credential' };
+    if (reply[0] === 3) return { kind: 'rate_limited', retryAfterSeconds: retrySeconds(Number(reply[2])) };
+    return { kind: 'ok' };
+  }
+}

@@ -1,0 +1,214 @@
+import { LuaScript } from './luaScript.js';
+
+/**
+ * A sliding window is a hash: one field per `bucketMs` bucket (its count), `s` the sum of the
+ * bucket fields present and `o` the oldest bucket still counted. A bucket leaving the window is
+ * subtracted from `s` and deleted, so `s` is always the sum of the bucket fields; the common
+ * call reads two fields and expires at most a few buckets (O(1), not O(buckets)). Buckets are
+ * counted while they are among the last `span` buckets, so a unit of work counts for between
+ * 59 and 60 seconds (1-second buckets, 60-second window).
+ */
+const WINDOW_FUNCTIONS = `
+local function window_read(key, oldest, span)
+  local head = redis.call('HMGET', key, 's', 'o')
+  local sum = tonumber(head[1]) or 0
+  local from = tonumber(head[2]) or oldest
+  local expired = {}
+  if from < oldest - span then
+    -- A long gap (the clock moved on by more than a window): read the few fields there are
+    -- rather than walking every bucket of the gap.
+    sum = 0
+    local flat = redis.call('HGETALL', key)
+    for j = 1, #flat, 2 do
+      local b = tonumber(flat[j])
+      if b then
+        if b < oldest then expired[#expired + 1] = b else sum = sum + tonumber(flat[j + 1]) end
+      end
+    end
+  elseif from < oldest then
+    for b = from, oldest - 1 do
+      local count = redis.call('HGET', key, b)
+      if count then
+        sum = sum - tonumber(count)
+        expired[#expired + 1] = b
+      end
+    end
+  end
+  return sum, expired
+end
+
+local function window_wait(key, oldest, span, bucketMs, now, need)
+  local flat = redis.call('HGETALL', key)
+  local live = {}
+  for j = 1, #flat, 2 do
+    local b = tonumber(flat[j])
+    if b and b >= oldest then live[#live + 1] = {b, tonumber(flat[j + 1])} end
+  end
+  table.sort(live, function(x, y) return x[1] < y[1] end)
+  local freed = 0
+  for _, entry in ipairs(live) do
+    freed = freed + entry[2]
+    if freed >= need then return (entry[1] + span) * bucketMs - now end
+  end
+  return span * bucketMs
+end
+`;
+
+/**
+ * ADMIT: the one Redis call of a batch (03 Ingestion, Limits). All checks run before any write,
+ * and Redis runs a script atomically, so a refused batch changes nothing.
+ *
+ *   KEYS[1]              cred_epoch:<connection>      compared with ARGV[1] (the cached epoch)
+ *   KEYS[2]              Sandbox allowance override    (read only for an enforced Sandbox quota)
+ *   KEYS[3]              account Sandbox monthly usage
+ *   KEYS[4]              workspace monthly usage of the connection's mode
+ *   KEYS[5 .. 4+W]       sliding windows (see WINDOW_FUNCTIONS)
+ *   KEYS[5+W .. 4+W+N]   eventId de-duplication keys of the valid items, in item order
+ *   ARGV: 1 cached epoch, 2 now ms, 3 window ms, 4 bucket ms, 5 sandbox 1|0, 6 quota enforced 1|0,
+ *         7 allowance fallback, 8 dedup TTL s, 9 dedup value `<deadline ms>:<batch id>`,
+ *         10 usage TTL s, 11 W, 12 N, then per window: limit, cost.
+ *
+ * A de-duplication value names the batch that admitted the eventId; `dc:<batch id>` exists once
+ * that batch's rows are committed. An eventId of an uncommitted batch is "in flight" until the
+ * deadline in its value, after which it counts as never admitted (its process died).
+ *
+ * Replies: {1, flags, bucket} admitted (flags: one char per item, 0 new, 1 duplicate);
+ * {2, epoch} credential epoch moved; {3, window index, retry ms} over a window;
+ * {4, used, limit} Sandbox monthly allowance would be crossed; {5} an eventId is in flight.
+ */
+export const ADMIT = new LuaScript(WINDOW_FUNCTIONS + `
+local epoch = redis.call('GET', KEYS[1]) or ''
+if epoch ~= ARGV[1] then return {2, epoch} end
+local now = tonumber(ARGV[2])
+local windowMs = tonumber(ARGV[3])
+local bucketMs = tonumber(ARGV[4])
+local W = tonumber(ARGV[11])
+local N = tonumber(ARGV[12])
+local span = math.floor(windowMs / bucketMs)
+local bucket = math.floor(now / bucketMs)
+local oldest = bucket - span + 1
+local expired = {}
+local failed = 0
+local retry = 0
+for i = 1, W do
+  local limit = tonumber(ARGV[11 + 2 * i])
+  local cost = tonumber(ARGV[12 + 2 * i])
+  local sum, gone = window_read(KEYS[4 + i], oldest, span)
+  expired[i] = gone
+  if cost > 0 and sum + cost > limit then
+    local wait = windowMs
+    if cost <= limit then wait = window_wait(KEYS[4 + i], oldest, span, bucketMs, now, sum + cost - limit) end
+    if failed == 0 then failed = i end
+    if wait > retry then retry = wait end
+  end
+end
+if failed > 0 then return {3, failed, retry} end
+local flags = {}
+local fresh = 0
+if N > 0 then
+  local values = redis.call('MGET', unpack(KEYS, 5 + W, 4 + W + N))
+  local seen = {}
+  for k = 1, N do
+    local key = KEYS[4 + W + k]
+    local value = values[k]
+    if seen[key] then
+      flags[k] = '1'
+    elseif not value then
+      flags[k] = '0'
+      fresh = fresh + 1
+    else
+      local deadline, owner = string.match(value, '^(%d+):(.+)$')
+      if not owner or redis.call('EXISTS', 'dc:' .. owner) == 1 then
+        flags[k] = '1'
+      elseif tonumber(deadline) < now then
+        flags[k] = '0'
+        fresh = fresh + 1
+      else
+        return {5}
+      end
+    end
+    seen[key] = true
+  end
+end
+if ARGV[5] == '1' and ARGV[6] == '1' and fresh > 0 then
+  local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[7]) or tonumber(ARGV[7])
+  local used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
+  if used + fresh > limit then return {4, used, limit} end
+end
+for i = 1, W do
+  local key = KEYS[4 + i]
+  local cost = tonumber(ARGV[12 + 2 * i])
+  local gone = expired[i]
+  local dropped = 0
+  for _, b in ipairs(gone) do dropped = dropped + tonumber(redis.call('HGET', key, b)) end
+  if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
+  if cost > 0 or #gone > 0 then
+    if cost > 0 then redis.call('HINCRBY', key, bucket, cost) end
+    redis.call('HINCRBY', key, 's', cost - dropped)
+    redis.call('HSET', key, 'o', oldest)
+    redis.call('PEXPIRE', key, windowMs + bucketMs)
+  end
+end
+for k = 1, N do
+  if flags[k] == '0' then redis.call('SET', KEYS[4 + W + k], ARGV[9], 'EX', ARGV[8]) end
+end
+if fresh > 0 then
+  if ARGV[5] == '1' then
+    redis.call('INCRBY', KEYS[3], fresh)
+    redis.call('EXPIRE', KEYS[3], ARGV[10])
+  end
+  redis.call('INCRBY', KEYS[4], fresh)
+  redis.call('EXPIRE', KEYS[4], ARGV[10])
+end
+return {1, table.concat(flags), bucket}
+`);
+
+/**
+ * RELEASE: undoes an admission whose rows could not be committed, so the client's retry with
+ * the same eventIds is admitted again and nothing is counted twice. Deletes only the
+ * de-duplication keys still holding this batch's value and lowers the usage counters by that many;
+ * takes the batch's costs back out of the bucket it was counted in (and out of the window sum).
+ *
+ *   KEYS[1] account Sandbox usage, KEYS[2] workspace usage, KEYS[3 .. 2+W] windows,
+ *   KEYS[3+W ..] the batch's new de-duplication keys
+ *   ARGV: 1 sandbox 1|0, 2 dedup value, 3 bucket, 4 W, then per window: cost
+ */
+export const RELEASE = new LuaScript(`
+local W = tonumber(ARGV[4])
+local released = 0
+for k = 3 + W, #KEYS do
+  if redis.call('GET', KEYS[k]) == ARGV[2] then
+    redis.call('DEL', KEYS[k])
+    released = released + 1
+  end
+end
+if released > 0 then
+  if ARGV[1] == '1' then redis.call('DECRBY', KEYS[1], released) end
+  redis.call('DECRBY', KEYS[2], released)
+end
+for i = 1, W do
+  local cost = tonumber(ARGV[4 + i])
+  local key = KEYS[2 + i]
+  -- A bucket that already left the window was subtracted from the sum when it was deleted.
+  if cost > 0 and redis.call('HEXISTS', key, ARGV[3]) == 1 then
+    local left = redis.call('HINCRBY', key, ARGV[3], -cost)
+    redis.call('HINCRBY', key, 's', -cost)
+    if left <= 0 then redis.call('HDEL', key, ARGV[3]) end
+  end
+end
+return released
+`);
+
+/**
+ * COMMIT: after the batch's rows are in ClickHouse, marks its eventIds committed (`dc:<batch id>`)
+ * and enqueues one analysis job. Replies 1, or 0 when only the XADD failed.
+ *
+ *   KEYS[1] dc:<batch id>, KEYS[2] the analysis stream
+ *   ARGV: 1 marker TTL s (the de-duplication window), 2 stream MAXLEN (approximate), 3.. field, value pairs
+ */
+export const COMMIT = new LuaScript(`
+redis.call('SET', KEYS[1], '1', 'EX', ARGV[1])
+local added = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
+if type(added) == 'table' and added.err then return 0 end
+return 1
+`);

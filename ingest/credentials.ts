@@ -1,0 +1,198 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import type pg from 'pg';
+import type { Redis } from 'ioredis';
+import type { Direction, Protocol } from '../shared/envelope/types.js';
+import { RedisKeys } from '../shared/redis.js';
+import { decryptSecret } from '../shared/secrets.js';
+
+/**
+ * What the edge knows about one Connection key: the binding of 03 Authentication/Ingestion
+ * (connection, mode, environment, tenant, Integration) and its current credential.
+ */
+export interface IngestCredential {
+  connectionId: string;
+  connectionKey: string;
+  workspaceId: string;
+  accountId: string;
+  tenantId: string;
+  environmentId: string;
+  mode: 'sandbox' | 'live';
+  /** The shared workflow id (`wint_`). */
+  integrationId: string;
+  /** The public Integration key (`svc_int_`) every envelope must name. */
+  integrationKey: string;
+  direction: Direction;
+  protocol: Protocol;
+  /**
+   * False when no request may pass: no active credential, an archived workspace, or a deleted
+   * connection or Integration (all answer 401).
+   */
+  usable: boolean;
+  /** SHA-256 hex of the active ingest token, null when none is active. */
+  tokenHash: string | null;
+  /** The active ingest token as the HMAC key (00-decisions §4: kept sealed at rest). */
+  hmacKey: KeyObject | null;
+  /** The account's operator-set Sandbox allowance from PostgreSQL, used when Redis has no mirror. */
+  sandboxAllowance: number | null;
+  /** `cred_epoch:<connectionId>` as read from Redis before the PostgreSQL read ('' when unset). */
+  epoch: string;
+  loadedAt: number;
+}
+
+interface BindingRow {
+  id: string;
+  connection_key: string;
+  workspace_id: string;
+  environment_id: string;
+  mode: 'sandbox' | 'live';
+  credential_status: string;
+  connection_deleted: boolean;
+  integration_id: string;
+  integration_key: string;
+  direction: Direction;
+  protocol: Protocol;
+  integration_deleted: boolean;
+  tenant_id: string;
+  account_id: string;
+  workspace_status: string;
+  sandbox_monthly_allowance: number | null;
+  token_hash: string | null;
+  token_sealed: string | null;
+}
+
+const BINDING_QUERY = `
+  SELECT c.id, c.connection_key, c.workspace_id, c.environment_id, c.mode, c.credential_status,
+         c.deleted_at IS NOT NULL AS connection_deleted,
+         i.id AS integration_id, i.integration_key, i.direction, i.protocol, i.deleted_at IS NOT NULL AS integration_deleted,
+         w.tenant_id, w.account_id, w.status AS workspace_status, a.sandbox_monthly_allowance,
+         cr.token_hash, cr.token_sealed
+    FROM connections c
+    JOIN integrations i ON i.id = c.integration_id
+    JOIN workspaces w ON w.id = c.workspace_id
+    JOIN accounts a ON a.id = w.account_id
+    LEFT JOIN credentials cr ON cr.connection_id = c.id AND cr.status = 'active'
+   WHERE c.id = $1`;
+
+/** The sealed token could not be opened (wrong SECRET_ENCRYPTION_KEY): a configuration fault, answered 500. */
+export class CredentialDecryptError extends Error {}
+
+function openToken(sealed: string, key: Buffer): KeyObject {
+  try {
+    return createSecretKey(Buffer.from(decryptSecret(sealed, key), 'utf8'));
+  } catch {
+    throw new CredentialDecryptError('the ingest token cannot be decrypted with SECRET_ENCRYPTION_KEY');
+  }
+}
+
+export interface CredentialCacheOptions {
+  pool: Pick<pg.Pool, 'query'>;
+  redis: Redis;
+  encryptionKey: Buffer;
+  /** A cached binding older than this is read again (a backstop for changes that move no epoch). */
+  maxAgeMs?: number;
+  /** How long an unknown Connection key is remembered as unknown. */
+  unknownTtlMs?: number;
+  maxEntries?: number;
+  onReload?: () => void;
+}
+
+/**
+ * The edge's in-process credential cache. A binding is read from PostgreSQL once and kept with
+ * the Redis credential epoch seen just before that read; the admission script compares that epoch
+ * with the current one on every batch, so a rotated, revoked or archived credential fails on the
+ * very next request without a lookup on the hot path. Failed checks against a cached binding call
+ * `refresh`, which costs one Redis read and reloads only when the epoch moved.
+ */
+export class CredentialCache {
+  private readonly entries = new Map<string, IngestCredential>();
+  private readonly unknown = new Map<string, number>();
+  private readonly loading = new Map<string, Promise<IngestCredential | null>>();
+  private readonly maxAgeMs: number;
+  private readonly unknownTtlMs: number;
+  private readonly maxEntries: number;
+
+  constructor(private readonly options: CredentialCacheOptions) {
+    this.maxAgeMs = options.maxAgeMs ?? 300_000;
+    this.unknownTtlMs = options.unknownTtlMs ?? 30_000;
+    this.maxEntries = options.maxEntries ?? 100_000;
+  }
+
+  /** The binding of a Connection key (cached), or null when no connection has that key. */
+  get(connectionKey: string): Promise<IngestCredential | null> | IngestCredential | null {
+    const cached = this.entries.get(connectionKey);
+    const now = Date.now();
+    if (cached && now - cached.loadedAt < this.maxAgeMs) return cached;
+    const unknownUntil = this.unknown.get(connectionKey);
+    if (unknownUntil !== undefined) {
+      if (unknownUntil > now) return null;
+      this.unknown.delete(connectionKey);
+    }
+    return this.load(connectionKey, cached?.connectionId);
+  }
+
+  /** Reads the binding again (the epoch moved). */
+  reload(credential: IngestCredential): Promise<IngestCredential | null> {
+    return this.load(credential.connectionKey, credential.connectionId);
+  }
+
+  /**
+   * The current binding when the cached one may be out of date: reloads only when the Redis
+   * epoch differs from the cached one. Used before refusing a request on cached data.
+   */
+  async refresh(credential: IngestCredential): Promise<IngestCredential | null> {
+    const epoch = (await this.options.redis.get(RedisKeys.credentialEpoch(credential.connectionId))) ?? '';
+    return epoch === credential.epoch ? credential : this.reload(credential);
+  }
+
+  private load(connectionKey: string, knownId: string | undefined): Promise<IngestCredential | null> {
+    const running = this.loading.get(connectionKey);
+    if (running) return running;
+    const promise = this.read(connectionKey, knownId).finally(() => this.loading.delete(connectionKey));
+    this.loading.set(connectionKey, promise);
+    return promise;
+  }
+
+  private async read(connectionKey: string, knownId: string | undefined): Promise<IngestCredential | null> {
+    this.options.onReload?.();
+    const { pool, redis } = this.options;
+    const id = knownId ?? (await pool.query<{ id: string }>('SELECT id FROM connections WHERE connection_key = $1', [connectionKey])).rows[0]?.id;
+    if (id === undefined) return this.forget(connectionKey);
+    // The epoch is read before the binding: a change committing after this read bumps the epoch
+    // again after its commit, so the admission script sees the difference on the next batch.
+    const epoch = (await redis.get(RedisKeys.credentialEpoch(id))) ?? '';
+    const row = (await pool.query<BindingRow>(BINDING_QUERY, [id])).rows[0];
+    if (!row) return this.forget(connectionKey);
+    const usable = row.credential_status === 'active' && row.token_hash !== null && row.token_sealed !== null
+      && row.workspace_status === 'active' && !row.connection_deleted && !row.integration_deleted;
+    const credential: IngestCredential = {
+      connectionId: row.id,
+      connectionKey: row.connection_key,
+      workspaceId: row.workspace_id,
+      accountId: row.account_id,
+      tenantId: row.tenant_id,
+      environmentId: row.environment_id,
+      mode: row.mode,
+      integrationId: row.integration_id,
+      integrationKey: row.integration_key,
+      direction: row.direction,
+      protocol: row.protocol,
+      usable,
+      tokenHash: usable ? row.token_hash : null,
+      hmacKey: usable ? openToken(row.token_sealed!, this.options.encryptionKey) : null,
+      sandboxAllowance: row.sandbox_monthly_allowance === null ? null : Number(row.sandbox_monthly_allowance),
+      epoch,
+      loadedAt: Date.now(),
+    };
+    this.entries.delete(connectionKey);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(connectionKey, credential);
+    return credential;
+  }
+
+  private forget(connectionKey: string): null {
+    this.entries.delete(connectionKey);
+    if (this.unknown.size >= this.maxEntries) this.unknown.clear();
+    this.unknown.set(connectionKey, Date.now() + this.unknownTtlMs);
+    return null;
+  }
+}

@@ -1,0 +1,55 @@
+import { AppError } from '../shared/errors/index.js';
+
+/**
+ * The transport-agnostic request and response of the ingest pipeline. Adapters (uWebSockets.js,
+ * Fastify) read the body with the 1 MiB limit, fill this in and write the answer back.
+ */
+export interface EdgeRequest {
+  method: string;
+  /** The path without the query string. */
+  path: string;
+  /** Lower-case header names; adapters need only fill in EDGE_REQUEST_HEADERS. */
+  headers: Readonly<Record<string, string | undefined>>;
+  rawBody: Buffer;
+}
+
+export interface EdgeResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The request headers the pipeline reads. */
+export const EDGE_REQUEST_HEADERS = ['x-service-connection', 'authorization', 'x-service-signature', 'content-type'] as const;
+
+/** 01/03 Conventions: a body over 1 MiB is refused with 413 `request_too_large`. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Edge answers are per-request results or credential-bound: never cached. */
+const BASE_HEADERS = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' } as const;
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): EdgeResponse {
+  return { status, headers: { ...BASE_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+/** A fixed JSON answer of the adapters themselves (health, unknown route, body limit). */
+export function fixedJson(status: number, body: string, headers: Record<string, string> = {}): EdgeResponse {
+  return { status, headers: { 'content-type': JSON_TYPE, ...headers }, body };
+}
+
+export function errorResponse(error: AppError): EdgeResponse {
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
+  return jsonResponse(error.status, error.body(), headers);
+}
+
+export const TOO_LARGE_BODY = JSON.stringify({ error: 'request_too_large' });
+
+/** Reason phrases for the statuses the edge answers (uWebSockets.js writes the status line itself). */
+export const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 202: 'Accepted', 207: 'Multi-Status', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+  404: 'Not Found', 409: 'Conflict', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};

@@ -1,0 +1,61 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { MAX_BODY_BYTES, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
+import { readiness } from './health.js';
+import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from './pipeline.js';
+import type { RunningServer } from './server.js';
+
+const EMPTY_BODY = Buffer.alloc(0);
+
+function send(reply: FastifyReply, response: EdgeResponse): FastifyReply {
+  return reply.code(response.status).headers(response.headers).send(response.body);
+}
+
+/**
+ * The same ingest pipeline behind Fastify (issue 4: the benchmark compares adapters). Fastify
+ * reads the raw body as a Buffer with the 1 MiB limit enforced while it streams; the pipeline
+ * does the rest, so both adapters answer identically.
+ */
+export async function buildFastifyEdge(deps: EdgeDeps): Promise<{ app: FastifyInstance; pipeline: IngestPipeline }> {
+  const pipeline = await createIngestPipeline(deps);
+  const app = Fastify({ logger: false, bodyLimit: MAX_BODY_BYTES });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const headers: Record<string, string | undefined> = {};
+    for (const name in request.headers) {
+      const value = request.headers[name];
+      headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    const rawBody = Buffer.isBuffer(request.body) ? request.body : EMPTY_BODY;
+    return send(reply, await pipeline.handle({ method: request.method, path: request.url.split('?')[0], headers, rawBody }));
+  };
+  app.post('/ingest', handle);
+  app.get('/v1/collector/connection', handle);
+  app.get('/healthz', (_request, reply) => send(reply, fixedJson(200, '{"status":"ok"}')));
+  app.get('/readyz', async (_request, reply) => send(reply, await readiness(deps)));
+  app.get('/metrics', async (_request, reply) => reply.type(deps.metrics.contentType).send(await deps.metrics.metrics()));
+  app.setNotFoundHandler((_request, reply) => send(reply, fixedJson(404, '{"error":"not_found"}')));
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+      return send(reply, fixedJson(413, TOO_LARGE_BODY, { 'cache-control': 'no-store', connection: 'close' }));
+    }
+    const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? 400 : 500;
+    return send(reply, fixedJson(status, status === 400 ? '{"error":"invalid_request"}' : '{"error":"service_unavailable"}'));
+  });
+  return { app, pipeline };
+}
+
+export async function startFastifyIngestServer(deps: EdgeDeps, host: string, port: number): Promise<RunningServer> {
+  const { app, pipeline } = await buildFastifyEdge(deps);
+  await app.listen({ host, port });
+  const address = app.server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : port,
+    pipeline,
+    async close() {
+      const closing = app.close();
+      await pipeline.drain();
+      await closing;
+    },
+  };
+}

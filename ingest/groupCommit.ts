@@ -1,0 +1,159 @@
+/**
+ * Group commit: rows of many requests go to ClickHouse in one INSERT. A flush starts when
+ * `maxRows` rows wait, or when `maxWaitMs` has passed since the previous flush started: rows
+ * never wait longer than `maxWaitMs` for a flush, a lone request after a quiet spell is written
+ * at once, and under load there is at most one insert per `maxWaitMs` (plus full ones), each
+ * carrying everything that arrived meanwhile (few, large parts: ClickHouse's guidance). At most
+ * `maxInFlight` inserts run at once; while they run the queue keeps growing. Every write resolves
+ * only after the insert holding its rows succeeded, and rejects when that insert failed or timed
+ * out, or when its rows waited too long for an insert slot.
+ */
+
+export interface GroupCommitOptions {
+  maxRows: number;
+  maxWaitMs: number;
+  maxInFlight: number;
+  insertTimeoutMs: number;
+  /** Writes are refused (`saturated()`) once this many rows wait. */
+  maxQueuedRows: number;
+}
+
+export type InsertRows = (body: Buffer, rowCount: number, signal: AbortSignal) => Promise<void>;
+
+export interface GroupCommitObserver {
+  inserted?(rowCount: number, seconds: number): void;
+  failed?(rowCount: number, error: unknown): void;
+}
+
+interface Pending {
+  rows: Buffer;
+  count: number;
+  enqueuedAt: number;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+export class InsertFailedError extends Error {}
+
+export class GroupCommitWriter {
+  private queue: Pending[] = [];
+  private queuedRows = 0;
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private draining = false;
+  private lastFlushAt = -Infinity;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly insert: InsertRows, private readonly options: GroupCommitOptions, private readonly observer: GroupCommitObserver = {}) {}
+
+  /** Queues pre-serialised rows (`count` lines); resolves once they are committed. */
+  write(rows: Buffer, count: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ rows, count, enqueuedAt: Date.now(), resolve, reject });
+      this.queuedRows += count;
+      this.pump();
+    });
+  }
+
+  /** True when new batches should be refused (503) rather than queued. */
+  saturated(): boolean {
+    return this.queuedRows >= this.options.maxQueuedRows;
+  }
+
+  get pendingRows(): number {
+    return this.queuedRows;
+  }
+
+  /** Flushes everything now and resolves once no insert is queued or running (graceful shutdown). */
+  drain(): Promise<void> {
+    this.draining = true;
+    this.pump();
+    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private due(now: number): boolean {
+    if (this.queue.length === 0) return false;
+    return this.draining || this.queuedRows >= this.options.maxRows || now - this.lastFlushAt >= this.options.maxWaitMs;
+  }
+
+  private pump(): void {
+    const now = Date.now();
+    this.expire(now);
+    while (this.inFlight < this.options.maxInFlight && this.due(now)) this.send(this.take());
+    if (this.timer === null && this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
+      const wait = Math.max(0, this.options.maxWaitMs - (now - this.lastFlushAt));
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.pump();
+      }, wait);
+    }
+    if (this.queue.length === 0 && this.inFlight === 0) this.notifyIdle();
+  }
+
+  /**
+   * Rows still waiting for an insert slot an insert timeout after they were due fail now, so an
+   * answer never waits longer than about maxWaitMs + 3 × insertTimeoutMs (queue wait, the
+   * insert that frees the slot, their own insert).
+   */
+  private expire(now: number): void {
+    const limit = this.options.maxWaitMs + this.options.insertTimeoutMs;
+    while (this.queue.length > 0 && now - this.queue[0].enqueuedAt > limit) {
+      const expired = this.queue.shift()!;
+      this.queuedRows -= expired.count;
+      expired.reject(new InsertFailedError('rows waited too long for an insert slot'));
+    }
+  }
+
+  private take(): Pending[] {
+    const chunk: Pending[] = [];
+    let rows = 0;
+    while (this.queue.length > 0 && (chunk.length === 0 || rows + this.queue[0].count <= this.options.maxRows)) {
+      const next = this.queue.shift()!;
+      rows += next.count;
+      chunk.push(next);
+    }
+    this.queuedRows -= rows;
+    return chunk;
+  }
+
+  private send(chunk: Pending[]): void {
+    this.inFlight += 1;
+    this.lastFlushAt = Date.now();
+    let rowCount = 0;
+    let bytes = 0;
+    const parts: Buffer[] = [];
+    for (const pending of chunk) {
+      rowCount += pending.count;
+      bytes += pending.rows.length;
+      parts.push(pending.rows);
+    }
+    const started = process.hrtime.bigint();
+    const signal = AbortSignal.timeout(this.options.insertTimeoutMs);
+    // The insert is given the signal, and counts as failed at the timeout even if it ignores it.
+    const outcome = new Promise<void>((resolve, reject) => {
+      signal.addEventListener('abort', () => reject(new Error('insert timed out')), { once: true });
+      this.insert(parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes), rowCount, signal).then(resolve, reject);
+    });
+    outcome.then(
+      () => {
+        this.observer.inserted?.(rowCount, Number(process.hrtime.bigint() - started) / 1e9);
+        for (const pending of chunk) pending.resolve();
+      },
+      (error: unknown) => {
+        this.observer.failed?.(rowCount, error);
+        const failure = new InsertFailedError(error instanceof Error ? error.message : 'insert failed');
+        for (const pending of chunk) pending.reject(failure);
+      },
+    ).finally(() => {
+      this.inFlight -= 1;
+      this.pump();
+    });
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,312 @@
+import type pg from 'pg';
+import type { Redis } from 'ioredis';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Registry } from 'prom-client';
+import type { Clock } from '../shared/clock.js';
+import type { Config } from '../shared/config.js';
+import { AppError, isAppError } from '../shared/errors/index.js';
+import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
+import { Admission, type AdmissionResult, type AdmissionTicket, type AnalysisJob } from './admission.js';
+import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './authenticate.js';
+import { BatchShapeError, checkItem, parseBatch, type ItemCheck } from './batch.js';
+import { CommitRetryQueue } from './commitRetry.js';
+import { CredentialCache, CredentialDecryptError, type IngestCredential } from './credentials.js';
+import { MAX_BODY_BYTES, errorResponse, jsonResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
+import { GroupCommitWriter } from './groupCommit.js';
+import { IngestMetrics } from './metrics.js';
+import { batchRowPrefix, insertObservationRows, observationRow } from './observationsTable.js';
+
+/** What an edge adapter needs to build the pipeline. */
+export interface EdgeDeps {
+  config: Config;
+  pool: Pick<pg.Pool, 'query'>;
+  redis: Redis;
+  clickhouse: ClickHouseClient;
+  clock: Clock;
+  metrics: Registry;
+  /** The analysis stream (default `RedisKeys.analysisJobs`); tests point it elsewhere. */
+  analysisStream?: string;
+  /** Receives store outages and unexpected failures (answered 503/500 without detail). */
+  logError?: (message: string, error: unknown) => void;
+}
+
+/** Builds and starts the pipeline with its metrics on the given registry (both adapters use this). */
+export async function createIngestPipeline(deps: EdgeDeps): Promise<IngestPipeline> {
+  const pipeline = new IngestPipeline({ ...deps, metrics: new IngestMetrics(deps.metrics) });
+  await pipeline.start();
+  return pipeline;
+}
+
+/** The pipeline's own view of its dependencies: the edge's, with the metrics already registered. */
+export type PipelineDeps = Omit<EdgeDeps, 'metrics'> & { metrics: IngestMetrics };
+
+/** A store (PostgreSQL, Redis, ClickHouse) could not serve the request: 503 `service_unavailable`. */
+class StoreUnavailable extends Error {
+  constructor(readonly reason: unknown) {
+    super(reason instanceof Error ? reason.message : 'store unavailable');
+  }
+}
+
+async function fromStore<T>(work: Promise<T> | T): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (isAppError(error) || error instanceof CredentialDecryptError) throw error;
+    throw new StoreUnavailable(error);
+  }
+}
+
+const serviceUnavailable = (retryAfterSeconds?: number) => new AppError('service_unavailable', retryAfterSeconds ? { retryAfterSeconds } : {});
+
+type ItemResult = { index: number; accepted: true; eventId: string } | { index: number; accepted: false; issues: string[] };
+
+/** An admitted batch, reduced to what persisting and answering it need. */
+interface PreparedBatch {
+  /** JSONEachRow lines of the new observations, or null when there is nothing to write. */
+  rows: Buffer | null;
+  ticket: AdmissionTicket;
+  job: AnalysisJob;
+  response: EdgeResponse;
+  counts: { accepted: number; duplicate: number; rejected: number };
+}
+
+/**
+ * The ingest pipeline (issue 4): verify → parse → validate → admit → persist → enqueue, free
+ * of any HTTP server. `handle` never throws: every outcome is an EdgeResponse.
+ */
+export class IngestPipeline {
+  readonly credentials: CredentialCache;
+  readonly admission: Admission;
+  readonly writer: GroupCommitWriter;
+  private readonly commitRetry: CommitRetryQueue;
+  private active = 0;
+  private idle: (() => void)[] = [];
+
+  constructor(private readonly deps: PipelineDeps) {
+    const { config, metrics } = deps;
+    this.credentials = new CredentialCache({
+      pool: deps.pool, redis: deps.redis, encryptionKey: config.secretEncryptionKey, onReload: () => metrics.credentialLoads.inc(),
+    });
+    this.admission = new Admission(deps.redis, config, deps.analysisStream ?? RedisKeys.analysisJobs);
+    this.commitRetry = new CommitRetryQueue(this.admission, metrics);
+    this.writer = new GroupCommitWriter(
+      (body, _rows, signal) => insertObservationRows(deps.clickhouse, body, signal),
+      {
+        maxRows: config.ingest.groupCommitMaxRows,
+        maxWaitMs: config.ingest.groupCommitMaxWaitMs,
+        maxInFlight: config.ingest.groupCommitMaxInFlight,
+        insertTimeoutMs: config.ingest.insertTimeoutMs,
+        maxQueuedRows: Math.max(4 * config.ingest.groupCommitMaxRows, 2_000),
+      },
+      {
+        inserted: (rows, seconds) => {
+          metrics.groupCommitRows.observe(rows);
+          metrics.insertSeconds.observe(seconds);
+        },
+        failed: () => metrics.insertFailures.inc(),
+      },
+    );
+  }
+
+  /** Loads the scripts and creates the analysis consumer group (ignoring BUSYGROUP). */
+  async start(): Promise<void> {
+    await this.admission.load();
+    await this.deps.redis.xgroup('CREATE', this.admission.analysisStream, ANALYSIS_CONSUMER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
+      if (!error.message.startsWith('BUSYGROUP')) throw error;
+    });
+  }
+
+  async handle(request: EdgeRequest): Promise<EdgeResponse> {
+    this.active += 1;
+    const started = process.hrtime.bigint();
+    const route = request.path === '/ingest' ? 'ingest' : request.path === '/v1/collector/connection' ? 'connection' : 'other';
+    let response: EdgeResponse;
+    try {
+      response = await this.route(request);
+    } catch (error) {
+      response = this.failure(error);
+    } finally {
+      this.active -= 1;
+      if (this.active === 0) for (const resolve of this.idle.splice(0)) resolve();
+    }
+    this.deps.metrics.request(route, response.status);
+    this.deps.metrics.requestSeconds.labels(route).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    return response;
+  }
+
+  /** Waits for requests in progress and flushes the group commit (graceful shutdown). */
+  async drain(): Promise<void> {
+    // Flush first: requests in progress are waiting for their rows to commit.
+    const flushed = this.writer.drain();
+    if (this.active > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    await flushed;
+    await this.writer.drain();
+    await this.commitRetry.flush();
+    this.commitRetry.stop();
+  }
+
+  private route(request: EdgeRequest): Promise<EdgeResponse> {
+    if (request.path === '/ingest' && request.method === 'POST') return this.ingest(request);
+    if (request.path === '/v1/collector/connection' && request.method === 'GET') return this.connectionCheck(request);
+    return Promise.resolve(errorResponse(new AppError('not_found')));
+  }
+
+  private failure(error: unknown): EdgeResponse {
+    if (isAppError(error)) return errorResponse(error);
+    if (error instanceof BatchShapeError) return error.response();
+    if (error instanceof StoreUnavailable) {
+      this.deps.logError?.('store unavailable', error.reason);
+      return errorResponse(serviceUnavailable());
+    }
+    this.deps.logError?.('unexpected failure', error);
+    return errorResponse(new AppError('service_unavailable', { status: 500 }));
+  }
+
+  /** Authentication of 03 for both routes; returns the binding and "now" of the service clock. */
+  private async authenticate(request: EdgeRequest): Promise<{ presented: Presented; credential: IngestCredential; nowMs: number }> {
+    const presented = presentedCredentials(request);
+    const credential = await fromStore(resolveCredential(this.credentials, presented));
+    await fromStore(this.deps.clock.sync());
+    const nowMs = this.deps.clock.nowMs();
+    verifySignature(credential, presented, request.rawBody, nowMs);
+    return { presented, credential, nowMs };
+  }
+
+  /**
+   * After the admission script saw a moved credential epoch: the binding is read again and the
+   * request re-verified against it (a rotated-away or revoked token fails here).
+   */
+  private async reauthenticate(credential: IngestCredential, presented: Presented, rawBody: Buffer, nowMs: number): Promise<IngestCredential> {
+    const current = await fromStore(this.credentials.reload(credential));
+    if (!tokenMatches(current, presented.token)) throw unauthenticated();
+    verifySignature(current, presented, rawBody, nowMs);
+    return current;
+  }
+
+  private async ingest(request: EdgeRequest): Promise<EdgeResponse> {
+    const prepared = await this.admitBatch(request);
+    return 'status' in prepared ? prepared : this.persist(prepared);
+  }
+
+  /**
+   * Verify, parse, validate and admit; then everything the answer needs is computed at once
+   * (rows as one Buffer, the response body as text), so that nothing of the parsed batch stays
+   * alive while the rows wait for their group commit.
+   */
+  private async admitBatch(request: EdgeRequest): Promise<EdgeResponse | PreparedBatch> {
+    if (request.rawBody.length > MAX_BODY_BYTES) throw new AppError('request_too_large');
+    const auth = await this.authenticate(request);
+    let { credential } = auth;
+    const { nowMs, presented } = auth;
+    const items = parseBatch(request.headers['content-type'], request.rawBody);
+    for (let attempt = 0; ; attempt += 1) {
+      const checks = items.map((item) => checkItem(item, credential));
+      if (this.writer.saturated()) throw serviceUnavailable(1);
+      const eventIds: string[] = [];
+      for (const check of checks) if (check.valid) eventIds.push(check.envelope.eventId);
+      const started = process.hrtime.bigint();
+      const result = await fromStore(this.admission.admit(credential, { nowMs, itemCount: items.length, eventIds }));
+      this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      if (result.kind === 'stale_credential') {
+        // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
+        if (attempt > 0) throw new AppError('integration_not_available');
+        credential = await this.reauthenticate(credential, presented, request.rawBody, nowMs);
+        continue;
+      }
+      return this.prepare(result, checks, credential, nowMs);
+    }
+  }
+
+  private prepare(result: Exclude<AdmissionResult, { kind: 'stale_credential' }>, checks: ItemCheck[], credential: IngestCredential, nowMs: number): PreparedBatch {
+    switch (result.kind) {
+      case 'rate_limited':
+        throw new AppError(result.code, { retryAfterSeconds: result.retryAfterSeconds });
+      case 'quota_exhausted':
+        throw new AppError('observation_monthly_quota_exhausted', {
+          extra: { mode: 'sandbox', period: 'utc_calendar_month', resetAt: result.resetAt, retryable: false, batchPersisted: 0 },
+        });
+      case 'in_flight':
+        // An eventId of this batch belongs to another batch whose insert has not finished yet.
+        throw serviceUnavailable(1);
+      case 'admitted':
+        break;
+    }
+    const { ticket, duplicate } = result;
+    const results: ItemResult[] = [];
+    const newEventIds: string[] = [];
+    let rows = '';
+    let rejected = 0;
+    let valid = 0;
+    const prefix = batchRowPrefix({ credential, batchId: ticket.batchId, receivedAtMs: nowMs, receivedDate: new Date(nowMs).toISOString().slice(0, 10) });
+    for (let index = 0; index < checks.length; index += 1) {
+      const check = checks[index];
+      if (!check.valid) {
+        rejected += 1;
+        results.push({ index, accepted: false, issues: check.issues });
+        continue;
+      }
+      if (!duplicate[valid]) {
+        rows += observationRow(prefix, check.envelope, check.occurredAtMs);
+        newEventIds.push(check.envelope.eventId);
+      }
+      valid += 1;
+      results.push({ index, accepted: true, eventId: check.envelope.eventId });
+    }
+    return {
+      rows: newEventIds.length > 0 ? Buffer.from(rows, 'utf8') : null,
+      ticket,
+      job: { connectionId: credential.connectionId, workspaceId: credential.workspaceId, mode: credential.mode, batchId: ticket.batchId, receivedAtMs: nowMs, eventIds: newEventIds },
+      response: jsonResponse(rejected === 0 ? 202 : 207, { accepted: valid, persisted: newEventIds.length, results }),
+      counts: { accepted: newEventIds.length, duplicate: valid - newEventIds.length, rejected },
+    };
+  }
+
+  /** Persist, then enqueue: the answer is sent only once the rows are committed. */
+  private async persist(batch: PreparedBatch): Promise<EdgeResponse> {
+    const metrics = this.deps.metrics;
+    if (batch.rows !== null) {
+      try {
+        await this.writer.write(batch.rows, batch.job.eventIds.length);
+      } catch {
+        // Nothing of this batch is answered as accepted: its admission is undone so the retry
+        // with the same eventIds is admitted and counted once (issue 4 item 5).
+        await this.admission.release(batch.ticket).then(
+          () => metrics.admissionReleases.labels('released').inc(),
+          () => metrics.admissionReleases.labels('failed').inc(),
+        );
+        throw serviceUnavailable(1);
+      }
+      const enqueued = await this.admission.commit(batch.ticket, batch.job).catch(() => false);
+      if (!enqueued) this.commitRetry.add(batch.ticket, batch.job);
+    }
+    metrics.envelopeCounts.accepted.inc(batch.counts.accepted);
+    metrics.envelopeCounts.duplicate.inc(batch.counts.duplicate);
+    metrics.envelopeCounts.rejected.inc(batch.counts.rejected);
+    metrics.queuedRows.set(this.writer.pendingRows);
+    return batch.response;
+  }
+
+  /** 03 Collector connection check: signed over `<t>.` and the (empty) body, per-client budget. */
+  private async connectionCheck(request: EdgeRequest): Promise<EdgeResponse> {
+    const auth = await this.authenticate(request);
+    let { credential } = auth;
+    for (let attempt = 0; ; attempt += 1) {
+      const result = await fromStore(this.admission.checkConnection(credential, auth.nowMs));
+      if (result.kind === 'stale_credential') {
+        if (attempt > 0) throw new AppError('integration_not_available');
+        credential = await this.reauthenticate(credential, auth.presented, request.rawBody, auth.nowMs);
+        continue;
+      }
+      if (result.kind === 'rate_limited') throw new AppError('connection_rate_limited', { retryAfterSeconds: result.retryAfterSeconds });
+      return jsonResponse(200, {
+        connectionId: credential.connectionId,
+        integrationKey: credential.integrationKey,
+        mode: credential.mode,
+        environmentId: credential.environmentId,
+        direction: credential.direction,
+        protocol: credential.protocol,
+        credentialStatus: 'active',
+      });
+    }
+  }
+}

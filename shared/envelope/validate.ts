@@ -1,0 +1,148 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { SCHEMA_SHAPE_SCHEMA, envelopeSchema } from './schemas.js';
+import { ENVELOPE_VERSIONS, type EnvelopeVersion, type ObservationEnvelope, type Protocol } from './types.js';
+
+/** At most this many issues are reported for one envelope; the first ones name the problem. */
+export const MAX_ISSUES_PER_ENVELOPE = 20;
+
+function buildValidators(): { byVersion: Map<string, ValidateFunction>; unknownVersion: ValidateFunction } {
+  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, verbose: true, allowUnionTypes: true, coerceTypes: false });
+  ajv.addKeyword({ keyword: 'x-issue', schemaType: 'string' });
+  ajv.addSchema(SCHEMA_SHAPE_SCHEMA);
+  const byVersion = new Map<string, ValidateFunction>();
+  for (const version of ENVELOPE_VERSIONS) byVersion.set(version, ajv.compile(envelopeSchema(version)));
+  return { byVersion, unknownVersion: ajv.compile(envelopeSchema(null)) };
+}
+
+// Compiled once per process (the hot path only runs the generated functions).
+const validators = buildValidators();
+
+const TYPE_WORDS: Record<string, string> = {
+  object: 'an object', array: 'an array', string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', null: 'null',
+};
+
+function typeWords(type: unknown): string {
+  const list = Array.isArray(type) ? type : [type];
+  return list.map((name) => TYPE_WORDS[String(name)] ?? String(name)).join(' or ');
+}
+
+/** One issue text per violation: `<JSON pointer> <what is wrong>` (03 "field-level schema messages"). */
+function issueOf(error: ErrorObject): string | null {
+  const path = error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'if':
+      return null;
+    case 'required':
+      return `${path}/${String(params.missingProperty)} is required`;
+    case 'additionalProperties': {
+      const name = String(params.additionalProperty);
+      if (path === '/payload' && name === 'schemaInspected') return '/payload/schemaInspected is not allowed before envelope version 0.3';
+      return `${path}/${name} is not allowed`;
+    }
+  }
+  const where = path === '' ? 'envelope' : path;
+  const custom = (error.parentSchema as Record<string, unknown> | undefined)?.['x-issue'];
+  if (typeof custom === 'string') return `${where} ${custom}`;
+  switch (error.keyword) {
+    case 'type': return `${where} must be ${typeWords(params.type)}`;
+    case 'const': return `${where} must be ${JSON.stringify(params.allowedValue)}`;
+    case 'enum': return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
+    default: return `${where} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+const HTTP_PROTOCOLS: ReadonlySet<Protocol> = new Set(['http-api', 'http-webhook']);
+
+/**
+ * 03 transport rules and the operation table: which direction, method and payloadLocation each
+ * protocol allows, and what a routeTemplate may hold. Runs only on a structurally valid envelope.
+ */
+function operationIssues(envelope: ObservationEnvelope): string[] {
+  const issues: string[] = [];
+  const { protocol, direction, transport } = envelope;
+  if (protocol === 'http-api') {
+    if (direction !== 'outbound') issues.push('/direction must be outbound for protocol http-api');
+    if (transport.payloadLocation === 'message') issues.push('/transport/payloadLocation must be response or request for protocol http-api');
+  } else {
+    if (protocol === 'http-webhook' && direction !== 'inbound') issues.push('/direction must be inbound for protocol http-webhook');
+    if (transport.payloadLocation !== 'message') issues.push(`/transport/payloadLocation must be message for protocol ${protocol}`);
+    if (protocol !== 'http-webhook' && transport.method !== 'POST') issues.push(`/transport/method must be POST for protocol ${protocol}`);
+  }
+  const route = transport.routeTemplate;
+  if (HTTP_PROTOCOLS.has(protocol)) {
+    if (!route.startsWith('/') || route.includes('?') || route.includes('#')) {
+      issues.push('/transport/routeTemplate must be an absolute path without a query string for an HTTP protocol');
+    }
+  } else if (route.includes('?') || route.includes('#')) {
+    issues.push(`/transport/routeTemplate must be a queue, topic, subscription, feed or job label for protocol ${protocol}`);
+  }
+  if (concreteSegment(route)) {
+    issues.push('/transport/routeTemplate must be a stable template without message ids, run ids, timestamps or customer ids');
+  }
+  return issues;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LONG_NUMBER = /^\d{6,}$/;
+const LONG_HEX_ID = /^(?=.*\d)[0-9a-f]{16,}$/i;
+const DATE_LIKE = /\d{4}-\d{2}-\d{2}/;
+
+/**
+ * 03 transport rule 2: a routeTemplate "never holds message ids, run ids, timestamps or customer
+ * ids". A conservative check for the unmistakable cases: a segment that is a UUID, a number of six
+ * or more digits, a long hex id, or a date.
+ */
+export function concreteSegment(route: string): boolean {
+  return route.split(/[/.:]/).some((segment) => UUID.test(segment) || LONG_NUMBER.test(segment) || LONG_HEX_ID.test(segment) || DATE_LIKE.test(segment));
+}
+
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|([+-])(\d{2}):(\d{2}))$/;
+
+/** Epoch milliseconds of an RFC 3339 timestamp whose every field is in range (1970 or later), else null. */
+export function timestampMs(value: string): number | null {
+  const m = TIMESTAMP.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > daysInMonth) return null;
+  let offsetMinutes = 0;
+  if (m[8] !== 'Z') {
+    const hours = Number(m[10]);
+    const minutes = Number(m[11]);
+    if (hours > 23 || minutes > 59) return null;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (hours * 60 + minutes);
+  }
+  const fraction = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second, fraction) - offsetMinutes * 60_000;
+  return ms >= 0 ? ms : null;
+}
+
+export type EnvelopeCheck =
+  | { valid: true; envelope: ObservationEnvelope; occurredAtMs: number }
+  | { valid: false; issues: string[] };
+
+/**
+ * Validates one batch item against its envelope version and the transport and operation rules.
+ * Never throws; every violation becomes one issue text.
+ */
+export function validateEnvelope(item: unknown): EnvelopeCheck {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return { valid: false, issues: ['envelope must be an object'] };
+  const version = (item as { envelopeVersion?: unknown }).envelopeVersion;
+  const validate = (typeof version === 'string' && validators.byVersion.get(version as EnvelopeVersion)) || validators.unknownVersion;
+  if (!validate(item)) {
+    const issues = new Set<string>();
+    for (const error of validate.errors ?? []) {
+      const issue = issueOf(error);
+      if (issue !== null) issues.add(issue);
+      if (issues.size >= MAX_ISSUES_PER_ENVELOPE) break;
+    }
+    return { valid: false, issues: [...issues] };
+  }
+  const envelope = item as ObservationEnvelope;
+  const issues = operationIssues(envelope);
+  const occurredAtMs = timestampMs(envelope.occurredAt);
+  if (occurredAtMs === null) issues.push('/occurredAt must be an ISO 8601 timestamp with a time zone, e.g. 2025-01-31T12:00:00.000Z');
+  return issues.length > 0 || occurredAtMs === null ? { valid: false, issues } : { valid: true, envelope, occurredAtMs };
+}

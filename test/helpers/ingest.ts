@@ -1,0 +1,229 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '../../shared/clickhouse/client.js';
+import { sqlLiteral } from '../../shared/clickhouse/escape.js';
+import { createClock, type Clock } from '../../shared/clock.js';
+import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config.js';
+import { createMetricsRegistry } from '../../shared/metrics.js';
+import { startIngestServer, type RunningServer } from '../../ingest/server.js';
+import { createIntegration, type CreateIntegrationInput } from './integrations.js';
+import type { TestContext } from './context.js';
+
+export interface Edge {
+  url: string;
+  server: RunningServer;
+  config: Config;
+  clock: Clock;
+  close(): Promise<void>;
+}
+
+export interface EdgeOverrides {
+  limits?: Partial<IngestLimits>;
+  ingest?: Partial<IngestEdgeConfig>;
+  /**
+   * The edge's clock. By default a ManualClock of this edge only, so other test files moving the
+   * shared test clock (Redis `clock:offset_ms`) cannot shift this edge's windows and signatures;
+   * `'shared'` gives the process clock of ENABLE_TEST_CLOCK=1.
+   */
+  clock?: Clock | 'shared';
+  pool?: Pick<import('pg').Pool, 'query'>;
+  analysisStream?: string;
+}
+
+/** Real time plus an offset that only this test moves. */
+export class ManualClock implements Clock {
+  offsetMs = 0;
+  now(): Date { return new Date(this.nowMs()); }
+  nowMs(): number { return Date.now() + this.offsetMs; }
+  async sync(): Promise<void> { /* nothing shared to read */ }
+  advance(ms: number): void { this.offsetMs += ms; }
+}
+
+/** The uWebSockets.js edge in-process on a free loopback port, on the test stores (no mocks). */
+export async function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides = {}): Promise<Edge> {
+  const base = ctx.deps.config;
+  const config: Config = {
+    ...base,
+    limits: { ...base.limits, ...overrides.limits },
+    ingest: { ...base.ingest, ...overrides.ingest },
+  };
+  const clock = overrides.clock === 'shared' ? createClock(config.enableTestClock, ctx.deps.redis) : overrides.clock ?? new ManualClock();
+  const server = await startIngestServer(
+    {
+      config, pool: overrides.pool ?? ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock, metrics: createMetricsRegistry('ingest-test'),
+      ...(overrides.analysisStream ? { analysisStream: overrides.analysisStream } : {}),
+    },
+    '127.0.0.1',
+    0,
+  );
+  return { url: `http://127.0.0.1:${server.port}`, server, config, clock, close: () => server.close() };
+}
+
+/** A ClickHouse client on the test database; its own error log is off (fault tests stop the server). */
+export function testClickHouse(ctx: TestContext): ClickHouseClient {
+  return createClient({
+    url: ctx.deps.config.clickhouseUrl, database: ctx.deps.config.clickhouseDatabase, request_timeout: 10_000,
+    compression: { request: false, response: false }, log: { level: ClickHouseLogLevel.OFF },
+  });
+}
+
+/** A collector's configuration plus the ids a test needs to look things up. */
+export interface Collector {
+  integrationKey: string;
+  connectionKey: string;
+  ingestToken: string;
+  connectionId: string;
+  workspaceIntegrationId: string;
+  environmentId: string;
+  mode: 'sandbox' | 'live';
+  direction: 'inbound' | 'outbound';
+  protocol: 'http-api' | 'http-webhook' | 'scheduled-feed' | 'queue';
+}
+
+export async function createCollector(ctx: TestContext, apiKey: string, input: Partial<CreateIntegrationInput> = {}): Promise<Collector> {
+  const direction = input.direction ?? (input.protocol === 'http-webhook' ? 'inbound' : 'outbound');
+  const protocol = input.protocol ?? 'http-api';
+  const created = await createIntegration(ctx, apiKey, { mode: input.mode ?? 'sandbox', direction, protocol, ...input });
+  return {
+    ...created.collectorConfiguration,
+    connectionId: created.integration.connectionId,
+    workspaceIntegrationId: created.integration.id,
+    environmentId: created.integration.environmentId,
+    mode: created.integration.mode,
+    direction,
+    protocol,
+  };
+}
+
+export const newEventId = () => `evt_${randomBytes(12).toString('hex')}`;
+
+const OPERATION: Record<Collector['protocol'], { method: string; routeTemplate: string; payloadLocation: string; statusCode: number }> = {
+  'http-api': { method: 'GET', routeTemplate: '/v1/orders/{orderId}', payloadLocation: 'response', statusCode: 200 },
+  'http-webhook': { method: 'POST', routeTemplate: '/webhooks/orders', payloadLocation: 'message', statusCode: 200 },
+  queue: { method: 'POST', routeTemplate: 'orders.created', payloadLocation: 'message', statusCode: 202 },
+  'scheduled-feed': { method: 'POST', routeTemplate: 'nightly-orders-export', payloadLocation: 'message', statusCode: 200 },
+};
+
+export const FINGERPRINT = `sha256:${'ab'.repeat(32)}`;
+
+/** A valid envelope (version 0.2 unless overridden) for the collector's Integration. */
+export function envelope(collector: Pick<Collector, 'integrationKey' | 'direction' | 'protocol'>, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    envelopeVersion: '0.2',
+    eventId: newEventId(),
+    tenantId: 'ten_authenticated',
+    environmentId: 'env_authenticated',
+    integrationId: collector.integrationKey,
+    direction: collector.direction,
+    protocol: collector.protocol,
+    occurredAt: new Date().toISOString(),
+    operationIdentityVersion: '1',
+    eventType: 'order.created',
+    correlation: { sourceEventIdHash: 'hmac:1f2e3d', hashNamespace: 'orders' },
+    contract: { observedFingerprint: FINGERPRINT },
+    transport: { ...OPERATION[collector.protocol], durationMs: 42.5, attempt: 1 },
+    payload: {
+      storage: 'none',
+      schemaFingerprint: FINGERPRINT,
+      schemaShape: { kind: 'object', fields: { id: { kind: 'string' }, total: { kind: 'number' }, tags: { kind: 'array', items: { kind: 'string' } } } },
+      redactionPolicyVersion: '2025-01',
+    },
+    outcome: { accepted: true, businessObjectType: 'order', businessObjectIdHash: 'hmac:9a8b7c' },
+    ...overrides,
+  };
+}
+
+export function signatureHeader(token: string, body: string | Buffer, unixSeconds: number): string {
+  const v1 = createHmac('sha256', token).update(`${unixSeconds}.`).update(body).digest('hex');
+  return `t=${unixSeconds},v1=${v1}`;
+}
+
+/** "Now" of the edge's clock in unix seconds (the test clock may carry an offset). */
+export async function edgeSeconds(edge: Edge): Promise<number> {
+  await edge.clock.sync();
+  return Math.floor(edge.clock.nowMs() / 1000);
+}
+
+export interface SendOptions {
+  /** Unix seconds of the signature (default: the service clock). */
+  t?: number;
+  /** Replaces or removes (null) any header. */
+  headers?: Record<string, string | null>;
+  /** Signs with another secret than the collector's token. */
+  signingKey?: string;
+}
+
+export interface EdgeAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+async function answer(res: Response): Promise<EdgeAnswer> {
+  const text = await res.text();
+  let body: unknown = undefined;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, body };
+}
+
+async function signedHeaders(edge: Edge, collector: Collector, body: string, options: SendOptions): Promise<Record<string, string>> {
+  const t = options.t ?? (await edgeSeconds(edge));
+  const headers: Record<string, string | null> = {
+    'content-type': 'application/json',
+    'x-service-connection': collector.connectionKey,
+    authorization: `Bearer ${collector.ingestToken}`,
+    'x-service-signature': signatureHeader(options.signingKey ?? collector.ingestToken, body, t),
+    ...options.headers,
+  };
+  return Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== null));
+}
+
+/** POST /ingest with the exact body string signed (a non-string body is serialised once). */
+export async function postBatch(edge: Edge, collector: Collector, body: unknown, options: SendOptions = {}): Promise<EdgeAnswer> {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await fetch(`${edge.url}/ingest`, { method: 'POST', headers: await signedHeaders(edge, collector, text, options), body: text });
+  return answer(res);
+}
+
+export async function sendEnvelopes(edge: Edge, collector: Collector, envelopes: unknown[], options: SendOptions = {}): Promise<EdgeAnswer> {
+  return postBatch(edge, collector, { envelopes }, options);
+}
+
+/** GET /v1/collector/connection, signed over `<t>.` and the empty body (or `body` when given). */
+export async function checkConnection(edge: Edge, collector: Collector, options: SendOptions & { signedBody?: string } = {}): Promise<EdgeAnswer> {
+  const headers = await signedHeaders(edge, collector, options.signedBody ?? '', options);
+  delete headers['content-type'];
+  return answer(await fetch(`${edge.url}/v1/collector/connection`, { headers }));
+}
+
+/** Rows of a connection in ClickHouse, collapsed by the ReplacingMergeTree key (FINAL); optionally only these eventIds. */
+export async function countObservations(clickhouse: ClickHouseClient, connectionId: string, eventIds?: string[]): Promise<number> {
+  const count = async (filter: string) => {
+    const result = await clickhouse.query({
+      query: `SELECT count() AS n FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)}${filter}`,
+      format: 'JSONEachRow',
+    });
+    return Number((await result.json<{ n: string | number }>())[0].n);
+  };
+  if (!eventIds) return count('');
+  let total = 0;
+  // ClickHouse caps the query text (max_query_size): ask in slices.
+  for (let offset = 0; offset < eventIds.length; offset += 2_000) {
+    total += await count(` AND event_id IN (${eventIds.slice(offset, offset + 2_000).map(sqlLiteral).join(', ')})`);
+  }
+  return total;
+}
+
+/** Every stored row of a connection (FINAL), for field-level checks. */
+export async function observationRows(clickhouse: ClickHouseClient, connectionId: string): Promise<Record<string, unknown>[]> {
+  const result = await clickhouse.query({
+    query: `SELECT * FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)} ORDER BY event_id`,
+    format: 'JSONEachRow',
+  });
+  return result.json<Record<string, unknown>>();
+}

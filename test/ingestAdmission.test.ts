@@ -1,0 +1,176 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../shared/config.js';
+import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
+import { usagePeriodOf } from '../shared/usagePeriod.js';
+import { Admission } from '../ingest/admission.js';
+import { LuaScript } from '../ingest/luaScript.js';
+import type { IngestCredential } from '../ingest/credentials.js';
+import { IngestKeys } from '../ingest/keys.js';
+
+// The admission scripts against the real test Redis, with a credential record of fresh ids:
+// the in-flight / committed / abandoned states of an eventId, RELEASE, the epoch check and
+// the script cache fallback.
+
+let redis: Redis;
+let config: Config;
+
+beforeAll(async () => {
+  config = loadConfig();
+  redis = await connectRedis(config.redisUrl);
+});
+afterAll(() => { redis.disconnect(); });
+
+const unique = () => randomBytes(8).toString('hex');
+
+function credential(mode: 'sandbox' | 'live' = 'sandbox'): IngestCredential {
+  const id = unique();
+  return {
+    connectionId: `int_${id}`, connectionKey: `svc_conn_v1.${id}`, workspaceId: `ws_${id}`, accountId: `acct_${id}`, tenantId: `ten_${id}`,
+    environmentId: `env_${id}`, mode, integrationId: `wint_${id}`, integrationKey: `svc_int_${id}`, direction: 'outbound', protocol: 'http-api',
+    usable: true, tokenHash: null, hmacKey: null, sandboxAllowance: null, epoch: '', loadedAt: Date.now(),
+  };
+}
+
+const now = () => Date.now();
+
+describe('eventId states', () => {
+  it('admits new eventIds, then reports them in flight until their batch is committed, then as duplicates', async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential();
+    const first = await admission.admit(cred, { nowMs: now(), itemCount: 2, eventIds: ['evt_a', 'evt_b'] });
+    expect(first).toMatchObject({ kind: 'admitted', duplicate: [false, false], newCount: 2 });
+    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_b'] })).toEqual({ kind: 'in_flight' });
+    if (first.kind !== 'admitted') throw new Error('not admitted');
+    expect(await admission.commit(first.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: first.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_a', 'evt_b'] })).toBe(true);
+    const again = await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_b', 'evt_c', 'evt_a'] });
+    expect(again).toMatchObject({ kind: 'admitted', duplicate: [true, false, true], newCount: 1 });
+    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, usagePeriodOf(new Date()).period))).toBe('3');
+    await redis.del(RedisKeys.analysisJobs + ':unused');
+  });
+
+  it('treats an eventId whose batch never committed and whose deadline passed as never admitted', async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential();
+    await redis.set(IngestKeys.eventId(cred.connectionId, 'evt_lost'), `${now() - 1}:deadbatch`);
+    await redis.set(IngestKeys.eventId(cred.connectionId, 'evt_pending'), `${now() + 60_000}:otherbatch`);
+    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_lost'] })).toMatchObject({ kind: 'admitted', duplicate: [false] });
+    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_pending'] })).toEqual({ kind: 'in_flight' });
+    await redis.set(IngestKeys.committedBatch('otherbatch'), '1', 'EX', 60);
+    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_pending'] })).toMatchObject({ kind: 'admitted', duplicate: [true] });
+  });
+
+  it('keeps eventIds for the de-duplication window', async () => {
+    const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, dedupWindowSeconds: 3600 } });
+    const cred = credential('live');
+    await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_ttl'] });
+    const ttl = await redis.ttl(IngestKeys.eventId(cred.connectionId, 'evt_ttl'));
+    expect(ttl).toBeGreaterThan(3590);
+    expect(ttl).toBeLessThanOrEqual(3600);
+  });
+});
+
+describe('sliding windows', () => {
+  it('forgets buckets as they leave the 60-second window and keeps the running sum equal to the buckets', async () => {
+    const tight = { ...config, limits: { ...config.limits, integrationRequestsPerMin: 3 } };
+    const admission = new Admission(redis, tight);
+    const cred = credential('live');
+    const key = IngestKeys.integrationRequests(cred.connectionId);
+    const start = Math.floor(now() / 1000) * 1000;
+    for (const offset of [0, 10_000, 20_000]) expect(await admission.admit(cred, { nowMs: start + offset, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'admitted' });
+    expect(await admission.admit(cred, { nowMs: start + 30_000, itemCount: 0, eventIds: [] })).toEqual({ kind: 'rate_limited', code: 'workload_rate_limited', retryAfterSeconds: 30 });
+    // 59.999 s after the first request it still counts; at 60 s its bucket has left the window.
+    expect(await admission.admit(cred, { nowMs: start + 59_999, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 1 });
+    expect(await admission.admit(cred, { nowMs: start + 60_000, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'admitted' });
+    const { s: runningSum, o: oldest, ...buckets } = await redis.hgetall(key);
+    expect(Object.keys(buckets).sort()).toEqual([10, 20, 60].map((seconds) => String(start / 1000 + seconds)));
+    expect(runningSum).toBe('3');
+    expect(oldest).toBe(String(start / 1000 + 1));
+    // Idle past the window (or a clock moved by a month): everything is forgotten at once.
+    for (const later of [start + 200_000, start + 31 * 24 * 3600_000]) {
+      const began = Date.now();
+      expect(await admission.admit(cred, { nowMs: later, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'admitted' });
+      expect(Date.now() - began).toBeLessThan(100);
+      const { s: sum, o: _o, ...left } = await redis.hgetall(key);
+      expect(sum).toBe('1');
+      expect(Object.keys(left)).toEqual([String(Math.floor(later / 1000))]);
+    }
+  });
+});
+
+describe('RELEASE', () => {
+  it('undoes exactly what the admission counted and frees its eventIds', async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential();
+    const { period } = usagePeriodOf(new Date());
+    const windowKeys = [IngestKeys.sandboxAccountRequests(cred.accountId), IngestKeys.sandboxAccountEnvelopes(cred.accountId), IngestKeys.integrationRequests(cred.connectionId), IngestKeys.integrationObservations(cred.connectionId), IngestKeys.workspaceObservations(cred.workspaceId)];
+    const sums = async () => Promise.all(windowKeys.map(async (key) => {
+      const { s: runningSum, o: _oldest, ...buckets } = await redis.hgetall(key);
+      const sum = Object.values(buckets).reduce((total, value) => total + Number(value), 0);
+      expect(Number(runningSum ?? 0)).toBe(sum);
+      return sum;
+    }));
+    const before = await sums();
+    const kept = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_kept'] });
+    if (kept.kind !== 'admitted') throw new Error('not admitted');
+    await admission.commit(kept.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: kept.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_kept'] });
+    const between = await sums();
+    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_kept', 'evt_x', 'evt_y'] });
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    expect(admitted.newCount).toBe(2);
+    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, period))).toBe('3');
+    await admission.release(admitted.ticket);
+    expect(await sums()).toEqual(between);
+    expect(between).not.toEqual(before);
+    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, period))).toBe('1');
+    expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, period, 'sandbox'))).toBe('1');
+    expect(await redis.exists(IngestKeys.eventId(cred.connectionId, 'evt_x'))).toBe(0);
+    expect(await redis.exists(IngestKeys.eventId(cred.connectionId, 'evt_kept'))).toBe(1);
+  });
+
+  it('leaves an eventId that another batch took over after the deadline', async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential('live');
+    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_taken'] });
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    await redis.set(IngestKeys.eventId(cred.connectionId, 'evt_taken'), `${now() + 60_000}:someoneelse`);
+    await admission.release(admitted.ticket);
+    expect(await redis.get(IngestKeys.eventId(cred.connectionId, 'evt_taken'))).toMatch(/someoneelse$/);
+    expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date()).period, 'live'))).toBe('1');
+  });
+});
+
+describe('credential epoch and the script cache', () => {
+  it('refuses a batch whose cached epoch differs from Redis, writing nothing', async () => {
+    const admission = new Admission(redis, config);
+    const cred = { ...credential(), epoch: '4' };
+    await redis.set(RedisKeys.credentialEpoch(cred.connectionId), '5');
+    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_e'] })).toEqual({ kind: 'stale_credential' });
+    expect(await redis.exists(IngestKeys.eventId(cred.connectionId, 'evt_e'), IngestKeys.integrationRequests(cred.connectionId))).toBe(0);
+    expect(await admission.admit({ ...cred, epoch: '5' }, { nowMs: now(), itemCount: 1, eventIds: ['evt_e'] })).toMatchObject({ kind: 'admitted' });
+  });
+
+  it('falls back to EVAL when Redis does not know the script (NOSCRIPT), which caches it again', async () => {
+    const script = new LuaScript(`return ARGV[1] -- ${unique()}`);
+    expect(await redis.script('EXISTS', script.sha)).toEqual([0]);
+    expect(await script.run(redis, [], ['hello'])).toBe('hello');
+    expect(await redis.script('EXISTS', script.sha)).toEqual([1]);
+    expect(await script.run(redis, [], ['again'])).toBe('again');
+  });
+});
+
+describe('memory of the de-duplication window', () => {
+  it('costs about 100 bytes of Redis memory per remembered eventId', async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential('live');
+    const eventIds = Array.from({ length: 50 }, () => `evt_${randomBytes(12).toString('hex')}`);
+    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 50, eventIds });
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    await admission.commit(admitted.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: admitted.ticket.batchId, receivedAtMs: now(), eventIds });
+    const perKey = await Promise.all(eventIds.map((id) => redis.memory('USAGE', IngestKeys.eventId(cred.connectionId, id)) as Promise<number>));
+    const marker = (await redis.memory('USAGE', IngestKeys.committedBatch(admitted.ticket.batchId))) as number;
+    const average = perKey.reduce((sum, bytes) => sum + bytes, 0) / perKey.length + marker / eventIds.length;
+    expect(average).toBeGreaterThan(50);
+    expect(average).toBeLessThan(200);
+  });
+});
