@@ -104,6 +104,26 @@ describe('POST /ingest: accepted batches', () => {
     expect(rows.map((row) => row.environment_id)).not.toContain('env_authenticated');
   });
 
+  it('stores awkward values exactly: backslashes, control characters in field names, tiny and huge numbers', async () => {
+    const { collector } = await setup();
+    const shape = { kind: 'object', fields: { 'tab\there': { kind: 'string' }, 'line\nbreak\r': { kind: 'null' }, 'back\\slash"quote': { kind: 'array', items: { kind: 'integer' } }, 'nul\u0000\b\f': { kind: 'number' }, 'ü€😀': { kind: 'boolean' } } };
+    const item = envelope(collector, {
+      eventType: 'order\\created\\t',
+      correlation: { sourceEventIdHash: 'hmac:\\n', hashNamespace: 'a\\\\b' },
+      payload: { storage: 'none', schemaFingerprint: FINGERPRINT, schemaShape: shape, redactionPolicyVersion: 'v\\1' },
+    });
+    (item.transport as Record<string, unknown>).durationMs = 1e-7;
+    const other = envelope(collector);
+    (other.transport as Record<string, unknown>).durationMs = 86_400_000;
+    expect((await sendEnvelopes(edge, collector, [item, other])).status).toBe(202);
+    const rows = await observationRows(clickhouse, collector.connectionId);
+    const row = rows.find((candidate) => candidate.event_id === item.eventId)!;
+    expect(row).toMatchObject({ event_type: 'order\\created\\t', source_event_id_hash: 'hmac:\\n', hash_namespace: 'a\\\\b', redaction_policy_version: 'v\\1' });
+    expect(JSON.parse(row.schema_shape as string)).toEqual(shape);
+    expect(Number(row.duration_ms)).toBe(1e-7);
+    expect(Number(rows.find((candidate) => candidate.event_id === other.eventId)!.duration_ms)).toBe(86_400_000);
+  });
+
   it('takes the mode from the stored connection (Live)', async () => {
     const { collector } = await setup({ mode: 'live' });
     const res = await sendEnvelopes(edge, collector, [envelope(collector)]);

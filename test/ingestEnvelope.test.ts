@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { IngestCredential } from '../ingest/credentials.js';
-import { batchRowPrefix, escapedShapeJson, observationRow } from '../ingest/observationsTable.js';
+import { OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField } from '../ingest/observationsTable.js';
 import { concreteSegment, timestampMs, validateEnvelope } from '../shared/envelope/validate.js';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_FIELDS, type SchemaShape } from '../shared/envelope/types.js';
 import { isFresh, parseSignatureHeader, signatureMatches, computeSignature } from '../ingest/signature.js';
@@ -225,6 +225,12 @@ describe('timestamps', () => {
     expect(timestampMs('2025-01-31T12:00:00Z')).toBe(Date.UTC(2025, 0, 31, 12));
     expect(timestampMs('2025-01-31T14:00:00.250+02:00')).toBe(Date.UTC(2025, 0, 31, 12, 0, 0, 250));
     expect(timestampMs('2025-01-31T24:00:00Z')).toBeNull();
+    expect(timestampMs('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
+    expect(timestampMs('2000-02-29T00:00:00Z')).toBe(Date.UTC(2000, 1, 29));
+    expect(timestampMs('2025-02-29T00:00:00Z')).toBeNull();
+    expect(timestampMs('2100-02-29T00:00:00Z')).toBeNull();
+    expect(timestampMs('2025-04-31T00:00:00Z')).toBeNull();
+    expect(timestampMs('0099-06-01T00:00:00Z')).toBeNull();
     expect(timestampMs('2025-01-31T12:00:00+24:00')).toBeNull();
   });
 });
@@ -289,26 +295,38 @@ describe('signature header (03 Ingestion: t=<unix seconds>,v1=<64 lowercase hex>
   });
 });
 
-describe('observation rows (JSONEachRow)', () => {
+describe('observation rows (TabSeparated)', () => {
   const shapeArb: fc.Arbitrary<SchemaShape> = fc.letrec<{ node: SchemaShape }>((tie) => ({
     node: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
       fc.constantFrom<SchemaShape>({ kind: 'string' }, { kind: 'number' }, { kind: 'integer' }, { kind: 'boolean' }, { kind: 'null' }, { kind: 'array' }),
-      fc.dictionary(fc.string({ maxLength: 12 }), tie('node'), { maxKeys: 4 }).map((fields): SchemaShape => ({ kind: 'object', fields })),
+      fc.dictionary(fc.string({ maxLength: 12, unit: 'binary' }), tie('node'), { maxKeys: 4 }).map((fields): SchemaShape => ({ kind: 'object', fields })),
       tie('node').map((items): SchemaShape => ({ kind: 'array', items })),
     ),
   })).node;
 
-  it('serialises schemaShape escaped in one pass exactly like stringifying twice', () => {
-    fc.assert(fc.property(shapeArb, (shape) => escapedShapeJson(shape) === JSON.stringify(JSON.stringify(shape)).slice(1, -1)), { numRuns: 1000 });
+  it('serialises schemaShape exactly like JSON.stringify of the kind-first tree', () => {
+    fc.assert(fc.property(shapeArb, (shape) => shapeJson(shape) === JSON.stringify(shape)), { numRuns: 1000 });
     const awkward: SchemaShape = { kind: 'object', fields: { 'a"b': { kind: 'string' }, 'c\\d': { kind: 'null' }, 'e\nf': { kind: 'array' }, '\ud800': { kind: 'integer' }, 'ü': { kind: 'number' } } };
-    expect(escapedShapeJson(awkward)).toBe(JSON.stringify(JSON.stringify(awkward)).slice(1, -1));
+    expect(shapeJson(awkward)).toBe(JSON.stringify(awkward));
+    // Members in another order give the same text.
+    expect(shapeJson({ items: { kind: 'string' }, kind: 'array' } as SchemaShape)).toBe('{"kind":"array","items":{"kind":"string"}}');
   });
 
-  it('writes exactly the columns of the observations table', () => {
+  it('escapes exactly what TabSeparated needs, so a field never spills into the next', () => {
+    expect(tsvField('plain/value:{x}')).toBe('plain/value:{x}');
+    expect(tsvField('a\\b\tc\nd\re\0f\bg\fh')).toBe('a\\\\b\\tc\\nd\\re\\0f\\bg\\fh');
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), (value) => {
+      const field = tsvField(value);
+      return !/[\t\n\r\0]/.test(field) && field.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r', '0': '\0', b: '\b', f: '\f' } as Record<string, string>)[c] ?? c) === value;
+    }), { numRuns: 1000 });
+  });
+
+  it('writes exactly the columns of the observations table, one value each', () => {
     const sql = readFileSync(new URL('../migrations/clickhouse/0001_observations.sql', import.meta.url), 'utf8');
     const columns = [...sql.matchAll(/^\s{2}([a-z_]+)\s+(String|UInt\d+|Float64|Date)\b/gm)].map((match) => match[1]);
     expect(columns).toHaveLength(35);
+    expect([...OBSERVATION_COLUMNS].sort()).toEqual([...columns].sort());
     const check = validateEnvelope(envelope(api));
     if (!check.valid) throw new Error('invalid fixture');
     const credential = {
@@ -316,7 +334,11 @@ describe('observation rows (JSONEachRow)', () => {
     } as IngestCredential;
     const prefix = batchRowPrefix({ credential, batchId: 'b1', receivedAtMs: 1, receivedDate: '1970-01-01' });
     const line = observationRow(prefix, check.envelope, check.occurredAtMs);
-    expect(line.endsWith('}\n')).toBe(true);
-    expect(Object.keys(JSON.parse(line)).sort()).toEqual([...columns].sort());
+    expect(line.endsWith('\n')).toBe(true);
+    const values = line.slice(0, -1).split('\t');
+    expect(values).toHaveLength(35);
+    expect(values[OBSERVATION_COLUMNS.indexOf('event_id')]).toBe(check.envelope.eventId);
+    expect(values[OBSERVATION_COLUMNS.indexOf('connection_id')]).toBe('int_1');
+    expect(JSON.parse(values[OBSERVATION_COLUMNS.indexOf('schema_shape')])).toEqual(check.envelope.payload.schemaShape);
   });
 });

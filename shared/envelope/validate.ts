@@ -98,23 +98,35 @@ export function concreteSegment(route: string): boolean {
 }
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|([+-])(\d{2}):(\d{2}))$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return DAYS_IN_MONTH[month - 1];
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+}
 
 /** Epoch milliseconds of an RFC 3339 timestamp whose every field is in range (1970 or later), else null. */
 export function timestampMs(value: string): number | null {
   const m = TIMESTAMP.exec(value);
   if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (day < 1 || day > daysInMonth) return null;
+  // Runs once per envelope on the ingest path: plain arithmetic, no Date objects.
+  const year = +m[1];
+  const month = +m[2];
+  const day = +m[3];
+  const hour = +m[4];
+  const minute = +m[5];
+  const second = +m[6];
+  // Date.UTC reads years 0–99 as 1900–1999, and nothing before 1970 is accepted anyway.
+  if (year < 1970 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
+  if (day < 1 || day > daysInMonth(year, month)) return null;
   let offsetMinutes = 0;
   if (m[8] !== 'Z') {
-    const hours = Number(m[10]);
-    const minutes = Number(m[11]);
+    const hours = +m[10];
+    const minutes = +m[11];
     if (hours > 23 || minutes > 59) return null;
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (hours * 60 + minutes);
   }
-  const fraction = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
+  const fraction = m[7] ? Math.floor(+`0${m[7]}` * 1000) : 0;
   const ms = Date.UTC(year, month - 1, day, hour, minute, second, fraction) - offsetMinutes * 60_000;
   return ms >= 0 ? ms : null;
 }
