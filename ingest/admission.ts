@@ -31,8 +31,10 @@ export interface AdmissionTicket {
   accountUsageKey: string;
   workspaceUsageKey: string;
   windows: Window[];
-  /** De-duplication keys this batch set (its new eventIds). */
-  newKeys: string[];
+  /** The connection's de-duplication key prefix (IngestKeys.eventIdPrefix). */
+  dedupPrefix: string;
+  /** The eventIds this batch admitted as new (its de-duplication keys). */
+  newEventIds: string[];
 }
 
 export type AdmissionResult =
@@ -104,7 +106,7 @@ export class Admission {
     const windows = this.windowsOf(credential, request.itemCount);
     const batchId = `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
     const dedupValue = `${request.nowMs + this.pendingMs}:${batchId}`;
-    const eventKeys = request.eventIds.map((eventId) => IngestKeys.eventId(credential.connectionId, eventId));
+    const dedupPrefix = IngestKeys.eventIdPrefix(credential.connectionId);
     const accountUsageKey = RedisKeys.sandboxMonthlyUsage(credential.accountId, period);
     const workspaceUsageKey = RedisKeys.workspaceMonthlyUsage(credential.workspaceId, period, credential.mode);
     const keys = [
@@ -113,23 +115,22 @@ export class Admission {
       accountUsageKey,
       workspaceUsageKey,
       ...windows.map((window) => window.key),
-      ...eventKeys,
     ];
     const args: (string | number)[] = [
       credential.epoch, request.nowMs, WINDOW_MS, BUCKET_MS, sandbox ? '1' : '0', this.config.limits.sandboxQuotaEnforced ? '1' : '0',
       credential.sandboxAllowance ?? this.config.limits.sandboxMonthlyAllowance, this.config.ingest.dedupWindowSeconds, dedupValue,
-      USAGE_TTL_SECONDS, windows.length, eventKeys.length,
+      USAGE_TTL_SECONDS, windows.length, dedupPrefix, request.eventIds.join(','),
     ];
     for (const window of windows) args.push(window.limit, window.cost);
     const reply = (await ADMIT.run(this.redis, keys, args)) as [number, ...unknown[]];
     switch (reply[0]) {
       case 1: {
         const flags = String(reply[1]);
-        const duplicate = eventKeys.map((_, index) => flags.charCodeAt(index) === 49);
-        const newKeys = eventKeys.filter((_, index) => !duplicate[index]);
+        const duplicate = request.eventIds.map((_, index) => flags.charCodeAt(index) === 49);
+        const newEventIds = request.eventIds.filter((_, index) => !duplicate[index]);
         return {
-          kind: 'admitted', duplicate, newCount: newKeys.length,
-          ticket: { batchId, dedupValue, bucket: Number(reply[2]), sandbox, accountUsageKey, workspaceUsageKey, windows, newKeys },
+          kind: 'admitted', duplicate, newCount: newEventIds.length,
+          ticket: { batchId, dedupValue, bucket: Number(reply[2]), sandbox, accountUsageKey, workspaceUsageKey, windows, dedupPrefix, newEventIds },
         };
       }
       case 2: return { kind: 'stale_credential' };
@@ -142,8 +143,8 @@ export class Admission {
 
   /** Undoes an admission whose rows were not committed (see RELEASE). */
   async release(ticket: AdmissionTicket): Promise<void> {
-    const keys = [ticket.accountUsageKey, ticket.workspaceUsageKey, ...ticket.windows.map((window) => window.key), ...ticket.newKeys];
-    const args: (string | number)[] = [ticket.sandbox ? '1' : '0', ticket.dedupValue, ticket.bucket, ticket.windows.length];
+    const keys = [ticket.accountUsageKey, ticket.workspaceUsageKey, ...ticket.windows.map((window) => window.key)];
+    const args: (string | number)[] = [ticket.sandbox ? '1' : '0', ticket.dedupValue, ticket.bucket, ticket.windows.length, ticket.dedupPrefix, ticket.newEventIds.join(',')];
     for (const window of ticket.windows) args.push(window.cost);
     await RELEASE.run(this.redis, keys, args);
   }
@@ -169,7 +170,7 @@ export class Admission {
       RedisKeys.credentialEpoch(credential.connectionId), RedisKeys.sandboxAllowanceLimit(credential.accountId),
       RedisKeys.sandboxMonthlyUsage(credential.accountId, period), RedisKeys.workspaceMonthlyUsage(credential.workspaceId, period, credential.mode), key,
     ];
-    const args = [credential.epoch, nowMs, WINDOW_MS, BUCKET_MS, '0', '0', 0, 1, '', 1, 1, 0, this.config.ingest.connectionChecksPerMin, 1];
+    const args = [credential.epoch, nowMs, WINDOW_MS, BUCKET_MS, '0', '0', 0, 1, '', 1, 1, '', '', this.config.ingest.connectionChecksPerMin, 1];
     const reply = (await ADMIT.run(this.redis, keys, args)) as [number, ...unknown[]];
     if (reply[0] === 2) return { kind: 'stale_credential' };
     if (reply[0] === 3) return { kind: 'rate_limited', retryAfterSeconds: retrySeconds(Number(reply[2])) };

@@ -63,10 +63,14 @@ end
  *   KEYS[3]              account Sandbox monthly usage
  *   KEYS[4]              workspace monthly usage of the connection's mode
  *   KEYS[5 .. 4+W]       sliding windows (see WINDOW_FUNCTIONS)
- *   KEYS[5+W .. 4+W+N]   eventId de-duplication keys of the valid items, in item order
  *   ARGV: 1 cached epoch, 2 now ms, 3 window ms, 4 bucket ms, 5 sandbox 1|0, 6 quota enforced 1|0,
  *         7 allowance fallback, 8 dedup TTL s, 9 dedup value `<deadline ms>:<batch id>`,
- *         10 usage TTL s, 11 W, 12 N, then per window: limit, cost.
+ *         10 usage TTL s, 11 W, 12 de-duplication key prefix (`dd:<connection>:`), 13 the valid
+ *         items' eventIds joined by commas, in item order, then per window: limit, cost.
+ *
+ * The de-duplication keys are built here from the prefix and the eventIds rather than passed as
+ * KEYS: sending 50 long keys per batch cost the edge about a tenth of its CPU in command encoding
+ * (bench/RESULTS.md). The keys all live on one Redis (no Cluster; docs/decisions.md).
  *
  * A de-duplication value names the batch that admitted the eventId; `dc:<batch id>` exists once
  * that batch's rows are committed. An eventId of an uncommitted batch is "in flight" until the
@@ -83,7 +87,9 @@ local now = tonumber(ARGV[2])
 local windowMs = tonumber(ARGV[3])
 local bucketMs = tonumber(ARGV[4])
 local W = tonumber(ARGV[11])
-local N = tonumber(ARGV[12])
+local ids = {}
+for id in string.gmatch(ARGV[13], '[^,]+') do ids[#ids + 1] = ARGV[12] .. id end
+local N = #ids
 local span = math.floor(windowMs / bucketMs)
 local bucket = math.floor(now / bucketMs)
 local oldest = bucket - span + 1
@@ -91,8 +97,8 @@ local expired = {}
 local failed = 0
 local retry = 0
 for i = 1, W do
-  local limit = tonumber(ARGV[11 + 2 * i])
-  local cost = tonumber(ARGV[12 + 2 * i])
+  local limit = tonumber(ARGV[12 + 2 * i])
+  local cost = tonumber(ARGV[13 + 2 * i])
   local sum, gone = window_read(KEYS[4 + i], oldest, span)
   expired[i] = gone
   if cost > 0 and sum + cost > limit then
@@ -106,10 +112,10 @@ if failed > 0 then return {3, failed, retry} end
 local flags = {}
 local fresh = 0
 if N > 0 then
-  local values = redis.call('MGET', unpack(KEYS, 5 + W, 4 + W + N))
+  local values = redis.call('MGET', unpack(ids))
   local seen = {}
   for k = 1, N do
-    local key = KEYS[4 + W + k]
+    local key = ids[k]
     local value = values[k]
     if seen[key] then
       flags[k] = '1'
@@ -137,7 +143,7 @@ if ARGV[5] == '1' and ARGV[6] == '1' and fresh > 0 then
 end
 for i = 1, W do
   local key = KEYS[4 + i]
-  local cost = tonumber(ARGV[12 + 2 * i])
+  local cost = tonumber(ARGV[13 + 2 * i])
   local gone = expired[i]
   local dropped = 0
   for _, b in ipairs(gone) do dropped = dropped + tonumber(redis.call('HGET', key, b)) end
@@ -150,7 +156,7 @@ for i = 1, W do
   end
 end
 for k = 1, N do
-  if flags[k] == '0' then redis.call('SET', KEYS[4 + W + k], ARGV[9], 'EX', ARGV[8]) end
+  if flags[k] == '0' then redis.call('SET', ids[k], ARGV[9], 'EX', ARGV[8]) end
 end
 if fresh > 0 then
   if ARGV[5] == '1' then
@@ -169,16 +175,17 @@ return {1, table.concat(flags), bucket}
  * de-duplication keys still holding this batch's value and lowers the usage counters by that many;
  * takes the batch's costs back out of the bucket it was counted in (and out of the window sum).
  *
- *   KEYS[1] account Sandbox usage, KEYS[2] workspace usage, KEYS[3 .. 2+W] windows,
- *   KEYS[3+W ..] the batch's new de-duplication keys
- *   ARGV: 1 sandbox 1|0, 2 dedup value, 3 bucket, 4 W, then per window: cost
+ *   KEYS[1] account Sandbox usage, KEYS[2] workspace usage, KEYS[3 .. 2+W] windows
+ *   ARGV: 1 sandbox 1|0, 2 dedup value, 3 bucket, 4 W, 5 de-duplication key prefix, 6 the
+ *         batch's new eventIds joined by commas, then per window: cost
  */
 export const RELEASE = new LuaScript(`
 local W = tonumber(ARGV[4])
 local released = 0
-for k = 3 + W, #KEYS do
-  if redis.call('GET', KEYS[k]) == ARGV[2] then
-    redis.call('DEL', KEYS[k])
+for id in string.gmatch(ARGV[6], '[^,]+') do
+  local key = ARGV[5] .. id
+  if redis.call('GET', key) == ARGV[2] then
+    redis.call('DEL', key)
     released = released + 1
   end
 end
@@ -187,7 +194,7 @@ if released > 0 then
   redis.call('DECRBY', KEYS[2], released)
 end
 for i = 1, W do
-  local cost = tonumber(ARGV[4 + i])
+  local cost = tonumber(ARGV[6 + i])
   local key = KEYS[2 + i]
   -- A bucket that already left the window was subtracted from the sum when it was deleted.
   if cost > 0 and redis.call('HEXISTS', key, ARGV[3]) == 1 then

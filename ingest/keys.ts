@@ -9,6 +9,8 @@ export const IngestKeys = {
   sandboxAccountRequests: (accountId: string) => `rl:req:acct:${accountId}`,
   sandboxAccountEnvelopes: (accountId: string) => `rl:obs:acct:${accountId}`,
   connectionChecks: (connectionKey: string) => `rl:check:${connectionKey}`,
-  eventId: (connectionId: string, eventId: string) => `dd:${connectionId}:${eventId}`,
+  /** De-duplication keys are this prefix plus the eventId (built inside the admission script). */
+  eventIdPrefix: (connectionId: string) => `dd:${connectionId}:`,
+  eventId: (connectionId: string, eventId: string) => `${IngestKeys.eventIdPrefix(connectionId)}${eventId}`,
   committedBatch: (batchId: string) => `dc:${batchId}`,
 } as const;
