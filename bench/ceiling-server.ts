@@ -1,0 +1,68 @@
+// The ceiling reference of the ingest load benchmark (issue 4): a bare uWebSockets.js handler that
+// does only the work no ingest edge can avoid — read the body, parse X-Service-Signature, verify
+// the HMAC-SHA256 over `<t>.<raw body>` with the connection's ingest token, JSON.parse, answer
+// 202 `{}`. No validation, no admission, no persistence. Started by bench/ingest-target.ts.
+
+import type { KeyObject } from 'node:crypto';
+import uWS from 'uWebSockets.js';
+import { MAX_BODY_BYTES } from '../ingest/edgeHttp.js';
+import { parseSignatureHeader, signatureMatches } from '../ingest/signature.js';
+
+export interface CeilingServer {
+  port: number;
+  close(): void;
+}
+
+/** `tokens`: ingest token key of each Connection key (what the edge's credential cache holds after warm-up). */
+export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>, host: string, port: number): Promise<CeilingServer> {
+  const app = uWS.App();
+  const answer = (res: uWS.HttpResponse, status: string, body: string) => {
+    res.cork(() => {
+      res.writeStatus(status);
+      res.writeHeader('content-type', 'application/json; charset=utf-8');
+      res.end(body);
+    });
+  };
+  app.post('/ingest', (res, req) => {
+    const key = tokens.get(req.getHeader('x-service-connection'));
+    const signature = parseSignatureHeader(req.getHeader('x-service-signature'));
+    const declared = Number(req.getHeader('content-length') || '0');
+    let aborted = false;
+    res.onAborted(() => { aborted = true; });
+    if (declared > MAX_BODY_BYTES) return answer(res, '413 Payload Too Large', '{"error":"request_too_large"}');
+    const sized = declared > 0 ? Buffer.allocUnsafe(declared) : null;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (size < 0) return;
+      if (size + chunk.byteLength > (sized?.length ?? MAX_BODY_BYTES)) {
+        size = -1;
+        if (!aborted) answer(res, '413 Payload Too Large', '{"error":"request_too_large"}');
+        return;
+      }
+      // The chunk is neutered when this callback returns: copy it (as the edge does).
+      if (sized !== null) Buffer.from(chunk).copy(sized, size);
+      else chunks.push(Buffer.from(chunk.slice(0)));
+      size += chunk.byteLength;
+      if (!isLast || aborted) return;
+      const body = sized !== null ? sized.subarray(0, size) : Buffer.concat(chunks, size);
+      if (key === undefined || signature === null || !signatureMatches(key, signature, body)) {
+        return answer(res, '401 Unauthorized', '{"error":"unauthenticated"}');
+      }
+      try {
+        JSON.parse(body.toString('utf8'));
+      } catch {
+        return answer(res, '400 Bad Request', '{"error":"invalid_request"}');
+      }
+      answer(res, '202 Accepted', '{}');
+    });
+  });
+  app.any('/*', (res) => answer(res, '404 Not Found', '{"error":"not_found"}'));
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    app.listen(host, port, (listen) => (listen ? resolve(listen) : reject(new Error(`ceiling server could not listen on ${host}:${port}`))));
+  });
+  return {
+    port: uWS.us_socket_local_port(socket),
+    close: () => uWS.us_listen_socket_close(socket),
+  };
+}

@@ -1,0 +1,218 @@
+// Shared pieces of the ingest benchmarks (issue 4): the bench stores and edge configuration, a
+// realistic envelope, cheap signed batch bodies with fresh eventIds, and the set-up of bench
+// workspaces and Live collectors through the management domain code.
+
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { migrateClickHouse } from '../shared/clickhouse/migrate.js';
+import { migratePostgres } from '../shared/db/migrate.js';
+import { createPool } from '../shared/db/pool.js';
+import { loadConfig } from '../shared/config.js';
+import { systemClock } from '../shared/clock.js';
+import { connectRedis } from '../shared/redis.js';
+import { bootstrap } from '../management/admin/bootstrap.js';
+import { buildApp } from '../management/app.js';
+import type { Deps } from '../management/deps.js';
+
+/**
+ * The bench's own stores, apart from the product (`svc`) and the tests (`svc_test`, Redis db 1):
+ * PostgreSQL `svc_bench` (created on first use), Redis database 3 (flushed by the load driver),
+ * ClickHouse database `svc_bench`. BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_CLICKHOUSE_URL and
+ * BENCH_CLICKHOUSE_DATABASE override them.
+ */
+export const BENCH_STORES = {
+  DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://svc:svc@127.0.0.1:5432/svc_bench',
+  REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/3',
+  CLICKHOUSE_URL: process.env.BENCH_CLICKHOUSE_URL ?? 'http://127.0.0.1:8123',
+  CLICKHOUSE_DATABASE: process.env.BENCH_CLICKHOUSE_DATABASE ?? 'svc_bench',
+};
+
+const UNLIMITED = '1000000000';
+
+/**
+ * Operator limits raised so they never bite (03 Limits are per-integration and per-workspace
+ * budgets; the bench measures the edge, not the throttle), the real clock (the test clock costs a
+ * Redis GET per request), and a short de-duplication window so the bench's millions of eventIds
+ * leave Redis soon. Group-commit tuning (INGEST_GROUP_COMMIT_*, INGEST_INSERT_TIMEOUT_MS) is left
+ * at the product defaults unless set in the driver's environment.
+ */
+export function benchEdgeEnv(): Record<string, string> {
+  const env: Record<string, string> = {
+    ...BENCH_STORES,
+    ENABLE_TEST_CLOCK: '0',
+    LOG_LEVEL: 'info',
+    INGEST_INTEGRATION_REQUESTS_PER_MIN: UNLIMITED,
+    INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: UNLIMITED,
+    INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: UNLIMITED,
+    SANDBOX_ACCOUNT_ENVELOPES_PER_MIN: UNLIMITED,
+    SANDBOX_ACCOUNT_REQUESTS_PER_MIN: UNLIMITED,
+    SANDBOX_MONTHLY_ALLOWANCE: UNLIMITED,
+    SANDBOX_QUOTA_ENFORCED: '0',
+    INGEST_DEDUP_WINDOW_SECONDS: '900',
+  };
+  for (const name of [
+    'INGEST_GROUP_COMMIT_MAX_ROWS', 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 'INGEST_INSERT_TIMEOUT_MS',
+    'INGEST_DEDUP_WINDOW_SECONDS', 'SECRET_ENCRYPTION_KEY', 'DATA_DIR',
+  ]) {
+    const value = process.env[name];
+    if (value !== undefined && value !== '') env[name] = value;
+  }
+  return env;
+}
+
+/** Creates the PostgreSQL bench database when missing, then applies both stores' migrations. */
+export async function prepareBenchDatabases(): Promise<void> {
+  const url = new URL(BENCH_STORES.DATABASE_URL);
+  const name = url.pathname.slice(1);
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`unexpected bench database name ${name}`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  await migratePostgres(BENCH_STORES.DATABASE_URL);
+  await migrateClickHouse(BENCH_STORES.CLICKHOUSE_URL, BENCH_STORES.CLICKHOUSE_DATABASE);
+}
+
+export interface BenchCollector {
+  workspaceId: string;
+  integrationKey: string;
+  connectionKey: string;
+  ingestToken: string;
+  connectionId: string;
+}
+
+/**
+ * Bootstraps `workspaces` fresh workspaces (operator bootstrap, as `svc-admin bootstrap` does) and
+ * creates `collectors` Live Integrations spread over them through POST /v1/integrations (the
+ * route a user calls, served in-process with inject), returning each collectorConfiguration.
+ */
+export async function createBenchCollectors(workspaces: number, collectors: number): Promise<BenchCollector[]> {
+  const config = loadConfig({ ...process.env, ...benchEdgeEnv() });
+  const pool = createPool(config.databaseUrl, 4);
+  const redis = await connectRedis(config.redisUrl);
+  const deps: Deps = { config, pool, redis, clock: systemClock };
+  const app = await buildApp(deps);
+  await app.ready();
+  try {
+    const runTag = randomBytes(4).toString('hex');
+    const keys: { workspaceId: string; apiKey: string }[] = [];
+    for (let w = 0; w < workspaces; w += 1) {
+      const boot = await bootstrap(deps, { email: `bench-${runTag}-${w}@example.test`, workspace: `Bench ${runTag} ${w}` });
+      keys.push({ workspaceId: boot.workspace.id, apiKey: boot.apiKey.key });
+    }
+    const created: BenchCollector[] = [];
+    for (let c = 0; c < collectors; c += 1) {
+      const { workspaceId, apiKey } = keys[c % keys.length];
+      const res = await app.inject({
+        method: 'POST',
+        url: '/v1/integrations',
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': `bench-${runTag}-${c}` },
+        payload: { mode: 'live', name: `Bench orders ${c}`, provider: 'Acme', direction: 'outbound', protocol: 'http-api' },
+      });
+      if (res.statusCode !== 201) throw new Error(`POST /v1/integrations answered ${res.statusCode}: ${res.body}`);
+      const body = res.json() as {
+        integration: { connectionId: string };
+        collectorConfiguration: { integrationKey: string; connectionKey: string; ingestToken: string };
+      };
+      created.push({ workspaceId, connectionId: body.integration.connectionId, ...body.collectorConfiguration });
+    }
+    return created;
+  } finally {
+    await app.close();
+    await pool.end();
+    redis.disconnect();
+  }
+}
+
+/** Flushes the bench Redis database (never the product's or the tests'). */
+export async function flushBenchRedis(): Promise<void> {
+  const redis = new Redis(BENCH_STORES.REDIS_URL);
+  try {
+    await redis.flushdb('ASYNC');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export const FINGERPRINT = `sha256:${'ab'.repeat(32)}`;
+
+/** A realistic valid envelope (same shape as the tests' `envelope()`): ~750 bytes of JSON. */
+export function benchEnvelope(integrationKey: string, eventId: string, occurredAt: string): Record<string, unknown> {
+  return {
+    envelopeVersion: '0.2',
+    eventId,
+    tenantId: 'ten_authenticated',
+    environmentId: 'env_authenticated',
+    integrationId: integrationKey,
+    direction: 'outbound',
+    protocol: 'http-api',
+    occurredAt,
+    operationIdentityVersion: '1',
+    eventType: 'order.created',
+    correlation: { sourceEventIdHash: 'hmac:1f2e3d', hashNamespace: 'orders' },
+    contract: { observedFingerprint: FINGERPRINT },
+    transport: { method: 'GET', routeTemplate: '/v1/orders/{orderId}', payloadLocation: 'response', statusCode: 200, durationMs: 42.5, attempt: 1 },
+    payload: {
+      storage: 'none',
+      schemaFingerprint: FINGERPRINT,
+      schemaShape: { kind: 'object', fields: { id: { kind: 'string' }, total: { kind: 'number' }, tags: { kind: 'array', items: { kind: 'string' } } } },
+      redactionPolicyVersion: '2025-01',
+    },
+    outcome: { accepted: true, businessObjectType: 'order', businessObjectIdHash: 'hmac:9a8b7c' },
+  };
+}
+
+export const ENVELOPES_PER_BATCH = 50;
+/** Digits of the counter part of a bench eventId (fixed width, so a template slot can be overwritten in place). */
+const COUNTER_DIGITS = 12;
+
+/**
+ * A pre-serialised `{"envelopes":[...]}` body of one collector with fixed-width eventId slots
+ * `evt_<prefix><12-digit counter>`: `fill` copies it and writes fresh counters into the slots,
+ * so a new unique batch costs one memcpy and 50 short writes instead of JSON.stringify.
+ */
+export class BatchTemplate {
+  private readonly template: Buffer;
+  private readonly slots: number[] = [];
+
+  constructor(integrationKey: string, readonly eventIdPrefix: string, occurredAt: string, readonly size = ENVELOPES_PER_BATCH) {
+    const marker = `evt_${eventIdPrefix}${'#'.repeat(COUNTER_DIGITS)}`;
+    const envelopes = Array.from({ length: size }, () => benchEnvelope(integrationKey, marker, occurredAt));
+    this.template = Buffer.from(JSON.stringify({ envelopes }), 'latin1');
+    const needle = Buffer.from(marker, 'latin1');
+    for (let at = this.template.indexOf(needle); at !== -1; at = this.template.indexOf(needle, at + needle.length)) {
+      this.slots.push(at + 4 + eventIdPrefix.length);
+    }
+    if (this.slots.length !== size) throw new Error('eventId slots not found in the template');
+  }
+
+  get byteLength(): number {
+    return this.template.length;
+  }
+
+  /** A fresh body whose eventIds carry the counters first, first + 1, ... first + size - 1. */
+  fill(first: number): Buffer {
+    const body = Buffer.allocUnsafe(this.template.length);
+    this.template.copy(body);
+    for (let i = 0; i < this.slots.length; i += 1) body.write(String(first + i).padStart(COUNTER_DIGITS, '0'), this.slots[i], 'latin1');
+    return body;
+  }
+}
+
+/** `X-Service-Signature` of 03: HMAC-SHA256 over `<t>.<exact body>` keyed with the ingest token. */
+export function signature(key: KeyObject | string, body: Buffer, unixSeconds: number): string {
+  const t = String(unixSeconds);
+  return `t=${t},v1=${createHmac('sha256', key).update(t).update('.').update(body).digest('hex')}`;
+}
+
+export const tokenKey = (token: string): KeyObject => createSecretKey(Buffer.from(token, 'utf8'));
+
+/** Pretty numbers for the printed tables. */
+export const fmt = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });

@@ -1,0 +1,629 @@
+// Ingest load driver (issue 4): many signed Live collectors against the edge, and in the same run
+// the two references — the bare uWebSockets.js ceiling and the same pipeline behind Fastify.
+// Each server runs in its own child process (bench/ingest-target.ts). Run from the project root:
+//
+//   npm run bench:ingest-load -- --duration 10
+//   node dist/bench/ingest-load.js [--target all|edge|fastify|ceiling] [--duration 60] [--warmup 3]
+//        [--mode both|closed|open] [--rate 25000|half] [--concurrency 128] [--collectors 12]
+//        [--workspaces 3] [--json results.json] [--keep-data] [--target-node-args "--cpu-prof ..."]
+//
+// Closed loop: `concurrency` requests always in flight for `duration` seconds (max throughput).
+// Open loop: batches sent on a fixed schedule of `rate` envelopes/s; latency counts from the
+// scheduled send time, so queueing in the driver or the server counts. `--rate half` uses half
+// the target's closed-loop rate of this run. See bench/README.md for what it prints.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { Pool } from 'undici';
+import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import {
+  BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, benchEdgeEnv, createBenchCollectors, flushBenchRedis, fmt, prepareBenchDatabases,
+  signature, tokenKey, type BenchCollector,
+} from './ingest-common.js';
+import type { KeyObject } from 'node:crypto';
+
+type Target = 'edge' | 'fastify' | 'ceiling';
+const TARGETS: Target[] = ['ceiling', 'edge', 'fastify'];
+
+// ------------------------------------------------------------------ options
+
+function parseArgs(argv: string[]): Map<string, string> {
+  const options = new Map<string, string>();
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
+    const [name, inline] = arg.slice(2).split('=', 2);
+    if (inline !== undefined) options.set(name, inline);
+    else if (i + 1 < argv.length && (!argv[i + 1].startsWith('--') || name === 'target-node-args')) options.set(name, argv[++i]);
+    else options.set(name, 'true');
+  }
+  return options;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const num = (name: string, env: string, fallback: number) => {
+  const raw = args.get(name) ?? process.env[env];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  return value;
+};
+const targetArg = args.get('target') ?? process.env.BENCH_TARGET ?? 'all';
+if (targetArg !== 'all' && !TARGETS.includes(targetArg as Target)) throw new Error('--target must be all, edge, fastify or ceiling');
+const options = {
+  targets: targetArg === 'all' ? TARGETS : [targetArg as Target],
+  durationS: num('duration', 'BENCH_DURATION', 60),
+  warmupS: num('warmup', 'BENCH_WARMUP', 3),
+  mode: (args.get('mode') ?? process.env.BENCH_MODE ?? 'both') as 'both' | 'closed' | 'open',
+  rate: args.get('rate') ?? process.env.BENCH_RATE ?? '25000',
+  concurrency: num('concurrency', 'BENCH_CONCURRENCY', 128),
+  collectors: num('collectors', 'BENCH_COLLECTORS', 12),
+  workspaces: num('workspaces', 'BENCH_WORKSPACES', 3),
+  json: args.get('json'),
+  /** Extra node flags of the server processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
+  targetNodeArgs: args.get('target-node-args') ?? process.env.BENCH_TARGET_NODE_ARGS,
+  keepData: args.has('keep-data'),
+};
+if (!['both', 'closed', 'open'].includes(options.mode)) throw new Error('--mode must be both, closed or open');
+if (options.rate !== 'half' && !(Number(options.rate) > 0)) throw new Error('--rate must be envelopes/s or "half"');
+if (options.rate === 'half' && options.mode === 'open') throw new Error('--rate half needs the closed-loop phase (--mode both)');
+
+// ------------------------------------------------------------------ CPU accounting
+
+/** utime + stime of a process in seconds (Linux /proc; CLK_TCK 100). */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The pid of the first process whose name starts with `prefix` (the stack's servers). */
+function findPid(prefix: string): number | null {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(prefix)) return Number(entry);
+    } catch { /* gone */ }
+  }
+  return null;
+}
+
+/** Busy and total CPU time of the whole machine (seconds, all cores). */
+function machineCpu(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = line.reduce((sum, value) => sum + value, 0) / 100;
+  const idle = (line[3] + line[4]) / 100;
+  return { busy: total - idle, total };
+}
+
+interface CpuSnapshot { at: number; driver: number; target: number; redis: number; clickhouse: number; machine: { busy: number; total: number } }
+
+const stackPids = { redis: findPid('redis-server'), clickhouse: findPid('clickhouse-serv') };
+
+function cpuSnapshot(targetPid: number): CpuSnapshot {
+  const usage = process.cpuUsage();
+  return {
+    at: performance.now(),
+    driver: (usage.user + usage.system) / 1e6,
+    target: processCpuSeconds(targetPid),
+    redis: stackPids.redis === null ? NaN : processCpuSeconds(stackPids.redis),
+    clickhouse: stackPids.clickhouse === null ? NaN : processCpuSeconds(stackPids.clickhouse),
+    machine: machineCpu(),
+  };
+}
+
+/** CPU use between two snapshots, in % of one core (200 % = both cores of the machine). */
+function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
+  const seconds = (b.at - a.at) / 1000;
+  const pct = (x: number, y: number) => ((y - x) / seconds) * 100;
+  return {
+    driver: pct(a.driver, b.driver),
+    target: pct(a.target, b.target),
+    redis: pct(a.redis, b.redis),
+    clickhouse: pct(a.clickhouse, b.clickhouse),
+    machineBusy: ((b.machine.busy - a.machine.busy) / (b.machine.total - a.machine.total)) * 100,
+  };
+}
+
+// ------------------------------------------------------------------ load generation
+
+interface Sender {
+  collector: BenchCollector;
+  key: KeyObject;
+  template: BatchTemplate;
+  authorization: string;
+}
+
+interface PhaseResult {
+  phase: 'closed' | 'open';
+  seconds: number;
+  /** Open loop: the requested rate (envelopes/s). */
+  rate?: number;
+  requests: number;
+  accepted202: number;
+  envelopesPerSecond: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  statuses: Record<string, number>;
+  /** Open loop: scheduled sends skipped because too many requests were outstanding. */
+  skipped?: number;
+  cpu?: ReturnType<typeof cpuBetween>;
+  /** Edge and Fastify: the server's /metrics over this phase. */
+  server?: ServerStats;
+  errorSample?: string;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+class Recorder {
+  private latencies = new Float64Array(1 << 16);
+  private count = 0;
+  requests = 0;
+  completedInWindow = 0;
+  accepted202 = 0;
+  acceptedInWindow = 0;
+  statuses: Record<string, number> = {};
+  errorSample: string | undefined;
+
+  record(latencyMs: number, status: string, inWindow: boolean): void {
+    if (this.count === this.latencies.length) {
+      const grown = new Float64Array(this.latencies.length * 2);
+      grown.set(this.latencies);
+      this.latencies = grown;
+    }
+    this.latencies[this.count++] = latencyMs;
+    this.requests += 1;
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1;
+    if (inWindow) this.completedInWindow += 1;
+    if (status === '202') {
+      this.accepted202 += 1;
+      if (inWindow) this.acceptedInWindow += 1;
+    }
+  }
+
+  latency() {
+    const sorted = this.latencies.slice(0, this.count).sort();
+    let sum = 0;
+    for (const value of sorted) sum += value;
+    return {
+      p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99),
+      max: sorted.length ? sorted[sorted.length - 1] : NaN, mean: sorted.length ? sum / sorted.length : NaN,
+    };
+  }
+}
+
+class LoadGenerator {
+  private next = 0;
+  private counter = 0;
+  /** Every 202 of this target, warm-up included: must equal its rows in ClickHouse. */
+  totalAccepted202 = 0;
+
+  constructor(private readonly pool: Pool, private readonly senders: Sender[]) {}
+
+  /** Sends one fresh signed batch; resolves with the status ('202', '503', 'error:ECONNRESET', ...). */
+  async send(recorder: Recorder | null, startedAt: number, windowEnd: number): Promise<void> {
+    const sender = this.senders[this.next];
+    this.next = (this.next + 1) % this.senders.length;
+    const body = sender.template.fill(this.counter);
+    this.counter += ENVELOPES_PER_BATCH;
+    let status: string;
+    try {
+      const answer = await this.post(sender, body);
+      status = String(answer.status);
+      if (answer.status === 202) this.totalAccepted202 += 1;
+      else if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${answer.text.slice(0, 300)}`;
+    } catch (error) {
+      status = `error:${(error as { code?: string }).code ?? (error as Error).message}`;
+      if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${(error as Error).message}`;
+    }
+    const done = performance.now();
+    recorder?.record(done - startedAt, status, done <= windowEnd);
+  }
+
+  /**
+   * POST /ingest through the pool's raw dispatch API (no response stream objects: the driver
+   * shares the 2 cores with the server under test). The body of a 202 is discarded unread.
+   */
+  private post(sender: Sender, body: Buffer): Promise<{ status: number; text: string }> {
+    return new Promise((resolvePost, reject) => {
+      let status = 0;
+      const chunks: Buffer[] = [];
+      this.pool.dispatch({
+        path: '/ingest',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-service-connection': sender.collector.connectionKey,
+          authorization: sender.authorization,
+          'x-service-signature': signature(sender.key, body, Math.floor(Date.now() / 1000)),
+        },
+        body,
+      }, {
+        // The Pool of undici 7 dispatches to the classic handler callbacks.
+        onConnect() { /* nothing to abort */ },
+        onHeaders(statusCode) {
+          status = statusCode;
+          return true;
+        },
+        onData(chunk) {
+          if (status !== 202) chunks.push(chunk);
+          return true;
+        },
+        onComplete() { resolvePost({ status, text: status === 202 ? '' : Buffer.concat(chunks).toString('utf8') }); },
+        onError(error) { reject(error); },
+      });
+    });
+  }
+
+  /** Closed loop: `concurrency` requests always in flight until `seconds` have passed. */
+  async closedLoop(concurrency: number, seconds: number, recorder: Recorder | null): Promise<number> {
+    const started = performance.now();
+    const end = started + seconds * 1000;
+    const worker = async () => {
+      while (performance.now() < end) await this.send(recorder, performance.now(), end);
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    return (end - started) / 1000;
+  }
+
+  /**
+   * Open loop: one batch every 1 / (rate / 50) seconds on a fixed schedule, whatever the answers
+   * take; latency is measured from the scheduled time. At most `maxOutstanding` requests are
+   * outstanding (queued in the pool or in flight); a send due beyond that is skipped and counted.
+   */
+  async openLoop(rate: number, seconds: number, maxOutstanding: number, recorder: Recorder): Promise<{ seconds: number; skipped: number }> {
+    const intervalMs = 1000 / (rate / ENVELOPES_PER_BATCH);
+    const started = performance.now();
+    const end = started + seconds * 1000;
+    const total = Math.floor((seconds * 1000) / intervalMs);
+    let issued = 0;
+    let outstanding = 0;
+    let skipped = 0;
+    const inFlight = new Set<Promise<void>>();
+    await new Promise<void>((resolveLoop) => {
+      const tick = () => {
+        const now = performance.now();
+        while (issued < total && started + issued * intervalMs <= now) {
+          const scheduled = started + issued * intervalMs;
+          issued += 1;
+          if (outstanding >= maxOutstanding) {
+            skipped += 1;
+            continue;
+          }
+          outstanding += 1;
+          const promise = this.send(recorder, scheduled, end + 60_000).finally(() => {
+            outstanding -= 1;
+            inFlight.delete(promise);
+          });
+          inFlight.add(promise);
+        }
+        if (issued >= total) return resolveLoop();
+        const wait = started + issued * intervalMs - performance.now();
+        setTimeout(tick, Math.max(0, Math.min(wait, 5)));
+      };
+      tick();
+    });
+    await Promise.all(inFlight);
+    return { seconds: (performance.now() - started) / 1000, skipped };
+  }
+}
+
+// ------------------------------------------------------------------ ClickHouse checks
+
+const receiptPartition = () => new Date().toISOString().slice(0, 7).replace('-', '');
+
+async function activeParts(clickhouse: ClickHouseClient): Promise<number> {
+  const result = await clickhouse.query({
+    query: `SELECT count() AS n FROM system.parts WHERE database = ${sqlLiteral(BENCH_STORES.CLICKHOUSE_DATABASE)}
+             AND table = 'observations' AND active AND partition_id = ${sqlLiteral(receiptPartition())}`,
+    format: 'JSONEachRow',
+  });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+async function rowsOf(clickhouse: ClickHouseClient, collectors: BenchCollector[], eventIdPrefix: string): Promise<{ rows: number; distinct: number }> {
+  const result = await clickhouse.query({
+    query: `SELECT count() AS rows, uniqExact(connection_id, event_id) AS distinct FROM observations
+             WHERE connection_id IN (${collectors.map((c) => sqlLiteral(c.connectionId)).join(', ')})
+               AND event_id LIKE ${sqlLiteral(`evt_${eventIdPrefix}%`)}`,
+    format: 'JSONEachRow',
+  });
+  const row = (await result.json<{ rows: string; distinct: string }>())[0];
+  return { rows: Number(row.rows), distinct: Number(row.distinct) };
+}
+
+/** Sums of a few counters of the edge's /metrics (Prometheus text). */
+function metricSums(text: string, names: string[]): Record<string, number> {
+  const sums: Record<string, number> = Object.fromEntries(names.map((name) => [name, 0]));
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{[^}]*\})? (\S+)$/.exec(line);
+    if (match && match[1] in sums) sums[match[1]] += Number(match[2]);
+  }
+  return sums;
+}
+
+const SERVER_METRICS = [
+  'ingest_group_commit_rows_count', 'ingest_group_commit_rows_sum', 'ingest_insert_duration_seconds_sum', 'ingest_insert_failures_total',
+  'ingest_admission_duration_seconds_sum', 'ingest_admission_duration_seconds_count', 'ingest_request_duration_seconds_sum',
+  'ingest_request_duration_seconds_count',
+];
+
+/** What the server's own /metrics say about a stretch of the run (difference of two scrapes). */
+interface ServerStats {
+  inserts: number;
+  rowsPerInsert: number;
+  meanInsertMs: number;
+  insertFailures: number;
+  /** Mean duration of the admission script call as the edge sees it (event-loop waits included). */
+  meanAdmissionMs: number;
+  /** Mean time from a complete request body to the answer, inside the server. */
+  meanServerMs: number;
+}
+
+async function scrapeMetrics(pool: Pool): Promise<Record<string, number>> {
+  const res = await pool.request({ path: '/metrics', method: 'GET' });
+  return metricSums(await res.body.text(), SERVER_METRICS);
+}
+
+function serverStats(a: Record<string, number>, b: Record<string, number>): ServerStats {
+  const d = (name: string) => b[name] - (a[name] ?? 0);
+  const inserts = d('ingest_group_commit_rows_count');
+  const admissions = d('ingest_admission_duration_seconds_count');
+  const requests = d('ingest_request_duration_seconds_count');
+  return {
+    inserts,
+    rowsPerInsert: inserts ? d('ingest_group_commit_rows_sum') / inserts : 0,
+    meanInsertMs: inserts ? (d('ingest_insert_duration_seconds_sum') / inserts) * 1000 : 0,
+    insertFailures: d('ingest_insert_failures_total'),
+    meanAdmissionMs: admissions ? (d('ingest_admission_duration_seconds_sum') / admissions) * 1000 : 0,
+    meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,
+  };
+}
+
+const printServerStats = (label: string, g: ServerStats) => console.log(`   ${label}: ${fmt(g.inserts)} inserts, ${fmt(g.rowsPerInsert)} rows/insert, `
+  + `mean insert ${fmt(g.meanInsertMs, 1)} ms, ${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms; `
+  + `mean in-server time ${fmt(g.meanServerMs, 1)} ms`);
+
+// ------------------------------------------------------------------ targets
+
+const here = dirname(fileURLToPath(import.meta.url));
+const children = new Set<ChildProcess>();
+
+function killChildren(signal: NodeJS.Signals = 'SIGKILL'): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+}
+process.on('exit', () => killChildren());
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    killChildren();
+    process.exit(130);
+  });
+}
+
+async function startTarget(target: Target, collectors: BenchCollector[]): Promise<{ child: ChildProcess; port: number }> {
+  const env: Record<string, string | undefined> = { ...process.env, ...benchEdgeEnv(), INGEST_HOST: '127.0.0.1', INGEST_PORT: '0' };
+  if (target === 'ceiling') env.BENCH_CEILING_TOKENS = JSON.stringify(Object.fromEntries(collectors.map((c) => [c.connectionKey, c.ingestToken])));
+  const nodeArgs = options.targetNodeArgs ? options.targetNodeArgs.split(/\s+/).filter(Boolean) : [];
+  const child = spawn(process.execPath, [...nodeArgs, resolve(here, 'ingest-target.js'), target], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${target} did not start within 30 s`)), 30_000);
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const line = buffered.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line) {
+        clearTimeout(timer);
+        resolvePort((JSON.parse(line) as { port: number }).port);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${target} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+  });
+  return { child, port };
+}
+
+async function stopTarget(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+interface TargetResult {
+  target: Target;
+  phases: PhaseResult[];
+  clickhouse?: { partsBefore: number; partsMax: number; partsAfter: number; rows: number; distinctRows: number; accepted202Envelopes: number; equal: boolean };
+  /** The server's /metrics over the whole target run, warm-up included. */
+  groupCommit?: ServerStats;
+}
+
+async function runTarget(target: Target, collectors: BenchCollector[], clickhouse: ClickHouseClient, runId: string, closedRateOf: Map<Target, number>): Promise<TargetResult> {
+  const persisting = target !== 'ceiling';
+  const eventIdPrefix = `${runId}${target[0]}`;
+  const occurredAt = new Date().toISOString();
+  const senders: Sender[] = collectors.map((collector) => ({
+    collector,
+    key: tokenKey(collector.ingestToken),
+    template: new BatchTemplate(collector.integrationKey, eventIdPrefix, occurredAt),
+    authorization: `Bearer ${collector.ingestToken}`,
+  }));
+  const partsBefore = persisting ? await activeParts(clickhouse) : 0;
+  const { child, port } = await startTarget(target, collectors);
+  const origin = `http://127.0.0.1:${port}`;
+  const maxOutstanding = Math.max(4 * options.concurrency, 1024);
+  const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1, keepAliveTimeout: 120_000, keepAliveMaxTimeout: 120_000 });
+  const load = new LoadGenerator(pool, senders);
+  const result: TargetResult = { target, phases: [] };
+  let partsMax = partsBefore;
+  const partsTimer = persisting ? setInterval(() => {
+    activeParts(clickhouse).then((n) => { partsMax = Math.max(partsMax, n); }, () => undefined);
+  }, 5_000) : null;
+  try {
+    console.log(`\n== ${target} (pid ${child.pid}, ${origin}): warm-up ${options.warmupS} s`);
+    await load.closedLoop(options.concurrency, options.warmupS, null);
+
+    const phases: ('closed' | 'open')[] = options.mode === 'both' ? ['closed', 'open'] : [options.mode];
+    for (const phase of phases) {
+      const recorder = new Recorder();
+      const metricsBefore = persisting ? await scrapeMetrics(pool) : null;
+      const before = cpuSnapshot(child.pid!);
+      let seconds: number;
+      let rate: number | undefined;
+      let skipped: number | undefined;
+      if (phase === 'closed') {
+        console.log(`   closed loop: ${options.concurrency} in flight for ${options.durationS} s`);
+        seconds = await load.closedLoop(options.concurrency, options.durationS, recorder);
+      } else {
+        rate = options.rate === 'half' ? Math.round((closedRateOf.get(target) ?? 0) / 2) : Number(options.rate);
+        console.log(`   open loop: ${fmt(rate)} envelopes/s for ${options.durationS} s`);
+        const open = await load.openLoop(rate, options.durationS, maxOutstanding, recorder);
+        seconds = open.seconds;
+        skipped = open.skipped;
+      }
+      const cpu = cpuBetween(before, cpuSnapshot(child.pid!));
+      const server = metricsBefore ? serverStats(metricsBefore, await scrapeMetrics(pool)) : undefined;
+      const phaseResult: PhaseResult = {
+        ...(server ? { server } : {}),
+        phase, seconds, ...(rate === undefined ? {} : { rate }), requests: recorder.requests, accepted202: recorder.accepted202,
+        envelopesPerSecond: (recorder.acceptedInWindow * ENVELOPES_PER_BATCH) / seconds,
+        requestsPerSecond: recorder.completedInWindow / seconds,
+        latencyMs: recorder.latency(), statuses: recorder.statuses, cpu,
+        ...(skipped === undefined ? {} : { skipped }),
+        ...(recorder.errorSample === undefined ? {} : { errorSample: recorder.errorSample }),
+      };
+      if (phase === 'closed') closedRateOf.set(target, phaseResult.envelopesPerSecond);
+      result.phases.push(phaseResult);
+      printPhase(phaseResult);
+    }
+    if (persisting) result.groupCommit = serverStats({}, await scrapeMetrics(pool));
+  } finally {
+    if (partsTimer) clearInterval(partsTimer);
+    await pool.close().catch(() => undefined);
+    await stopTarget(child);
+  }
+  if (persisting) {
+    const partsAfter = await activeParts(clickhouse);
+    const { rows, distinct } = await rowsOf(clickhouse, collectors, eventIdPrefix);
+    const accepted202Envelopes = load.totalAccepted202 * ENVELOPES_PER_BATCH;
+    result.clickhouse = {
+      partsBefore, partsMax: Math.max(partsMax, partsAfter), partsAfter, rows, distinctRows: distinct, accepted202Envelopes,
+      equal: rows === accepted202Envelopes && distinct === rows,
+    };
+    printServerStats('server, whole run incl. warm-up', result.groupCommit!);
+    console.log(`   clickhouse: active parts in partition ${receiptPartition()}: before ${partsBefore}, max sampled ${result.clickhouse.partsMax}, after ${partsAfter}`);
+    console.log(`   clickhouse: rows of this target ${fmt(rows)} (distinct ${fmt(distinct)}) vs envelopes answered 202 (warm-up included) `
+      + `${fmt(accepted202Envelopes)}: ${result.clickhouse.equal ? 'EQUAL' : 'MISMATCH'}`);
+  }
+  return result;
+}
+
+function printPhase(p: PhaseResult): void {
+  const l = p.latencyMs;
+  const statuses = Object.entries(p.statuses).map(([status, count]) => `${status}×${fmt(count)}`).join(', ');
+  console.log(`   ${p.phase === 'closed' ? 'closed' : `open @${fmt(p.rate ?? 0)}/s`}: ${fmt(p.envelopesPerSecond)} envelopes/s accepted, `
+    + `${fmt(p.requestsPerSecond)} requests/s over ${fmt(p.seconds, 1)} s`);
+  console.log(`     latency ms: p50 ${fmt(l.p50, 1)}, p90 ${fmt(l.p90, 1)}, p99 ${fmt(l.p99, 1)}, max ${fmt(l.max, 1)} (mean ${fmt(l.mean, 1)})`);
+  const non202 = Object.entries(p.statuses).filter(([status]) => status !== '202');
+  console.log(`     statuses: ${statuses || 'none'}${non202.length ? `; non-202: ${non202.map(([s, n]) => `${s}×${n}`).join(', ')}` : '; non-202: none'}`
+    + `${p.skipped ? `; skipped sends (>${'max outstanding'}): ${p.skipped}` : ''}`);
+  if (p.errorSample) console.log(`     first non-202: ${p.errorSample}`);
+  if (p.server) printServerStats('  server /metrics', p.server);
+  if (p.cpu) {
+    const c = p.cpu;
+    console.log(`     cpu (% of one core): target ${fmt(c.target)}, driver ${fmt(c.driver)}, redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}; `
+      + `machine busy ${fmt(c.machineBusy)} % of 2 cores`);
+  }
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const runId = Math.random().toString(36).slice(2, 8);
+  console.log(`ingest load: targets ${options.targets.join(', ')}; ${options.durationS} s per phase (${options.mode}), warm-up ${options.warmupS} s, `
+    + `concurrency ${options.concurrency}, ${options.collectors} Live collectors in ${options.workspaces} workspaces, `
+    + `${ENVELOPES_PER_BATCH} envelopes per batch; run ${runId}`);
+  console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
+  const edgeEnv = benchEdgeEnv();
+  console.log(`edge: group commit max rows ${edgeEnv.INGEST_GROUP_COMMIT_MAX_ROWS ?? '10000 (default)'}, max wait ${edgeEnv.INGEST_GROUP_COMMIT_MAX_WAIT_MS ?? '50 (default)'} ms, `
+    + `max in flight ${edgeEnv.INGEST_GROUP_COMMIT_MAX_IN_FLIGHT ?? '2 (default)'}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
+
+  await prepareBenchDatabases();
+  const clickhouse = createClient({
+    url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 60_000,
+    compression: { request: false, response: false },
+  });
+  try {
+    if (!options.keepData) {
+      // The bench stores only: previous runs' eventIds and rows go, so parts and memory start clean.
+      await flushBenchRedis();
+      await clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' });
+    }
+    const collectors = await createBenchCollectors(options.workspaces, options.collectors);
+    const body = new BatchTemplate(collectors[0].integrationKey, `${runId}x`, new Date().toISOString());
+    console.log(`set-up: ${collectors.length} collectors created; batch body ${fmt(body.byteLength)} bytes`);
+
+    const results: TargetResult[] = [];
+    const closedRateOf = new Map<Target, number>();
+    for (const target of options.targets) results.push(await runTarget(target, collectors, clickhouse, runId, closedRateOf));
+    printSummary(results);
+    if (options.json) writeFileSync(options.json, JSON.stringify({ date: new Date().toISOString(), options, results }, null, 2));
+  } finally {
+    if (!options.keepData) {
+      // Leave nothing behind that costs the shared machine memory or background merges.
+      await clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' }).catch(() => undefined);
+      await flushBenchRedis().catch(() => undefined);
+    }
+    await clickhouse.close();
+  }
+}
+
+function printSummary(results: TargetResult[]): void {
+  console.log('\n== summary');
+  console.log('target   | phase          | envelopes/s | requests/s |  p50 ms |  p90 ms |  p99 ms |  max ms | non-202');
+  for (const r of results) {
+    for (const p of r.phases) {
+      const non202 = Object.entries(p.statuses).filter(([s]) => s !== '202').reduce((sum, [, n]) => sum + n, 0);
+      const phase = p.phase === 'closed' ? 'closed loop' : `open @${fmt(p.rate ?? 0)}`;
+      console.log(`${r.target.padEnd(8)} | ${phase.padEnd(14)} | ${fmt(p.envelopesPerSecond).padStart(11)} | ${fmt(p.requestsPerSecond).padStart(10)} | `
+        + `${fmt(p.latencyMs.p50, 1).padStart(7)} | ${fmt(p.latencyMs.p90, 1).padStart(7)} | ${fmt(p.latencyMs.p99, 1).padStart(7)} | `
+        + `${fmt(p.latencyMs.max, 1).padStart(7)} | ${non202}${p.skipped ? ` (+${p.skipped} skipped)` : ''}`);
+    }
+  }
+  const closed = (target: Target) => results.find((r) => r.target === target)?.phases.find((p) => p.phase === 'closed')?.envelopesPerSecond;
+  const edge = closed('edge');
+  const ceiling = closed('ceiling');
+  const fastify = closed('fastify');
+  if (edge !== undefined && ceiling !== undefined) console.log(`edge / ceiling (closed loop): ${(edge / ceiling).toFixed(3)} (target >= 0.4)`);
+  if (edge !== undefined && fastify !== undefined) console.log(`edge / fastify (closed loop): ${(edge / fastify).toFixed(3)} (target >= 1.3)`);
+  if (edge !== undefined) console.log(`edge closed loop: ${fmt(edge)} envelopes/s (target >= 50,000 sustained for 60 s)`);
+  const edgeOpen = results.find((r) => r.target === 'edge')?.phases.find((p) => p.phase === 'open');
+  if (edgeOpen) console.log(`edge open loop @${fmt(edgeOpen.rate ?? 0)}/s: p99 ${fmt(edgeOpen.latencyMs.p99, 1)} ms (target < 150 ms at 25,000/s)`);
+  for (const r of results) {
+    if (r.clickhouse && !r.clickhouse.equal) console.log(`WARNING: ${r.target}: ClickHouse rows ${r.clickhouse.rows} != 202 envelopes ${r.clickhouse.accepted202Envelopes}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    killChildren();
+    process.exit(1);
+  },
+);
