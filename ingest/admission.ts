@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { ADMIT, COMMIT, RELEASE } from './admissionScripts.js';
+import { ADMIT, COMMIT, DEDUP_PERIODS, RELEASE } from './admissionScripts.js';
 import type { IngestCredential } from './credentials.js';
 import { IngestKeys } from './keys.js';
 
@@ -31,9 +31,9 @@ export interface AdmissionTicket {
   accountUsageKey: string;
   workspaceUsageKey: string;
   windows: Window[];
-  /** The connection's de-duplication key prefix (IngestKeys.eventIdPrefix). */
-  dedupPrefix: string;
-  /** The eventIds this batch admitted as new (its de-duplication keys). */
+  /** The de-duplication hash this batch wrote its new eventIds to. */
+  dedupKey: string;
+  /** The eventIds this batch admitted as new (its fields in that hash). */
   newEventIds: string[];
 }
 
@@ -59,6 +59,11 @@ export interface AnalysisJob {
   batchId: string;
   receivedAtMs: number;
   eventIds: string[];
+}
+
+/** The de-duplication period `nowMs` falls in for a window of `windowSeconds` (as ADMIT computes it). */
+export function dedupPeriod(nowMs: number, windowSeconds: number): number {
+  return Math.floor(Math.floor(nowMs / 1000) / Math.ceil(windowSeconds / (DEDUP_PERIODS - 1)));
 }
 
 const retrySeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
@@ -106,7 +111,7 @@ export class Admission {
     const windows = this.windowsOf(credential, request.itemCount);
     const batchId = `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
     const dedupValue = `${request.nowMs + this.pendingMs}:${batchId}`;
-    const dedupPrefix = IngestKeys.eventIdPrefix(credential.connectionId);
+    const dedupPrefix = IngestKeys.eventIds(credential.connectionId, '');
     const accountUsageKey = RedisKeys.sandboxMonthlyUsage(credential.accountId, period);
     const workspaceUsageKey = RedisKeys.workspaceMonthlyUsage(credential.workspaceId, period, credential.mode);
     const keys = [
@@ -130,7 +135,10 @@ export class Admission {
         const newEventIds = request.eventIds.filter((_, index) => !duplicate[index]);
         return {
           kind: 'admitted', duplicate, newCount: newEventIds.length,
-          ticket: { batchId, dedupValue, bucket: Number(reply[2]), sandbox, accountUsageKey, workspaceUsageKey, windows, dedupPrefix, newEventIds },
+          ticket: {
+            batchId, dedupValue, bucket: Number(reply[2]), sandbox, accountUsageKey, workspaceUsageKey, windows,
+            dedupKey: IngestKeys.eventIds(credential.connectionId, Number(reply[3])), newEventIds,
+          },
         };
       }
       case 2: return { kind: 'stale_credential' };
@@ -144,7 +152,7 @@ export class Admission {
   /** Undoes an admission whose rows were not committed (see RELEASE). */
   async release(ticket: AdmissionTicket): Promise<void> {
     const keys = [ticket.accountUsageKey, ticket.workspaceUsageKey, ...ticket.windows.map((window) => window.key)];
-    const args: (string | number)[] = [ticket.sandbox ? '1' : '0', ticket.dedupValue, ticket.bucket, ticket.windows.length, ticket.dedupPrefix, ticket.newEventIds.join(',')];
+    const args: (string | number)[] = [ticket.sandbox ? '1' : '0', ticket.dedupValue, ticket.bucket, ticket.windows.length, ticket.dedupKey, ticket.newEventIds.join(',')];
     for (const window of ticket.windows) args.push(window.cost);
     await RELEASE.run(this.redis, keys, args);
   }

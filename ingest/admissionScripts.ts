@@ -1,5 +1,8 @@
 import { LuaScript } from './luaScript.js';
 
+/** De-duplication hashes read per lookup: the current period and the three before it. */
+export const DEDUP_PERIODS = 4;
+
 /**
  * A sliding window is a hash: one field per `bucketMs` bucket (its count), `s` the sum of the
  * bucket fields present and `o` the oldest bucket still counted. A bucket leaving the window is
@@ -64,19 +67,25 @@ end
  *   KEYS[4]              workspace monthly usage of the connection's mode
  *   KEYS[5 .. 4+W]       sliding windows (see WINDOW_FUNCTIONS)
  *   ARGV: 1 cached epoch, 2 now ms, 3 window ms, 4 bucket ms, 5 sandbox 1|0, 6 quota enforced 1|0,
- *         7 allowance fallback, 8 dedup TTL s, 9 dedup value `<deadline ms>:<batch id>`,
+ *         7 allowance fallback, 8 de-duplication window s, 9 dedup value `<deadline ms>:<batch id>`,
  *         10 usage TTL s, 11 W, 12 de-duplication key prefix (`dd:<connection>:`), 13 the valid
  *         items' eventIds joined by commas, in item order, then per window: limit, cost.
  *
- * The de-duplication keys are built here from the prefix and the eventIds rather than passed as
- * KEYS: sending 50 long keys per batch cost the edge about a tenth of its CPU in command encoding
- * (bench/RESULTS.md). The keys all live on one Redis (no Cluster; docs/decisions.md).
+ * De-duplication: eventIds are fields of hashes, one hash per connection and period of a third
+ * of the window (`dd:<connection>:<period>`); a lookup reads the current and the three previous
+ * periods (most recent first), a write is one HSET into the current period, whose hash lives
+ * until a whole window after the period ends. So an eventId is remembered for at least the
+ * window and at most 4/3 of it, with one call per period instead of one per eventId: per-key
+ * SETs cost Redis about 4 µs per envelope, and the keys' own overhead doubled the memory.
+ * The hashes are named here from the prefix rather than passed as KEYS, so the ingest keys
+ * must live on one Redis (no Cluster; docs/decisions.md).
  *
  * A de-duplication value names the batch that admitted the eventId; `dc:<batch id>` exists once
  * that batch's rows are committed. An eventId of an uncommitted batch is "in flight" until the
  * deadline in its value, after which it counts as never admitted (its process died).
  *
- * Replies: {1, flags, bucket} admitted (flags: one char per item, 0 new, 1 duplicate);
+ * Replies: {1, flags, bucket, period} admitted (flags: one char per item, 0 new, 1 duplicate;
+ * period: the de-duplication period its new eventIds were written to);
  * {2, epoch} credential epoch moved; {3, window index, retry ms} over a window;
  * {4, used, limit} Sandbox monthly allowance would be crossed; {5} an eventId is in flight.
  */
@@ -88,8 +97,12 @@ local windowMs = tonumber(ARGV[3])
 local bucketMs = tonumber(ARGV[4])
 local W = tonumber(ARGV[11])
 local ids = {}
-for id in string.gmatch(ARGV[13], '[^,]+') do ids[#ids + 1] = ARGV[12] .. id end
+for id in string.gmatch(ARGV[13], '[^,]+') do ids[#ids + 1] = id end
 local N = #ids
+local dedupTtl = tonumber(ARGV[8])
+local period = math.ceil(dedupTtl / ${DEDUP_PERIODS - 1})
+local nowSeconds = math.floor(now / 1000)
+local current = math.floor(nowSeconds / period)
 local span = math.floor(windowMs / bucketMs)
 local bucket = math.floor(now / bucketMs)
 local oldest = bucket - span + 1
@@ -112,7 +125,13 @@ if failed > 0 then return {3, failed, retry} end
 local flags = {}
 local fresh = 0
 if N > 0 then
-  local values = redis.call('MGET', unpack(ids))
+  local values = {}
+  for back = 0, ${DEDUP_PERIODS - 1} do
+    local found = redis.call('HMGET', ARGV[12] .. (current - back), unpack(ids))
+    for k = 1, N do
+      if not values[k] and found[k] then values[k] = found[k] end
+    end
+  end
   local seen = {}
   for k = 1, N do
     local key = ids[k]
@@ -155,8 +174,17 @@ for i = 1, W do
     redis.call('PEXPIRE', key, windowMs + bucketMs)
   end
 end
-for k = 1, N do
-  if flags[k] == '0' then redis.call('SET', ids[k], ARGV[9], 'EX', ARGV[8]) end
+if fresh > 0 then
+  local fields = {}
+  for k = 1, N do
+    if flags[k] == '0' then
+      fields[#fields + 1] = ids[k]
+      fields[#fields + 1] = ARGV[9]
+    end
+  end
+  local key = ARGV[12] .. current
+  redis.call('HSET', key, unpack(fields))
+  redis.call('EXPIRE', key, (current + 1) * period + dedupTtl - nowSeconds)
 end
 if fresh > 0 then
   if ARGV[5] == '1' then
@@ -166,7 +194,7 @@ if fresh > 0 then
   redis.call('INCRBY', KEYS[4], fresh)
   redis.call('EXPIRE', KEYS[4], ARGV[10])
 end
-return {1, table.concat(flags), bucket}
+return {1, table.concat(flags), bucket, current}
 `);
 
 /**
@@ -176,18 +204,22 @@ return {1, table.concat(flags), bucket}
  * takes the batch's costs back out of the bucket it was counted in (and out of the window sum).
  *
  *   KEYS[1] account Sandbox usage, KEYS[2] workspace usage, KEYS[3 .. 2+W] windows
- *   ARGV: 1 sandbox 1|0, 2 dedup value, 3 bucket, 4 W, 5 de-duplication key prefix, 6 the
- *         batch's new eventIds joined by commas, then per window: cost
+ *   ARGV: 1 sandbox 1|0, 2 dedup value, 3 bucket, 4 W, 5 the de-duplication hash the batch wrote
+ *         to, 6 the batch's new eventIds joined by commas, then per window: cost
  */
 export const RELEASE = new LuaScript(`
 local W = tonumber(ARGV[4])
 local released = 0
-for id in string.gmatch(ARGV[6], '[^,]+') do
-  local key = ARGV[5] .. id
-  if redis.call('GET', key) == ARGV[2] then
-    redis.call('DEL', key)
-    released = released + 1
+local ids = {}
+for id in string.gmatch(ARGV[6], '[^,]+') do ids[#ids + 1] = id end
+if #ids > 0 then
+  local values = redis.call('HMGET', ARGV[5], unpack(ids))
+  local mine = {}
+  for k = 1, #ids do
+    if values[k] == ARGV[2] then mine[#mine + 1] = ids[k] end
   end
+  if #mine > 0 then redis.call('HDEL', ARGV[5], unpack(mine)) end
+  released = #mine
 end
 if released > 0 then
   if ARGV[1] == '1' then redis.call('DECRBY', KEYS[1], released) end

@@ -1,6 +1,6 @@
 /**
  * Redis keys that only the ingest edge uses (shared ones live in shared/redis.ts). Window keys
- * are hashes of per-second buckets; de-duplication keys are per connection and eventId.
+ * are hashes of per-second buckets; de-duplication hashes are per connection and period.
  */
 export const IngestKeys = {
   integrationRequests: (connectionId: string) => `rl:req:int:${connectionId}`,
@@ -9,8 +9,11 @@ export const IngestKeys = {
   sandboxAccountRequests: (accountId: string) => `rl:req:acct:${accountId}`,
   sandboxAccountEnvelopes: (accountId: string) => `rl:obs:acct:${accountId}`,
   connectionChecks: (connectionKey: string) => `rl:check:${connectionKey}`,
-  /** De-duplication keys are this prefix plus the eventId (built inside the admission script). */
-  eventIdPrefix: (connectionId: string) => `dd:${connectionId}:`,
-  eventId: (connectionId: string, eventId: string) => `${IngestKeys.eventIdPrefix(connectionId)}${eventId}`,
+  /**
+   * The de-duplication hash of a connection for one period (see ADMIT in admissionScripts.ts):
+   * field eventId, value `<deadline ms>:<batch id>`. The script names them from the prefix
+   * (`period` '').
+   */
+  eventIds: (connectionId: string, period: number | '') => `dd:${connectionId}:${period}`,
   committedBatch: (batchId: string) => `dc:${batchId}`,
 } as const;

@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../shared/config.js';
 import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { Admission } from '../ingest/admission.js';
+import { Admission, dedupPeriod } from '../ingest/admission.js';
 import { LuaScript } from '../ingest/luaScript.js';
 import type { IngestCredential } from '../ingest/credentials.js';
 import { IngestKeys } from '../ingest/keys.js';
+import { dedupEntry } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids:
 // the in-flight / committed / abandoned states of an eventId, RELEASE, the epoch check and
@@ -33,6 +34,9 @@ function credential(mode: 'sandbox' | 'live' = 'sandbox'): IngestCredential {
 }
 
 const now = () => Date.now();
+/** The de-duplication hash ADMIT writes to now. */
+const currentHash = (connectionId: string) => IngestKeys.eventIds(connectionId, dedupPeriod(now(), config.ingest.dedupWindowSeconds));
+const entry = (connectionId: string, eventId: string) => dedupEntry(redis, connectionId, eventId, config.ingest.dedupWindowSeconds);
 
 describe('eventId states', () => {
   it('admits new eventIds, then reports them in flight until their batch is committed, then as duplicates', async () => {
@@ -52,21 +56,40 @@ describe('eventId states', () => {
   it('treats an eventId whose batch never committed and whose deadline passed as never admitted', async () => {
     const admission = new Admission(redis, config);
     const cred = credential();
-    await redis.set(IngestKeys.eventId(cred.connectionId, 'evt_lost'), `${now() - 1}:deadbatch`);
-    await redis.set(IngestKeys.eventId(cred.connectionId, 'evt_pending'), `${now() + 60_000}:otherbatch`);
+    // Entries left in an older period are found too.
+    const older = IngestKeys.eventIds(cred.connectionId, dedupPeriod(now(), config.ingest.dedupWindowSeconds) - 2);
+    await redis.hset(older, 'evt_lost', `${now() - 1}:deadbatch`);
+    await redis.hset(currentHash(cred.connectionId), 'evt_pending', `${now() + 60_000}:otherbatch`);
     expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_lost'] })).toMatchObject({ kind: 'admitted', duplicate: [false] });
     expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_pending'] })).toEqual({ kind: 'in_flight' });
     await redis.set(IngestKeys.committedBatch('otherbatch'), '1', 'EX', 60);
     expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_pending'] })).toMatchObject({ kind: 'admitted', duplicate: [true] });
   });
 
-  it('keeps eventIds for the de-duplication window', async () => {
+  it('keeps eventIds for at least the de-duplication window and at most 4/3 of it', async () => {
     const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, dedupWindowSeconds: 3600 } });
     const cred = credential('live');
-    await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_ttl'] });
-    const ttl = await redis.ttl(IngestKeys.eventId(cred.connectionId, 'evt_ttl'));
-    expect(ttl).toBeGreaterThan(3590);
-    expect(ttl).toBeLessThanOrEqual(3600);
+    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_ttl'] });
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    // The script and dedupPeriod agree on the period (1,200 s for a one-hour window).
+    expect(admitted.ticket.dedupKey).toBe(IngestKeys.eventIds(cred.connectionId, dedupPeriod(now(), 3600)));
+    expect(await redis.hget(admitted.ticket.dedupKey, 'evt_ttl')).toMatch(/^\d+:/);
+    const ttl = await redis.ttl(admitted.ticket.dedupKey);
+    expect(ttl).toBeGreaterThanOrEqual(3600);
+    expect(ttl).toBeLessThanOrEqual(4800);
+  });
+
+  it('still knows an eventId one window minus a second later, in another period', async () => {
+    const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, dedupWindowSeconds: 60 } });
+    const cred = credential('live');
+    const start = Math.floor(now() / 20_000) * 20_000 + 19_000;
+    const first = await admission.admit(cred, { nowMs: start, itemCount: 1, eventIds: ['evt_late'] });
+    if (first.kind !== 'admitted') throw new Error('not admitted');
+    await admission.commit(first.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: first.ticket.batchId, receivedAtMs: start, eventIds: ['evt_late'] });
+    const later = await admission.admit(cred, { nowMs: start + 59_000, itemCount: 1, eventIds: ['evt_late'] });
+    expect(later).toMatchObject({ kind: 'admitted', duplicate: [true], newCount: 0 });
+    if (later.kind !== 'admitted') throw new Error('not admitted');
+    expect(later.ticket.dedupKey).not.toBe(first.ticket.dedupKey);
   });
 });
 
@@ -124,8 +147,9 @@ describe('RELEASE', () => {
     expect(between).not.toEqual(before);
     expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, period))).toBe('1');
     expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, period, 'sandbox'))).toBe('1');
-    expect(await redis.exists(IngestKeys.eventId(cred.connectionId, 'evt_x'))).toBe(0);
-    expect(await redis.exists(IngestKeys.eventId(cred.connectionId, 'evt_kept'))).toBe(1);
+    expect(await entry(cred.connectionId, 'evt_x')).toBeNull();
+    expect(await entry(cred.connectionId, 'evt_y')).toBeNull();
+    expect(await entry(cred.connectionId, 'evt_kept')).not.toBeNull();
   });
 
   it('leaves an eventId that another batch took over after the deadline', async () => {
@@ -133,9 +157,9 @@ describe('RELEASE', () => {
     const cred = credential('live');
     const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_taken'] });
     if (admitted.kind !== 'admitted') throw new Error('not admitted');
-    await redis.set(IngestKeys.eventId(cred.connectionId, 'evt_taken'), `${now() + 60_000}:someoneelse`);
+    await redis.hset(admitted.ticket.dedupKey, 'evt_taken', `${now() + 60_000}:someoneelse`);
     await admission.release(admitted.ticket);
-    expect(await redis.get(IngestKeys.eventId(cred.connectionId, 'evt_taken'))).toMatch(/someoneelse$/);
+    expect(await redis.hget(admitted.ticket.dedupKey, 'evt_taken')).toMatch(/someoneelse$/);
     expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date()).period, 'live'))).toBe('1');
   });
 });
@@ -146,7 +170,8 @@ describe('credential epoch and the script cache', () => {
     const cred = { ...credential(), epoch: '4' };
     await redis.set(RedisKeys.credentialEpoch(cred.connectionId), '5');
     expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_e'] })).toEqual({ kind: 'stale_credential' });
-    expect(await redis.exists(IngestKeys.eventId(cred.connectionId, 'evt_e'), IngestKeys.integrationRequests(cred.connectionId))).toBe(0);
+    expect(await entry(cred.connectionId, 'evt_e')).toBeNull();
+    expect(await redis.exists(IngestKeys.integrationRequests(cred.connectionId))).toBe(0);
     expect(await admission.admit({ ...cred, epoch: '5' }, { nowMs: now(), itemCount: 1, eventIds: ['evt_e'] })).toMatchObject({ kind: 'admitted' });
   });
 
@@ -160,17 +185,26 @@ describe('credential epoch and the script cache', () => {
 });
 
 describe('memory of the de-duplication window', () => {
-  it('costs about 100 bytes of Redis memory per remembered eventId', async () => {
+  it('costs well under 100 bytes of Redis memory per remembered eventId', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
-    const eventIds = Array.from({ length: 50 }, () => `evt_${randomBytes(12).toString('hex')}`);
-    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 50, eventIds });
-    if (admitted.kind !== 'admitted') throw new Error('not admitted');
-    await admission.commit(admitted.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: admitted.ticket.batchId, receivedAtMs: now(), eventIds });
-    const perKey = await Promise.all(eventIds.map((id) => redis.memory('USAGE', IngestKeys.eventId(cred.connectionId, id)) as Promise<number>));
-    const marker = (await redis.memory('USAGE', IngestKeys.committedBatch(admitted.ticket.batchId))) as number;
-    const average = perKey.reduce((sum, bytes) => sum + bytes, 0) / perKey.length + marker / eventIds.length;
-    expect(average).toBeGreaterThan(50);
-    expect(average).toBeLessThan(200);
+    // 20 batches of 50: enough fields for the hash to leave its compact encoding, as it does in use.
+    let stored = 0;
+    let markers = 0;
+    let dedupKey = '';
+    for (let batch = 0; batch < 20; batch += 1) {
+      const eventIds = Array.from({ length: 50 }, () => `evt_${randomBytes(12).toString('hex')}`);
+      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 50, eventIds });
+      if (admitted.kind !== 'admitted') throw new Error('not admitted');
+      await admission.commit(admitted.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: admitted.ticket.batchId, receivedAtMs: now(), eventIds });
+      markers += (await redis.memory('USAGE', IngestKeys.committedBatch(admitted.ticket.batchId))) as number;
+      stored += eventIds.length;
+      dedupKey = admitted.ticket.dedupKey;
+    }
+    expect(await redis.hlen(dedupKey)).toBe(stored);
+    const hash = (await redis.memory('USAGE', dedupKey, 'SAMPLES', '0')) as number;
+    const average = (hash + markers) / stored;
+    expect(average).toBeGreaterThan(30);
+    expect(average).toBeLessThan(100);
   });
 });

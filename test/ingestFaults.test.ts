@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { IngestKeys } from '../ingest/keys.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import {
-  checkConnection, countObservations, createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge, type EdgeAnswer,
+  checkConnection, countObservations, createCollector, dedupEntry, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge, type EdgeAnswer,
 } from './helpers/ingest.js';
 
 // Store outages (issue 4 "Done means"): ClickHouse stopped mid-load, Redis stopped. The stores
@@ -82,7 +81,7 @@ describe('ClickHouse stopped mid-load', () => {
     expect(probe!.answer!.status).toBe(503);
     expect(probe!.answer!.body).toEqual({ error: 'service_unavailable' });
     expect(probe!.answer!.headers.get('retry-after')).toBe('1');
-    for (const item of probe!.items) expect(await ctx.deps.redis.exists(IngestKeys.eventId(collector.connectionId, item.eventId as string))).toBe(0);
+    for (const item of probe!.items) expect(await dedupEntry(ctx.deps.redis, collector.connectionId, item.eventId as string, ctx.deps.config.ingest.dedupWindowSeconds)).toBeNull();
 
     const statuses = sent.map((record) => record.answer?.status ?? 0);
     expect(statuses.filter((status) => status === 202).length).toBeGreaterThan(0);

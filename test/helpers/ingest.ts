@@ -6,6 +6,10 @@ import { createClock, type Clock } from '../../shared/clock.js';
 import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/server.js';
+import { dedupPeriod } from '../../ingest/admission.js';
+import { DEDUP_PERIODS } from '../../ingest/admissionScripts.js';
+import { IngestKeys } from '../../ingest/keys.js';
+import type { Redis } from '../../shared/redis.js';
 import { createIntegration, type CreateIntegrationInput } from './integrations.js';
 import type { TestContext } from './context.js';
 
@@ -226,4 +230,18 @@ export async function observationRows(clickhouse: ClickHouseClient, connectionId
     format: 'JSONEachRow',
   });
   return result.json<Record<string, unknown>>();
+}
+
+/**
+ * Where ADMIT keeps an eventId: the de-duplication hashes of the current period and the three
+ * before it (most recent first). Returns the hash and the value found, or null.
+ */
+export async function dedupEntry(redis: Redis, connectionId: string, eventId: string, windowSeconds: number, nowMs = Date.now()): Promise<{ key: string; value: string } | null> {
+  const current = dedupPeriod(nowMs, windowSeconds);
+  for (let back = 0; back < DEDUP_PERIODS; back += 1) {
+    const key = IngestKeys.eventIds(connectionId, current - back);
+    const value = await redis.hget(key, eventId);
+    if (value !== null) return { key, value };
+  }
+  return null;
 }
