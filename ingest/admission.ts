@@ -50,6 +50,8 @@ export interface AdmissionRequest {
   itemCount: number;
   /** eventIds of the structurally valid items, in item order. */
   eventIds: string[];
+  /** The batch's id (newBatchId); a new one when absent. */
+  batchId?: string;
 }
 
 export interface AnalysisJob {
@@ -84,6 +86,11 @@ export class Admission {
     this.pendingMs = 3 * config.ingest.insertTimeoutMs + config.ingest.groupCommitMaxWaitMs + 5_000;
   }
 
+  /** A batch id unique to this process (its rows, its commit marker and its analysis job). */
+  newBatchId(): string {
+    return `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
+  }
+
   async load(): Promise<void> {
     await Promise.all([ADMIT.load(this.redis), RELEASE.load(this.redis), COMMIT.load(this.redis)]);
   }
@@ -109,7 +116,7 @@ export class Admission {
     const { period, resetAt } = usagePeriodOf(new Date(request.nowMs));
     const sandbox = credential.mode === 'sandbox';
     const windows = this.windowsOf(credential, request.itemCount);
-    const batchId = `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
+    const batchId = request.batchId ?? this.newBatchId();
     const dedupValue = `${request.nowMs + this.pendingMs}:${batchId}`;
     const dedupPrefix = IngestKeys.eventIds(credential.connectionId, '');
     const accountUsageKey = RedisKeys.sandboxMonthlyUsage(credential.accountId, period);

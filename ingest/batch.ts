@@ -39,6 +39,9 @@ export type ItemCheck =
   | { valid: true; envelope: ObservationEnvelope; occurredAtMs: number }
   | { valid: false; issues: string[] };
 
+/** What of the credential an item is checked against. */
+export type ItemBinding = Pick<IngestCredential, 'integrationKey' | 'tenantId' | 'environmentId' | 'direction' | 'protocol'>;
+
 const KNOWN_DIRECTIONS: ReadonlySet<unknown> = new Set(DIRECTIONS);
 const KNOWN_PROTOCOLS: ReadonlySet<unknown> = new Set(PROTOCOLS);
 
@@ -47,7 +50,7 @@ const KNOWN_PROTOCOLS: ReadonlySet<unknown> = new Set(PROTOCOLS);
  * accept the placeholder or the credential's exact id. Only fields of the right type are
  * compared; wrong types are reported by the schema.
  */
-function bindingIssues(item: Record<string, unknown>, credential: IngestCredential): string[] {
+function bindingIssues(item: Record<string, unknown>, credential: ItemBinding): string[] {
   const issues: string[] = [];
   if (typeof item.integrationId === 'string' && item.integrationId !== credential.integrationKey) {
     issues.push('integration does not match credential');
@@ -65,7 +68,7 @@ function bindingIssues(item: Record<string, unknown>, credential: IngestCredenti
 }
 
 /** Binding issues first, then the field-level schema messages (03: one message per violation). */
-export function checkItem(item: unknown, credential: IngestCredential): ItemCheck {
+export function checkItem(item: unknown, credential: ItemBinding): ItemCheck {
   const check = validateEnvelope(item);
   const binding = typeof item === 'object' && item !== null && !Array.isArray(item) ? bindingIssues(item as Record<string, unknown>, credential) : [];
   if (binding.length === 0) return check;

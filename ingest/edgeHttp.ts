@@ -31,7 +31,12 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 const BASE_HEADERS = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' } as const;
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): EdgeResponse {
-  return { status, headers: { ...BASE_HEADERS, ...headers }, body: JSON.stringify(body) };
+  return jsonTextResponse(status, JSON.stringify(body), headers);
+}
+
+/** jsonResponse for a body already serialised. */
+export function jsonTextResponse(status: number, body: string, headers: Record<string, string> = {}): EdgeResponse {
+  return { status, headers: { ...BASE_HEADERS, ...headers }, body };
 }
 
 /** A fixed JSON answer of the adapters themselves (health, unknown route, body limit). */

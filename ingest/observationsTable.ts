@@ -10,8 +10,12 @@ import type { IngestCredential } from './credentials.js';
  * JSONEachRow (both run on the same cores under load; see bench/RESULTS.md).
  */
 
+/** The credential's members that every row of a batch carries. */
+export type RowBinding = Pick<IngestCredential,
+  'connectionId' | 'workspaceId' | 'accountId' | 'integrationId' | 'integrationKey' | 'tenantId' | 'environmentId' | 'mode'>;
+
 export interface ObservationBatchContext {
-  credential: IngestCredential;
+  credential: RowBinding;
   batchId: string;
   receivedAtMs: number;
   /** `YYYY-MM-DD` (UTC) of receivedAtMs. */

@@ -8,13 +8,15 @@ import { AppError, isAppError } from '../shared/errors/index.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import { Admission, type AdmissionResult, type AdmissionTicket, type AnalysisJob } from './admission.js';
 import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './authenticate.js';
-import { BatchShapeError, checkItem, parseBatch, type ItemCheck } from './batch.js';
+import { BatchShapeError } from './batch.js';
+import { newRows, type BatchBinding, type CheckedBatch } from './batchCheck.js';
+import { BatchPool } from './batchPool.js';
 import { CommitRetryQueue } from './commitRetry.js';
 import { CredentialCache, CredentialDecryptError, type IngestCredential } from './credentials.js';
-import { MAX_BODY_BYTES, errorResponse, jsonResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
+import { MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
 import { GroupCommitWriter } from './groupCommit.js';
 import { IngestMetrics } from './metrics.js';
-import { batchRowPrefix, insertObservationRows, observationRow } from './observationsTable.js';
+import { insertObservationRows } from './observationsTable.js';
 
 /** What an edge adapter needs to build the pipeline. */
 export interface EdgeDeps {
@@ -58,11 +60,16 @@ async function fromStore<T>(work: Promise<T> | T): Promise<T> {
 
 const serviceUnavailable = (retryAfterSeconds?: number) => new AppError('service_unavailable', retryAfterSeconds ? { retryAfterSeconds } : {});
 
-type ItemResult = { index: number; accepted: true; eventId: string } | { index: number; accepted: false; issues: string[] };
+/** What the batch checks need of a credential (no secret: it goes to a worker thread). */
+const bindingOf = (credential: IngestCredential): BatchBinding => ({
+  connectionId: credential.connectionId, workspaceId: credential.workspaceId, accountId: credential.accountId,
+  integrationId: credential.integrationId, integrationKey: credential.integrationKey, tenantId: credential.tenantId,
+  environmentId: credential.environmentId, mode: credential.mode, direction: credential.direction, protocol: credential.protocol,
+});
 
 /** An admitted batch, reduced to what persisting and answering it need. */
 interface PreparedBatch {
-  /** JSONEachRow lines of the new observations, or null when there is nothing to write. */
+  /** TabSeparated lines of the new observations, or null when there is nothing to write. */
   rows: Buffer | null;
   ticket: AdmissionTicket;
   job: AnalysisJob;
@@ -78,6 +85,7 @@ export class IngestPipeline {
   readonly credentials: CredentialCache;
   readonly admission: Admission;
   readonly writer: GroupCommitWriter;
+  private readonly batches: BatchPool;
   private readonly commitRetry: CommitRetryQueue;
   private active = 0;
   private idle: (() => void)[] = [];
@@ -89,6 +97,7 @@ export class IngestPipeline {
     });
     this.admission = new Admission(deps.redis, config, deps.analysisStream ?? RedisKeys.analysisJobs);
     this.commitRetry = new CommitRetryQueue(this.admission, metrics);
+    this.batches = new BatchPool(config.ingest.workerThreads);
     this.writer = new GroupCommitWriter(
       (body, _rows, signal) => insertObservationRows(deps.clickhouse, body, signal),
       {
@@ -143,6 +152,7 @@ export class IngestPipeline {
     await this.writer.drain();
     await this.commitRetry.flush();
     this.commitRetry.stop();
+    await this.batches.close();
   }
 
   private route(request: EdgeRequest): Promise<EdgeResponse> {
@@ -189,23 +199,25 @@ export class IngestPipeline {
   }
 
   /**
-   * Verify, parse, validate and admit; then everything the answer needs is computed at once
-   * (rows as one Buffer, the response body as text), so that nothing of the parsed batch stays
-   * alive while the rows wait for their group commit.
+   * Verify, then parse, validate and serialise on a worker thread (batchCheck.ts), then admit;
+   * the answer's text and the new rows are ready before the group commit, so nothing of the
+   * parsed batch stays alive while the rows wait for it.
    */
   private async admitBatch(request: EdgeRequest): Promise<EdgeResponse | PreparedBatch> {
     if (request.rawBody.length > MAX_BODY_BYTES) throw new AppError('request_too_large');
     const auth = await this.authenticate(request);
     let { credential } = auth;
     const { nowMs, presented } = auth;
-    const items = parseBatch(request.headers['content-type'], request.rawBody);
+    const batchId = this.admission.newBatchId();
     for (let attempt = 0; ; attempt += 1) {
-      const checks = items.map((item) => checkItem(item, credential));
+      const checked = await this.batches.check({
+        body: request.rawBody, contentType: request.headers['content-type'], binding: bindingOf(credential), batchId, receivedAtMs: nowMs,
+      });
+      if (checked.kind === 'invalid_request') throw new AppError('invalid_request');
+      if (checked.kind === 'batch_shape') throw new BatchShapeError();
       if (this.writer.saturated()) throw serviceUnavailable(1);
-      const eventIds: string[] = [];
-      for (const check of checks) if (check.valid) eventIds.push(check.envelope.eventId);
       const started = process.hrtime.bigint();
-      const result = await fromStore(this.admission.admit(credential, { nowMs, itemCount: items.length, eventIds }));
+      const result = await fromStore(this.admission.admit(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
       this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
       if (result.kind === 'stale_credential') {
         // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
@@ -213,11 +225,11 @@ export class IngestPipeline {
         credential = await this.reauthenticate(credential, presented, request.rawBody, nowMs);
         continue;
       }
-      return this.prepare(result, checks, credential, nowMs);
+      return this.prepare(result, checked, credential, nowMs);
     }
   }
 
-  private prepare(result: Exclude<AdmissionResult, { kind: 'stale_credential' }>, checks: ItemCheck[], credential: IngestCredential, nowMs: number): PreparedBatch {
+  private prepare(result: Exclude<AdmissionResult, { kind: 'stale_credential' }>, checked: CheckedBatch, credential: IngestCredential, nowMs: number): PreparedBatch {
     switch (result.kind) {
       case 'rate_limited':
         throw new AppError(result.code, { retryAfterSeconds: result.retryAfterSeconds });
@@ -231,33 +243,15 @@ export class IngestPipeline {
       case 'admitted':
         break;
     }
-    const { ticket, duplicate } = result;
-    const results: ItemResult[] = [];
-    const newEventIds: string[] = [];
-    let rows = '';
-    let rejected = 0;
-    let valid = 0;
-    const prefix = batchRowPrefix({ credential, batchId: ticket.batchId, receivedAtMs: nowMs, receivedDate: new Date(nowMs).toISOString().slice(0, 10) });
-    for (let index = 0; index < checks.length; index += 1) {
-      const check = checks[index];
-      if (!check.valid) {
-        rejected += 1;
-        results.push({ index, accepted: false, issues: check.issues });
-        continue;
-      }
-      if (!duplicate[valid]) {
-        rows += observationRow(prefix, check.envelope, check.occurredAtMs);
-        newEventIds.push(check.envelope.eventId);
-      }
-      valid += 1;
-      results.push({ index, accepted: true, eventId: check.envelope.eventId });
-    }
+    const { ticket, duplicate, newCount } = result;
+    const accepted = checked.eventIds.length;
     return {
-      rows: newEventIds.length > 0 ? Buffer.from(rows, 'utf8') : null,
+      rows: newRows(checked, duplicate),
       ticket,
-      job: { connectionId: credential.connectionId, workspaceId: credential.workspaceId, mode: credential.mode, batchId: ticket.batchId, receivedAtMs: nowMs, eventIds: newEventIds },
-      response: jsonResponse(rejected === 0 ? 202 : 207, { accepted: valid, persisted: newEventIds.length, results }),
-      counts: { accepted: newEventIds.length, duplicate: valid - newEventIds.length, rejected },
+      job: { connectionId: credential.connectionId, workspaceId: credential.workspaceId, mode: credential.mode, batchId: ticket.batchId, receivedAtMs: nowMs, eventIds: ticket.newEventIds },
+      // The key order of jsonResponse's { accepted, persisted, results }.
+      response: jsonTextResponse(checked.rejected === 0 ? 202 : 207, `{"accepted":${accepted},"persisted":${newCount},"results":${checked.resultsJson}}`),
+      counts: { accepted: newCount, duplicate: accepted - newCount, rejected: checked.rejected },
     };
   }
 

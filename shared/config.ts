@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 
 /**
  * Typed configuration, read once from the environment and validated; a bad value stops the
@@ -43,6 +44,8 @@ export interface IngestEdgeConfig {
   connectionChecksPerMin: number;
   /** Approximate cap of the `analysis:jobs` stream (XADD MAXLEN ~). */
   analysisStreamMaxLen: number;
+  /** Worker threads that parse, validate and serialise batches (the edge thread does the I/O). */
+  workerThreads: number;
 }
 
 export interface IngestLimits {
@@ -133,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
       insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
       connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
       analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
+      workerThreads: int(env, 'INGEST_WORKER_THREADS', Math.min(availableParallelism(), 8), 1, 64),
     },
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
     analyzer: { host: host('ANALYZER_HOST'), port: int(env, 'ANALYZER_PORT', 8082, 0, 65535) },

@@ -1,0 +1,102 @@
+import { isAppError } from '../shared/errors/index.js';
+import { BatchShapeError, checkItem, parseBatch, type ItemBinding } from './batch.js';
+import { batchRowPrefix, observationRow, type RowBinding } from './observationsTable.js';
+
+/**
+ * The CPU-bound middle of the pipeline — parse, validate, bind and serialise one batch — as a
+ * pure function of plain data, so that it can run on a worker thread (ingest/batchWorker.ts)
+ * while the edge's own thread does the I/O. Everything here depends only on the request and the
+ * credential's binding, never on Redis: the duplicates are known only after admission, so a row
+ * is built for every valid item and the edge drops the duplicates' rows by their byte ranges.
+ */
+
+/** The credential's non-secret members the checks and the rows need (the HMAC key never leaves the edge thread). */
+export type BatchBinding = ItemBinding & RowBinding;
+
+export interface BatchCheckInput {
+  body: Uint8Array;
+  contentType: string | undefined;
+  binding: BatchBinding;
+  batchId: string;
+  receivedAtMs: number;
+}
+
+export type BatchCheckOutput =
+  /** 400 `invalid_request`: unparsable JSON, or a body not declared as JSON. */
+  | { kind: 'invalid_request' }
+  /** 400 with the literal `expected { envelopes: [...] }`. */
+  | { kind: 'batch_shape' }
+  | CheckedBatch;
+
+export interface CheckedBatch {
+  kind: 'checked';
+  itemCount: number;
+  rejected: number;
+  /** eventIds of the valid items, in item order (what admission de-duplicates). */
+  eventIds: string[];
+  /** TabSeparated rows of the valid items, in the order of `eventIds`. */
+  rows: Uint8Array;
+  /** rowEnds[i]: the byte offset in `rows` where the row of eventIds[i] ends. */
+  rowEnds: number[];
+  /** The JSON text of the response's `results` array (it does not depend on admission). */
+  resultsJson: string;
+}
+
+type ItemResult = { index: number; accepted: true; eventId: string } | { index: number; accepted: false; issues: string[] };
+
+const asBuffer = (bytes: Uint8Array) => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
+export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
+  let items: unknown[];
+  try {
+    items = parseBatch(input.contentType, asBuffer(input.body));
+  } catch (error) {
+    if (error instanceof BatchShapeError) return { kind: 'batch_shape' };
+    if (isAppError(error)) return { kind: 'invalid_request' };
+    throw error;
+  }
+  const prefix = batchRowPrefix({
+    credential: input.binding, batchId: input.batchId, receivedAtMs: input.receivedAtMs,
+    receivedDate: new Date(input.receivedAtMs).toISOString().slice(0, 10),
+  });
+  const results: ItemResult[] = [];
+  const eventIds: string[] = [];
+  const lines: string[] = [];
+  let rejected = 0;
+  for (let index = 0; index < items.length; index += 1) {
+    const check = checkItem(items[index], input.binding);
+    if (!check.valid) {
+      rejected += 1;
+      results.push({ index, accepted: false, issues: check.issues });
+      continue;
+    }
+    eventIds.push(check.envelope.eventId);
+    lines.push(observationRow(prefix, check.envelope, check.occurredAtMs));
+    results.push({ index, accepted: true, eventId: check.envelope.eventId });
+  }
+  const text = lines.join('');
+  const rows = Buffer.from(text, 'utf8');
+  // Byte offsets equal string offsets unless a row holds a non-ASCII character (a shape's field name).
+  const ascii = rows.length === text.length;
+  const rowEnds: number[] = [];
+  let end = 0;
+  for (const line of lines) {
+    end += ascii ? line.length : Buffer.byteLength(line, 'utf8');
+    rowEnds.push(end);
+  }
+  return { kind: 'checked', itemCount: items.length, rejected, eventIds, rows, rowEnds, resultsJson: JSON.stringify(results) };
+}
+
+/**
+ * The rows of the items admission found new: all of them when there was no duplicate (the
+ * usual case, no copy), else the byte ranges of the new ones. Null when nothing is new.
+ */
+export function newRows(batch: CheckedBatch, duplicate: readonly boolean[]): Buffer | null {
+  const rows = asBuffer(batch.rows);
+  if (!duplicate.includes(true)) return batch.eventIds.length > 0 ? rows : null;
+  const pieces: Buffer[] = [];
+  for (let i = 0; i < batch.eventIds.length; i += 1) {
+    if (!duplicate[i]) pieces.push(rows.subarray(i === 0 ? 0 : batch.rowEnds[i - 1], batch.rowEnds[i]));
+  }
+  return pieces.length > 0 ? Buffer.concat(pieces) : null;
+}
