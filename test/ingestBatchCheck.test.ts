@@ -1,0 +1,97 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { checkBatch, newRows, type BatchBinding, type BatchCheckInput, type CheckedBatch } from '../ingest/batchCheck.js';
+import { BatchPool } from '../ingest/batchPool.js';
+import { OBSERVATION_COLUMNS } from '../ingest/observationsTable.js';
+import { envelope, type Collector } from './helpers/ingest.js';
+
+// The CPU-bound middle of the pipeline (ingest/batchCheck.ts) and the worker threads that run
+// it: rows of exactly the valid items, byte ranges that cut out duplicates correctly also when
+// a row holds multi-byte characters, and the same answer from a worker thread as in-process.
+
+const collector: Pick<Collector, 'integrationKey' | 'direction' | 'protocol'> = { integrationKey: 'svc_int_x', direction: 'outbound', protocol: 'http-api' };
+const binding: BatchBinding = {
+  connectionId: 'int_1', workspaceId: 'ws_1', accountId: 'acct_1', integrationId: 'wint_1', integrationKey: 'svc_int_x',
+  tenantId: 'ten_1', environmentId: 'env_1', mode: 'live', direction: 'outbound', protocol: 'http-api',
+};
+const input = (items: unknown, contentType: string | undefined = 'application/json'): BatchCheckInput => ({
+  body: Buffer.from(typeof items === 'string' ? items : JSON.stringify({ envelopes: items })), contentType, binding, batchId: 'b1', receivedAtMs: Date.UTC(2026, 10, 24),
+});
+const checked = (items: unknown[]): CheckedBatch => {
+  const output = checkBatch(input(items));
+  if (output.kind !== 'checked') throw new Error(`not checked: ${output.kind}`);
+  return output;
+};
+/** An envelope whose shape has a field name of multi-byte characters (its row is longer in bytes than in characters). */
+const wide = () => envelope(collector, { payload: { storage: 'none', schemaFingerprint: `sha256:${'cd'.repeat(32)}`, redactionPolicyVersion: '1', schemaShape: { kind: 'object', fields: { 'größe€': { kind: 'string' } } } } });
+const eventIdOfRow = (row: string) => row.split('\t')[OBSERVATION_COLUMNS.indexOf('event_id')];
+
+describe('checkBatch', () => {
+  it('answers the two 400s of a batch that cannot be read', () => {
+    expect(checkBatch(input('{"envelopes": [')).kind).toBe('invalid_request');
+    expect(checkBatch(input([], 'text/plain')).kind).toBe('invalid_request');
+    expect(checkBatch(input('{"items": []}')).kind).toBe('batch_shape');
+    expect(checkBatch(input(Array.from({ length: 51 }, () => envelope(collector)))).kind).toBe('batch_shape');
+  });
+
+  it('builds one row per valid item and the results of every item, in item order', () => {
+    const good = envelope(collector);
+    const other = envelope({ ...collector, integrationKey: 'svc_int_other' });
+    const batch = checked([good, { eventId: 'evt_bad' }, other, wide()]);
+    expect(batch.itemCount).toBe(4);
+    expect(batch.rejected).toBe(2);
+    expect(batch.eventIds).toHaveLength(2);
+    expect(batch.eventIds[0]).toBe(good.eventId);
+    const results = JSON.parse(batch.resultsJson) as { index: number; accepted: boolean; issues?: string[] }[];
+    expect(results.map((result) => [result.index, result.accepted])).toEqual([[0, true], [1, false], [2, false], [3, true]]);
+    expect(results[2].issues).toEqual(['integration does not match credential']);
+    const rows = Buffer.from(batch.rows).toString('utf8').split('\n').slice(0, -1);
+    expect(rows.map(eventIdOfRow)).toEqual(batch.eventIds);
+    expect(batch.rowEnds[batch.rowEnds.length - 1]).toBe(batch.rows.byteLength);
+  });
+});
+
+describe('newRows', () => {
+  it('keeps exactly the rows of the new eventIds, whatever bytes the rows hold', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 12 }), (plan) => {
+      const batch = checked(plan.map(([multiByte]) => (multiByte ? wide() : envelope(collector))));
+      const duplicate = plan.map(([, dup]) => dup);
+      const rows = newRows(batch, duplicate);
+      const expected = batch.eventIds.filter((_, index) => !duplicate[index]);
+      if (expected.length === 0) return rows === null;
+      const lines = rows!.toString('utf8').split('\n');
+      expect(lines.pop()).toBe('');
+      expect(lines.map(eventIdOfRow)).toEqual(expected);
+      expect(lines.every((line) => line.split('\t').length === OBSERVATION_COLUMNS.length)).toBe(true);
+      return true;
+    }), { numRuns: 200 });
+  });
+
+  it('hands the rows over without a copy when nothing is a duplicate, and null when everything is', () => {
+    const batch = checked([envelope(collector), envelope(collector)]);
+    expect(newRows(batch, [false, false])!.buffer).toBe(batch.rows.buffer);
+    expect(newRows(batch, [true, true])).toBeNull();
+    expect(newRows(checked([{ eventId: 'evt_bad' }]), [])).toBeNull();
+  });
+});
+
+describe('BatchPool', () => {
+  const pool = new BatchPool(2);
+  afterAll(() => pool.close());
+
+  it('gives the same answer on a worker thread as in-process, rows included', async () => {
+    const items = [envelope(collector), { eventId: 'evt_bad' }, wide()];
+    const local = checkBatch(input(items)) as CheckedBatch;
+    const remote = (await pool.check(input(items))) as CheckedBatch;
+    expect({ ...remote, rows: Buffer.from(remote.rows).toString('hex') }).toEqual({ ...local, rows: Buffer.from(local.rows).toString('hex') });
+    expect(await pool.check(input('not json'))).toEqual({ kind: 'invalid_request' });
+  });
+
+  it('runs many batches at once and keeps each answer with its batch', async () => {
+    const batches = Array.from({ length: 40 }, (_, n) => Array.from({ length: 1 + (n % 5) }, () => envelope(collector)));
+    const answers = await Promise.all(batches.map((items) => pool.check(input(items))));
+    answers.forEach((answer, n) => {
+      expect((answer as CheckedBatch).eventIds).toEqual(batches[n].map((item) => item.eventId));
+    });
+  });
+});
