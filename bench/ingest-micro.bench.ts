@@ -13,6 +13,8 @@ import { validateEnvelope } from '../shared/envelope/validate.js';
 import { connectRedis } from '../shared/redis.js';
 import { Admission } from '../ingest/admission.js';
 import { checkItem, parseBatch, type ItemCheck } from '../ingest/batch.js';
+import { checkBatch, type BatchCheckInput } from '../ingest/batchCheck.js';
+import { BatchPool } from '../ingest/batchPool.js';
 import type { IngestCredential } from '../ingest/credentials.js';
 import { jsonResponse } from '../ingest/edgeHttp.js';
 import { batchRowPrefix, observationRow } from '../ingest/observationsTable.js';
@@ -78,6 +80,9 @@ if (admitted.kind !== 'admitted' || admitted.newCount !== N) throw new Error(`ad
 const prefixOf = () => batchRowPrefix({ credential, batchId: 'b0123456789ab', receivedAtMs: nowMs, receivedDate: new Date(nowMs).toISOString().slice(0, 10) });
 const results = valid.map((check, index) => ({ index, accepted: true, eventId: check.envelope.eventId }));
 
+const batchInput: BatchCheckInput = { body, contentType: 'application/json', binding: credential, batchId: 'b0123456789ab', receivedAtMs: nowMs };
+const pool = new BatchPool(1);
+
 const bench = new Bench({ time: TIME_MS, warmupTime: 300 });
 bench
   .add('signature verify (parse header + HMAC 50-envelope body)', () => {
@@ -104,6 +109,12 @@ bench
     for (const check of valid) rows += observationRow(prefix, check.envelope, check.occurredAtMs);
     Buffer.from(rows, 'utf8');
   })
+  .add('checkBatch (the worker task: parse, validate, rows, results)', () => {
+    if (checkBatch(batchInput).kind !== 'checked') throw new Error('not checked');
+  })
+  .add('BatchPool.check (checkBatch on a worker thread, round trip)', async () => {
+    if ((await pool.check(batchInput)).kind !== 'checked') throw new Error('not checked');
+  })
   .add('response body (jsonResponse, 50 results)', () => {
     jsonResponse(202, { accepted: N, persisted: N, results });
   })
@@ -125,6 +136,7 @@ const scriptsAfter = await evalshaStats();
 // The bench database only: its eventIds and windows are of no further use.
 await redis.flushdb('ASYNC');
 redis.disconnect();
+await pool.close();
 
 const us = (ms: number | undefined) => (ms === undefined ? NaN : ms * 1000);
 console.log(`ingest micro-benchmarks: ${N}-envelope batch of ${fmt(body.length)} bytes; ${TIME_MS} ms per task; node ${process.version}`);
