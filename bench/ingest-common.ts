@@ -34,8 +34,8 @@ const UNLIMITED = '1000000000';
  * Operator limits raised so they never bite (03 Limits are per-integration and per-workspace
  * budgets; the bench measures the edge, not the throttle), the real clock (the test clock costs a
  * Redis GET per request), and a short de-duplication window so the bench's millions of eventIds
- * leave Redis soon. Group-commit tuning (INGEST_GROUP_COMMIT_*, INGEST_INSERT_TIMEOUT_MS) is left
- * at the product defaults unless set in the driver's environment.
+ * leave Redis soon. Group-commit tuning (INGEST_GROUP_COMMIT_*, INGEST_INSERT_TIMEOUT_MS) and
+ * INGEST_WORKER_THREADS are left at the product defaults unless set in the driver's environment.
  */
 export function benchEdgeEnv(): Record<string, string> {
   const env: Record<string, string> = {
@@ -53,7 +53,7 @@ export function benchEdgeEnv(): Record<string, string> {
   };
   for (const name of [
     'INGEST_GROUP_COMMIT_MAX_ROWS', 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 'INGEST_INSERT_TIMEOUT_MS',
-    'INGEST_DEDUP_WINDOW_SECONDS', 'SECRET_ENCRYPTION_KEY', 'DATA_DIR',
+    'INGEST_WORKER_THREADS', 'INGEST_DEDUP_WINDOW_SECONDS', 'SECRET_ENCRYPTION_KEY', 'DATA_DIR',
   ]) {
     const value = process.env[name];
     if (value !== undefined && value !== '') env[name] = value;

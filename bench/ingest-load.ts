@@ -14,6 +14,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -342,12 +343,15 @@ async function rowsOf(clickhouse: ClickHouseClient, collectors: BenchCollector[]
   return { rows: Number(row.rows), distinct: Number(row.distinct) };
 }
 
-/** Sums of a few counters of the edge's /metrics (Prometheus text). */
+/** Sums of a few counters of the edge's /metrics (Prometheus text); `<histogram>_bucket:<le>` names one bucket. */
 function metricSums(text: string, names: string[]): Record<string, number> {
   const sums: Record<string, number> = Object.fromEntries(names.map((name) => [name, 0]));
   for (const line of text.split('\n')) {
-    const match = /^([a-z_]+)(?:\{[^}]*\})? (\S+)$/.exec(line);
-    if (match && match[1] in sums) sums[match[1]] += Number(match[2]);
+    const match = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const le = /le="([^"]+)"/.exec(match[2] ?? '');
+    const name = le ? `${match[1]}:${le[1]}` : match[1];
+    if (name in sums) sums[name] += Number(match[3]);
   }
   return sums;
 }
@@ -355,7 +359,7 @@ function metricSums(text: string, names: string[]): Record<string, number> {
 const SERVER_METRICS = [
   'ingest_group_commit_rows_count', 'ingest_group_commit_rows_sum', 'ingest_insert_duration_seconds_sum', 'ingest_insert_failures_total',
   'ingest_admission_duration_seconds_sum', 'ingest_admission_duration_seconds_count', 'ingest_request_duration_seconds_sum',
-  'ingest_request_duration_seconds_count',
+  'ingest_request_duration_seconds_count', 'ingest_request_duration_seconds_bucket:0.15',
 ];
 
 /** What the server's own /metrics say about a stretch of the run (difference of two scrapes). */
@@ -368,6 +372,8 @@ interface ServerStats {
   meanAdmissionMs: number;
   /** Mean time from a complete request body to the answer, inside the server. */
   meanServerMs: number;
+  /** Share of requests that took longer than 150 ms inside the server. */
+  serverOver150: number;
 }
 
 async function scrapeMetrics(pool: Pool): Promise<Record<string, number>> {
@@ -387,12 +393,13 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
     insertFailures: d('ingest_insert_failures_total'),
     meanAdmissionMs: admissions ? (d('ingest_admission_duration_seconds_sum') / admissions) * 1000 : 0,
     meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,
+    serverOver150: requests ? 1 - d('ingest_request_duration_seconds_bucket:0.15') / requests : 0,
   };
 }
 
 const printServerStats = (label: string, g: ServerStats) => console.log(`   ${label}: ${fmt(g.inserts)} inserts, ${fmt(g.rowsPerInsert)} rows/insert, `
   + `mean insert ${fmt(g.meanInsertMs, 1)} ms, ${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms; `
-  + `mean in-server time ${fmt(g.meanServerMs, 1)} ms`);
+  + `mean in-server time ${fmt(g.meanServerMs, 1)} ms, ${fmt(100 * g.serverOver150, 2)} % over 150 ms in the server`);
 
 // ------------------------------------------------------------------ targets
 
@@ -561,7 +568,7 @@ async function main(): Promise<void> {
   console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
   const edgeEnv = benchEdgeEnv();
   console.log(`edge: group commit max rows ${edgeEnv.INGEST_GROUP_COMMIT_MAX_ROWS ?? '10000 (default)'}, max wait ${edgeEnv.INGEST_GROUP_COMMIT_MAX_WAIT_MS ?? '100 (default)'} ms, `
-    + `max in flight ${edgeEnv.INGEST_GROUP_COMMIT_MAX_IN_FLIGHT ?? '2 (default)'}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
+    + `max in flight ${edgeEnv.INGEST_GROUP_COMMIT_MAX_IN_FLIGHT ?? '2 (default)'}, worker threads ${edgeEnv.INGEST_WORKER_THREADS ?? `${Math.min(availableParallelism(), 8)} (default)`}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
 
   await prepareBenchDatabases();
   const clickhouse = createClient({

@@ -249,7 +249,7 @@ export class IngestPipeline {
       rows: newRows(checked, duplicate),
       ticket,
       job: { connectionId: credential.connectionId, workspaceId: credential.workspaceId, mode: credential.mode, batchId: ticket.batchId, receivedAtMs: nowMs, eventIds: ticket.newEventIds },
-      // The key order of jsonResponse's { accepted, persisted, results }.
+      // The text jsonResponse would give { accepted, persisted, results } (results come serialised).
       response: jsonTextResponse(checked.rejected === 0 ? 202 : 207, `{"accepted":${accepted},"persisted":${newCount},"results":${checked.resultsJson}}`),
       counts: { accepted: newCount, duplicate: accepted - newCount, rejected: checked.rejected },
     };
