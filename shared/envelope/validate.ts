@@ -6,7 +6,9 @@ import { ENVELOPE_VERSIONS, type EnvelopeVersion, type ObservationEnvelope, type
 export const MAX_ISSUES_PER_ENVELOPE = 20;
 
 function buildValidators(): { byVersion: Map<string, ValidateFunction>; unknownVersion: ValidateFunction } {
-  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, verbose: true, allowUnionTypes: true, coerceTypes: false });
+  // unicodeRegExp: false — every pattern of the envelope schema is ASCII-only (where the 'u' flag
+  // changes nothing), and V8 runs them about a quarter faster without it (bench/RESULTS.md).
+  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, verbose: true, allowUnionTypes: true, coerceTypes: false, unicodeRegExp: false });
   ajv.addKeyword({ keyword: 'x-issue', schemaType: 'string' });
   ajv.addSchema(SCHEMA_SHAPE_SCHEMA);
   const byVersion = new Map<string, ValidateFunction>();
