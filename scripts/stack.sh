@@ -414,8 +414,11 @@ start_redis() {
   rm -f "$REDIS_PID"
   log "redis: starting on $HOST:$REDIS_PORT (data $REDIS_DIR, log $REDIS_LOG)"
   # shellcheck disable=SC2094  # redis writes its own log; we only append its stdout to it
+  # lazyfree-lazy-expire: a de-duplication hash (one per connection and period, millions of
+  # fields on a busy connection) is freed in the background when it expires, not in the
+  # command loop, where it would stall every admission for as long as the free takes.
   if ! redis-server --bind "$HOST" --port "$REDIS_PORT" --dir "$REDIS_DIR" \
-    --appendonly yes --daemonize yes --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" \
+    --lazyfree-lazy-expire yes --appendonly yes --daemonize yes --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" \
     </dev/null >>"$REDIS_LOG" 2>&1 9>&-; then
     show_log "$REDIS_LOG"
     die "redis: redis-server failed to start"
