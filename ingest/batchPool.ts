@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import { Worker } from 'node:worker_threads';
 import type { BatchCheckInput, BatchCheckOutput } from './batchCheck.js';
+import type { BatchAnswer, BatchTask } from './batchWorker.js';
 
 /**
  * The compiled worker entry. The product runs from dist/, where it sits beside this file; the
@@ -15,28 +16,84 @@ function workerFile(): string {
   return existsSync(sibling) ? sibling : resolve(here, '../dist/ingest/batchWorker.js');
 }
 
+interface Pending {
+  resolve(output: BatchCheckOutput): void;
+  reject(error: Error): void;
+}
+
+/** One worker thread and the tasks it has not answered yet. */
+class BatchThread {
+  readonly pending = new Map<number, Pending>();
+  private readonly worker: Worker;
+
+  constructor(onExit: (thread: BatchThread) => void) {
+    this.worker = new Worker(workerFile());
+    this.worker.unref();
+    this.worker.on('message', (answer: BatchAnswer) => {
+      const task = this.pending.get(answer.id);
+      if (task === undefined) return;
+      this.settled(answer.id);
+      if ('error' in answer) task.reject(new Error(`batch worker: ${answer.error}`));
+      else task.resolve(answer.output);
+    });
+    this.worker.on('error', () => { /* 'exit' follows and fails what is pending */ });
+    this.worker.on('exit', () => {
+      for (const task of this.pending.values()) task.reject(new Error('batch worker exited'));
+      this.pending.clear();
+      onExit(this);
+    });
+  }
+
+  run(task: BatchTask, pending: Pending): void {
+    // Only a thread with work keeps the process alive.
+    if (this.pending.size === 0) this.worker.ref();
+    this.pending.set(task.id, pending);
+    this.worker.postMessage(task);
+  }
+
+  private settled(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker.unref();
+  }
+
+  terminate(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
 /**
  * Worker threads for the CPU-bound part of each batch (ingest/batchCheck.ts): parsing,
- * validating and serialising take about two thirds of a batch's CPU on the edge, and the edge
- * thread must stay free for HTTP, Redis and ClickHouse I/O (bench/RESULTS.md).
+ * validating and serialising take about two thirds of a batch's CPU, and the edge thread must
+ * stay free for HTTP, Redis and ClickHouse I/O. A task goes to the thread with the fewest
+ * unanswered ones. Plain worker_threads rather than Piscina: measured, Piscina's task handling
+ * cost about 100 µs more CPU per batch (~10 % of the edge's; bench/RESULTS.md).
  */
 export class BatchPool {
-  private readonly pool: Piscina;
+  private threads: BatchThread[] = [];
+  private nextId = 0;
+  private closed = false;
 
-  constructor(threads: number) {
-    this.pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: Infinity });
+  constructor(size: number) {
+    for (let i = 0; i < size; i += 1) this.threads.push(this.spawn());
+  }
+
+  /** A thread that dies (it should not) is replaced; its unanswered tasks fail (500 to their requests). */
+  private spawn(): BatchThread {
+    return new BatchThread((dead) => {
+      if (this.closed) return;
+      this.threads = this.threads.map((thread) => (thread === dead ? this.spawn() : thread));
+    });
   }
 
   check(input: BatchCheckInput): Promise<BatchCheckOutput> {
-    return this.pool.run(input) as Promise<BatchCheckOutput>;
-  }
-
-  /** Tasks waiting for a thread (a gauge of /metrics). */
-  get queued(): number {
-    return this.pool.queueSize;
+    if (this.closed) return Promise.reject(new Error('batch pool closed'));
+    let thread = this.threads[0];
+    for (const candidate of this.threads) if (candidate.pending.size < thread.pending.size) thread = candidate;
+    return new Promise((resolve, reject) => thread.run({ id: this.nextId++, input }, { resolve, reject }));
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    this.closed = true;
+    await Promise.all(this.threads.map((thread) => thread.terminate()));
   }
 }

@@ -1,18 +1,28 @@
-import { move, transferableSymbol, valueSymbol } from 'piscina';
+import { parentPort } from 'node:worker_threads';
 import { checkBatch, type BatchCheckInput, type BatchCheckOutput } from './batchCheck.js';
 
+/** A message to a batch worker and its answer (ingest/batchPool.ts). */
+export interface BatchTask { id: number; input: BatchCheckInput }
+export type BatchAnswer = { id: number; output: BatchCheckOutput } | { id: number; error: string };
+
 /**
- * A worker thread of the edge's batch pool (ingest/batchPool.ts): runs checkBatch and moves the
- * rows' bytes back to the edge thread instead of copying them.
+ * A worker thread of the edge's batch pool: runs checkBatch and moves the rows' bytes back to
+ * the edge thread instead of copying them.
  */
-export default function run(input: BatchCheckInput): BatchCheckOutput | ReturnType<typeof move> {
-  const output = checkBatch(input);
-  if (output.kind !== 'checked') return output;
+parentPort?.on('message', ({ id, input }: BatchTask) => {
+  let output: BatchCheckOutput;
+  try {
+    output = checkBatch(input);
+  } catch (error) {
+    parentPort!.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies BatchAnswer);
+    return;
+  }
+  if (output.kind !== 'checked') {
+    parentPort!.postMessage({ id, output } satisfies BatchAnswer);
+    return;
+  }
   // A Buffer made by Buffer.from(string) may share Node's pool slab: move only a buffer of its own.
-  const rows = output.rows.byteOffset === 0 && output.rows.byteLength === output.rows.buffer.byteLength ? output.rows : new Uint8Array(output.rows);
-  const result = { ...output, rows };
-  return move({
-    get [transferableSymbol]() { return [rows.buffer]; },
-    get [valueSymbol]() { return result; },
-  });
-}
+  const { rows } = output;
+  const own = rows.byteOffset === 0 && rows.byteLength === rows.buffer.byteLength ? rows : new Uint8Array(rows);
+  parentPort!.postMessage({ id, output: { ...output, rows: own } } satisfies BatchAnswer, [own.buffer as ArrayBuffer]);
+});

@@ -87,6 +87,11 @@ describe('BatchPool', () => {
     expect(await pool.check(input('not json'))).toEqual({ kind: 'invalid_request' });
   });
 
+  it('fails a task whose check throws, and goes on serving', async () => {
+    await expect(pool.check({ ...input([]), body: 42 as unknown as Uint8Array })).rejects.toThrow(/^batch worker: /);
+    expect((await pool.check(input([envelope(collector)]))).kind).toBe('checked');
+  });
+
   it('runs many batches at once and keeps each answer with its batch', async () => {
     const batches = Array.from({ length: 40 }, (_, n) => Array.from({ length: 1 + (n % 5) }, () => envelope(collector)));
     const answers = await Promise.all(batches.map((items) => pool.check(input(items))));
