@@ -26,8 +26,8 @@ class BatchThread {
   readonly pending = new Map<number, Pending>();
   private readonly worker: Worker;
 
-  constructor(onExit: (thread: BatchThread) => void) {
-    this.worker = new Worker(workerFile());
+  constructor(file: string, onExit: (thread: BatchThread) => void) {
+    this.worker = new Worker(file);
     this.worker.unref();
     this.worker.on('message', (answer: BatchAnswer) => {
       const task = this.pending.get(answer.id);
@@ -73,13 +73,14 @@ export class BatchPool {
   private nextId = 0;
   private closed = false;
 
-  constructor(size: number) {
+  /** `file`: the worker entry (tests substitute one that misbehaves). */
+  constructor(size: number, private readonly file: string = workerFile()) {
     for (let i = 0; i < size; i += 1) this.threads.push(this.spawn());
   }
 
   /** A thread that dies (it should not) is replaced; its unanswered tasks fail (500 to their requests). */
   private spawn(): BatchThread {
-    return new BatchThread((dead) => {
+    return new BatchThread(this.file, (dead) => {
       if (this.closed) return;
       this.threads = this.threads.map((thread) => (thread === dead ? this.spawn() : thread));
     });

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkBatch, newRows, type BatchBinding, type BatchCheckInput, type CheckedBatch } from '../ingest/batchCheck.js';
@@ -98,5 +99,20 @@ describe('BatchPool', () => {
     answers.forEach((answer, n) => {
       expect((answer as CheckedBatch).eventIds).toEqual(batches[n].map((item) => item.eventId));
     });
+  });
+});
+
+describe('BatchPool when a worker thread dies', () => {
+  const pool = new BatchPool(1, fileURLToPath(new URL('./fixtures/exitingBatchWorker.mjs', import.meta.url)));
+  afterAll(() => pool.close());
+
+  it('fails the tasks the thread held and serves the next ones from a new thread', async () => {
+    expect(await pool.check(input([]))).toEqual({ kind: 'batch_shape' });
+    const fatal = pool.check({ ...input([]), batchId: 'exit' });
+    // Queued behind the fatal task on the one thread: the thread dies before answering it.
+    const held = pool.check(input([]));
+    await expect(fatal).rejects.toThrow('batch worker exited');
+    await expect(held).rejects.toThrow('batch worker exited');
+    expect(await pool.check(input([]))).toEqual({ kind: 'batch_shape' });
   });
 });
