@@ -24,6 +24,9 @@ interface Pending {
 /** One worker thread and the tasks it has not answered yet. */
 class BatchThread {
   readonly pending = new Map<number, Pending>();
+  alive = true;
+  /** False until the thread answered once: one that dies before is broken, not unlucky. */
+  answered = false;
   private readonly worker: Worker;
 
   constructor(file: string, onExit: (thread: BatchThread) => void) {
@@ -32,12 +35,14 @@ class BatchThread {
     this.worker.on('message', (answer: BatchAnswer) => {
       const task = this.pending.get(answer.id);
       if (task === undefined) return;
+      this.answered = true;
       this.settled(answer.id);
       if ('error' in answer) task.reject(new Error(`batch worker: ${answer.error}`));
       else task.resolve(answer.output);
     });
     this.worker.on('error', () => { /* 'exit' follows and fails what is pending */ });
     this.worker.on('exit', () => {
+      this.alive = false;
       for (const task of this.pending.values()) task.reject(new Error('batch worker exited'));
       this.pending.clear();
       onExit(this);
@@ -78,19 +83,27 @@ export class BatchPool {
     for (let i = 0; i < size; i += 1) this.threads.push(this.spawn());
   }
 
-  /** A thread that dies (it should not) is replaced; its unanswered tasks fail (500 to their requests). */
+  /**
+   * A thread that dies (it should not) fails its unanswered tasks (500 to their requests) and is
+   * replaced, unless it died before answering anything: a worker that cannot start (say, the
+   * build is missing) would otherwise be restarted in a tight loop.
+   */
   private spawn(): BatchThread {
     return new BatchThread(this.file, (dead) => {
-      if (this.closed) return;
+      if (this.closed || !dead.answered) return;
       this.threads = this.threads.map((thread) => (thread === dead ? this.spawn() : thread));
     });
   }
 
   check(input: BatchCheckInput): Promise<BatchCheckOutput> {
     if (this.closed) return Promise.reject(new Error('batch pool closed'));
-    let thread = this.threads[0];
-    for (const candidate of this.threads) if (candidate.pending.size < thread.pending.size) thread = candidate;
-    return new Promise((resolve, reject) => thread.run({ id: this.nextId++, input }, { resolve, reject }));
+    let thread: BatchThread | undefined;
+    for (const candidate of this.threads) {
+      if (candidate.alive && (thread === undefined || candidate.pending.size < thread.pending.size)) thread = candidate;
+    }
+    if (thread === undefined) return Promise.reject(new Error('no batch worker thread is running'));
+    const chosen = thread;
+    return new Promise((resolve, reject) => chosen.run({ id: this.nextId++, input }, { resolve, reject }));
   }
 
   async close(): Promise<void> {

@@ -116,3 +116,16 @@ describe('BatchPool when a worker thread dies', () => {
     expect(await pool.check(input([]))).toEqual({ kind: 'batch_shape' });
   });
 });
+
+describe('BatchPool whose worker cannot start', () => {
+  // No such file: the threads die at start.
+  const pool = new BatchPool(2, fileURLToPath(new URL('./fixtures/missingBatchWorker.mjs', import.meta.url)));
+  afterAll(() => pool.close());
+
+  it('refuses tasks instead of restarting the threads in a loop', async () => {
+    // Depending on how soon the threads die, the first task fails with them or finds none.
+    await expect(pool.check(input([]))).rejects.toThrow(/^(batch worker exited|no batch worker thread is running)$/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect(pool.check(input([]))).rejects.toThrow('no batch worker thread is running');
+  });
+});
