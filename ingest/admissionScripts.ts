@@ -185,8 +185,6 @@ if fresh > 0 then
   local key = ARGV[12] .. current
   redis.call('HSET', key, unpack(fields))
   redis.call('EXPIRE', key, (current + 1) * period + dedupTtl - nowSeconds)
-end
-if fresh > 0 then
   if ARGV[5] == '1' then
     redis.call('INCRBY', KEYS[3], fresh)
     redis.call('EXPIRE', KEYS[3], ARGV[10])
