@@ -1,18 +1,10 @@
-import { AppError, INGEST_BATCH_SHAPE_ERROR } from '../shared/errors/index.js';
+import { AppError } from '../shared/errors/index.js';
 import {
   DIRECTIONS, ENVIRONMENT_PLACEHOLDER, MAX_ENVELOPES_PER_BATCH, PROTOCOLS, TENANT_PLACEHOLDER, type ObservationEnvelope,
 } from '../shared/envelope/types.js';
 import { validateEnvelope } from '../shared/envelope/validate.js';
 import type { IngestCredential } from './credentials.js';
-import type { EdgeResponse } from './edgeHttp.js';
-import { jsonResponse } from './edgeHttp.js';
-
-/** A batch that is not `{envelopes: [...]}` (or holds more than 50): 400 with the literal phrase of 03. */
-export class BatchShapeError extends Error {
-  response(): EdgeResponse {
-    return jsonResponse(400, { error: INGEST_BATCH_SHAPE_ERROR });
-  }
-}
+import { BatchShapeError } from './edgeHttp.js';
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 

@@ -1,5 +1,7 @@
 import { isAppError } from '../shared/errors/index.js';
-import { BatchShapeError, checkItem, parseBatch, type ItemBinding } from './batch.js';
+import { checkItem, parseBatch, type ItemBinding } from './batch.js';
+import { asBuffer } from './batchRows.js';
+import { BatchShapeError } from './edgeHttp.js';
 import { batchRowPrefix, observationRow, type RowBinding } from './observationsTable.js';
 
 /**
@@ -44,8 +46,6 @@ export interface CheckedBatch {
 
 type ItemResult = { index: number; accepted: true; eventId: string } | { index: number; accepted: false; issues: string[] };
 
-const asBuffer = (bytes: Uint8Array) => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-
 export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
   let items: unknown[];
   try {
@@ -85,18 +85,4 @@ export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
     rowEnds.push(end);
   }
   return { kind: 'checked', itemCount: items.length, rejected, eventIds, rows, rowEnds, resultsJson: JSON.stringify(results) };
-}
-
-/**
- * The rows of the items admission found new: all of them when there was no duplicate (the
- * usual case, no copy), else the byte ranges of the new ones. Null when nothing is new.
- */
-export function newRows(batch: CheckedBatch, duplicate: readonly boolean[]): Buffer | null {
-  const rows = asBuffer(batch.rows);
-  if (!duplicate.includes(true)) return batch.eventIds.length > 0 ? rows : null;
-  const pieces: Buffer[] = [];
-  for (let i = 0; i < batch.eventIds.length; i += 1) {
-    if (!duplicate[i]) pieces.push(rows.subarray(i === 0 ? 0 : batch.rowEnds[i - 1], batch.rowEnds[i]));
-  }
-  return pieces.length > 0 ? Buffer.concat(pieces) : null;
 }

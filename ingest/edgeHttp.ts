@@ -1,4 +1,4 @@
-import { AppError } from '../shared/errors/index.js';
+import { AppError, INGEST_BATCH_SHAPE_ERROR } from '../shared/errors/index.js';
 
 /**
  * The transport-agnostic request and response of the ingest pipeline. Adapters (uWebSockets.js,
@@ -58,3 +58,14 @@ export const STATUS_TEXT: Record<number, string> = {
   404: 'Not Found', 409: 'Conflict', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
+
+/**
+ * A batch that is not `{envelopes: [...]}` (or holds more than 50): 400 with the literal phrase
+ * of 03. Here rather than beside parseBatch so that the edge thread, which only answers it, does
+ * not load (and compile) the envelope validators that only the worker threads run.
+ */
+export class BatchShapeError extends Error {
+  response(): EdgeResponse {
+    return jsonResponse(400, { error: INGEST_BATCH_SHAPE_ERROR });
+  }
+}

@@ -1,8 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { checkBatch, newRows, type BatchBinding, type BatchCheckInput, type CheckedBatch } from '../ingest/batchCheck.js';
+import { checkBatch, type BatchBinding, type BatchCheckInput, type CheckedBatch } from '../ingest/batchCheck.js';
 import { BatchPool } from '../ingest/batchPool.js';
+import { newRows } from '../ingest/batchRows.js';
 import { OBSERVATION_COLUMNS } from '../ingest/observationsTable.js';
 import { envelope, type Collector } from './helpers/ingest.js';
 

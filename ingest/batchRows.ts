@@ -1,0 +1,23 @@
+import type { CheckedBatch } from './batchCheck.js';
+
+/**
+ * The edge thread's side of a checked batch (ingest/batchCheck.ts runs on the worker threads):
+ * kept apart so that the edge thread does not load the validators.
+ */
+
+/** A Buffer over the same bytes (a Uint8Array arrives from a worker thread). */
+export const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
+/**
+ * The rows of the items admission found new: all of them when there was no duplicate (the
+ * usual case, no copy), else the byte ranges of the new ones. Null when nothing is new.
+ */
+export function newRows(batch: CheckedBatch, duplicate: readonly boolean[]): Buffer | null {
+  const rows = asBuffer(batch.rows);
+  if (!duplicate.includes(true)) return batch.eventIds.length > 0 ? rows : null;
+  const pieces: Buffer[] = [];
+  for (let i = 0; i < batch.eventIds.length; i += 1) {
+    if (!duplicate[i]) pieces.push(rows.subarray(i === 0 ? 0 : batch.rowEnds[i - 1], batch.rowEnds[i]));
+  }
+  return pieces.length > 0 ? Buffer.concat(pieces) : null;
+}
