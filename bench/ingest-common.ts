@@ -197,9 +197,12 @@ export class BatchTemplate {
     return this.template.length;
   }
 
-  /** A fresh body whose eventIds carry the counters first, first + 1, ... first + size - 1. */
-  fill(first: number): Buffer {
-    const body = Buffer.allocUnsafe(this.template.length);
+  /**
+   * A fresh body whose eventIds carry the counters first, first + 1, ... first + size - 1, written
+   * into `into` when given (a body of this template whose request has completed).
+   */
+  fill(first: number, into?: Buffer): Buffer {
+    const body = into ?? Buffer.allocUnsafe(this.template.length);
     this.template.copy(body);
     for (let i = 0; i < this.slots.length; i += 1) body.write(String(first + i).padStart(COUNTER_DIGITS, '0'), this.slots[i], 'latin1');
     return body;

@@ -6,6 +6,7 @@
 //   node dist/bench/ingest-load.js [--target all|edge|fastify|ceiling] [--duration 60] [--warmup 3]
 //        [--mode both|closed|open] [--rate 25000|half] [--concurrency 128] [--collectors 12]
 //        [--workspaces 3] [--json results.json] [--keep-data] [--target-node-args "--cpu-prof ..."]
+//        [--target-stdout file]
 //
 // Closed loop: `concurrency` requests always in flight for `duration` seconds (max throughput).
 // Open loop: batches sent on a fixed schedule of `rate` envelopes/s; latency counts from the
@@ -13,7 +14,7 @@
 // the target's closed-loop rate of this run. See bench/README.md for what it prints.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +68,8 @@ const options = {
   /** Extra node flags of the server processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
   targetNodeArgs: args.get('target-node-args') ?? process.env.BENCH_TARGET_NODE_ARGS,
   keepData: args.has('keep-data'),
+  /** A file that receives the servers' standard output (e.g. with --target-node-args --trace-gc). */
+  targetStdout: args.get('target-stdout'),
 };
 if (!['both', 'closed', 'open'].includes(options.mode)) throw new Error('--mode must be both, closed or open');
 if (options.rate !== 'half' && !(Number(options.rate) > 0)) throw new Error('--rate must be envelopes/s or "half"');
@@ -140,6 +143,8 @@ interface Sender {
   key: KeyObject;
   template: BatchTemplate;
   authorization: string;
+  /** Bodies of this sender's completed requests, for reuse. */
+  spareBodies: Buffer[];
 }
 
 interface PhaseResult {
@@ -152,6 +157,8 @@ interface PhaseResult {
   envelopesPerSecond: number;
   requestsPerSecond: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** p99 (ms) of the requests sent in each 10-second slice of the phase: does the tail grow? */
+  p99BySlice: number[];
   statuses: Record<string, number>;
   /** Open loop: scheduled sends skipped because too many requests were outstanding. */
   skipped?: number;
@@ -166,9 +173,12 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
+const SLICE_MS = 10_000;
+
 class Recorder {
   private latencies = new Float64Array(1 << 16);
   private count = 0;
+  private slices: number[][] = [];
   requests = 0;
   completedInWindow = 0;
   accepted202 = 0;
@@ -176,7 +186,11 @@ class Recorder {
   statuses: Record<string, number> = {};
   errorSample: string | undefined;
 
-  record(latencyMs: number, status: string, inWindow: boolean): void {
+  constructor(private readonly phaseStart = performance.now()) {}
+
+  record(latencyMs: number, status: string, inWindow: boolean, sentAt: number): void {
+    const slice = Math.max(0, Math.floor((sentAt - this.phaseStart) / SLICE_MS));
+    (this.slices[slice] ??= []).push(latencyMs);
     if (this.count === this.latencies.length) {
       const grown = new Float64Array(this.latencies.length * 2);
       grown.set(this.latencies);
@@ -201,6 +215,10 @@ class Recorder {
       max: sorted.length ? sorted[sorted.length - 1] : NaN, mean: sorted.length ? sum / sorted.length : NaN,
     };
   }
+
+  p99BySlice(): number[] {
+    return Array.from(this.slices, (slice) => percentile(Float64Array.from(slice ?? []).sort(), 99));
+  }
 }
 
 class LoadGenerator {
@@ -215,12 +233,16 @@ class LoadGenerator {
   async send(recorder: Recorder | null, startedAt: number, windowEnd: number): Promise<void> {
     const sender = this.senders[this.next];
     this.next = (this.next + 1) % this.senders.length;
-    const body = sender.template.fill(this.counter);
+    // Bodies are reused once their request completed: the driver shares the cores with the
+    // server under test, and a new 50 KB buffer per request kept its garbage collector busy.
+    const body = sender.template.fill(this.counter, sender.spareBodies.pop());
     this.counter += ENVELOPES_PER_BATCH;
     let status: string;
     try {
       const answer = await this.post(sender, body);
       status = String(answer.status);
+      // Answered, so the body was sent whole; after an error it might still be in a write.
+      sender.spareBodies.push(body);
       if (answer.status === 202) this.totalAccepted202 += 1;
       else if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${answer.text.slice(0, 300)}`;
     } catch (error) {
@@ -228,7 +250,7 @@ class LoadGenerator {
       if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${(error as Error).message}`;
     }
     const done = performance.now();
-    recorder?.record(done - startedAt, status, done <= windowEnd);
+    recorder?.record(done - startedAt, status, done <= windowEnd, startedAt);
   }
 
   /**
@@ -360,6 +382,7 @@ const SERVER_METRICS = [
   'ingest_group_commit_rows_count', 'ingest_group_commit_rows_sum', 'ingest_insert_duration_seconds_sum', 'ingest_insert_failures_total',
   'ingest_admission_duration_seconds_sum', 'ingest_admission_duration_seconds_count', 'ingest_request_duration_seconds_sum',
   'ingest_request_duration_seconds_count', 'ingest_request_duration_seconds_bucket:0.15',
+  'ingest_insert_duration_seconds_bucket:0.05', 'ingest_insert_duration_seconds_bucket:0.1',
 ];
 
 /** What the server's own /metrics say about a stretch of the run (difference of two scrapes). */
@@ -367,6 +390,9 @@ interface ServerStats {
   inserts: number;
   rowsPerInsert: number;
   meanInsertMs: number;
+  /** Shares of inserts that took longer than 50 and 100 ms. */
+  insertsOver50: number;
+  insertsOver100: number;
   insertFailures: number;
   /** Mean duration of the admission script call as the edge sees it (event-loop waits included). */
   meanAdmissionMs: number;
@@ -390,6 +416,8 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
     inserts,
     rowsPerInsert: inserts ? d('ingest_group_commit_rows_sum') / inserts : 0,
     meanInsertMs: inserts ? (d('ingest_insert_duration_seconds_sum') / inserts) * 1000 : 0,
+    insertsOver50: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.05') / inserts : 0,
+    insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
     insertFailures: d('ingest_insert_failures_total'),
     meanAdmissionMs: admissions ? (d('ingest_admission_duration_seconds_sum') / admissions) * 1000 : 0,
     meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,
@@ -398,7 +426,8 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
 }
 
 const printServerStats = (label: string, g: ServerStats) => console.log(`   ${label}: ${fmt(g.inserts)} inserts, ${fmt(g.rowsPerInsert)} rows/insert, `
-  + `mean insert ${fmt(g.meanInsertMs, 1)} ms, ${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms; `
+  + `mean insert ${fmt(g.meanInsertMs, 1)} ms (${fmt(100 * g.insertsOver50, 1)} % over 50 ms, ${fmt(100 * g.insertsOver100, 1)} % over 100), `
+  + `${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms; `
   + `mean in-server time ${fmt(g.meanServerMs, 1)} ms, ${fmt(100 * g.serverOver150, 2)} % over 150 ms in the server`);
 
 // ------------------------------------------------------------------ targets
@@ -428,6 +457,7 @@ async function startTarget(target: Target, collectors: BenchCollector[]): Promis
     const timer = setTimeout(() => reject(new Error(`${target} did not start within 30 s`)), 30_000);
     let buffered = '';
     child.stdout!.on('data', (chunk: Buffer) => {
+      if (options.targetStdout) appendFileSync(options.targetStdout, chunk);
       buffered += chunk.toString('utf8');
       const line = buffered.split('\n').find((l) => l.startsWith('{"ready"'));
       if (line) {
@@ -469,6 +499,7 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
     key: tokenKey(collector.ingestToken),
     template: new BatchTemplate(collector.integrationKey, eventIdPrefix, occurredAt),
     authorization: `Bearer ${collector.ingestToken}`,
+    spareBodies: [],
   }));
   const partsBefore = persisting ? await activeParts(clickhouse) : 0;
   const { child, port } = await startTarget(target, collectors);
@@ -510,7 +541,7 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
         phase, seconds, ...(rate === undefined ? {} : { rate }), requests: recorder.requests, accepted202: recorder.accepted202,
         envelopesPerSecond: (recorder.acceptedInWindow * ENVELOPES_PER_BATCH) / seconds,
         requestsPerSecond: recorder.completedInWindow / seconds,
-        latencyMs: recorder.latency(), statuses: recorder.statuses, cpu,
+        latencyMs: recorder.latency(), p99BySlice: recorder.p99BySlice(), statuses: recorder.statuses, cpu,
         ...(skipped === undefined ? {} : { skipped }),
         ...(recorder.errorSample === undefined ? {} : { errorSample: recorder.errorSample }),
       };
@@ -546,6 +577,7 @@ function printPhase(p: PhaseResult): void {
   console.log(`   ${p.phase === 'closed' ? 'closed' : `open @${fmt(p.rate ?? 0)}/s`}: ${fmt(p.envelopesPerSecond)} envelopes/s accepted, `
     + `${fmt(p.requestsPerSecond)} requests/s over ${fmt(p.seconds, 1)} s`);
   console.log(`     latency ms: p50 ${fmt(l.p50, 1)}, p90 ${fmt(l.p90, 1)}, p99 ${fmt(l.p99, 1)}, max ${fmt(l.max, 1)} (mean ${fmt(l.mean, 1)})`);
+  console.log(`     p99 ms by ${SLICE_MS / 1000}-s slice of sending: ${p.p99BySlice.map((value) => fmt(value, 0)).join(', ')}`);
   const non202 = Object.entries(p.statuses).filter(([status]) => status !== '202');
   console.log(`     statuses: ${statuses || 'none'}${non202.length ? `; non-202: ${non202.map(([s, n]) => `${s}×${n}`).join(', ')}` : '; non-202: none'}`
     + `${p.skipped ? `; skipped sends (>${'max outstanding'}): ${p.skipped}` : ''}`);

@@ -1,15 +1,18 @@
 import { parentPort } from 'node:worker_threads';
 import { checkBatch, type BatchCheckInput, type BatchCheckOutput } from './batchCheck.js';
 
-/** A message to a batch worker and its answer (ingest/batchPool.ts). */
-export interface BatchTask { id: number; input: BatchCheckInput }
-export type BatchAnswer = { id: number; output: BatchCheckOutput } | { id: number; error: string };
+/**
+ * A message to a batch worker and its answer (ingest/batchPool.ts). `lent`: the body's memory was
+ * moved here, and goes back with the answer.
+ */
+export interface BatchTask { id: number; input: BatchCheckInput; lent: boolean }
+export type BatchAnswer = { id: number; output: BatchCheckOutput; body?: Uint8Array } | { id: number; error: string };
 
 /**
- * A worker thread of the edge's batch pool: runs checkBatch and moves the rows' bytes back to
- * the edge thread instead of copying them.
+ * A worker thread of the edge's batch pool: runs checkBatch, and moves the rows' bytes and a lent
+ * body back to the edge thread instead of copying them.
  */
-parentPort?.on('message', ({ id, input }: BatchTask) => {
+parentPort?.on('message', ({ id, input, lent }: BatchTask) => {
   let output: BatchCheckOutput;
   try {
     output = checkBatch(input);
@@ -17,12 +20,14 @@ parentPort?.on('message', ({ id, input }: BatchTask) => {
     parentPort!.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies BatchAnswer);
     return;
   }
+  const body = lent ? input.body : undefined;
+  const moved = body ? [body.buffer as ArrayBuffer] : [];
   if (output.kind !== 'checked') {
-    parentPort!.postMessage({ id, output } satisfies BatchAnswer);
+    parentPort!.postMessage({ id, output, body } satisfies BatchAnswer, moved);
     return;
   }
   // A Buffer made by Buffer.from(string) may share Node's pool slab: move only a buffer of its own.
   const { rows } = output;
   const own = rows.byteOffset === 0 && rows.byteLength === rows.buffer.byteLength ? rows : new Uint8Array(rows);
-  parentPort!.postMessage({ id, output: { ...output, rows: own } } satisfies BatchAnswer, [own.buffer as ArrayBuffer]);
+  parentPort!.postMessage({ id, output: { ...output, rows: own }, body } satisfies BatchAnswer, [own.buffer as ArrayBuffer, ...moved]);
 });

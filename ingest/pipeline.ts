@@ -209,10 +209,14 @@ export class IngestPipeline {
     let { credential } = auth;
     const { nowMs, presented } = auth;
     const batchId = this.admission.newBatchId();
+    // The body is moved to a worker thread and back: only the returned one may be read.
+    let body = request.rawBody;
     for (let attempt = 0; ; attempt += 1) {
-      const checked = await this.batches.check({
-        body: request.rawBody, contentType: request.headers['content-type'], binding: bindingOf(credential), batchId, receivedAtMs: nowMs,
+      const answer = await this.batches.check({
+        body, contentType: request.headers['content-type'], binding: bindingOf(credential), batchId, receivedAtMs: nowMs,
       });
+      body = answer.body;
+      const checked = answer.output;
       if (checked.kind === 'invalid_request') throw new AppError('invalid_request');
       if (checked.kind === 'batch_shape') throw new BatchShapeError();
       if (this.writer.saturated()) throw serviceUnavailable(1);
@@ -222,7 +226,7 @@ export class IngestPipeline {
       if (result.kind === 'stale_credential') {
         // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
         if (attempt > 0) throw new AppError('integration_not_available');
-        credential = await this.reauthenticate(credential, presented, request.rawBody, nowMs);
+        credential = await this.reauthenticate(credential, presented, body, nowMs);
         continue;
       }
       return this.prepare(result, checked, credential, nowMs);

@@ -548,6 +548,18 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(2);
   });
 
+  it('re-verifies a batch against the re-read binding when the epoch moved, and accepts it when the token still holds', async () => {
+    const { collector } = await setup();
+    expect((await sendEnvelopes(edge, collector, [envelope(collector)])).status).toBe(202);
+    await bumpCredentialEpoch(ctx.deps.redis, collector.connectionId);
+    // Over 4 KB, so the edge moves the body to a worker thread and back rather than copying it:
+    // the re-verification reads the body that came back.
+    const batch = Array.from({ length: 12 }, () => envelope(collector));
+    const res = await sendEnvelopes(edge, collector, batch);
+    expect(res.status).toBe(202);
+    expect(await countObservations(clickhouse, collector.connectionId, batch.map((item) => item.eventId as string))).toBe(12);
+  });
+
   it('refuses a deleted connection (its deletion moves the credential epoch)', async () => {
     const { collector } = await setup();
     expect((await sendEnvelopes(edge, collector, [envelope(collector)])).status).toBe(202);

@@ -84,21 +84,37 @@ describe('BatchPool', () => {
   it('gives the same answer on a worker thread as in-process, rows included', async () => {
     const items = [envelope(collector), { eventId: 'evt_bad' }, wide()];
     const local = checkBatch(input(items)) as CheckedBatch;
-    const remote = (await pool.check(input(items))) as CheckedBatch;
+    const remote = (await pool.check(input(items))).output as CheckedBatch;
     expect({ ...remote, rows: Buffer.from(remote.rows).toString('hex') }).toEqual({ ...local, rows: Buffer.from(local.rows).toString('hex') });
-    expect(await pool.check(input('not json'))).toEqual({ kind: 'invalid_request' });
+    expect((await pool.check(input('not json'))).output).toEqual({ kind: 'invalid_request' });
   });
 
   it('fails a task whose check throws, and goes on serving', async () => {
     await expect(pool.check({ ...input([]), body: 42 as unknown as Uint8Array })).rejects.toThrow(/^batch worker: /);
-    expect((await pool.check(input([envelope(collector)]))).kind).toBe('checked');
+    expect((await pool.check(input([envelope(collector)]))).output.kind).toBe('checked');
+  });
+
+  it('moves a body that owns its memory to the thread and back, and copies one that shares it', async () => {
+    const text = JSON.stringify({ envelopes: [envelope(collector), envelope(collector)] });
+    const own = Buffer.alloc(Buffer.byteLength(text), text);
+    const lent = await pool.check({ ...input([]), body: own });
+    expect(own.byteLength).toBe(0); // moved away, not copied
+    expect(lent.body.toString('utf8')).toBe(text);
+    expect((lent.output as CheckedBatch).eventIds).toHaveLength(2);
+
+    const slab = Buffer.from(`xx${text}yy`);
+    const shared = slab.subarray(2, 2 + lent.body.length);
+    const copied = await pool.check({ ...input([]), body: shared });
+    expect(shared.toString('utf8')).toBe(text); // still readable here
+    expect(copied.body).toBe(shared);
+    expect((copied.output as CheckedBatch).eventIds).toHaveLength(2);
   });
 
   it('runs many batches at once and keeps each answer with its batch', async () => {
     const batches = Array.from({ length: 40 }, (_, n) => Array.from({ length: 1 + (n % 5) }, () => envelope(collector)));
     const answers = await Promise.all(batches.map((items) => pool.check(input(items))));
     answers.forEach((answer, n) => {
-      expect((answer as CheckedBatch).eventIds).toEqual(batches[n].map((item) => item.eventId));
+      expect((answer.output as CheckedBatch).eventIds).toEqual(batches[n].map((item) => item.eventId));
     });
   });
 });
@@ -108,13 +124,13 @@ describe('BatchPool when a worker thread dies', () => {
   afterAll(() => pool.close());
 
   it('fails the tasks the thread held and serves the next ones from a new thread', async () => {
-    expect(await pool.check(input([]))).toEqual({ kind: 'batch_shape' });
+    expect((await pool.check(input([]))).output).toEqual({ kind: 'batch_shape' });
     const fatal = pool.check({ ...input([]), batchId: 'exit' });
     // Queued behind the fatal task on the one thread: the thread dies before answering it.
     const held = pool.check(input([]));
     await expect(fatal).rejects.toThrow('batch worker exited');
     await expect(held).rejects.toThrow('batch worker exited');
-    expect(await pool.check(input([]))).toEqual({ kind: 'batch_shape' });
+    expect((await pool.check(input([]))).output).toEqual({ kind: 'batch_shape' });
   });
 });
 

@@ -6,6 +6,8 @@ import { GroupCommitWriter, InsertFailedError, type GroupCommitOptions } from '.
 
 interface Call {
   body: string;
+  /** The buffer the insert was given (the writer reuses those of successful inserts). */
+  bytes: Buffer;
   rows: number;
   signal: AbortSignal;
   startedAt: number;
@@ -16,7 +18,7 @@ function recorder() {
   const calls: Call[] = [];
   let auto = true;
   const insert = (body: Buffer, rows: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
-    const call: Call = { body: body.toString(), rows, signal, startedAt: Date.now(), finish: (error) => (error ? reject(error) : resolve()) };
+    const call: Call = { body: body.toString(), bytes: body, rows, signal, startedAt: Date.now(), finish: (error) => (error ? reject(error) : resolve()) };
     calls.push(call);
     signal.addEventListener('abort', () => reject(new Error('aborted')));
     if (auto) setTimeout(() => call.finish(), 5);
@@ -100,6 +102,29 @@ describe('GroupCommitWriter', () => {
     await expect(succeeding).resolves.toBeUndefined();
   });
 
+  it('reuses the body buffer of a successful insert, never that of a failed one', async () => {
+    const { calls, insert, manual } = recorder();
+    manual();
+    const writer = new GroupCommitWriter(insert, options({ maxWaitMs: 0, maxInFlight: 1 }));
+    const failing = writer.write(Buffer.from('a\n'), 1);
+    await sleep(5);
+    calls[0].finish(new Error('clickhouse down'));
+    await expect(failing).rejects.toBeInstanceOf(InsertFailedError);
+
+    const second = writer.write(Buffer.from('bbbbbb\n'), 1);
+    await sleep(5);
+    expect(calls[1].bytes.buffer).not.toBe(calls[0].bytes.buffer);
+    calls[1].finish();
+    await second;
+
+    const third = writer.write(Buffer.from('c\nd\n'), 2);
+    await sleep(5);
+    expect(calls[2].bytes.buffer).toBe(calls[1].bytes.buffer);
+    // Exactly this insert's bytes, nothing left over from the longer body before it.
+    expect(calls[2].body).toBe('c\nd\n');
+    calls[2].finish();
+    await third;
+  });
   it('aborts an insert after insertTimeoutMs and fails its writes', async () => {
     const { calls, insert, manual } = recorder();
     manual();
