@@ -11,7 +11,13 @@
 #
 # Environment: DATA_DIR (relative to the repo root unless absolute), PGPORT (5432),
 # REDIS_PORT (6379), CLICKHOUSE_HTTP_PORT (8123), CLICKHOUSE_TCP_PORT (9000),
-# STACK_TIMEOUT (readiness timeout in seconds, 60).
+# CLICKHOUSE_DIR (ClickHouse's own folder, $DATA_DIR/clickhouse; give it to every command that
+# touches ClickHouse), STACK_TIMEOUT (readiness timeout in seconds, 60).
+#
+# CLICKHOUSE_DIR exists for machines whose disk makes ClickHouse slow, such as an ext4 without a
+# journal: there every new file skips the inodes freed in the last minutes, and ClickHouse creates
+# and deletes dozens of files per insert and merge (bench/README.md). A folder on tmpfs (say
+# /dev/shm/svc-clickhouse) avoids that, but does not survive a reboot.
 #
 # Credentials: postgres role svc/svc owning databases svc and svc_test;
 # redis without password; clickhouse user default without password.
@@ -49,7 +55,11 @@ REDIS_DIR=$DATA/redis
 REDIS_PID=$DATA/redis.pid
 REDIS_LOG=$DATA/redis.log
 
-CH_DIR=$DATA/clickhouse
+ch_dir_in=${CLICKHOUSE_DIR:-$DATA/clickhouse}
+case $ch_dir_in in
+  /*) CH_DIR=$(realpath -m -- "$ch_dir_in") ;;
+  *) CH_DIR=$(realpath -m -- "$ROOT/$ch_dir_in") ;;
+esac
 CH_CONF=$CH_DIR/etc/config.xml
 CH_USERS=$CH_DIR/etc/users.xml
 CH_PID=$CH_DIR/clickhouse-server.pid
