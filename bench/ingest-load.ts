@@ -599,7 +599,7 @@ async function main(): Promise<void> {
     + `${ENVELOPES_PER_BATCH} envelopes per batch; run ${runId}`);
   console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
   const edgeEnv = benchEdgeEnv();
-  console.log(`edge: group commit max rows ${edgeEnv.INGEST_GROUP_COMMIT_MAX_ROWS ?? '10000 (default)'}, max wait ${edgeEnv.INGEST_GROUP_COMMIT_MAX_WAIT_MS ?? '50 (default)'} ms, `
+  console.log(`edge: group commit max rows ${edgeEnv.INGEST_GROUP_COMMIT_MAX_ROWS ?? '10000 (default)'}, wait ${edgeEnv.INGEST_GROUP_COMMIT_MIN_WAIT_MS ?? '50 (default)'}–${edgeEnv.INGEST_GROUP_COMMIT_MAX_WAIT_MS ?? '200 (default)'} ms, `
     + `max in flight ${edgeEnv.INGEST_GROUP_COMMIT_MAX_IN_FLIGHT ?? '2 (default)'}, worker threads ${edgeEnv.INGEST_WORKER_THREADS ?? `${Math.min(availableParallelism(), 8)} (default)`}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
 
   await prepareBenchDatabases();

@@ -1,16 +1,20 @@
 /**
  * Group commit: rows of many requests go to ClickHouse in one INSERT. A flush starts when
- * `maxRows` rows wait, or when `maxWaitMs` has passed since the previous flush started: rows
- * never wait longer than `maxWaitMs` for a flush, a lone request after a quiet spell is written
- * at once, and under load there is at most one insert per `maxWaitMs` (plus full ones), each
- * carrying everything that arrived meanwhile (few, large parts: ClickHouse's guidance). At most
- * `maxInFlight` inserts run at once; while they run the queue keeps growing. Every write resolves
- * only after the insert holding its rows succeeded, and rejects when that insert failed or timed
- * out, or when its rows waited too long for an insert slot.
+ * `maxRows` rows wait, or when the wait has passed since the previous flush started: rows never
+ * wait longer than that for a flush, a lone request after a quiet spell is written at once, and
+ * under load there is at most one insert per wait (plus full ones), each carrying everything
+ * that arrived meanwhile (few, large parts: ClickHouse's guidance). The wait is twice the recent
+ * insert duration, within [`minWaitMs`, `maxWaitMs`]: while inserts are quick, answers wait
+ * little; when ClickHouse slows down (full load, merges) inserts become fewer and larger, which
+ * is what costs it less. At most `maxInFlight` inserts run at once; while they run the queue
+ * keeps growing. Every write resolves only after the insert holding its rows succeeded, and
+ * rejects when that insert failed or timed out, or when its rows waited too long for a slot.
  */
 
 export interface GroupCommitOptions {
   maxRows: number;
+  /** The wait while inserts are quick; `maxWaitMs` when absent (a fixed wait). */
+  minWaitMs?: number;
   maxWaitMs: number;
   maxInFlight: number;
   insertTimeoutMs: number;
@@ -48,6 +52,8 @@ export class GroupCommitWriter {
   private timer: NodeJS.Timeout | null = null;
   private draining = false;
   private lastFlushAt = -Infinity;
+  /** Moving average of recent successful inserts' durations (ms). */
+  private insertMs = 0;
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly insert: InsertRows, private readonly options: GroupCommitOptions, private readonly observer: GroupCommitObserver = {}) {}
@@ -78,9 +84,15 @@ export class GroupCommitWriter {
     return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** The current wait between flushes (see the class comment). */
+  waitMs(): number {
+    const { minWaitMs = this.options.maxWaitMs, maxWaitMs } = this.options;
+    return Math.min(maxWaitMs, Math.max(minWaitMs, 2 * this.insertMs));
+  }
+
   private due(now: number): boolean {
     if (this.queue.length === 0) return false;
-    return this.draining || this.queuedRows >= this.options.maxRows || now - this.lastFlushAt >= this.options.maxWaitMs;
+    return this.draining || this.queuedRows >= this.options.maxRows || now - this.lastFlushAt >= this.waitMs();
   }
 
   private pump(): void {
@@ -88,7 +100,7 @@ export class GroupCommitWriter {
     this.expire(now);
     while (this.inFlight < this.options.maxInFlight && this.due(now)) this.send(this.take());
     if (this.timer === null && this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
-      const wait = Math.max(0, this.options.maxWaitMs - (now - this.lastFlushAt));
+      const wait = Math.max(0, this.waitMs() - (now - this.lastFlushAt));
       this.timer = setTimeout(() => {
         this.timer = null;
         this.pump();
@@ -144,10 +156,12 @@ export class GroupCommitWriter {
     });
     outcome.then(
       () => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        this.insertMs = this.insertMs === 0 ? seconds * 1000 : 0.7 * this.insertMs + 0.3 * seconds * 1000;
         // ClickHouse answered after reading the whole body: nothing reads this buffer any more.
         // After a failure the request may still be writing it, so it is not reused.
         this.keepSpare(buffer);
-        this.observer.inserted?.(rowCount, Number(process.hrtime.bigint() - started) / 1e9);
+        this.observer.inserted?.(rowCount, seconds);
         for (const pending of chunk) pending.resolve();
       },
       (error: unknown) => {

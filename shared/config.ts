@@ -34,7 +34,11 @@ export interface IngestEdgeConfig {
   dedupWindowSeconds: number;
   /** A group-commit insert is sent once this many rows wait, or... */
   groupCommitMaxRows: number;
-  /** ...once the oldest waiting row has waited this long (milliseconds). */
+  /**
+   * ...or once the wait has passed since the previous insert started: twice the recent insert
+   * duration, within these bounds (milliseconds; ingest/groupCommit.ts).
+   */
+  groupCommitMinWaitMs: number;
   groupCommitMaxWaitMs: number;
   /** At most this many ClickHouse inserts in flight at once. */
   groupCommitMaxInFlight: number;
@@ -131,7 +135,8 @@ export function loadConfig(env: Env = process.env): Config {
       port: int(env, 'INGEST_PORT', 8080, 0, 65535),
       dedupWindowSeconds: int(env, 'INGEST_DEDUP_WINDOW_SECONDS', 7 * 24 * 3600, 60),
       groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 10_000, 1, 1_000_000),
-      groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 50, 0, 10_000),
+      groupCommitMinWaitMs: int(env, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 50, 0, 10_000),
+      groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 200, 0, 10_000),
       groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),
       insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
       connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),

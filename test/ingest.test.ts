@@ -657,7 +657,7 @@ describe('GET /v1/collector/connection', () => {
 
 describe('group commit', () => {
   it('writes the rows of many concurrent requests in few inserts and answers each after its rows committed', async () => {
-    const grouped = await startEdge(ctx, clickhouse, { ingest: { groupCommitMaxWaitMs: 200 } });
+    const grouped = await startEdge(ctx, clickhouse, { ingest: { groupCommitMinWaitMs: 200, groupCommitMaxWaitMs: 200 } });
     try {
       const { collector } = await setup({ mode: 'live' });
       const batches = Array.from({ length: 12 }, () => [envelope(collector), envelope(collector)]);
@@ -675,7 +675,7 @@ describe('group commit', () => {
   });
 
   it('drains in-flight batches on graceful shutdown', async () => {
-    const slow = await startEdge(ctx, clickhouse, { ingest: { groupCommitMaxWaitMs: 10_000, insertTimeoutMs: 20_000 } });
+    const slow = await startEdge(ctx, clickhouse, { ingest: { groupCommitMinWaitMs: 10_000, groupCommitMaxWaitMs: 10_000, insertTimeoutMs: 20_000 } });
     const { collector } = await setup({ mode: 'live' });
     // The first batch after a quiet spell is written at once; the next one would wait 10 s.
     expect((await sendEnvelopes(slow, collector, [envelope(collector)])).status).toBe(202);

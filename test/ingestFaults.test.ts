@@ -182,7 +182,7 @@ describe('after the rows committed', () => {
   });
 
   it('answers 503 with Retry-After 1 for a batch naming an eventId whose first insert has not finished', async () => {
-    const edge = await startEdge(ctx, clickhouse, { ingest: { groupCommitMaxWaitMs: 1_500 } });
+    const edge = await startEdge(ctx, clickhouse, { ingest: { groupCommitMinWaitMs: 1_500, groupCommitMaxWaitMs: 1_500 } });
     try {
       const boot = await bootstrapWorkspace(ctx);
       const collector = await createCollector(ctx, boot.apiKey.key, { mode: 'live' });

@@ -156,6 +156,42 @@ describe('GroupCommitWriter', () => {
     expect(calls).toEqual(['a\n', 'b\n']);
   });
 
+  it('waits twice the recent insert duration between flushes, within minWaitMs and maxWaitMs', async () => {
+    const { calls, insert, manual } = recorder();
+    manual();
+    const writer = new GroupCommitWriter(insert, options({ minWaitMs: 20, maxWaitMs: 1_000, maxInFlight: 2 }));
+    expect(writer.waitMs()).toBe(20); // nothing measured yet
+    const first = writer.write(Buffer.from('a\n'), 1);
+    await sleep(150);
+    calls[0].finish(); // an insert of about 150 ms
+    await first;
+    expect(writer.waitMs()).toBeGreaterThanOrEqual(290);
+    expect(writer.waitMs()).toBeLessThan(400);
+    const second = writer.write(Buffer.from('b\n'), 1);
+    await sleep(100);
+    expect(calls).toHaveLength(1); // would have gone after 20 ms with quick inserts
+    await sleep(250);
+    expect(calls).toHaveLength(2);
+    calls[1].finish();
+    await second;
+    // Quick inserts bring the wait down again.
+    const waitAfterSlow = writer.waitMs();
+    for (let i = 0; i < 15; i += 1) {
+      const sent = calls.length;
+      const write = writer.write(Buffer.from('c\n'), 1);
+      while (calls.length === sent) await sleep(2);
+      calls.at(-1)!.finish();
+      await write;
+    }
+    expect(writer.waitMs()).toBeLessThan(waitAfterSlow);
+    expect(writer.waitMs()).toBe(20);
+
+    const capped = new GroupCommitWriter(recorder().insert, options({ minWaitMs: 20, maxWaitMs: 50 }));
+    expect(capped.waitMs()).toBe(20);
+    const fixed = new GroupCommitWriter(recorder().insert, options({ maxWaitMs: 70 }));
+    expect(fixed.waitMs()).toBe(70);
+  });
+
   it('reports saturation once maxQueuedRows rows wait', async () => {
     const { insert, manual, calls } = recorder();
     manual();
