@@ -111,8 +111,8 @@ export class BatchPool {
 
   /**
    * Checks a batch on the least busy thread. A body that owns its memory (the edge's are
-   * allocated per request) is moved to the thread and back rather than copied: a copy of each
-   * 50 KB body cost the edge thread 30–170 µs and a growing external heap (bench/RESULTS.md).
+   * allocated per request) is moved to the thread and back rather than copied: posting a copy of
+   * a 50 KB body cost the edge thread 50–100 µs of CPU, moving it about 20 (bench/RESULTS.md).
    * So `input.body` is unusable once this is called; use the `body` of the result.
    */
   check(input: BatchCheckInput): Promise<BatchCheckResult> {

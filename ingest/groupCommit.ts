@@ -41,9 +41,9 @@ export class InsertFailedError extends Error {}
 
 export class GroupCommitWriter {
   /**
-   * Bodies of finished inserts, kept for the next ones: a new multi-megabyte buffer per insert
-   * often outlived a young-generation collection and kept the edge thread's full collections
-   * frequent. (Handing ClickHouse the requests' buffers as separate chunks costs it more CPU.)
+   * Bodies of finished inserts, kept for the next ones: a new buffer of megabytes per insert
+   * is one more large allocation for the edge thread's garbage collector to account for and free.
+   * (Handing ClickHouse the requests' buffers as separate chunks costs it more CPU.)
    */
   private spareBodies: Buffer[] = [];
   private queue: Pending[] = [];
