@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { ADMIT, COMMIT, DEDUP_PERIODS, RELEASE } from './admissionScripts.js';
+import { ADMIT, COMMIT, RELEASE } from './admissionScripts.js';
 import type { IngestCredential } from './credentials.js';
 import { IngestKeys } from './keys.js';
 
@@ -61,11 +61,6 @@ export interface AnalysisJob {
   batchId: string;
   receivedAtMs: number;
   eventIds: string[];
-}
-
-/** The de-duplication period `nowMs` falls in for a window of `windowSeconds` (as ADMIT computes it). */
-export function dedupPeriod(nowMs: number, windowSeconds: number): number {
-  return Math.floor(Math.floor(nowMs / 1000) / Math.ceil(windowSeconds / (DEDUP_PERIODS - 1)));
 }
 
 const retrySeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../shared/config.js';
 import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { Admission, dedupPeriod } from '../ingest/admission.js';
+import { Admission } from '../ingest/admission.js';
 import { LuaScript } from '../ingest/luaScript.js';
 import type { IngestCredential } from '../ingest/credentials.js';
 import { IngestKeys } from '../ingest/keys.js';
-import { dedupEntry } from './helpers/ingest.js';
+import { dedupEntry, dedupPeriod } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids:
 // the in-flight / committed / abandoned states of an eventId, RELEASE, the epoch check and

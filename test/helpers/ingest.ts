@@ -6,7 +6,6 @@ import { createClock, type Clock } from '../../shared/clock.js';
 import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/server.js';
-import { dedupPeriod } from '../../ingest/admission.js';
 import { DEDUP_PERIODS } from '../../ingest/admissionScripts.js';
 import { IngestKeys } from '../../ingest/keys.js';
 import type { Redis } from '../../shared/redis.js';
@@ -230,6 +229,14 @@ export async function observationRows(clickhouse: ClickHouseClient, connectionId
     format: 'JSONEachRow',
   });
   return result.json<Record<string, unknown>>();
+}
+
+/**
+ * The de-duplication period `nowMs` falls in for a window of `windowSeconds`, worked out here
+ * independently of ADMIT (periods of a third of the window) so that tests can check the script.
+ */
+export function dedupPeriod(nowMs: number, windowSeconds: number): number {
+  return Math.floor(Math.floor(nowMs / 1000) / Math.ceil(windowSeconds / (DEDUP_PERIODS - 1)));
 }
 
 /**
