@@ -13,7 +13,10 @@
 
 export interface GroupCommitOptions {
   maxRows: number;
-  /** The wait while inserts are quick; `maxWaitMs` when absent (a fixed wait). */
+  /**
+   * The wait while inserts are quick; `maxWaitMs` when absent (a fixed wait). One above
+   * `maxWaitMs` also gives a fixed wait of `maxWaitMs`.
+   */
   minWaitMs?: number;
   maxWaitMs: number;
   maxInFlight: number;

@@ -102,8 +102,7 @@ export class IngestPipeline {
       (body, _rows, signal) => insertObservationRows(deps.clickhouse, body, signal),
       {
         maxRows: config.ingest.groupCommitMaxRows,
-        // A configured minimum above the maximum makes the wait fixed at the maximum.
-        minWaitMs: Math.min(config.ingest.groupCommitMinWaitMs, config.ingest.groupCommitMaxWaitMs),
+        minWaitMs: config.ingest.groupCommitMinWaitMs,
         maxWaitMs: config.ingest.groupCommitMaxWaitMs,
         maxInFlight: config.ingest.groupCommitMaxInFlight,
         insertTimeoutMs: config.ingest.insertTimeoutMs,
