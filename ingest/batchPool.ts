@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { BatchCheckInput, BatchCheckOutput } from './batchCheck.js';
-import { asBuffer } from './batchRows.js';
+import { asBuffer, ownsMemory } from './batchRows.js';
 import type { BatchAnswer, BatchTask } from './batchWorker.js';
 
 /**
@@ -29,10 +29,6 @@ interface Pending {
   resolve(result: BatchCheckResult): void;
   reject(error: Error): void;
 }
-
-/** True when the buffer covers all of its own memory, so moving that memory moves nothing else. */
-const ownsMemory = (bytes: Uint8Array): boolean => bytes instanceof Uint8Array &&
-  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
 
 /** One worker thread and the tasks it has not answered yet. */
 class BatchThread {

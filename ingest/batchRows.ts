@@ -9,6 +9,13 @@ import type { CheckedBatch } from './batchCheck.js';
 export const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 /**
+ * True when the bytes cover all of their own memory, so moving that memory to another thread
+ * (a transfer list) moves nothing else with it.
+ */
+export const ownsMemory = (bytes: Uint8Array): boolean => bytes instanceof Uint8Array &&
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+
+/**
  * The rows of the items admission found new: all of them when there was no duplicate (the
  * usual case, no copy), else the byte ranges of the new ones. Null when nothing is new.
  */

@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { checkBatch, type BatchCheckInput, type BatchCheckOutput } from './batchCheck.js';
+import { ownsMemory } from './batchRows.js';
 
 /**
  * A message to a batch worker and its answer (ingest/batchPool.ts). `lent`: the body's memory was
@@ -28,6 +29,6 @@ parentPort?.on('message', ({ id, input, lent }: BatchTask) => {
   }
   // A Buffer made by Buffer.from(string) may share Node's pool slab: move only a buffer of its own.
   const { rows } = output;
-  const own = rows.byteOffset === 0 && rows.byteLength === rows.buffer.byteLength ? rows : new Uint8Array(rows);
+  const own = ownsMemory(rows) ? rows : new Uint8Array(rows);
   parentPort!.postMessage({ id, output: { ...output, rows: own }, body } satisfies BatchAnswer, [own.buffer as ArrayBuffer, ...moved]);
 });
