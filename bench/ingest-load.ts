@@ -15,12 +15,12 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { Pool } from 'undici';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import { defaultWorkerThreads } from '../shared/config.js';
 import {
   BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, benchEdgeEnv, createBenchCollectors, flushBenchRedis, fmt, prepareBenchDatabases,
   signature, tokenKey, type BenchCollector,
@@ -600,7 +600,7 @@ async function main(): Promise<void> {
   console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
   const edgeEnv = benchEdgeEnv();
   console.log(`edge: group commit max rows ${edgeEnv.INGEST_GROUP_COMMIT_MAX_ROWS ?? '10000 (default)'}, wait ${edgeEnv.INGEST_GROUP_COMMIT_MIN_WAIT_MS ?? '50 (default)'}–${edgeEnv.INGEST_GROUP_COMMIT_MAX_WAIT_MS ?? '200 (default)'} ms, `
-    + `max in flight ${edgeEnv.INGEST_GROUP_COMMIT_MAX_IN_FLIGHT ?? '2 (default)'}, worker threads ${edgeEnv.INGEST_WORKER_THREADS ?? `${Math.min(availableParallelism(), 8)} (default)`}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
+    + `max in flight ${edgeEnv.INGEST_GROUP_COMMIT_MAX_IN_FLIGHT ?? '2 (default)'}, worker threads ${edgeEnv.INGEST_WORKER_THREADS ?? `${defaultWorkerThreads()} (default)`}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
 
   await prepareBenchDatabases();
   const clickhouse = createClient({

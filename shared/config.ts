@@ -122,6 +122,9 @@ function encryptionKey(env: Env, dataDir: string): Buffer {
   return key;
 }
 
+/** INGEST_WORKER_THREADS when unset: the machine's cores, at most 8. */
+export const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(str(env, 'DATA_DIR', './.data'));
   const host = (name: string) => str(env, name, '127.0.0.1');
@@ -141,7 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
       insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
       connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
       analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
-      workerThreads: int(env, 'INGEST_WORKER_THREADS', Math.min(availableParallelism(), 8), 1, 64),
+      workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 1, 64),
     },
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
     analyzer: { host: host('ANALYZER_HOST'), port: int(env, 'ANALYZER_PORT', 8082, 0, 65535) },
