@@ -4,15 +4,17 @@ import type { ObservationEnvelope, SchemaShape } from '../shared/envelope/types.
 import type { IngestCredential } from './credentials.js';
 
 /**
- * The ClickHouse `observations` table (migrations/clickhouse/0001_observations.sql): its row,
- * serialised once per accepted envelope on the request path, and its insert. Rows are
- * TabSeparated: cheaper to build here and several times cheaper for ClickHouse to parse than
- * JSONEachRow (both run on the same cores under load; see bench/RESULTS.md).
+ * The ClickHouse `observations` table (migrations/clickhouse/0001_observations.sql, rebuilt by
+ * 0002_observation_binding.sql): its row, serialised once per accepted envelope on the request
+ * path, and its insert. Rows are TabSeparated: cheaper to build here and several times cheaper
+ * for ClickHouse to parse than JSONEachRow (both run on the same cores under load; see
+ * bench/RESULTS.md).
  */
 
 /** The credential's members that every row of a batch carries. */
 export type RowBinding = Pick<IngestCredential,
-  'connectionId' | 'workspaceId' | 'accountId' | 'integrationId' | 'integrationKey' | 'tenantId' | 'environmentId' | 'mode'>;
+  'connectionId' | 'workspaceId' | 'accountId' | 'integrationId' | 'integrationKey' | 'tenantId' | 'environmentId' | 'mode'
+  | 'direction' | 'protocol'>;
 
 export interface ObservationBatchContext {
   credential: RowBinding;
@@ -22,22 +24,35 @@ export interface ObservationBatchContext {
   receivedDate: string;
 }
 
+/**
+ * The members joined, in this order, into the `binding` column; the table reads each back as
+ * the ALIAS column of the same name (0002_observation_binding.sql). Accepted items' direction
+ * and protocol always equal the binding's (ingest/batch.ts), so they are the batch's too.
+ */
+export const BINDING_MEMBERS = [
+  ['workspace_id', 'workspaceId'], ['account_id', 'accountId'], ['integration_id', 'integrationId'],
+  ['integration_key', 'integrationKey'], ['tenant_id', 'tenantId'], ['environment_id', 'environmentId'], ['mode', 'mode'],
+  ['direction', 'direction'], ['protocol', 'protocol'],
+] as const satisfies readonly (readonly [string, keyof RowBinding])[];
+
+const BINDING_SEPARATOR = '|';
+
 /** Columns the batch shares (written once per batch, see batchRowPrefix), in row order. */
-const BATCH_COLUMNS = [
-  'connection_id', 'batch_id', 'workspace_id', 'account_id', 'integration_id', 'integration_key', 'tenant_id',
-  'environment_id', 'mode', 'received_at_ms', 'received_date',
-] as const;
+const BATCH_COLUMNS = ['connection_id', 'batch_id', 'binding', 'received_at_ms', 'received_date'] as const;
 
 /** Columns of each envelope (see observationRow), in row order. */
 const ENVELOPE_COLUMNS = [
-  'event_id', 'envelope_version', 'direction', 'protocol', 'event_type', 'operation_key', 'method', 'route_template',
-  'payload_location', 'status_code', 'duration_ms', 'attempt', 'occurred_at_ms', 'observed_fingerprint', 'schema_fingerprint',
-  'schema_inspected', 'schema_shape', 'redaction_policy_version', 'source_event_id_hash', 'idempotency_key_hash',
-  'hash_namespace', 'outcome_accepted', 'business_object_type', 'business_object_id_hash',
+  'event_id', 'envelope_version', 'event_type', 'method', 'route_template', 'payload_location', 'status_code', 'duration_ms',
+  'attempt', 'occurred_at_ms', 'observed_fingerprint', 'schema_fingerprint', 'schema_inspected', 'schema_shape',
+  'redaction_policy_version', 'source_event_id_hash', 'idempotency_key_hash', 'hash_namespace', 'outcome_accepted',
+  'business_object_type', 'business_object_id_hash',
 ] as const;
 
 /** Every column a row carries, in the order its values are written. */
 export const OBSERVATION_COLUMNS: readonly string[] = [...BATCH_COLUMNS, ...ENVELOPE_COLUMNS];
+
+/** The table's ALIAS columns: computed when read, never written, and not part of `SELECT *`. */
+export const OBSERVATION_ALIAS_COLUMNS: readonly string[] = [...BINDING_MEMBERS.map(([column]) => column), 'operation_key'];
 
 const INSERT_QUERY = `INSERT INTO observations (${OBSERVATION_COLUMNS.join(', ')}) FORMAT TabSeparated`;
 
@@ -78,28 +93,27 @@ export function shapeJson(node: SchemaShape): string {
 /**
  * The values every row of a batch shares, serialised once per batch (with the tab that follows
  * them). Placeholders are replaced by the credential's tenant and environment, and the mode comes
- * from the stored connection only (03 Authentication/Ingestion).
+ * from the stored connection only (03 Authentication/Ingestion). A binding member holding the
+ * separator (never the case for ids and fixed words) would shift every member after it: refused.
  */
 export function batchRowPrefix(context: ObservationBatchContext): string {
   const { credential } = context;
-  return [
-    credential.connectionId, context.batchId, credential.workspaceId, credential.accountId, credential.integrationId,
-    credential.integrationKey, credential.tenantId, credential.environmentId, credential.mode,
-  ].map(tsvField).join('\t') + `\t${context.receivedAtMs}\t${context.receivedDate}\t`;
+  const binding = BINDING_MEMBERS.map(([, member]) => credential[member]);
+  if (binding.some((value) => value.includes(BINDING_SEPARATOR))) throw new Error('a binding member holds the binding separator');
+  return `${tsvField(credential.connectionId)}\t${tsvField(context.batchId)}\t${tsvField(binding.join(BINDING_SEPARATOR))}\t`
+    + `${context.receivedAtMs}\t${context.receivedDate}\t`;
 }
 
 /**
  * One TabSeparated line (with its newline) of an accepted envelope, after the batch prefix.
  * Validated members are printable ASCII without spaces (03 envelope table), so only those that
- * may hold a backslash (or, for the shape, anything) go through tsvField. `operation_key` is
- * 00-decisions §4 with the exact observed status as its selector.
+ * may hold a backslash (or, for the shape, anything) go through tsvField. (`operation_key`,
+ * 00-decisions §4 with the exact observed status as its selector, is an ALIAS of the table.)
  */
 export function observationRow(prefix: string, envelope: ObservationEnvelope, occurredAtMs: number): string {
   const { transport, payload, correlation, outcome } = envelope;
-  const route = tsvField(transport.routeTemplate);
-  return `${prefix}${envelope.eventId}\t${envelope.envelopeVersion}\t${envelope.direction}\t${envelope.protocol}\t`
-    + `${tsvField(envelope.eventType)}\t${transport.method} ${route}:${transport.payloadLocation}:${transport.statusCode}\t`
-    + `${transport.method}\t${route}\t${transport.payloadLocation}\t${transport.statusCode}\t${transport.durationMs}\t`
+  return `${prefix}${envelope.eventId}\t${envelope.envelopeVersion}\t${tsvField(envelope.eventType)}\t`
+    + `${transport.method}\t${tsvField(transport.routeTemplate)}\t${transport.payloadLocation}\t${transport.statusCode}\t${transport.durationMs}\t`
     + `${transport.attempt}\t${occurredAtMs}\t${envelope.contract.observedFingerprint ?? ''}\t${payload.schemaFingerprint}\t`
     + `${payload.schemaInspected === false ? 0 : 1}\t${tsvField(shapeJson(payload.schemaShape))}\t${tsvField(payload.redactionPolicyVersion)}\t`
     + `${tsvField(correlation?.sourceEventIdHash ?? '')}\t${tsvField(correlation?.idempotencyKeyHash ?? '')}\t`

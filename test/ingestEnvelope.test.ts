@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { IngestCredential } from '../ingest/credentials.js';
-import { OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField } from '../ingest/observationsTable.js';
+import {
+  BINDING_MEMBERS, OBSERVATION_ALIAS_COLUMNS, OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField,
+} from '../ingest/observationsTable.js';
 import { concreteSegment, timestampMs, validateEnvelope } from '../shared/envelope/validate.js';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_FIELDS, type SchemaShape } from '../shared/envelope/types.js';
 import { isFresh, parseSignatureHeader, signatureMatches, computeSignature } from '../ingest/signature.js';
@@ -322,23 +324,37 @@ describe('observation rows (TabSeparated)', () => {
     }), { numRuns: 1000 });
   });
 
-  it('writes exactly the columns of the observations table, one value each', () => {
-    const sql = readFileSync(new URL('../migrations/clickhouse/0001_observations.sql', import.meta.url), 'utf8');
-    const columns = [...sql.matchAll(/^\s{2}([a-z_]+)\s+(String|UInt\d+|Float64|Date)\b/gm)].map((match) => match[1]);
-    expect(columns).toHaveLength(35);
-    expect([...OBSERVATION_COLUMNS].sort()).toEqual([...columns].sort());
+  it('writes exactly the stored columns of the observations table, one value each, and the binding its ALIAS columns read', () => {
+    // The table as 0002 leaves it: stored columns, and ALIAS columns computed from them.
+    const sql = readFileSync(new URL('../migrations/clickhouse/0002_observation_binding.sql', import.meta.url), 'utf8');
+    const table = sql.slice(sql.indexOf('CREATE TABLE'), sql.indexOf('ENGINE'));
+    const columns = [...table.matchAll(/^\s{2}([a-z_]+)\s+(String|UInt\d+|Float64|Date)\b(.*)$/gm)];
+    const stored = columns.filter((match) => !match[3].includes('ALIAS')).map((match) => match[1]);
+    const aliases = columns.filter((match) => match[3].includes('ALIAS'));
+    expect(stored).toHaveLength(26);
+    expect([...OBSERVATION_COLUMNS].sort()).toEqual([...stored].sort());
+    expect([...OBSERVATION_ALIAS_COLUMNS].sort()).toEqual(aliases.map((match) => match[1]).sort());
+    // Each binding member is read back from its own position of the binding.
+    for (const [position, [column]] of BINDING_MEMBERS.entries()) {
+      expect(aliases.find((match) => match[1] === column)?.[3]).toContain(`splitByChar('|', binding)[${position + 1}]`);
+    }
     const check = validateEnvelope(envelope(api));
     if (!check.valid) throw new Error('invalid fixture');
     const credential = {
       connectionId: 'int_1', workspaceId: 'ws_1', accountId: 'acct_1', integrationId: 'wint_1', integrationKey: 'svc_int_1', tenantId: 'ten_1', environmentId: 'env_1', mode: 'live',
+      direction: 'outbound', protocol: 'http-api',
     } as IngestCredential;
     const prefix = batchRowPrefix({ credential, batchId: 'b1', receivedAtMs: 1, receivedDate: '1970-01-01' });
     const line = observationRow(prefix, check.envelope, check.occurredAtMs);
     expect(line.endsWith('\n')).toBe(true);
     const values = line.slice(0, -1).split('\t');
-    expect(values).toHaveLength(35);
+    expect(values).toHaveLength(26);
     expect(values[OBSERVATION_COLUMNS.indexOf('event_id')]).toBe(check.envelope.eventId);
     expect(values[OBSERVATION_COLUMNS.indexOf('connection_id')]).toBe('int_1');
+    expect(values[OBSERVATION_COLUMNS.indexOf('binding')]).toBe('ws_1|acct_1|wint_1|svc_int_1|ten_1|env_1|live|outbound|http-api');
+    // A member holding the separator would shift the others: the batch is refused instead.
+    expect(() => batchRowPrefix({ credential: { ...credential, tenantId: 'ten|1' }, batchId: 'b1', receivedAtMs: 1, receivedDate: '1970-01-01' }))
+      .toThrow(/separator/);
     expect(JSON.parse(values[OBSERVATION_COLUMNS.indexOf('schema_shape')])).toEqual(check.envelope.payload.schemaShape);
   });
 });

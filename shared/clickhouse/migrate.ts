@@ -11,9 +11,10 @@ function migrationsDir(): string {
 
 /**
  * Applies ClickHouse migrations: numbered `.sql` files, statements separated by `;` lines,
- * `{db}` standing for the database. Applied names are kept in `schema_migrations`.
+ * `{db}` standing for the database. Applied names are kept in `schema_migrations`. `upTo`
+ * stops after the migration of that file name (tests of a later migration start from there).
  */
-export async function migrateClickHouse(url: string, database: string): Promise<void> {
+export async function migrateClickHouse(url: string, database: string, upTo?: string): Promise<void> {
   const admin = createClient({ url });
   const db = sqlIdentifier(database);
   try {
@@ -27,6 +28,7 @@ export async function migrateClickHouse(url: string, database: string): Promise<
     );
     const dir = migrationsDir();
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.sql')).sort()) {
+      if (upTo !== undefined && file > upTo) break;
       if (applied.has(file)) continue;
       const text = readFileSync(resolve(dir, file), 'utf8').replaceAll('{db}', db);
       for (const statement of text.split(/;\s*$/m).map((s) => s.replace(/^\s*--.*$/gm, '').trim()).filter(Boolean)) {

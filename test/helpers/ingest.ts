@@ -8,6 +8,7 @@ import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/server.js';
 import { DEDUP_PERIODS } from '../../ingest/admissionScripts.js';
 import { IngestKeys } from '../../ingest/keys.js';
+import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
 import { createIntegration, type CreateIntegrationInput } from './integrations.js';
 import type { TestContext } from './context.js';
@@ -222,10 +223,10 @@ export async function countObservations(clickhouse: ClickHouseClient, connection
   return total;
 }
 
-/** Every stored row of a connection (FINAL), for field-level checks. */
+/** Every stored row of a connection (FINAL) with its ALIAS columns too, for field-level checks. */
 export async function observationRows(clickhouse: ClickHouseClient, connectionId: string): Promise<Record<string, unknown>[]> {
   const result = await clickhouse.query({
-    query: `SELECT * FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)} ORDER BY event_id`,
+    query: `SELECT *, ${OBSERVATION_ALIAS_COLUMNS.join(', ')} FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)} ORDER BY event_id`,
     format: 'JSONEachRow',
   });
   return result.json<Record<string, unknown>>();

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createClickHouse } from '../shared/clickhouse/client.js';
+import { sqlIdentifier } from '../shared/clickhouse/escape.js';
+import { migrateClickHouse } from '../shared/clickhouse/migrate.js';
+
+// Each test migrates a database of its own, so the shared test database is never rebuilt under other tests.
+const URL_ = process.env.CLICKHOUSE_URL!;
+const databases: string[] = [];
+const scratch = () => {
+  const name = `svc_test_migrate_${randomBytes(4).toString('hex')}`;
+  databases.push(name);
+  return name;
+};
+const query = async <T>(database: string, sql: string): Promise<T[]> => {
+  const client = createClickHouse(URL_, database);
+  try {
+    return await (await client.query({ query: sql, format: 'JSONEachRow' })).json<T>();
+  } finally {
+    await client.close();
+  }
+};
+
+afterAll(async () => {
+  const client = createClickHouse(URL_, 'default');
+  for (const database of databases) await client.command({ query: `DROP DATABASE IF EXISTS ${sqlIdentifier(database)}` });
+  await client.close();
+});
+
+describe('ClickHouse migration 0002 (observation binding)', () => {
+  it('keeps every row written under 0001, each binding member readable under its old column name', async () => {
+    const database = scratch();
+    await migrateClickHouse(URL_, database, '0001_observations.sql');
+    const client = createClickHouse(URL_, database);
+    const row = (eventId: string, mode: string) => ({
+      connection_id: 'int_1', event_id: eventId, batch_id: 'bat_1', workspace_id: 'wrk_1', account_id: 'acct_1', integration_id: 'wint_1',
+      integration_key: 'svc_int_1', tenant_id: 'ten_1', environment_id: 'env_1', mode, envelope_version: '0.2', direction: 'inbound',
+      protocol: 'queue', event_type: 'order.created', operation_key: 'POST orders:message:0', method: 'POST', route_template: 'orders',
+      payload_location: 'message', status_code: 0, duration_ms: 1.5, attempt: 2, occurred_at_ms: 1000, received_at_ms: 2000,
+      received_date: '2026-11-24', observed_fingerprint: '', schema_fingerprint: 'sha256:ab', schema_inspected: 1, schema_shape: '{"kind":"null"}',
+      redaction_policy_version: 'r1', source_event_id_hash: 'h1', idempotency_key_hash: '', hash_namespace: 'n', outcome_accepted: 1,
+      business_object_type: '', business_object_id_hash: '',
+    });
+    try {
+      await client.insert({ table: 'observations', values: [row('evt_a', 'live'), row('evt_b', 'sandbox')], format: 'JSONEachRow' });
+    } finally {
+      await client.close();
+    }
+    await migrateClickHouse(URL_, database);
+    const rows = await query<Record<string, unknown>>(database, `SELECT binding, workspace_id, account_id, integration_id, integration_key,
+      tenant_id, environment_id, mode, direction, protocol, operation_key, attempt FROM observations ORDER BY event_id`);
+    expect(rows).toEqual(['live', 'sandbox'].map((mode) => ({
+      binding: `wrk_1|acct_1|wint_1|svc_int_1|ten_1|env_1|${mode}|inbound|queue`, workspace_id: 'wrk_1', account_id: 'acct_1',
+      integration_id: 'wint_1', integration_key: 'svc_int_1', tenant_id: 'ten_1', environment_id: 'env_1', mode, direction: 'inbound',
+      protocol: 'queue', operation_key: 'POST orders:message:0', attempt: 2,
+    })));
+    const tables = await query<{ name: string }>(database, `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`);
+    expect(tables.map((table) => table.name)).toEqual(['observations', 'schema_migrations']);
+    // Applied once: running the migrations again changes nothing.
+    await migrateClickHouse(URL_, database);
+    expect(await query(database, 'SELECT count() AS n FROM observations')).toEqual([{ n: '2' }]);
+  });
+});
