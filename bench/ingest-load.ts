@@ -173,7 +173,7 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-const SLICE_MS = 10_000;
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 10_000);
 
 class Recorder {
   private latencies = new Float64Array(1 << 16);
@@ -505,7 +505,11 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
   const { child, port } = await startTarget(target, collectors);
   const origin = `http://127.0.0.1:${port}`;
   const maxOutstanding = Math.max(4 * options.concurrency, 1024);
-  const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1, keepAliveTimeout: 120_000, keepAliveMaxTimeout: 120_000 });
+  // uWebSockets.js closes a keep-alive connection after 10 s idle (so does the ceiling, and
+  // Fastify after 72 s): the driver lets its idle connections go first, at 4 s, or a request sent
+  // as the server closes the socket meets ECONNRESET (seen in the open loop, which leaves many of
+  // the closed loop's connections idle).
+  const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
   const load = new LoadGenerator(pool, senders);
   const result: TargetResult = { target, phases: [] };
   let partsMax = partsBefore;

@@ -21,6 +21,8 @@ function workerFile(): string {
 export interface BatchCheckResult {
   output: BatchCheckOutput;
   body: Buffer;
+  /** How long checkBatch itself took (ms), without the trip to the thread and back. */
+  ms: number;
 }
 
 interface Pending {
@@ -47,7 +49,7 @@ class BatchThread {
       this.answered = true;
       this.settled(answer.id);
       if ('error' in answer) task.reject(new Error(`batch worker: ${answer.error}`));
-      else task.resolve({ output: answer.output, body: asBuffer(answer.body ?? task.body) });
+      else task.resolve({ output: answer.output, body: asBuffer(answer.body ?? task.body), ms: answer.ms });
     });
     this.worker.on('error', () => { /* 'exit' follows and fails what is pending */ });
     this.worker.on('exit', () => {
@@ -78,8 +80,8 @@ class BatchThread {
 
 /**
  * Worker threads for the CPU-bound part of each batch (ingest/batchCheck.ts): parsing,
- * validating and serialising take about two thirds of a batch's CPU, and the edge thread must
- * stay free for HTTP, Redis and ClickHouse I/O. A task goes to the thread with the fewest
+ * validating and serialising take about two thirds of a batch's CPU, and under load the edge
+ * thread must stay free for HTTP, Redis and ClickHouse I/O (BatchChecker decides when). A task goes to the thread with the fewest
  * unanswered ones. Plain worker_threads rather than Piscina: measured, Piscina's task handling
  * cost about 100 µs more CPU per batch (~10 % of the edge's; bench/RESULTS.md).
  */

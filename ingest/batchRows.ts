@@ -1,9 +1,6 @@
 import type { CheckedBatch } from './batchCheck.js';
 
-/**
- * The edge thread's side of a checked batch (ingest/batchCheck.ts runs on the worker threads):
- * kept apart so that the edge thread does not load the validators.
- */
+/** The edge thread's side of a checked batch (ingest/batchCheck.ts), wherever it was checked. */
 
 /** A Buffer over the same bytes (a Uint8Array arrives from a worker thread). */
 export const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));

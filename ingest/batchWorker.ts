@@ -7,7 +7,7 @@ import { ownsMemory } from './batchRows.js';
  * moved here, and goes back with the answer.
  */
 export interface BatchTask { id: number; input: BatchCheckInput; lent: boolean }
-export type BatchAnswer = { id: number; output: BatchCheckOutput; body?: Uint8Array } | { id: number; error: string };
+export type BatchAnswer = { id: number; output: BatchCheckOutput; body?: Uint8Array; ms: number } | { id: number; error: string };
 
 /**
  * A worker thread of the edge's batch pool: runs checkBatch, and moves the rows' bytes and a lent
@@ -15,20 +15,22 @@ export type BatchAnswer = { id: number; output: BatchCheckOutput; body?: Uint8Ar
  */
 parentPort?.on('message', ({ id, input, lent }: BatchTask) => {
   let output: BatchCheckOutput;
+  const started = performance.now();
   try {
     output = checkBatch(input);
   } catch (error) {
     parentPort!.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies BatchAnswer);
     return;
   }
+  const ms = performance.now() - started;
   const body = lent ? input.body : undefined;
   const moved = body ? [body.buffer as ArrayBuffer] : [];
   if (output.kind !== 'checked') {
-    parentPort!.postMessage({ id, output, body } satisfies BatchAnswer, moved);
+    parentPort!.postMessage({ id, output, body, ms } satisfies BatchAnswer, moved);
     return;
   }
   // A Buffer made by Buffer.from(string) may share Node's pool slab: move only a buffer of its own.
   const { rows } = output;
   const own = ownsMemory(rows) ? rows : new Uint8Array(rows);
-  parentPort!.postMessage({ id, output: { ...output, rows: own }, body } satisfies BatchAnswer, [own.buffer as ArrayBuffer, ...moved]);
+  parentPort!.postMessage({ id, output: { ...output, rows: own }, body, ms } satisfies BatchAnswer, [own.buffer as ArrayBuffer, ...moved]);
 });

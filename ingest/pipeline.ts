@@ -9,6 +9,7 @@ import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import { Admission, type AdmissionResult, type AdmissionTicket, type AnalysisJob } from './admission.js';
 import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './authenticate.js';
 import type { BatchBinding, CheckedBatch } from './batchCheck.js';
+import { BatchChecker } from './batchChecker.js';
 import { BatchPool } from './batchPool.js';
 import { newRows } from './batchRows.js';
 import { CommitRetryQueue } from './commitRetry.js';
@@ -85,7 +86,7 @@ export class IngestPipeline {
   readonly credentials: CredentialCache;
   readonly admission: Admission;
   readonly writer: GroupCommitWriter;
-  private readonly batches: BatchPool;
+  private readonly batches: BatchChecker;
   private readonly commitRetry: CommitRetryQueue;
   private active = 0;
   private idle: (() => void)[] = [];
@@ -97,7 +98,7 @@ export class IngestPipeline {
     });
     this.admission = new Admission(deps.redis, config, deps.analysisStream ?? RedisKeys.analysisJobs);
     this.commitRetry = new CommitRetryQueue(this.admission, metrics);
-    this.batches = new BatchPool(config.ingest.workerThreads);
+    this.batches = new BatchChecker(config.ingest.workerThreads > 0 ? new BatchPool(config.ingest.workerThreads) : null);
     this.writer = new GroupCommitWriter(
       (body, _rows, signal) => insertObservationRows(deps.clickhouse, body, signal),
       {
@@ -210,7 +211,7 @@ export class IngestPipeline {
     let { credential } = auth;
     const { nowMs, presented } = auth;
     const batchId = this.admission.newBatchId();
-    // The body is moved to a worker thread and back: only the returned one may be read.
+    // The body may be moved to a worker thread and back: only the returned one may be read.
     let body = request.rawBody;
     for (let attempt = 0; ; attempt += 1) {
       const answer = await this.batches.check({

@@ -427,8 +427,12 @@ start_redis() {
   # lazyfree-lazy-expire: a de-duplication hash (one per connection and period, millions of
   # fields on a busy connection) is freed in the background when it expires, not in the
   # command loop, where it would stall every admission for as long as the free takes.
+  # The append-only file is the durable record: RDB snapshots on top of it (save "") would fork
+  # and serialise the whole dataset once more every minute under ingest load. rdbcompression no:
+  # the rewrite of the append-only file writes an RDB base, and compressing every de-duplication
+  # value was a third of that rewrite's CPU, taken from the edge's cores (docs/decisions.md).
   if ! redis-server --bind "$HOST" --port "$REDIS_PORT" --dir "$REDIS_DIR" \
-    --lazyfree-lazy-expire yes --appendonly yes --daemonize yes --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" \
+    --lazyfree-lazy-expire yes --appendonly yes --save "" --rdbcompression no --daemonize yes --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" \
     </dev/null >>"$REDIS_LOG" 2>&1 9>&-; then
     show_log "$REDIS_LOG"
     die "redis: redis-server failed to start"

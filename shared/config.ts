@@ -48,7 +48,10 @@ export interface IngestEdgeConfig {
   connectionChecksPerMin: number;
   /** Approximate cap of the `analysis:jobs` stream (XADD MAXLEN ~). */
   analysisStreamMaxLen: number;
-  /** Worker threads that parse, validate and serialise batches (the edge thread does the I/O). */
+  /**
+   * Worker threads that parse, validate and serialise batches under load (ingest/batchChecker.ts);
+   * 0: the edge thread checks every batch itself.
+   */
   workerThreads: number;
 }
 
@@ -144,7 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
       insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
       connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
       analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
-      workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 1, 64),
+      workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),
     },
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
     analyzer: { host: host('ANALYZER_HOST'), port: int(env, 'ANALYZER_PORT', 8082, 0, 65535) },

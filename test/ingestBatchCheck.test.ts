@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkBatch, type BatchBinding, type BatchCheckInput, type CheckedBatch } from '../ingest/batchCheck.js';
+import { BatchChecker } from '../ingest/batchChecker.js';
 import { BatchPool } from '../ingest/batchPool.js';
 import { newRows } from '../ingest/batchRows.js';
 import { OBSERVATION_COLUMNS } from '../ingest/observationsTable.js';
@@ -144,5 +145,54 @@ describe('BatchPool whose worker cannot start', () => {
     await expect(pool.check(input([]))).rejects.toThrow(/^(batch worker exited|no batch worker thread is running)$/);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await expect(pool.check(input([]))).rejects.toThrow('no batch worker thread is running');
+  });
+});
+
+describe('BatchChecker', () => {
+  const pool = new BatchPool(1);
+  afterAll(() => pool.close());
+  // A body of its own memory (not a slice of Node's pool), as the edge's are: one a thread can take.
+  const body = () => {
+    const text = JSON.stringify({ envelopes: [envelope(collector)] });
+    return Buffer.alloc(Buffer.byteLength(text), text);
+  };
+
+  it('checks in place while checks take little of the edge thread, and the body stays where it was', async () => {
+    const checker = new BatchChecker(pool, { offloadAbove: 0.99, inlineBelow: 0.5, windowMs: 20 });
+    for (let n = 0; n < 5; n += 1) {
+      const own = body();
+      const result = await checker.check({ ...input([]), body: own });
+      expect(result.body).toBe(own); // not moved to a thread
+      expect(result.output.kind).toBe('checked');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(checker.offloading).toBe(false);
+  });
+
+  it('moves the checks to the worker threads once they would take a large share, and back when the load falls', async () => {
+    const checker = new BatchChecker(pool, { offloadAbove: 0.5, inlineBelow: 0.2, windowMs: 5 });
+    // Back-to-back checks in place keep the thread busy checking: a share near 1.
+    for (let n = 0; n < 500 && !checker.offloading; n += 1) await checker.check({ ...input([]), body: body() });
+    expect(checker.offloading).toBe(true);
+    const own = body();
+    const result = await checker.check({ ...input([]), body: own });
+    expect(own.byteLength).toBe(0); // moved to the thread
+    expect((result.output as CheckedBatch).eventIds).toHaveLength(1);
+    expect(result.ms).toBeGreaterThan(0);
+    // A quiet spell: one check in a long window is a small share.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await checker.check({ ...input([]), body: body() });
+    expect(checker.offloading).toBe(false);
+    const after = body();
+    expect((await checker.check({ ...input([]), body: after })).body).toBe(after);
+  });
+
+  it('checks every batch in place without a pool (INGEST_WORKER_THREADS=0)', async () => {
+    const checker = new BatchChecker(null, { offloadAbove: 0, inlineBelow: -1, windowMs: 1 });
+    for (let n = 0; n < 3; n += 1) {
+      const own = body();
+      expect((await checker.check({ ...input([]), body: own })).body).toBe(own);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
   });
 });
