@@ -170,9 +170,10 @@ describe('BatchChecker', () => {
   });
 
   it('moves the checks to the worker threads once they would take a large share, and back when the load falls', async () => {
-    const checker = new BatchChecker(pool, { offloadAbove: 0.5, inlineBelow: 0.2, windowMs: 5 });
-    // Back-to-back checks in place keep the thread busy checking: a share near 1.
-    for (let n = 0; n < 500 && !checker.offloading; n += 1) await checker.check({ ...input([]), body: body() });
+    // A window long enough that the checks right after the switch fall in the same one.
+    const checker = new BatchChecker(pool, { offloadAbove: 0.1, inlineBelow: 0.05, windowMs: 100 });
+    // Back-to-back checks in place keep the thread busy, largely checking (bodies are made in between).
+    for (let n = 0; n < 5_000 && !checker.offloading; n += 1) await checker.check({ ...input([]), body: body() });
     expect(checker.offloading).toBe(true);
     const own = body();
     const result = await checker.check({ ...input([]), body: own });
@@ -180,7 +181,7 @@ describe('BatchChecker', () => {
     expect((result.output as CheckedBatch).eventIds).toHaveLength(1);
     expect(result.ms).toBeGreaterThan(0);
     // A quiet spell: one check in a long window is a small share.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 400));
     await checker.check({ ...input([]), body: body() });
     expect(checker.offloading).toBe(false);
     const after = body();
