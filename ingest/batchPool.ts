@@ -81,8 +81,8 @@ class BatchThread {
 /**
  * Worker threads for the CPU-bound part of each batch (ingest/batchCheck.ts): parsing,
  * validating and serialising take about two thirds of a batch's CPU, and under load the edge
- * thread must stay free for HTTP, Redis and ClickHouse I/O (BatchChecker decides when). A task goes to the thread with the fewest
- * unanswered ones. Plain worker_threads rather than Piscina: measured, Piscina's task handling
+ * thread must stay free for HTTP, Redis and ClickHouse I/O (BatchChecker decides when). A task
+ * goes to the thread with the fewest unanswered ones. Plain worker_threads rather than Piscina: measured, Piscina's task handling
  * cost about 100 µs more CPU per batch (~10 % of the edge's; bench/RESULTS.md).
  */
 export class BatchPool {
