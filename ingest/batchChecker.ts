@@ -10,7 +10,7 @@ import { asBuffer } from './batchRows.js';
  * thread, the answer), which on two busy cores shared with Redis and ClickHouse made the edge
  * cost about a quarter more per batch at 25,000 envelopes/s than checking in place (67 % against
  * 53 % of a core), with a longer tail. Under full load the edge thread alone is the bottleneck and
- * the workers carry the edge about 30 % further (bench/RESULTS.md, 2026-11-24 11:30 UTC).
+ * the workers carry the edge about 30 % further (bench/RESULTS.md, 2026-11-24 11:20 UTC).
  *
  * The share is the checks' rate times their recent duration (measured where they ran), per
  * window of `windowMs`; it moves to the workers above `offloadAbove` and back below `inlineBelow`

@@ -5,7 +5,7 @@
 -- query reads them and never written, as does `operation_key` (00-decisions §4, from the
 -- columns it is made of). Why: ClickHouse 18.16 pays for every column of every part, at insert
 -- and at each merge; 35 columns down to 26 cost it 25–30 % less CPU per row for the same inserts
--- (bench/RESULTS.md, 2026-11-24 11:30 UTC), on the same cores as the edge.
+-- (bench/RESULTS.md, 2026-11-24 11:20 UTC), on the same cores as the edge.
 --
 -- 18.16 cannot turn a stored column into an ALIAS in place, so the table is rebuilt: the new one
 -- is filled from the old one, then takes its name. ALIAS columns are not returned by `SELECT *`:
