@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { Pool } from 'undici';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
-import { defaultWorkerThreads } from '../shared/config.js';
+import { loadConfig } from '../shared/config.js';
 import {
   BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, benchEdgeEnv, createBenchCollectors, flushBenchRedis, fmt, prepareBenchDatabases,
   signature, tokenKey, type BenchCollector,
@@ -603,8 +603,13 @@ async function main(): Promise<void> {
     + `${ENVELOPES_PER_BATCH} envelopes per batch; run ${runId}`);
   console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
   const edgeEnv = benchEdgeEnv();
-  console.log(`edge: group commit max rows ${edgeEnv.INGEST_GROUP_COMMIT_MAX_ROWS ?? '10000 (default)'}, wait ${edgeEnv.INGEST_GROUP_COMMIT_MIN_WAIT_MS ?? '50 (default)'}–${edgeEnv.INGEST_GROUP_COMMIT_MAX_WAIT_MS ?? '200 (default)'} ms, `
-    + `max in flight ${edgeEnv.INGEST_GROUP_COMMIT_MAX_IN_FLIGHT ?? '2 (default)'}, worker threads ${edgeEnv.INGEST_WORKER_THREADS ?? `${defaultWorkerThreads()} (default)`}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
+  // What the servers will run with: the product's own defaults wherever the environment is silent.
+  const { ingest } = loadConfig({ ...process.env, ...edgeEnv });
+  const shown = (value: number, name: string) => `${value}${edgeEnv[name] === undefined ? ' (default)' : ''}`;
+  console.log(`edge: group commit max rows ${shown(ingest.groupCommitMaxRows, 'INGEST_GROUP_COMMIT_MAX_ROWS')}, `
+    + `wait ${shown(ingest.groupCommitMinWaitMs, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS')}–${shown(ingest.groupCommitMaxWaitMs, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS')} ms, `
+    + `max in flight ${shown(ingest.groupCommitMaxInFlight, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT')}, `
+    + `worker threads ${shown(ingest.workerThreads, 'INGEST_WORKER_THREADS')}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
 
   await prepareBenchDatabases();
   const clickhouse = createClient({
