@@ -126,7 +126,7 @@ function encryptionKey(env: Env, dataDir: string): Buffer {
 }
 
 /** INGEST_WORKER_THREADS when unset: the machine's cores, at most 8. */
-export const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
+const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
 
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(str(env, 'DATA_DIR', './.data'));
