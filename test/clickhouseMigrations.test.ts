@@ -5,7 +5,7 @@ import { sqlIdentifier } from '../shared/clickhouse/escape.js';
 import { migrateClickHouse } from '../shared/clickhouse/migrate.js';
 
 // Each test migrates a database of its own, so the shared test database is never rebuilt under other tests.
-const URL_ = process.env.CLICKHOUSE_URL!;
+const CLICKHOUSE_URL = process.env.CLICKHOUSE_URL!;
 const databases: string[] = [];
 const scratch = () => {
   const name = `svc_test_migrate_${randomBytes(4).toString('hex')}`;
@@ -13,7 +13,7 @@ const scratch = () => {
   return name;
 };
 const query = async <T>(database: string, sql: string): Promise<T[]> => {
-  const client = createClickHouse(URL_, database);
+  const client = createClickHouse(CLICKHOUSE_URL, database);
   try {
     return await (await client.query({ query: sql, format: 'JSONEachRow' })).json<T>();
   } finally {
@@ -22,7 +22,7 @@ const query = async <T>(database: string, sql: string): Promise<T[]> => {
 };
 
 afterAll(async () => {
-  const client = createClickHouse(URL_, 'default');
+  const client = createClickHouse(CLICKHOUSE_URL, 'default');
   for (const database of databases) await client.command({ query: `DROP DATABASE IF EXISTS ${sqlIdentifier(database)}` });
   await client.close();
 });
@@ -30,8 +30,8 @@ afterAll(async () => {
 describe('ClickHouse migration 0002 (observation binding)', () => {
   it('keeps every row written under 0001, each binding member readable under its old column name', async () => {
     const database = scratch();
-    await migrateClickHouse(URL_, database, '0001_observations.sql');
-    const client = createClickHouse(URL_, database);
+    await migrateClickHouse(CLICKHOUSE_URL, database, '0001_observations.sql');
+    const client = createClickHouse(CLICKHOUSE_URL, database);
     const row = (eventId: string, mode: string) => ({
       connection_id: 'int_1', event_id: eventId, batch_id: 'bat_1', workspace_id: 'wrk_1', account_id: 'acct_1', integration_id: 'wint_1',
       integration_key: 'svc_int_1', tenant_id: 'ten_1', environment_id: 'env_1', mode, envelope_version: '0.2', direction: 'inbound',
@@ -46,7 +46,7 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
     } finally {
       await client.close();
     }
-    await migrateClickHouse(URL_, database);
+    await migrateClickHouse(CLICKHOUSE_URL, database);
     const rows = await query<Record<string, unknown>>(database, `SELECT binding, workspace_id, account_id, integration_id, integration_key,
       tenant_id, environment_id, mode, direction, protocol, operation_key, attempt FROM observations ORDER BY event_id`);
     expect(rows).toEqual(['live', 'sandbox'].map((mode) => ({
@@ -57,7 +57,7 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
     const tables = await query<{ name: string }>(database, `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`);
     expect(tables.map((table) => table.name)).toEqual(['observations', 'schema_migrations']);
     // Applied once: running the migrations again changes nothing.
-    await migrateClickHouse(URL_, database);
+    await migrateClickHouse(CLICKHOUSE_URL, database);
     expect(await query(database, 'SELECT count() AS n FROM observations')).toEqual([{ n: '2' }]);
   });
 });
