@@ -22,7 +22,7 @@ export interface BatchCheckerOptions {
   windowMs: number;
 }
 
-export const DEFAULT_BATCH_CHECKER_OPTIONS: BatchCheckerOptions = { offloadAbove: 0.45, inlineBelow: 0.3, windowMs: 500 };
+const DEFAULT_BATCH_CHECKER_OPTIONS: BatchCheckerOptions = { offloadAbove: 0.45, inlineBelow: 0.3, windowMs: 500 };
 
 export class BatchChecker {
   private offload = false;

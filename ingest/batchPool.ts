@@ -17,7 +17,10 @@ function workerFile(): string {
   return existsSync(sibling) ? sibling : resolve(here, '../dist/ingest/batchWorker.js');
 }
 
-/** A checked batch and its body, which comes back from the worker thread (see BatchPool.check). */
+/**
+ * A checked batch and its body: the one that came back from the worker thread (see
+ * BatchPool.check), or the request's own when BatchChecker checked it in place.
+ */
 export interface BatchCheckResult {
   output: BatchCheckOutput;
   body: Buffer;
