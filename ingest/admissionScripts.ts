@@ -37,7 +37,8 @@ local function window_read(key, oldest, span)
       end
     end
   end
-  return sum, expired
+  -- Also what 'o' holds (nil for a new window), so the caller writes 'o' only when it changes.
+  return sum, expired, tonumber(head[2])
 end
 
 local function window_wait(key, oldest, span, bucketMs, now, need)
@@ -68,8 +69,9 @@ end
  *   KEYS[5 .. 4+W]       sliding windows (see WINDOW_FUNCTIONS)
  *   ARGV: 1 cached epoch, 2 now ms, 3 window ms, 4 bucket ms, 5 sandbox 1|0, 6 quota enforced 1|0,
  *         7 allowance fallback, 8 de-duplication window s, 9 dedup value `<deadline ms>:<batch id>`,
- *         10 usage TTL s, 11 W, 12 de-duplication key prefix (`dd:<connection>:`), 13 the valid
- *         items' eventIds joined by commas, in item order, then per window: limit, cost.
+ *         10 usage TTL s, 11 W, 12 de-duplication key prefix (`dd:<connection>:`), 13 N, then per
+ *         window: limit, cost, then the N eventIds of the valid items, in item order (one
+ *         argument each: splitting one joined argument in Lua cost Redis more than the arguments).
  *
  * De-duplication: eventIds are fields of hashes, one hash per connection and period of a third
  * of the window (`dd:<connection>:<period>`); a lookup reads the current and the three previous
@@ -96,9 +98,9 @@ local now = tonumber(ARGV[2])
 local windowMs = tonumber(ARGV[3])
 local bucketMs = tonumber(ARGV[4])
 local W = tonumber(ARGV[11])
-local ids = {}
-for id in string.gmatch(ARGV[13], '[^,]+') do ids[#ids + 1] = id end
-local N = #ids
+local N = tonumber(ARGV[13])
+local first = 14 + 2 * W
+local ids = {unpack(ARGV, first, first + N - 1)}
 local dedupTtl = tonumber(ARGV[8])
 local period = math.ceil(dedupTtl / ${DEDUP_PERIODS - 1})
 local nowSeconds = math.floor(now / 1000)
@@ -107,13 +109,15 @@ local span = math.floor(windowMs / bucketMs)
 local bucket = math.floor(now / bucketMs)
 local oldest = bucket - span + 1
 local expired = {}
+local moved = {}
 local failed = 0
 local retry = 0
 for i = 1, W do
   local limit = tonumber(ARGV[12 + 2 * i])
   local cost = tonumber(ARGV[13 + 2 * i])
-  local sum, gone = window_read(KEYS[4 + i], oldest, span)
+  local sum, gone, stored = window_read(KEYS[4 + i], oldest, span)
   expired[i] = gone
+  moved[i] = stored ~= oldest
   if cost > 0 and sum + cost > limit then
     local wait = windowMs
     if cost <= limit then wait = window_wait(KEYS[4 + i], oldest, span, bucketMs, now, sum + cost - limit) end
@@ -127,7 +131,7 @@ local fresh = 0
 if N > 0 then
   local values = {}
   for back = 0, ${DEDUP_PERIODS - 1} do
-    local found = redis.call('HMGET', ARGV[12] .. (current - back), unpack(ids))
+    local found = redis.call('HMGET', ARGV[12] .. (current - back), unpack(ARGV, first, first + N - 1))
     for k = 1, N do
       if not values[k] and found[k] then values[k] = found[k] end
     end
@@ -167,12 +171,11 @@ for i = 1, W do
   local dropped = 0
   for _, b in ipairs(gone) do dropped = dropped + tonumber(redis.call('HGET', key, b)) end
   if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
-  if cost > 0 or #gone > 0 then
-    if cost > 0 then redis.call('HINCRBY', key, bucket, cost) end
-    redis.call('HINCRBY', key, 's', cost - dropped)
-    redis.call('HSET', key, 'o', oldest)
-    redis.call('PEXPIRE', key, windowMs + bucketMs)
-  end
+  -- 'o' changes once per bucket, and the expiry is set by a bucket's first write: the key then
+  -- lives a window and a bucket past the bucket's start, longer than any count in it is read.
+  if cost > 0 and redis.call('HINCRBY', key, bucket, cost) == cost then redis.call('PEXPIRE', key, windowMs + bucketMs) end
+  if cost ~= dropped then redis.call('HINCRBY', key, 's', cost - dropped) end
+  if moved[i] and (cost > 0 or #gone > 0) then redis.call('HSET', key, 'o', oldest) end
 end
 if fresh > 0 then
   local fields = {}
@@ -184,13 +187,11 @@ if fresh > 0 then
   end
   local key = ARGV[12] .. current
   redis.call('HSET', key, unpack(fields))
-  redis.call('EXPIRE', key, (current + 1) * period + dedupTtl - nowSeconds)
-  if ARGV[5] == '1' then
-    redis.call('INCRBY', KEYS[3], fresh)
-    redis.call('EXPIRE', KEYS[3], ARGV[10])
-  end
-  redis.call('INCRBY', KEYS[4], fresh)
-  redis.call('EXPIRE', KEYS[4], ARGV[10])
+  -- The same deadline for every write into the period's hash: set once (NX) when it is created.
+  redis.call('EXPIRE', key, (current + 1) * period + dedupTtl - nowSeconds, 'NX')
+  -- A usage counter's expiry is set when the counter is created (its first increment).
+  if ARGV[5] == '1' and redis.call('INCRBY', KEYS[3], fresh) == fresh then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
+  if redis.call('INCRBY', KEYS[4], fresh) == fresh then redis.call('EXPIRE', KEYS[4], ARGV[10]) end
 end
 return {1, table.concat(flags), bucket, current}
 `);
@@ -237,15 +238,23 @@ return released
 `);
 
 /**
- * COMMIT: after the batch's rows are in ClickHouse, marks its eventIds committed (`dc:<batch id>`)
- * and enqueues one analysis job. Replies 1, or 0 when only the XADD failed.
+ * COMMIT: after batches' rows are in ClickHouse, marks each batch's eventIds committed
+ * (`dc:<batch id>`) and enqueues its analysis job: one call for all the batches whose commits
+ * were asked for together (those of one insert, see Admission.commit). Replies one character
+ * per batch: 1, or 0 when only its XADD failed.
  *
- *   KEYS[1] dc:<batch id>, KEYS[2] the analysis stream
- *   ARGV: 1 marker TTL s (the de-duplication window), 2 stream MAXLEN (approximate), 3.. field, value pairs
+ *   KEYS[1] the analysis stream, KEYS[1 + j] dc:<batch id> of batch j
+ *   ARGV: 1 marker TTL s (the de-duplication window), 2 stream MAXLEN (approximate), 3 F (values
+ *         per job), then per batch its job's F values: field, value pairs
  */
 export const COMMIT = new LuaScript(`
-redis.call('SET', KEYS[1], '1', 'EX', ARGV[1])
-local added = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
-if type(added) == 'table' and added.err then return 0 end
-return 1
+local F = tonumber(ARGV[3])
+local added = {}
+for j = 2, #KEYS do
+  redis.call('SET', KEYS[j], '1', 'EX', ARGV[1])
+  local from = 4 + (j - 2) * F
+  local reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, from, from + F - 1))
+  if type(reply) == 'table' and reply.err then added[#added + 1] = '0' else added[#added + 1] = '1' end
+end
+return table.concat(added)
 `);

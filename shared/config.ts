@@ -140,7 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
       host: host('INGEST_HOST'),
       port: int(env, 'INGEST_PORT', 8080, 0, 65535),
       dedupWindowSeconds: int(env, 'INGEST_DEDUP_WINDOW_SECONDS', 7 * 24 * 3600, 60),
-      groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 10_000, 1, 1_000_000),
+      groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 30_000, 1, 1_000_000),
       groupCommitMinWaitMs: int(env, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 50, 0, 10_000),
       groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 200, 0, 10_000),
       groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),

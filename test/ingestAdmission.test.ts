@@ -121,6 +121,37 @@ describe('sliding windows', () => {
   });
 });
 
+describe('expiries', () => {
+  it('sets each key\'s expiry when it is created, so later writes need not repeat it', async () => {
+    const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, dedupWindowSeconds: 3600 } });
+    const cred = credential('sandbox');
+    const { period } = usagePeriodOf(new Date());
+    const usage = [RedisKeys.sandboxMonthlyUsage(cred.accountId, period), RedisKeys.workspaceMonthlyUsage(cred.workspaceId, period, 'sandbox')];
+    const windows = [IngestKeys.sandboxAccountRequests(cred.accountId), IngestKeys.integrationObservations(cred.connectionId), IngestKeys.workspaceObservations(cred.workspaceId)];
+    let dedupKey = '';
+    for (const eventId of ['evt_first', 'evt_second', 'evt_third']) {
+      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: [eventId] });
+      if (admitted.kind !== 'admitted') throw new Error('not admitted');
+      dedupKey = admitted.ticket.dedupKey;
+    }
+    expect(await redis.hlen(dedupKey)).toBe(3);
+    const dedupTtl = await redis.ttl(dedupKey);
+    expect(dedupTtl).toBeGreaterThanOrEqual(3600);
+    expect(dedupTtl).toBeLessThanOrEqual(4800);
+    for (const key of usage) {
+      expect(await redis.get(key)).toBe('3');
+      // About 400 days: the console still reads a month's usage long after it ended.
+      expect(await redis.ttl(key)).toBeGreaterThan(390 * 24 * 3600);
+    }
+    for (const key of windows) {
+      // A window and a bucket from the start of the bucket its first write went to.
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(55_000);
+      expect(ttl).toBeLessThanOrEqual(61_000);
+    }
+  });
+});
+
 describe('RELEASE', () => {
   it('undoes exactly what the admission counted and frees its eventIds', async () => {
     const admission = new Admission(redis, config);
@@ -161,6 +192,48 @@ describe('RELEASE', () => {
     await admission.release(admitted.ticket);
     expect(await redis.hget(admitted.ticket.dedupKey, 'evt_taken')).toMatch(/someoneelse$/);
     expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date()).period, 'live'))).toBe('1');
+  });
+});
+
+describe('COMMIT', () => {
+  const jobOf = (cred: IngestCredential, batchId: string, eventIds: string[]) => ({
+    connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: cred.mode, batchId, receivedAtMs: now(), eventIds,
+  });
+
+  it('commits the batches asked for together in one call: each gets its marker and its own analysis job', async () => {
+    const stream = `test:analysis:${unique()}`;
+    const admission = new Admission(redis, config, stream);
+    const cred = credential('live');
+    const tickets = [];
+    for (const eventId of ['evt_c1', 'evt_c2', 'evt_c3']) {
+      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: [eventId] });
+      if (admitted.kind !== 'admitted') throw new Error('not admitted');
+      tickets.push(admitted.ticket);
+    }
+    const added = await Promise.all(tickets.map((ticket) => admission.commit(ticket, jobOf(cred, ticket.batchId, ticket.newEventIds))));
+    expect(added).toEqual([true, true, true]);
+    for (const ticket of tickets) expect(await redis.exists(IngestKeys.committedBatch(ticket.batchId))).toBe(1);
+    const entries = await redis.xrange(stream, '-', '+');
+    expect(entries.map(([, fields]) => [fields[fields.indexOf('batchId') + 1], fields[fields.indexOf('eventIds') + 1]]))
+      .toEqual(tickets.map((ticket) => [ticket.batchId, ticket.newEventIds.join(',')]));
+    expect(await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_c1', 'evt_c2', 'evt_c3'] })).toMatchObject({ kind: 'admitted', duplicate: [true, true, true] });
+    await redis.del(stream);
+  });
+
+  it('answers false for each batch whose job could not be added, still marking it committed', async () => {
+    const stream = `test:analysis:${unique()}`;
+    await redis.set(stream, 'not a stream');
+    const admission = new Admission(redis, config, stream);
+    const cred = credential('live');
+    const tickets = [];
+    for (const eventId of ['evt_f1', 'evt_f2']) {
+      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: [eventId] });
+      if (admitted.kind !== 'admitted') throw new Error('not admitted');
+      tickets.push(admitted.ticket);
+    }
+    expect(await Promise.all(tickets.map((ticket) => admission.commit(ticket, jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([false, false]);
+    for (const ticket of tickets) expect(await redis.exists(IngestKeys.committedBatch(ticket.batchId))).toBe(1);
+    await redis.del(stream);
   });
 });
 
