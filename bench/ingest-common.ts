@@ -52,7 +52,7 @@ export function benchEdgeEnv(): Record<string, string> {
     INGEST_DEDUP_WINDOW_SECONDS: '900',
   };
   for (const name of [
-    'INGEST_GROUP_COMMIT_MAX_ROWS', 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 'INGEST_INSERT_TIMEOUT_MS',
+    'INGEST_GROUP_COMMIT_MAX_ROWS', 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 'INGEST_INSERT_TIMEOUT_MS',
     'INGEST_WORKER_THREADS', 'INGEST_DEDUP_WINDOW_SECONDS', 'SECRET_ENCRYPTION_KEY', 'DATA_DIR',
   ]) {
     const value = process.env[name];
@@ -199,12 +199,23 @@ export class BatchTemplate {
 
   /**
    * A fresh body whose eventIds carry the counters first, first + 1, ... first + size - 1, written
-   * into `into` when given (a body of this template whose request has completed).
+   * into `into` when given: a body this template filled before, whose request has completed, so
+   * only its eventId slots differ from the template.
    */
   fill(first: number, into?: Buffer): Buffer {
-    const body = into ?? Buffer.allocUnsafe(this.template.length);
-    this.template.copy(body);
-    for (let i = 0; i < this.slots.length; i += 1) body.write(String(first + i).padStart(COUNTER_DIGITS, '0'), this.slots[i], 'latin1');
+    let body = into;
+    if (body === undefined) {
+      body = Buffer.allocUnsafe(this.template.length);
+      this.template.copy(body);
+    }
+    for (let i = 0; i < this.slots.length; i += 1) {
+      // The counter's decimal digits, right-aligned in the zero-padded slot.
+      let value = first + i;
+      for (let at = this.slots[i] + COUNTER_DIGITS - 1; at >= this.slots[i]; at -= 1) {
+        body[at] = 48 + (value % 10);
+        value = Math.floor(value / 10);
+      }
+    }
     return body;
   }
 }

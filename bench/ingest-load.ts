@@ -26,6 +26,7 @@ import {
   signature, tokenKey, type BenchCollector,
 } from './ingest-common.js';
 import type { KeyObject } from 'node:crypto';
+import { RawHttpClient, type RawAnswer } from './rawHttp.js';
 
 type Target = 'edge' | 'fastify' | 'ceiling';
 const TARGETS: Target[] = ['ceiling', 'edge', 'fastify'];
@@ -142,7 +143,8 @@ interface Sender {
   collector: BenchCollector;
   key: KeyObject;
   template: BatchTemplate;
-  authorization: string;
+  /** The request's head up to the signature header's value (see LoadGenerator.post). */
+  headPrefix: string;
   /** Bodies of this sender's completed requests, for reuse. */
   spareBodies: Buffer[];
 }
@@ -227,7 +229,7 @@ class LoadGenerator {
   /** Every 202 of this target, warm-up included: must equal its rows in ClickHouse. */
   totalAccepted202 = 0;
 
-  constructor(private readonly pool: Pool, private readonly senders: Sender[]) {}
+  constructor(private readonly client: RawHttpClient, private readonly senders: Sender[]) {}
 
   /** Sends one fresh signed batch; resolves with the status ('202', '503', 'error:ECONNRESET', ...). */
   async send(recorder: Recorder | null, startedAt: number, windowEnd: number): Promise<void> {
@@ -254,38 +256,12 @@ class LoadGenerator {
   }
 
   /**
-   * POST /ingest through the pool's raw dispatch API (no response stream objects: the driver
-   * shares the 2 cores with the server under test). The body of a 202 is discarded unread.
+   * POST /ingest on a keep-alive connection of the raw client (the driver shares the 2 cores with
+   * the server under test). The body of a 202 is discarded unread.
    */
-  private post(sender: Sender, body: Buffer): Promise<{ status: number; text: string }> {
-    return new Promise((resolvePost, reject) => {
-      let status = 0;
-      const chunks: Buffer[] = [];
-      this.pool.dispatch({
-        path: '/ingest',
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-service-connection': sender.collector.connectionKey,
-          authorization: sender.authorization,
-          'x-service-signature': signature(sender.key, body, Math.floor(Date.now() / 1000)),
-        },
-        body,
-      }, {
-        // The Pool of undici 7 dispatches to the classic handler callbacks.
-        onConnect() { /* nothing to abort */ },
-        onHeaders(statusCode) {
-          status = statusCode;
-          return true;
-        },
-        onData(chunk) {
-          if (status !== 202) chunks.push(chunk);
-          return true;
-        },
-        onComplete() { resolvePost({ status, text: status === 202 ? '' : Buffer.concat(chunks).toString('utf8') }); },
-        onError(error) { reject(error); },
-      });
-    });
+  private post(sender: Sender, body: Buffer): Promise<RawAnswer> {
+    const head = `${sender.headPrefix}${signature(sender.key, body, Math.floor(Date.now() / 1000))}\r\ncontent-length: ${body.length}\r\n\r\n`;
+    return this.client.request(head, body);
   }
 
   /** Closed loop: `concurrency` requests always in flight until `seconds` have passed. */
@@ -498,7 +474,7 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
     collector,
     key: tokenKey(collector.ingestToken),
     template: new BatchTemplate(collector.integrationKey, eventIdPrefix, occurredAt),
-    authorization: `Bearer ${collector.ingestToken}`,
+    headPrefix: '',
     spareBodies: [],
   }));
   const partsBefore = persisting ? await activeParts(clickhouse) : 0;
@@ -509,8 +485,14 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
   // Fastify after 72 s): the driver lets its idle connections go first, at 4 s, or a request sent
   // as the server closes the socket meets ECONNRESET (seen in the open loop, which leaves many of
   // the closed loop's connections idle).
-  const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
-  const load = new LoadGenerator(pool, senders);
+  const client = new RawHttpClient('127.0.0.1', port, options.concurrency, 4_000);
+  for (const sender of senders) {
+    sender.headPrefix = `POST /ingest HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
+      + `x-service-connection: ${sender.collector.connectionKey}\r\nauthorization: Bearer ${sender.collector.ingestToken}\r\nx-service-signature: `;
+  }
+  // /metrics only: a few requests per phase.
+  const pool = new Pool(origin, { connections: 1 });
+  const load = new LoadGenerator(client, senders);
   const result: TargetResult = { target, phases: [] };
   let partsMax = partsBefore;
   const partsTimer = persisting ? setInterval(() => {
@@ -556,6 +538,7 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
     if (persisting) result.groupCommit = serverStats({}, await scrapeMetrics(pool));
   } finally {
     if (partsTimer) clearInterval(partsTimer);
+    client.close();
     await pool.close().catch(() => undefined);
     await stopTarget(child);
   }
@@ -608,6 +591,7 @@ async function main(): Promise<void> {
   const shown = (value: number, name: string) => `${value}${edgeEnv[name] === undefined ? ' (default)' : ''}`;
   console.log(`edge: group commit max rows ${shown(ingest.groupCommitMaxRows, 'INGEST_GROUP_COMMIT_MAX_ROWS')}, `
     + `wait ${shown(ingest.groupCommitMinWaitMs, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS')}–${shown(ingest.groupCommitMaxWaitMs, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS')} ms, `
+    + `${shown(ingest.groupCommitBusyWaitMs, 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS')} ms while the cores are saturated, `
     + `max in flight ${shown(ingest.groupCommitMaxInFlight, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT')}, `
     + `worker threads ${shown(ingest.workerThreads, 'INGEST_WORKER_THREADS')}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
 

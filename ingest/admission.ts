@@ -91,7 +91,8 @@ export class Admission {
   constructor(private readonly redis: Redis, private readonly config: Config, readonly analysisStream: string = RedisKeys.analysisJobs) {
     // An admitted eventId stays "in flight" at most this long: queue wait and insert both time
     // out after insertTimeoutMs (see GroupCommitWriter), plus the group-commit wait and a margin.
-    this.pendingMs = 3 * config.ingest.insertTimeoutMs + config.ingest.groupCommitMaxWaitMs + 5_000;
+    const longestWait = Math.max(config.ingest.groupCommitMaxWaitMs, config.ingest.groupCommitBusyWaitMs);
+    this.pendingMs = 3 * config.ingest.insertTimeoutMs + longestWait + 5_000;
   }
 
   /** A batch id unique to this process (its rows, its commit marker and its analysis job). */

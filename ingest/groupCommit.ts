@@ -6,7 +6,9 @@
  * that arrived meanwhile (few, large parts: ClickHouse's guidance). The wait is twice the recent
  * insert duration, within [`minWaitMs`, `maxWaitMs`]: while inserts are quick, answers wait
  * little; when ClickHouse slows down (full load, merges) inserts become fewer and larger, which
- * is what costs it less. At most `maxInFlight` inserts run at once; while they run the queue
+ * is what costs it less. While the machine's cores are saturated (`isBusy`, see
+ * ingest/machineLoad.ts) the wait is at least `busyWaitMs`: CPU is then what limits the requests,
+ * and much larger inserts cost ClickHouse much less of it. At most `maxInFlight` inserts run at once; while they run the queue
  * keeps growing. Every write resolves only after the insert holding its rows succeeded, and
  * rejects when that insert failed or timed out, or when its rows waited too long for a slot.
  */
@@ -19,6 +21,9 @@ export interface GroupCommitOptions {
    */
   minWaitMs?: number;
   maxWaitMs: number;
+  /** The wait while `isBusy()` says the machine is saturated (when both are given). */
+  busyWaitMs?: number;
+  isBusy?: () => boolean;
   maxInFlight: number;
   insertTimeoutMs: number;
   /** Writes are refused (`saturated()`) once this many rows wait. */
@@ -89,8 +94,14 @@ export class GroupCommitWriter {
 
   /** The current wait between flushes (see the class comment). */
   waitMs(): number {
-    const { minWaitMs = this.options.maxWaitMs, maxWaitMs } = this.options;
-    return Math.min(maxWaitMs, Math.max(minWaitMs, 2 * this.insertMs));
+    const { minWaitMs = this.options.maxWaitMs, maxWaitMs, busyWaitMs, isBusy } = this.options;
+    const wait = Math.min(maxWaitMs, Math.max(minWaitMs, 2 * this.insertMs));
+    return busyWaitMs !== undefined && isBusy?.() ? Math.max(wait, busyWaitMs) : wait;
+  }
+
+  /** The longest wait there can be (the expiry of rows waiting for a slot counts from it). */
+  longestWaitMs(): number {
+    return Math.max(this.options.maxWaitMs, this.options.isBusy ? this.options.busyWaitMs ?? 0 : 0);
   }
 
   private due(now: number): boolean {
@@ -114,11 +125,11 @@ export class GroupCommitWriter {
 
   /**
    * Rows still waiting for an insert slot an insert timeout after they were due fail now, so an
-   * answer never waits longer than about maxWaitMs + 3 × insertTimeoutMs (queue wait, the
+   * answer never waits longer than about the longest wait + 3 × insertTimeoutMs (queue wait, the
    * insert that frees the slot, their own insert).
    */
   private expire(now: number): void {
-    const limit = this.options.maxWaitMs + this.options.insertTimeoutMs;
+    const limit = this.longestWaitMs() + this.options.insertTimeoutMs;
     while (this.queue.length > 0 && now - this.queue[0].enqueuedAt > limit) {
       const expired = this.queue.shift()!;
       this.queuedRows -= expired.count;

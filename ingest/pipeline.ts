@@ -16,6 +16,7 @@ import { CommitRetryQueue } from './commitRetry.js';
 import { CredentialCache, CredentialDecryptError, type IngestCredential } from './credentials.js';
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
 import { GroupCommitWriter } from './groupCommit.js';
+import { MachineLoad } from './machineLoad.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows } from './observationsTable.js';
 
@@ -88,6 +89,7 @@ export class IngestPipeline {
   readonly writer: GroupCommitWriter;
   private readonly batches: BatchChecker;
   private readonly commitRetry: CommitRetryQueue;
+  private readonly machineLoad: MachineLoad | null;
   private active = 0;
   private idle: (() => void)[] = [];
 
@@ -99,12 +101,15 @@ export class IngestPipeline {
     this.admission = new Admission(deps.redis, config, deps.analysisStream ?? RedisKeys.analysisJobs);
     this.commitRetry = new CommitRetryQueue(this.admission, metrics);
     this.batches = new BatchChecker(config.ingest.workerThreads > 0 ? new BatchPool(config.ingest.workerThreads) : null);
+    this.machineLoad = config.ingest.groupCommitBusyWaitMs > 0 ? new MachineLoad() : null;
+    const machineLoad = this.machineLoad;
     this.writer = new GroupCommitWriter(
       (body, _rows, signal) => insertObservationRows(deps.clickhouse, body, signal),
       {
         maxRows: config.ingest.groupCommitMaxRows,
         minWaitMs: config.ingest.groupCommitMinWaitMs,
         maxWaitMs: config.ingest.groupCommitMaxWaitMs,
+        ...(machineLoad ? { busyWaitMs: config.ingest.groupCommitBusyWaitMs, isBusy: () => machineLoad.busy } : {}),
         maxInFlight: config.ingest.groupCommitMaxInFlight,
         insertTimeoutMs: config.ingest.insertTimeoutMs,
         maxQueuedRows: Math.max(4 * config.ingest.groupCommitMaxRows, 2_000),
@@ -154,6 +159,7 @@ export class IngestPipeline {
     await this.writer.drain();
     await this.commitRetry.flush();
     this.commitRetry.stop();
+    this.machineLoad?.stop();
     await this.batches.close();
   }
 

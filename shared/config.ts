@@ -40,6 +40,8 @@ export interface IngestEdgeConfig {
    */
   groupCommitMinWaitMs: number;
   groupCommitMaxWaitMs: number;
+  /** The wait while the machine's cores are saturated (ingest/machineLoad.ts); 0: no such wait. */
+  groupCommitBusyWaitMs: number;
   /** At most this many ClickHouse inserts in flight at once. */
   groupCommitMaxInFlight: number;
   /** An insert that has not committed within this time fails its batches with 503. */
@@ -143,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
       groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 30_000, 1, 1_000_000),
       groupCommitMinWaitMs: int(env, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 50, 0, 10_000),
       groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 200, 0, 10_000),
+      groupCommitBusyWaitMs: int(env, 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 400, 0, 10_000),
       groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),
       insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
       connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),

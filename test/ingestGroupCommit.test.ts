@@ -192,6 +192,23 @@ describe('GroupCommitWriter', () => {
     expect(fixed.waitMs()).toBe(70);
   });
 
+  it('waits at least busyWaitMs while the machine is busy, and the adaptive wait again once it is not', async () => {
+    const { calls, insert } = recorder();
+    let busy = true;
+    const writer = new GroupCommitWriter(insert, options({ minWaitMs: 20, maxWaitMs: 100, busyWaitMs: 300, isBusy: () => busy, maxInFlight: 2 }));
+    expect(writer.waitMs()).toBe(300);
+    await writer.write(Buffer.from('a\n'), 1);
+    const second = writer.write(Buffer.from('b\n'), 1);
+    await sleep(150);
+    expect(calls).toHaveLength(1); // the adaptive wait would have sent it after 20 ms
+    await second;
+    expect(calls[1].startedAt - calls[0].startedAt).toBeGreaterThanOrEqual(295);
+    busy = false;
+    expect(writer.waitMs()).toBe(20);
+    // Without isBusy, busyWaitMs alone changes nothing.
+    expect(new GroupCommitWriter(insert, options({ minWaitMs: 20, maxWaitMs: 100, busyWaitMs: 300 })).waitMs()).toBe(20);
+  });
+
   it('reports saturation once maxQueuedRows rows wait', async () => {
     const { insert, manual, calls } = recorder();
     manual();
