@@ -44,8 +44,6 @@ export interface CheckedBatch {
   resultsJson: string;
 }
 
-type ItemResult = { index: number; accepted: true; eventId: string } | { index: number; accepted: false; issues: string[] };
-
 export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
   let items: unknown[];
   try {
@@ -59,7 +57,8 @@ export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
     credential: input.binding, batchId: input.batchId, receivedAtMs: input.receivedAtMs,
     receivedDate: new Date(input.receivedAtMs).toISOString().slice(0, 10),
   });
-  const results: ItemResult[] = [];
+  // The JSON of each item's result: { index, accepted: true, eventId } or { index, accepted: false, issues }.
+  const results: string[] = [];
   const eventIds: string[] = [];
   const lines: string[] = [];
   let rejected = 0;
@@ -67,12 +66,13 @@ export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
     const check = checkItem(items[index], input.binding);
     if (!check.valid) {
       rejected += 1;
-      results.push({ index, accepted: false, issues: check.issues });
+      results.push(JSON.stringify({ index, accepted: false, issues: check.issues }));
       continue;
     }
     eventIds.push(check.envelope.eventId);
     lines.push(observationRow(prefix, check.envelope, check.occurredAtMs));
-    results.push({ index, accepted: true, eventId: check.envelope.eventId });
+    // A valid eventId matches ^evt_[A-Za-z0-9._:-]{1,124}$: nothing in it needs JSON escaping.
+    results.push(`{"index":${index},"accepted":true,"eventId":"${check.envelope.eventId}"}`);
   }
   const text = lines.join('');
   const rows = Buffer.from(text, 'utf8');
@@ -84,5 +84,5 @@ export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
     end += ascii ? line.length : Buffer.byteLength(line, 'utf8');
     rowEnds.push(end);
   }
-  return { kind: 'checked', itemCount: items.length, rejected, eventIds, rows, rowEnds, resultsJson: JSON.stringify(results) };
+  return { kind: 'checked', itemCount: items.length, rejected, eventIds, rows, rowEnds, resultsJson: `[${results.join(',')}]` };
 }

@@ -5,7 +5,7 @@ import type { IngestCredential } from '../ingest/credentials.js';
 import {
   BINDING_MEMBERS, OBSERVATION_ALIAS_COLUMNS, OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField,
 } from '../ingest/observationsTable.js';
-import { concreteSegment, timestampMs, validateEnvelope } from '../shared/envelope/validate.js';
+import { concreteSegment, timestampMs, timestampMsByPattern, validateEnvelope } from '../shared/envelope/validate.js';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_FIELDS, type SchemaShape } from '../shared/envelope/types.js';
 import { isFresh, parseSignatureHeader, signatureMatches, computeSignature } from '../ingest/signature.js';
 import { envelope, type Collector } from './helpers/ingest.js';
@@ -153,6 +153,14 @@ describe('transport rules and the operation table', () => {
     expect(concreteSegment('orders.created.v3')).toBe(false);
   });
 
+  it('gives the same verdicts when it remembers them, also past the number of routes it keeps', () => {
+    // More distinct routes than concreteSegment remembers, twice over: every second one is concrete.
+    const routes = Array.from({ length: 2_500 }, (_, i) => (i % 2 === 0 ? `/v1/items${i}/{id}` : `/v1/items/${1_000_000 + i}`));
+    for (let round = 0; round < 2; round += 1) {
+      expect(routes.map((route) => concreteSegment(route))).toEqual(routes.map((_, i) => i % 2 === 1));
+    }
+  });
+
   it('binds direction, method and payloadLocation to the protocol', () => {
     expect(issues(envelope(api, { direction: 'inbound' }))).toEqual(['/direction must be outbound for protocol http-api']);
     expect(issues(withTransport(envelope(api), { payloadLocation: 'request' }))).toEqual([]);
@@ -234,6 +242,25 @@ describe('timestamps', () => {
     expect(timestampMs('2025-04-31T00:00:00Z')).toBeNull();
     expect(timestampMs('0099-06-01T00:00:00Z')).toBeNull();
     expect(timestampMs('2025-01-31T12:00:00+24:00')).toBeNull();
+  });
+
+  it('reads the UTC form by hand exactly as the pattern reads it', () => {
+    const samples = [
+      '2025-01-31T12:00:00Z', '2025-01-31T12:00:00.5Z', '2025-01-31T12:00:00.123456789Z', '2025-01-31T12:00:00.1234567890Z',
+      '2025-01-31T12:00:00.Z', '2025-01-31T12:00:00z', '2025-01-31t12:00:00Z', '2025-01-31 12:00:00Z', '2025-1-31T12:00:00Z',
+      '2025-01-31T12:00:0aZ', '2025-01-31T12:00:00.12a4Z', '+2025-01-31T12:00:00Z', '2025-01-31T12:00:00.000+00:00',
+      '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00Z', '2024-02-29T23:59:59.999Z', '2023-02-29T00:00:00Z', '2025-13-01T00:00:00Z',
+      '2025-00-10T00:00:00Z', '2025-01-00T00:00:00Z', '2025-01-31T23:60:00Z', '2025-01-31T23:59:60Z', '2025-01-31T12:00:00Z ',
+    ];
+    for (const sample of samples) expect([sample, timestampMs(sample)]).toEqual([sample, timestampMsByPattern(sample)]);
+    fc.assert(fc.property(
+      fc.date({ min: new Date(Date.UTC(1960, 0, 1)), max: new Date(Date.UTC(2200, 0, 1)), noInvalidDate: true }),
+      fc.stringMatching(/^(\.\d{1,10})?$/),
+      (date, fraction) => {
+        const text = `${date.toISOString().slice(0, 19)}${fraction}Z`;
+        return timestampMs(text) === timestampMsByPattern(text);
+      },
+    ), { numRuns: 2000 });
   });
 });
 

@@ -96,8 +96,18 @@ const DATE_LIKE = /\d{4}-\d{2}-\d{2}/;
  * or more digits, a long hex id, or a date.
  */
 export function concreteSegment(route: string): boolean {
-  return route.split(/[/.:]/).some((segment) => UUID.test(segment) || LONG_NUMBER.test(segment) || LONG_HEX_ID.test(segment) || DATE_LIKE.test(segment));
+  let verdict = concreteRoutes.get(route);
+  if (verdict === undefined) {
+    verdict = route.split(/[/.:]/).some((segment) => UUID.test(segment) || LONG_NUMBER.test(segment) || LONG_HEX_ID.test(segment) || DATE_LIKE.test(segment));
+    // A collector sends the same few routes over and over: remember the verdicts, boundedly.
+    if (concreteRoutes.size >= MAX_REMEMBERED_ROUTES) concreteRoutes.clear();
+    concreteRoutes.set(route, verdict);
+  }
+  return verdict;
 }
+
+const MAX_REMEMBERED_ROUTES = 1024;
+const concreteRoutes = new Map<string, boolean>();
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|([+-])(\d{2}):(\d{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -109,18 +119,49 @@ function daysInMonth(year: number, month: number): number {
 
 /** Epoch milliseconds of an RFC 3339 timestamp whose every field is in range (1970 or later), else null. */
 export function timestampMs(value: string): number | null {
+  // Runs once per envelope on the ingest path: the usual UTC form is read without the pattern.
+  const utc = utcTimestampMs(value);
+  return utc !== undefined ? utc : timestampMsByPattern(value);
+}
+
+/** The decimal number of `count` digits at `from`, or -1 if one of them is not a digit. */
+function digitsAt(value: string, from: number, count: number): number {
+  let number = 0;
+  for (let i = from; i < from + count; i += 1) {
+    const digit = value.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    number = number * 10 + digit;
+  }
+  return number;
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS[.1 to 9 digits]Z` read by hand: its epoch milliseconds or null (a field out
+ * of range), the same as timestampMsByPattern gives; undefined for any other form.
+ */
+function utcTimestampMs(value: string): number | null | undefined {
+  const length = value.length;
+  if (length < 20 || length > 30 || value.charCodeAt(length - 1) !== 90 /* Z */) return undefined;
+  if (value[4] !== '-' || value[7] !== '-' || value[10] !== 'T' || value[13] !== ':' || value[16] !== ':') return undefined;
+  const year = digitsAt(value, 0, 4);
+  const month = digitsAt(value, 5, 2);
+  const day = digitsAt(value, 8, 2);
+  const hour = digitsAt(value, 11, 2);
+  const minute = digitsAt(value, 14, 2);
+  const second = digitsAt(value, 17, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
+  let fraction = '';
+  if (length > 20) {
+    if (value[19] !== '.' || length === 21 || digitsAt(value, 20, length - 21) < 0) return undefined;
+    fraction = value.slice(19, length - 1);
+  }
+  return fromFields(year, month, day, hour, minute, second, fraction, 0);
+}
+
+/** timestampMs by the RFC 3339 pattern: every offset form. */
+export function timestampMsByPattern(value: string): number | null {
   const m = TIMESTAMP.exec(value);
   if (!m) return null;
-  // Runs once per envelope on the ingest path: plain arithmetic, no Date objects.
-  const year = +m[1];
-  const month = +m[2];
-  const day = +m[3];
-  const hour = +m[4];
-  const minute = +m[5];
-  const second = +m[6];
-  // Date.UTC reads years 0–99 as 1900–1999, and nothing before 1970 is accepted anyway.
-  if (year < 1970 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
-  if (day < 1 || day > daysInMonth(year, month)) return null;
   let offsetMinutes = 0;
   if (m[8] !== 'Z') {
     const hours = +m[10];
@@ -128,8 +169,16 @@ export function timestampMs(value: string): number | null {
     if (hours > 23 || minutes > 59) return null;
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (hours * 60 + minutes);
   }
-  const fraction = m[7] ? Math.floor(+`0${m[7]}` * 1000) : 0;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second, fraction) - offsetMinutes * 60_000;
+  return fromFields(+m[1], +m[2], +m[3], +m[4], +m[5], +m[6], m[7] ?? '', offsetMinutes);
+}
+
+/** Epoch milliseconds of checked-in-range fields, or null; `fraction` is `.` and digits, or empty. Plain arithmetic, no Date objects. */
+function fromFields(year: number, month: number, day: number, hour: number, minute: number, second: number, fraction: string, offsetMinutes: number): number | null {
+  // Date.UTC reads years 0–99 as 1900–1999, and nothing before 1970 is accepted anyway.
+  if (year < 1970 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
+  if (day < 1 || day > daysInMonth(year, month)) return null;
+  const milliseconds = fraction ? Math.floor(+`0${fraction}` * 1000) : 0;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second, milliseconds) - offsetMinutes * 60_000;
   return ms >= 0 ? ms : null;
 }
 
