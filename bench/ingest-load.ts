@@ -470,15 +470,16 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
   const persisting = target !== 'ceiling';
   const eventIdPrefix = `${runId}${target[0]}`;
   const occurredAt = new Date().toISOString();
+  const partsBefore = persisting ? await activeParts(clickhouse) : 0;
+  const { child, port } = await startTarget(target, collectors);
   const senders: Sender[] = collectors.map((collector) => ({
     collector,
     key: tokenKey(collector.ingestToken),
     template: new BatchTemplate(collector.integrationKey, eventIdPrefix, occurredAt),
-    headPrefix: '',
+    headPrefix: `POST /ingest HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
+      + `x-service-connection: ${collector.connectionKey}\r\nauthorization: Bearer ${collector.ingestToken}\r\nx-service-signature: `,
     spareBodies: [],
   }));
-  const partsBefore = persisting ? await activeParts(clickhouse) : 0;
-  const { child, port } = await startTarget(target, collectors);
   const origin = `http://127.0.0.1:${port}`;
   const maxOutstanding = Math.max(4 * options.concurrency, 1024);
   // uWebSockets.js closes a keep-alive connection after 10 s idle (so does the ceiling, and
@@ -486,10 +487,6 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
   // as the server closes the socket meets ECONNRESET (seen in the open loop, which leaves many of
   // the closed loop's connections idle).
   const client = new RawHttpClient('127.0.0.1', port, options.concurrency, 4_000);
-  for (const sender of senders) {
-    sender.headPrefix = `POST /ingest HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
-      + `x-service-connection: ${sender.collector.connectionKey}\r\nauthorization: Bearer ${sender.collector.ingestToken}\r\nx-service-signature: `;
-  }
   // /metrics only: a few requests per phase.
   const pool = new Pool(origin, { connections: 1 });
   const load = new LoadGenerator(client, senders);

@@ -100,7 +100,7 @@ export class GroupCommitWriter {
   }
 
   /** The longest wait there can be (the expiry of rows waiting for a slot counts from it). */
-  longestWaitMs(): number {
+  private longestWaitMs(): number {
     return Math.max(this.options.maxWaitMs, this.options.isBusy ? this.options.busyWaitMs ?? 0 : 0);
   }
 
