@@ -44,7 +44,11 @@ export interface CheckedBatch {
   resultsJson: string;
 }
 
-export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
+/**
+ * `into`: where to write the rows when they fit (a shared slot, ingest/sharedSlots.ts); the
+ * returned `rows` are then a view of its first bytes. Otherwise they get memory of their own.
+ */
+export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOutput {
   let items: unknown[];
   try {
     items = parseBatch(input.contentType, asBuffer(input.body));
@@ -75,7 +79,7 @@ export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
     results.push(`{"index":${index},"accepted":true,"eventId":"${check.envelope.eventId}"}`);
   }
   const text = lines.join('');
-  const rows = Buffer.from(text, 'utf8');
+  const rows = writeRows(text, into);
   // Byte offsets equal string offsets unless a row holds a non-ASCII character (a shape's field name).
   const ascii = rows.length === text.length;
   const rowEnds: number[] = [];
@@ -85,4 +89,18 @@ export function checkBatch(input: BatchCheckInput): BatchCheckOutput {
     rowEnds.push(end);
   }
   return { kind: 'checked', itemCount: items.length, rejected, eventIds, rows, rowEnds, resultsJson: `[${results.join(',')}]` };
+}
+
+/** True when checkBatch wrote the rows into `into` (they are then a view of its first bytes). */
+export const rowsWrittenInto = (output: BatchCheckOutput, into: Uint8Array): output is CheckedBatch =>
+  output.kind === 'checked' && output.rows.buffer === into.buffer && output.rows.byteOffset === into.byteOffset;
+
+/** The UTF-8 bytes of `text`: at the start of `into` when they fit there, else in a new buffer. */
+function writeRows(text: string, into: Buffer | undefined): Buffer {
+  if (into !== undefined && text.length <= into.length) {
+    const written = into.write(text, 'utf8');
+    // A write that ran out of room stops less than 4 bytes (one character) short of the end.
+    if (written < into.length - 3 || written === Buffer.byteLength(text, 'utf8')) return into.subarray(0, written);
+  }
+  return Buffer.from(text, 'utf8');
 }

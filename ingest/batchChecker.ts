@@ -1,6 +1,7 @@
-import { checkBatch, type BatchCheckInput } from './batchCheck.js';
+import { checkBatch, rowsWrittenInto, type BatchCheckInput } from './batchCheck.js';
 import type { BatchCheckResult, BatchPool } from './batchPool.js';
 import { asBuffer } from './batchRows.js';
+import type { SharedSlots } from './sharedSlots.js';
 
 /**
  * Where a batch is checked (ingest/batchCheck.ts): on the edge thread itself while the checks
@@ -31,15 +32,25 @@ export class BatchChecker {
   /** Moving average of recent checks' durations (ms), wherever they ran. */
   private checkMs = 0;
 
-  /** `pool` null: every batch is checked on the edge thread (INGEST_WORKER_THREADS=0). */
-  constructor(private readonly pool: BatchPool | null, private readonly options: BatchCheckerOptions = DEFAULT_BATCH_CHECKER_OPTIONS) {}
+  /**
+   * `pool` null: every batch is checked on the edge thread (INGEST_WORKER_THREADS=0). `slots`:
+   * those the pool uses too, for the rows of batches checked in place.
+   */
+  constructor(
+    private readonly pool: BatchPool | null,
+    private readonly options: BatchCheckerOptions = DEFAULT_BATCH_CHECKER_OPTIONS,
+    private readonly slots: SharedSlots | null = null,
+  ) {}
 
   /** True while batches go to the worker threads. */
   get offloading(): boolean {
     return this.offload;
   }
 
-  /** Checks a batch. As with BatchPool.check, `input.body` must not be read afterwards: read the result's. */
+  /**
+   * Checks a batch. As with BatchPool.check, `input.body` must not be read afterwards: read the
+   * result's. The rows may lie in a shared slot: `release` them once they are no longer read.
+   */
   async check(input: BatchCheckInput): Promise<BatchCheckResult> {
     this.account();
     if (this.pool !== null && this.offload) {
@@ -48,10 +59,20 @@ export class BatchChecker {
       return result;
     }
     const started = performance.now();
-    const output = checkBatch(input);
+    const into = this.slots?.take(this.slots.slotBytes) ?? null;
+    const output = checkBatch(input, into ?? undefined);
     const ms = performance.now() - started;
+    if (into !== null) {
+      if (rowsWrittenInto(output, into)) output.rows = this.slots!.resize(into, output.rows.byteLength);
+      else this.slots!.give(into);
+    }
     this.observe(ms);
     return { output, body: asBuffer(input.body), ms };
+  }
+
+  /** Gives back the shared slot of rows from `check` (other rows are left to the collector). */
+  release(rows: Uint8Array): void {
+    this.slots?.give(rows);
   }
 
   close(): Promise<void> {

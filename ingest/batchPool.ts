@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { BatchCheckInput, BatchCheckOutput } from './batchCheck.js';
 import { asBuffer, ownsMemory } from './batchRows.js';
 import type { BatchAnswer, BatchTask } from './batchWorker.js';
+import type { SharedSlots, SlotMemory } from './sharedSlots.js';
 
 /**
  * The compiled worker entry. The product runs from dist/, where it sits beside this file; the
@@ -28,10 +29,11 @@ export interface BatchCheckResult {
   ms: number;
 }
 
+/** A task's answer, once it came back from the thread. */
+type Answered = Exclude<BatchAnswer, { error: string }>;
+
 interface Pending {
-  /** The body as sent: what the caller gets back unless the worker returned it moved. */
-  body: Uint8Array;
-  resolve(result: BatchCheckResult): void;
+  resolve(answer: Answered): void;
   reject(error: Error): void;
 }
 
@@ -43,8 +45,8 @@ class BatchThread {
   answered = false;
   private readonly worker: Worker;
 
-  constructor(file: string, onExit: (thread: BatchThread) => void) {
-    this.worker = new Worker(file);
+  constructor(file: string, slots: SlotMemory | null, onExit: (thread: BatchThread) => void) {
+    this.worker = new Worker(file, { workerData: { slots } });
     this.worker.unref();
     this.worker.on('message', (answer: BatchAnswer) => {
       const task = this.pending.get(answer.id);
@@ -52,7 +54,7 @@ class BatchThread {
       this.answered = true;
       this.settled(answer.id);
       if ('error' in answer) task.reject(new Error(`batch worker: ${answer.error}`));
-      else task.resolve({ output: answer.output, body: asBuffer(answer.body ?? task.body), ms: answer.ms });
+      else task.resolve(answer);
     });
     this.worker.on('error', () => { /* 'exit' follows and fails what is pending */ });
     this.worker.on('exit', () => {
@@ -81,6 +83,15 @@ class BatchThread {
   }
 }
 
+export interface BatchPoolOptions {
+  /** The worker entry (tests substitute one that misbehaves). */
+  file?: string;
+  /** Where bodies and rows meet the threads without being moved (none: they are moved). */
+  slots?: SharedSlots | null;
+}
+
+const NO_BYTES = new Uint8Array(0);
+
 /**
  * Worker threads for the CPU-bound part of each batch (ingest/batchCheck.ts): parsing,
  * validating and serialising take about two thirds of a batch's CPU, and under load the edge
@@ -92,9 +103,12 @@ export class BatchPool {
   private threads: BatchThread[] = [];
   private nextId = 0;
   private closed = false;
+  private readonly file: string;
+  private readonly slots: SharedSlots | null;
 
-  /** `file`: the worker entry (tests substitute one that misbehaves). */
-  constructor(size: number, private readonly file: string = workerFile()) {
+  constructor(size: number, options: BatchPoolOptions = {}) {
+    this.file = options.file ?? workerFile();
+    this.slots = options.slots ?? null;
     for (let i = 0; i < size; i += 1) this.threads.push(this.spawn());
   }
 
@@ -104,17 +118,22 @@ export class BatchPool {
    * build is missing) would otherwise be restarted in a tight loop.
    */
   private spawn(): BatchThread {
-    return new BatchThread(this.file, (dead) => {
+    const memory = this.slots && { memory: this.slots.memory, slotBytes: this.slots.slotBytes };
+    return new BatchThread(this.file, memory, (dead) => {
       if (this.closed || !dead.answered) return;
       this.threads = this.threads.map((thread) => (thread === dead ? this.spawn() : thread));
     });
   }
 
   /**
-   * Checks a batch on the least busy thread. A body that owns its memory (the edge's are
-   * allocated per request) is moved to the thread and back rather than copied: posting a copy of
-   * a 50 KB body cost the edge thread 50–100 µs of CPU, moving it about 20 (bench/RESULTS.md).
-   * So `input.body` is unusable once this is called; use the `body` of the result.
+   * Checks a batch on the least busy thread.
+   * - A body in a shared slot (ingest/sharedSlots.ts) stays there; another one that fits is
+   *   copied into a free slot for the check. The rows are written into a slot of their own; the
+   *   caller gives it back (`BatchChecker.release`).
+   * - Without a free slot, a body that owns its memory is moved to the thread and back rather
+   *   than copied: posting a copy of a 50 KB body cost the edge thread 50–100 µs of CPU, moving
+   *   it about 20 (bench/RESULTS.md). So `input.body` is unusable once this is called; use the
+   *   `body` of the result.
    */
   check(input: BatchCheckInput): Promise<BatchCheckResult> {
     if (this.closed) return Promise.reject(new Error('batch pool closed'));
@@ -124,7 +143,35 @@ export class BatchPool {
     }
     if (thread === undefined) return Promise.reject(new Error('no batch worker thread is running'));
     const chosen = thread;
-    return new Promise((resolve, reject) => chosen.run({ id: this.nextId++, input, lent: ownsMemory(input.body) }, { body: input.body, resolve, reject }));
+    const slots = this.slots;
+    // The body's slot: its own, or that of a copy made for this check only.
+    const copy = slots !== null && slots.slotOf(input.body) === -1 ? slots.take(input.body.byteLength) : null;
+    copy?.set(input.body);
+    const bodySlot = slots?.slotOf(copy ?? input.body) ?? -1;
+    const rowsInto = slots?.take(slots.slotBytes) ?? null;
+    const task: BatchTask = {
+      id: this.nextId++,
+      input: bodySlot === -1 ? input : { ...input, body: NO_BYTES },
+      bodySlot,
+      bodyLength: input.body.byteLength,
+      rowsSlot: rowsInto === null ? -1 : slots!.slotOf(rowsInto),
+      lent: bodySlot === -1 && ownsMemory(input.body),
+    };
+    return new Promise((resolve, reject) => chosen.run(task, {
+      resolve: ({ output, body, rowsLength, ms }) => {
+        if (copy !== null) slots!.give(copy);
+        if (rowsInto !== null) {
+          if (output.kind === 'checked' && rowsLength !== undefined) output.rows = slots!.resize(rowsInto, rowsLength);
+          else slots!.give(rowsInto);
+        }
+        resolve({ output, body: asBuffer(body ?? input.body), ms });
+      },
+      reject: (error) => {
+        if (copy !== null) slots!.give(copy);
+        if (rowsInto !== null) slots!.give(rowsInto);
+        reject(error);
+      },
+    }));
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,8 @@ export class IngestMetrics {
   readonly analysisBacklog: Gauge;
   readonly credentialLoads: Counter;
   readonly queuedRows: Gauge;
+  /** Read when /metrics is scraped; the pipeline points it at its shared slots. */
+  slotsInUse: () => number = () => 0;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -50,6 +52,11 @@ export class IngestMetrics {
     this.analysisBacklog = new Gauge({ name: 'ingest_analysis_enqueue_backlog', help: 'Committed batches whose analysis job waits for a retry', registers });
     this.credentialLoads = new Counter({ name: 'ingest_credential_loads_total', help: 'Credential bindings read from PostgreSQL', registers });
     this.queuedRows = new Gauge({ name: 'ingest_group_commit_queued_rows', help: 'Rows waiting for a group-commit insert', registers });
+    const slotsInUse = () => this.slotsInUse();
+    new Gauge({
+      name: 'ingest_shared_slots_in_use', help: 'Shared memory slots holding a request body or rows (INGEST_SHARED_SLOTS)', registers,
+      collect() { this.set(slotsInUse()); },
+    });
   }
 
   request(route: string, status: number): void {

@@ -17,6 +17,7 @@ import { CredentialCache, CredentialDecryptError, type IngestCredential } from '
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
 import { GroupCommitWriter } from './groupCommit.js';
 import { MachineLoad } from './machineLoad.js';
+import { SharedSlots } from './sharedSlots.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows } from './observationsTable.js';
 
@@ -88,6 +89,7 @@ export class IngestPipeline {
   readonly admission: Admission;
   readonly writer: GroupCommitWriter;
   private readonly batches: BatchChecker;
+  private readonly slots: SharedSlots | null;
   private readonly commitRetry: CommitRetryQueue;
   private readonly machineLoad: MachineLoad | null;
   private active = 0;
@@ -100,7 +102,10 @@ export class IngestPipeline {
     });
     this.admission = new Admission(deps.redis, config, deps.analysisStream ?? RedisKeys.analysisJobs);
     this.commitRetry = new CommitRetryQueue(this.admission, metrics);
-    this.batches = new BatchChecker(config.ingest.workerThreads > 0 ? new BatchPool(config.ingest.workerThreads) : null);
+    const slots = config.ingest.sharedSlots > 0 ? new SharedSlots(config.ingest.sharedSlots) : null;
+    this.slots = slots;
+    if (slots !== null) metrics.slotsInUse = () => slots.count - slots.available;
+    this.batches = new BatchChecker(config.ingest.workerThreads > 0 ? new BatchPool(config.ingest.workerThreads, { slots }) : null, undefined, slots);
     this.machineLoad = config.ingest.groupCommitBusyWaitMs > 0 ? new MachineLoad() : null;
     const machineLoad = this.machineLoad;
     this.writer = new GroupCommitWriter(
@@ -130,6 +135,21 @@ export class IngestPipeline {
     await this.deps.redis.xgroup('CREATE', this.admission.analysisStream, ANALYSIS_CONSUMER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
       if (!error.message.startsWith('BUSYGROUP')) throw error;
     });
+  }
+
+  /**
+   * Memory for a request body of `length` bytes, for an adapter that reads bodies itself: a
+   * shared slot when one is free and large enough (ingest/sharedSlots.ts), else a new buffer.
+   * `handle` gives it back once the body is no longer read; an adapter that does not hand the
+   * request over (the client went away, the body grew too large) calls `releaseBody`.
+   */
+  bodyBuffer(length: number): Buffer {
+    return this.slots?.take(length) ?? Buffer.allocUnsafe(length);
+  }
+
+  /** Gives back memory from `bodyBuffer` (any other buffer is ignored). */
+  releaseBody(body: Buffer): void {
+    this.slots?.give(body);
   }
 
   async handle(request: EdgeRequest): Promise<EdgeResponse> {
@@ -202,7 +222,12 @@ export class IngestPipeline {
   }
 
   private async ingest(request: EdgeRequest): Promise<EdgeResponse> {
-    const prepared = await this.admitBatch(request);
+    let prepared: EdgeResponse | PreparedBatch;
+    try {
+      prepared = await this.admitBatch(request);
+    } finally {
+      this.releaseBody(request.rawBody);
+    }
     return 'status' in prepared ? prepared : this.persist(prepared);
   }
 
@@ -227,17 +252,23 @@ export class IngestPipeline {
       const checked = answer.output;
       if (checked.kind === 'invalid_request') throw new AppError('invalid_request');
       if (checked.kind === 'batch_shape') throw new BatchShapeError();
-      if (this.writer.saturated()) throw serviceUnavailable(1);
-      const started = process.hrtime.bigint();
-      const result = await fromStore(this.admission.admit(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
-      this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      if (result.kind === 'stale_credential') {
-        // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
-        if (attempt > 0) throw new AppError('integration_not_available');
-        credential = await this.reauthenticate(credential, presented, body, nowMs);
-        continue;
+      let prepared: PreparedBatch | undefined;
+      try {
+        if (this.writer.saturated()) throw serviceUnavailable(1);
+        const started = process.hrtime.bigint();
+        const result = await fromStore(this.admission.admit(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
+        this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+        if (result.kind !== 'stale_credential') {
+          prepared = this.prepare(result, checked, credential, nowMs);
+          return prepared;
+        }
+      } finally {
+        // Rows that go no further (refused, re-checked, or copied without the duplicates).
+        if (prepared?.rows !== checked.rows) this.batches.release(checked.rows);
       }
-      return this.prepare(result, checked, credential, nowMs);
+      // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
+      if (attempt > 0) throw new AppError('integration_not_available');
+      credential = await this.reauthenticate(credential, presented, body, nowMs);
     }
   }
 
@@ -271,9 +302,9 @@ export class IngestPipeline {
   private async persist(batch: PreparedBatch): Promise<EdgeResponse> {
     const metrics = this.deps.metrics;
     if (batch.rows !== null) {
-      try {
-        await this.writer.write(batch.rows, batch.job.eventIds.length);
-      } catch {
+      const written = await this.writer.write(batch.rows, batch.job.eventIds.length).then(() => true, () => false);
+      this.batches.release(batch.rows);
+      if (!written) {
         // Nothing of this batch is answered as accepted: its admission is undone so the retry
         // with the same eventIds is admitted and counted once (issue 4 item 5).
         await this.admission.release(batch.ticket).then(

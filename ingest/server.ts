@@ -51,7 +51,13 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
     const declaredLength = Number(req.getHeader('content-length') || '0');
     let aborted = false;
     let finished = false;
-    res.onAborted(() => { aborted = true; });
+    // Memory the body is read into when its length is declared (see below); given back here
+    // unless the request reaches the pipeline, which gives it back itself.
+    let sized: Buffer | null = null;
+    res.onAborted(() => {
+      aborted = true;
+      if (!finished && sized !== null) pipeline.releaseBody(sized);
+    });
     if (stopping) {
       finished = true;
       writeResponse(res, fixedJson(503, '{"error":"service_unavailable"}', { 'retry-after': '1' }), true);
@@ -72,9 +78,10 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       respond(EMPTY_BODY);
       return;
     }
-    // With a declared length the body is copied once into a buffer of that size; a chunked
-    // body is collected chunk by chunk. Either way the limit is checked as the bytes arrive.
-    const sized = declaredLength > 0 ? Buffer.allocUnsafe(declaredLength) : null;
+    // With a declared length the body is copied once into memory of that size (a shared slot
+    // when one is free: pipeline.bodyBuffer); a chunked body is collected chunk by chunk. Either
+    // way the limit is checked as the bytes arrive.
+    sized = declaredLength > 0 ? pipeline.bodyBuffer(declaredLength) : null;
     const chunks: Buffer[] = [];
     let size = 0;
     res.onData((chunk, isLast) => {
@@ -83,16 +90,24 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       if (next > MAX_BODY_BYTES || (sized !== null && next > sized.length)) {
         finished = true;
         chunks.length = 0;
+        if (sized !== null) pipeline.releaseBody(sized);
         if (!aborted) tooLarge(res);
         return;
       }
       // uWebSockets.js neuters the chunk when this callback returns: copy it.
-      if (sized !== null) Buffer.from(chunk).copy(sized, size);
+      if (sized !== null) sized.set(new Uint8Array(chunk), size);
       else chunks.push(Buffer.from(chunk.slice(0)));
       size = next;
       if (!isLast) return;
       finished = true;
-      respond(sized !== null ? sized.subarray(0, size) : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      if (sized === null) respond(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      else if (size === sized.length) respond(sized);
+      else {
+        // Shorter than declared: the pipeline gets a buffer of the body's own length.
+        const body = Buffer.from(sized.subarray(0, size));
+        pipeline.releaseBody(sized);
+        respond(body);
+      }
     });
   };
   app.post('/ingest', pipelineRoute);

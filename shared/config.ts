@@ -55,6 +55,11 @@ export interface IngestEdgeConfig {
    * 0: the edge thread checks every batch itself.
    */
   workerThreads: number;
+  /**
+   * 64 KiB slots of memory shared with those threads, for request bodies and rows
+   * (ingest/sharedSlots.ts); 0: none. Reserved at start, resident as they are first used.
+   */
+  sharedSlots: number;
 }
 
 export interface IngestLimits {
@@ -151,6 +156,7 @@ export function loadConfig(env: Env = process.env): Config {
       connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
       analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
       workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),
+      sharedSlots: int(env, 'INGEST_SHARED_SLOTS', 2048, 0, 65_536),
     },
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
     analyzer: { host: host('ANALYZER_HOST'), port: int(env, 'ANALYZER_PORT', 8082, 0, 65535) },

@@ -700,6 +700,43 @@ describe('group commit', () => {
   });
 });
 
+describe('shared slots (ingest/sharedSlots.ts)', () => {
+  const slotsInUse = async (target: Edge) => {
+    const text = await (await fetch(`${target.url}/metrics`)).text();
+    return Number(/^ingest_shared_slots_in_use\{[^}]*\} (\d+)/m.exec(text)![1]);
+  };
+
+  it('gives every slot back whatever the answer, and serves more batches at once than it has slots', async () => {
+    const few = await startEdge(ctx, clickhouse, { ingest: { sharedSlots: 4 } });
+    try {
+      const { collector } = await setup({ mode: 'live' });
+      const item = envelope(collector);
+      expect((await sendEnvelopes(few, collector, [item, envelope(collector)])).status).toBe(202);
+      const resend = await sendEnvelopes(few, collector, [item, envelope(collector)]);
+      expect([resend.status, resend.body.persisted]).toEqual([202, 1]);
+      expect((await sendEnvelopes(few, collector, [envelope(collector), { eventId: 'evt_bad' }])).status).toBe(207);
+      expect((await postBatch(few, collector, '{"envelopes": [')).status).toBe(400);
+      expect((await sendEnvelopes(few, collector, [envelope(collector)], { signingKey: 'svc_ing_wrong' })).status).toBe(401);
+      // Checked, refused by admission as stale, checked again under the re-read binding.
+      await bumpCredentialEpoch(ctx.deps.redis, collector.connectionId);
+      expect((await sendEnvelopes(few, collector, [envelope(collector)])).status).toBe(202);
+      // A client that goes away in the middle of its body: its slot is taken until then.
+      const head = `POST /ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
+      await rawRequest(few.server.port, head, async (write) => {
+        write(Buffer.alloc(100, 0x20));
+        await expect.poll(() => slotsInUse(few)).toBe(1);
+      }, 0);
+      const batches = Array.from({ length: 12 }, () => [envelope(collector), envelope(collector)]);
+      const answers = await Promise.all(batches.map((items) => sendEnvelopes(few, collector, items)));
+      expect(answers.map((answer) => answer.status)).toEqual(batches.map(() => 202));
+      expect(await countObservations(clickhouse, collector.connectionId)).toBe(2 + 1 + 1 + 1 + 24);
+      await expect.poll(() => slotsInUse(few)).toBe(0);
+    } finally {
+      await few.close();
+    }
+  });
+});
+
 describe('health and metrics', () => {
   it('answers /healthz, /readyz and unknown routes', async () => {
     expect((await fetch(`${edge.url}/healthz`)).status).toBe(200);

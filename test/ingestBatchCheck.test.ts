@@ -6,6 +6,7 @@ import { BatchChecker } from '../ingest/batchChecker.js';
 import { BatchPool } from '../ingest/batchPool.js';
 import { newRows } from '../ingest/batchRows.js';
 import { OBSERVATION_COLUMNS } from '../ingest/observationsTable.js';
+import { SharedSlots } from '../ingest/sharedSlots.js';
 import { envelope, type Collector } from './helpers/ingest.js';
 
 // The CPU-bound middle of the pipeline (ingest/batchCheck.ts) and the worker threads that run
@@ -120,8 +121,100 @@ describe('BatchPool', () => {
   });
 });
 
+describe('rows written into a shared slot', () => {
+  it('are the same bytes as in memory of their own, in a slot when they fit, whatever its size', () => {
+    fc.assert(fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }), fc.integer({ min: -8, max: 8 }), (plan, slack) => {
+      const items = plan.map((multiByte) => (multiByte ? wide() : envelope(collector)));
+      const alone = checked(items);
+      const into = Buffer.alloc(Math.max(0, alone.rows.byteLength + slack));
+      const output = checkBatch(input(items), into) as CheckedBatch;
+      expect(Buffer.from(output.rows).equals(Buffer.from(alone.rows))).toBe(true);
+      expect(output.rowEnds).toEqual(alone.rowEnds);
+      expect(output.rows.buffer === into.buffer).toBe(slack >= 0);
+    }), { numRuns: 100 });
+  });
+});
+
+describe('BatchPool with shared slots', () => {
+  const slots = new SharedSlots(8, 4096);
+  const pool = new BatchPool(2, { slots });
+  afterAll(() => pool.close());
+  const items = () => [envelope(collector), { eventId: 'evt_bad' }, wide()];
+  const inSlot = (bytes: Uint8Array) => bytes.buffer === slots.memory;
+
+  it('checks a body in place in its slot and writes the rows into another, the same answer as in-process', async () => {
+    const batch = items();
+    const local = checkBatch(input(batch)) as CheckedBatch;
+    const text = JSON.stringify({ envelopes: batch });
+    const body = slots.take(Buffer.byteLength(text))!;
+    body.write(text);
+    const result = await pool.check({ ...input([]), body });
+    const remote = result.output as CheckedBatch;
+    expect(result.body).toBe(body);
+    expect(inSlot(remote.rows)).toBe(true);
+    expect({ ...remote, rows: Buffer.from(remote.rows).toString('hex') }).toEqual({ ...local, rows: Buffer.from(local.rows).toString('hex') });
+    expect(slots.available).toBe(6);
+    slots.give(remote.rows);
+    slots.give(body);
+    expect(slots.available).toBe(8);
+  });
+
+  it('copies a body of its own memory into a slot for the check, and leaves it readable', async () => {
+    const text = JSON.stringify({ envelopes: items() });
+    const own = Buffer.alloc(Buffer.byteLength(text), text);
+    const result = await pool.check({ ...input([]), body: own });
+    expect(own.toString()).toBe(text);
+    expect(result.body).toBe(own);
+    expect((result.output as CheckedBatch).eventIds).toHaveLength(2);
+    expect(slots.available).toBe(7); // the copy's slot is back; the rows hold one
+    slots.give((result.output as CheckedBatch).rows);
+    expect(slots.available).toBe(8);
+  });
+
+  it('uses memory of its own for a body or rows larger than a slot, and gives every slot back', async () => {
+    const many = Array.from({ length: 12 }, () => envelope(collector));
+    const text = JSON.stringify({ envelopes: many });
+    expect(Buffer.byteLength(text)).toBeGreaterThan(4096);
+    const large = await pool.check(input(many));
+    expect((large.output as CheckedBatch).eventIds).toHaveLength(12);
+    expect(inSlot((large.output as CheckedBatch).rows)).toBe(false);
+    // A small body whose rows do not fit: its binding makes every row long.
+    const long = 'x'.repeat(1_000);
+    const bound = await pool.check({ ...input([envelope(collector), envelope(collector), envelope(collector), envelope(collector)]), binding: { ...binding, connectionId: long, workspaceId: long } });
+    const rows = (bound.output as CheckedBatch).rows;
+    expect(rows.byteLength).toBeGreaterThan(4096);
+    expect(inSlot(rows)).toBe(false);
+    expect(slots.available).toBe(8);
+  });
+
+  it('moves bodies when every slot is taken, and gives the slots of failed tasks back', async () => {
+    const held = Array.from({ length: 8 }, () => slots.take(1)!);
+    const text = JSON.stringify({ envelopes: [envelope(collector)] });
+    const own = Buffer.alloc(Buffer.byteLength(text), text);
+    const moved = await pool.check({ ...input([]), body: own });
+    expect(own.byteLength).toBe(0);
+    expect(inSlot((moved.output as CheckedBatch).rows)).toBe(false);
+    for (const view of held) slots.give(view);
+    // No binding: the check throws on the worker thread, after the body was copied into a slot.
+    await expect(pool.check({ ...input([envelope(collector)]), binding: null as unknown as BatchBinding })).rejects.toThrow(/^batch worker: /);
+    expect(slots.available).toBe(8);
+  });
+
+  it('keeps each answer with its batch when many share the slots', async () => {
+    const batches = Array.from({ length: 30 }, (_, n) => Array.from({ length: 1 + (n % 3) }, () => envelope(collector)));
+    const answers = await Promise.all(batches.map((batch) => pool.check(input(batch))));
+    answers.forEach((answer, n) => {
+      const output = answer.output as CheckedBatch;
+      const lines = Buffer.from(output.rows).toString('utf8').split('\n').slice(0, -1);
+      expect(lines.map(eventIdOfRow)).toEqual(batches[n].map((item) => item.eventId));
+      slots.give(output.rows);
+    });
+    expect(slots.available).toBe(8);
+  });
+});
+
 describe('BatchPool when a worker thread dies', () => {
-  const pool = new BatchPool(1, fileURLToPath(new URL('./fixtures/exitingBatchWorker.mjs', import.meta.url)));
+  const pool = new BatchPool(1, { file: fileURLToPath(new URL('./fixtures/exitingBatchWorker.mjs', import.meta.url)) });
   afterAll(() => pool.close());
 
   it('fails the tasks the thread held and serves the next ones from a new thread', async () => {
@@ -137,7 +230,7 @@ describe('BatchPool when a worker thread dies', () => {
 
 describe('BatchPool whose worker cannot start', () => {
   // No such file: the threads die at start.
-  const pool = new BatchPool(2, fileURLToPath(new URL('./fixtures/missingBatchWorker.mjs', import.meta.url)));
+  const pool = new BatchPool(2, { file: fileURLToPath(new URL('./fixtures/missingBatchWorker.mjs', import.meta.url)) });
   afterAll(() => pool.close());
 
   it('refuses tasks instead of restarting the threads in a loop', async () => {
@@ -186,6 +279,21 @@ describe('BatchChecker', () => {
     expect(checker.offloading).toBe(false);
     const after = body();
     expect((await checker.check({ ...input([]), body: after })).body).toBe(after);
+  });
+
+  it('writes the rows of a batch checked in place into a shared slot, given back by release', async () => {
+    const slots = new SharedSlots(2, 4096);
+    const checker = new BatchChecker(null, { offloadAbove: 1, inlineBelow: 0, windowMs: 1000 }, slots);
+    const result = await checker.check({ ...input([]), body: body() });
+    const { rows, eventIds } = result.output as CheckedBatch;
+    expect(rows.buffer).toBe(slots.memory);
+    expect(eventIdOfRow(Buffer.from(rows).toString('utf8'))).toBe(eventIds[0]);
+    expect(slots.available).toBe(1);
+    checker.release(rows);
+    expect(slots.available).toBe(2);
+    // Nothing to write for a batch that cannot be read: the slot is back at once.
+    expect((await checker.check(input('nope'))).output.kind).toBe('invalid_request');
+    expect(slots.available).toBe(2);
   });
 
   it('checks every batch in place without a pool (INGEST_WORKER_THREADS=0)', async () => {
