@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { BatchCheckInput, BatchCheckOutput } from './batchCheck.js';
 import { asBuffer, ownsMemory } from './batchRows.js';
 import type { BatchAnswer, BatchTask } from './batchWorker.js';
-import type { SharedSlots, SlotMemory } from './sharedSlots.js';
+import { copyBytes, type SharedSlots, type SlotMemory } from './sharedSlots.js';
 
 /**
  * The compiled worker entry. The product runs from dist/, where it sits beside this file; the
@@ -146,7 +146,7 @@ export class BatchPool {
     const slots = this.slots;
     // The body's slot: its own, or that of a copy made for this check only.
     const copy = slots !== null && slots.slotOf(input.body) === -1 ? slots.take(input.body.byteLength) : null;
-    copy?.set(input.body);
+    if (copy !== null) copyBytes(input.body, copy, 0);
     const bodySlot = slots?.slotOf(copy ?? input.body) ?? -1;
     const rowsInto = slots?.take(slots.slotBytes) ?? null;
     const task: BatchTask = {

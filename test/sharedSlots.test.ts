@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SharedSlots, slotView } from '../ingest/sharedSlots.js';
+import { SharedSlots, copyBytes, slotView } from '../ingest/sharedSlots.js';
 
 // The slots of shared memory that bodies and rows use (ingest/sharedSlots.ts): each slot has at
 // most one holder, only the view handed out gives it back, and a view sees the shared bytes.
@@ -57,5 +57,23 @@ describe('SharedSlots', () => {
     view.write('hello');
     expect(slotView(slots, slots.slotOf(view), 5).toString()).toBe('hello');
     expect(slotView(slots, 1 - slots.slotOf(view), 5).toString()).not.toBe('hello');
+  });
+});
+
+describe('copyBytes', () => {
+  it('copies exactly the source into and out of shared memory at any offset, and nothing for an empty source', () => {
+    const slots = new SharedSlots(1, 64);
+    const slot = slots.take(64)!;
+    const source = Buffer.from(Array.from({ length: 20 }, (_, n) => n + 1));
+    for (let offset = 0; offset <= 44; offset += 1) {
+      slot.fill(0);
+      expect(copyBytes(source, slot, offset)).toBe(20);
+      expect(slot.subarray(offset, offset + 20).equals(source)).toBe(true);
+      expect(slot.subarray(0, offset).every((byte) => byte === 0) && slot.subarray(offset + 20).every((byte) => byte === 0)).toBe(true);
+      const back = Buffer.alloc(30);
+      expect(copyBytes(slot.subarray(offset, offset + 20), back, 7)).toBe(20);
+      expect(back.subarray(7, 27).equals(source)).toBe(true);
+    }
+    expect(copyBytes(Buffer.alloc(0), slot, 64)).toBe(0);
   });
 });
