@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { IngestCredential } from '../ingest/credentials.js';
 import {
-  BINDING_MEMBERS, OBSERVATION_ALIAS_COLUMNS, OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField,
+  BINDING_MEMBERS, OBSERVATION_ALIAS_COLUMNS, OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField, tsvToken,
 } from '../ingest/observationsTable.js';
 import { concreteSegment, timestampMs, timestampMsByPattern, validateEnvelope } from '../shared/envelope/validate.js';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_FIELDS, type SchemaShape } from '../shared/envelope/types.js';
@@ -349,6 +349,11 @@ describe('observation rows (TabSeparated)', () => {
       const field = tsvField(value);
       return !/[\t\n\r\0]/.test(field) && field.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r', '0': '\0', b: '\b', f: '\f' } as Record<string, string>)[c] ?? c) === value;
     }), { numRuns: 1000 });
+  });
+
+  it('escapes a value without control characters (tokens, JSON text) as tsvField does', () => {
+    expect(tsvToken('a\\b\\\\c')).toBe(tsvField('a\\b\\\\c'));
+    fc.assert(fc.property(fc.string({ unit: 'binary' }).map((value) => value.replace(/[\u0000-\u001f]/g, '\\')), (value) => tsvToken(value) === tsvField(value)), { numRuns: 1000 });
   });
 
   it('writes exactly the stored columns of the observations table, one value each, and the binding its ALIAS columns read', () => {
