@@ -63,6 +63,20 @@ async function fromStore<T>(work: Promise<T> | T): Promise<T> {
 
 const serviceUnavailable = (retryAfterSeconds?: number) => new AppError('service_unavailable', retryAfterSeconds ? { retryAfterSeconds } : {});
 
+/** Requests in progress from which the long group-commit wait pays (see longWaitPays). */
+export const LONG_WAIT_MIN_REQUESTS = 256;
+
+/**
+ * Whether the group commit should wait its long, busy wait (INGEST_GROUP_COMMIT_BUSY_WAIT_MS):
+ * while the cores are saturated and many requests are in progress, CPU is what every answer
+ * waits for, and larger inserts cost ClickHouse much less of it. With few requests in progress
+ * the cores may be saturated by something else (ClickHouse merging what a burst left behind):
+ * a long wait would then only lengthen the answers (the open-loop p99 at 25,000 envelopes/s rose
+ * from about 90 ms to 368 in the 10-s slices right after a full-load minute; bench/RESULTS.md).
+ */
+export const longWaitPays = (machineBusy: boolean, requestsInProgress: number): boolean =>
+  machineBusy && requestsInProgress >= LONG_WAIT_MIN_REQUESTS;
+
 /** What the batch checks need of a credential (no secret: it goes to a worker thread). */
 const bindingOf = (credential: IngestCredential): BatchBinding => ({
   connectionId: credential.connectionId, workspaceId: credential.workspaceId, accountId: credential.accountId,
@@ -114,7 +128,7 @@ export class IngestPipeline {
         maxRows: config.ingest.groupCommitMaxRows,
         minWaitMs: config.ingest.groupCommitMinWaitMs,
         maxWaitMs: config.ingest.groupCommitMaxWaitMs,
-        ...(machineLoad ? { busyWaitMs: config.ingest.groupCommitBusyWaitMs, isBusy: () => machineLoad.busy } : {}),
+        ...(machineLoad ? { busyWaitMs: config.ingest.groupCommitBusyWaitMs, isBusy: () => longWaitPays(machineLoad.busy, this.active) } : {}),
         maxInFlight: config.ingest.groupCommitMaxInFlight,
         insertTimeoutMs: config.ingest.insertTimeoutMs,
         maxQueuedRows: Math.max(4 * config.ingest.groupCommitMaxRows, 2_000),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MachineLoad, machineCpuTimes, type CpuTimes } from '../ingest/machineLoad.js';
+import { LONG_WAIT_MIN_REQUESTS, longWaitPays } from '../ingest/pipeline.js';
 
 // The machine's CPU saturation as the group commit reads it: shares of non-idle time between
 // samples, with a gap between the level that makes it busy and the one that clears it.
@@ -42,5 +43,13 @@ describe('MachineLoad', () => {
     expect(first.total).toBeGreaterThan(0);
     expect(second.total).toBeGreaterThanOrEqual(first.total);
     expect(second.idle).toBeLessThanOrEqual(second.total);
+  });
+});
+
+describe('longWaitPays', () => {
+  it('holds only while the machine is busy and many requests are in progress', () => {
+    expect(longWaitPays(true, LONG_WAIT_MIN_REQUESTS)).toBe(true);
+    expect(longWaitPays(true, LONG_WAIT_MIN_REQUESTS - 1)).toBe(false);
+    expect(longWaitPays(false, 10 * LONG_WAIT_MIN_REQUESTS)).toBe(false);
   });
 });
