@@ -18,6 +18,7 @@ import { BatchPool } from '../ingest/batchPool.js';
 import type { IngestCredential } from '../ingest/credentials.js';
 import { jsonResponse } from '../ingest/edgeHttp.js';
 import { batchRowPrefix, observationRow } from '../ingest/observationsTable.js';
+import { SharedSlots, copyBytes } from '../ingest/sharedSlots.js';
 import { parseSignatureHeader, signatureMatches } from '../ingest/signature.js';
 import { BatchTemplate, ENVELOPES_PER_BATCH, benchEdgeEnv, fmt, signature, tokenKey } from './ingest-common.js';
 
@@ -85,6 +86,11 @@ const results = valid.map((check, index) => ({ index, accepted: true, eventId: c
 const batchInput: BatchCheckInput = { body, contentType: 'application/json', binding: credential, batchId: 'b0123456789ab', receivedAtMs: nowMs };
 const pool = new BatchPool(1);
 let pooledBody: Buffer = Buffer.from(body);
+// The edge's way since INGEST_SHARED_SLOTS: the body in a slot, the rows written into another.
+const slots = new SharedSlots(4);
+const slotPool = new BatchPool(1, { slots });
+const slotBody = slots.take(body.length)!;
+copyBytes(body, slotBody, 0);
 
 const bench = new Bench({ time: TIME_MS, warmupTime: 300 });
 bench
@@ -121,6 +127,11 @@ bench
     pooledBody = answer.body;
     if (answer.output.kind !== 'checked') throw new Error('not checked');
   })
+  .add('BatchPool.check, body and rows in shared slots (round trip)', async () => {
+    const answer = await slotPool.check({ ...batchInput, body: slotBody });
+    if (answer.output.kind !== 'checked') throw new Error('not checked');
+    slots.give(answer.output.rows);
+  })
   .add('response body (jsonResponse, 50 results)', () => {
     jsonResponse(202, { accepted: N, persisted: N, results });
   })
@@ -143,6 +154,7 @@ const scriptsAfter = await evalshaStats();
 await redis.flushdb('ASYNC');
 redis.disconnect();
 await pool.close();
+await slotPool.close();
 
 const us = (ms: number | undefined) => (ms === undefined ? NaN : ms * 1000);
 console.log(`ingest micro-benchmarks: ${N}-envelope batch of ${fmt(body.length)} bytes; ${TIME_MS} ms per task; node ${process.version}`);
