@@ -23,7 +23,7 @@ export interface BatchCheckerOptions {
   windowMs: number;
 }
 
-const DEFAULT_BATCH_CHECKER_OPTIONS: BatchCheckerOptions = { offloadAbove: 0.45, inlineBelow: 0.3, windowMs: 500 };
+export const DEFAULT_BATCH_CHECKER_OPTIONS: BatchCheckerOptions = { offloadAbove: 0.45, inlineBelow: 0.3, windowMs: 500 };
 
 export class BatchChecker {
   private offload = false;

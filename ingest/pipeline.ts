@@ -9,7 +9,7 @@ import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import { Admission, type AdmissionResult, type AdmissionTicket, type AnalysisJob } from './admission.js';
 import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './authenticate.js';
 import type { BatchBinding, CheckedBatch } from './batchCheck.js';
-import { BatchChecker } from './batchChecker.js';
+import { BatchChecker, DEFAULT_BATCH_CHECKER_OPTIONS } from './batchChecker.js';
 import { BatchPool } from './batchPool.js';
 import { newRows } from './batchRows.js';
 import { CommitRetryQueue } from './commitRetry.js';
@@ -17,9 +17,9 @@ import { CredentialCache, CredentialDecryptError, type IngestCredential } from '
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
 import { GroupCommitWriter } from './groupCommit.js';
 import { MachineLoad } from './machineLoad.js';
-import { SharedSlots } from './sharedSlots.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows } from './observationsTable.js';
+import { SharedSlots } from './sharedSlots.js';
 
 /** What an edge adapter needs to build the pipeline. */
 export interface EdgeDeps {
@@ -119,7 +119,7 @@ export class IngestPipeline {
     const slots = config.ingest.sharedSlots > 0 ? new SharedSlots(config.ingest.sharedSlots) : null;
     this.slots = slots;
     if (slots !== null) metrics.slotsInUse = () => slots.count - slots.available;
-    this.batches = new BatchChecker(config.ingest.workerThreads > 0 ? new BatchPool(config.ingest.workerThreads, { slots }) : null, undefined, slots);
+    this.batches = new BatchChecker(config.ingest.workerThreads > 0 ? new BatchPool(config.ingest.workerThreads, { slots }) : null, DEFAULT_BATCH_CHECKER_OPTIONS, slots);
     this.machineLoad = config.ingest.groupCommitBusyWaitMs > 0 ? new MachineLoad() : null;
     const machineLoad = this.machineLoad;
     this.writer = new GroupCommitWriter(
