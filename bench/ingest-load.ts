@@ -330,6 +330,26 @@ async function activeParts(clickhouse: ClickHouseClient): Promise<number> {
   return Number((await result.json<{ n: string }>())[0].n);
 }
 
+/**
+ * Every target starts from the same stores: no rows or eventIds of the target before (whose
+ * rows were counted already), and no merge of them still running on the shared cores. Without
+ * this, the Fastify adapter ran with the edge's 6 million eventIds in Redis and its open loop
+ * right after the edge's full-load minute (p99 571 ms in one run, while ClickHouse merged).
+ */
+async function resetBetweenTargets(clickhouse: ClickHouseClient): Promise<void> {
+  const started = Date.now();
+  await flushBenchRedis();
+  await clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' });
+  for (let second = 0; second < 60; second += 1) {
+    const result = await clickhouse.query({
+      query: `SELECT count() AS n FROM system.merges WHERE database = ${sqlLiteral(BENCH_STORES.CLICKHOUSE_DATABASE)}`, format: 'JSONEachRow',
+    });
+    if (Number((await result.json<{ n: string }>())[0].n) === 0) break;
+    await new Promise((done) => setTimeout(done, 1_000));
+  }
+  console.log(`\nstores reset for the next target (Redis flushed, observations truncated, no merge running) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
 async function rowsOf(clickhouse: ClickHouseClient, collectors: BenchCollector[], eventIdPrefix: string): Promise<{ rows: number; distinct: number }> {
   const result = await clickhouse.query({
     query: `SELECT count() AS rows, uniqExact(connection_id, event_id) AS distinct FROM observations
@@ -612,7 +632,10 @@ async function main(): Promise<void> {
 
     const results: TargetResult[] = [];
     const closedRateOf = new Map<Target, number>();
-    for (const target of options.targets) results.push(await runTarget(target, collectors, clickhouse, runId, closedRateOf));
+    for (const [index, target] of options.targets.entries()) {
+      if (index > 0 && !options.keepData) await resetBetweenTargets(clickhouse);
+      results.push(await runTarget(target, collectors, clickhouse, runId, closedRateOf));
+    }
     printSummary(results);
     if (options.json) writeFileSync(options.json, JSON.stringify({ date: new Date().toISOString(), options, results }, null, 2));
   } finally {
