@@ -331,15 +331,15 @@ async function activeParts(clickhouse: ClickHouseClient): Promise<number> {
 }
 
 /**
- * Every target starts from the same stores: no rows or eventIds of the target before (whose
- * rows were counted already), and no merge of them still running on the shared cores. Without
- * this, the Fastify adapter ran with the edge's 6 million eventIds in Redis and its open loop
- * right after the edge's full-load minute (p99 571 ms in one run, while ClickHouse merged).
+ * Empties the bench stores: Redis flushed (and its append-only file rewritten, see
+ * flushBenchRedis) and the observations truncated, both attempted even if the other fails, then
+ * waits (at most 60 s) until no merge of them runs. At the start and end of a run, and between
+ * targets so that every target starts from the same stores: without that, the Fastify adapter
+ * ran with the edge's 6 million eventIds in Redis and its open loop right after the edge's
+ * full-load minute (p99 571 ms in one run, while ClickHouse merged).
  */
-async function resetBetweenTargets(clickhouse: ClickHouseClient): Promise<void> {
-  const started = Date.now();
-  await flushBenchRedis();
-  await clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' });
+async function resetBenchStores(clickhouse: ClickHouseClient): Promise<void> {
+  await Promise.all([flushBenchRedis(), clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' })]);
   for (let second = 0; second < 60; second += 1) {
     const result = await clickhouse.query({
       query: `SELECT count() AS n FROM system.merges WHERE database = ${sqlLiteral(BENCH_STORES.CLICKHOUSE_DATABASE)}`, format: 'JSONEachRow',
@@ -347,7 +347,6 @@ async function resetBetweenTargets(clickhouse: ClickHouseClient): Promise<void> 
     if (Number((await result.json<{ n: string }>())[0].n) === 0) break;
     await new Promise((done) => setTimeout(done, 1_000));
   }
-  console.log(`\nstores reset for the next target (Redis flushed, observations truncated, no merge running) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 async function rowsOf(clickhouse: ClickHouseClient, collectors: BenchCollector[], eventIdPrefix: string): Promise<{ rows: number; distinct: number }> {
@@ -621,11 +620,8 @@ async function main(): Promise<void> {
     compression: { request: false, response: false },
   });
   try {
-    if (!options.keepData) {
-      // The bench stores only: previous runs' eventIds and rows go, so parts and memory start clean.
-      await flushBenchRedis();
-      await clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' });
-    }
+    // The bench stores only: previous runs' eventIds and rows go, so parts and memory start clean.
+    if (!options.keepData) await resetBenchStores(clickhouse);
     const collectors = await createBenchCollectors(options.workspaces, options.collectors);
     const body = new BatchTemplate(collectors[0].integrationKey, `${runId}x`, new Date().toISOString());
     console.log(`set-up: ${collectors.length} collectors created; batch body ${fmt(body.byteLength)} bytes`);
@@ -633,17 +629,18 @@ async function main(): Promise<void> {
     const results: TargetResult[] = [];
     const closedRateOf = new Map<Target, number>();
     for (const [index, target] of options.targets.entries()) {
-      if (index > 0 && !options.keepData) await resetBetweenTargets(clickhouse);
+      if (index > 0 && !options.keepData) {
+        const started = Date.now();
+        await resetBenchStores(clickhouse);
+        console.log(`\nstores reset for the next target (Redis flushed, observations truncated, no merge running) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      }
       results.push(await runTarget(target, collectors, clickhouse, runId, closedRateOf));
     }
     printSummary(results);
     if (options.json) writeFileSync(options.json, JSON.stringify({ date: new Date().toISOString(), options, results }, null, 2));
   } finally {
-    if (!options.keepData) {
-      // Leave nothing behind that costs the shared machine memory or background merges.
-      await clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' }).catch(() => undefined);
-      await flushBenchRedis().catch(() => undefined);
-    }
+    // Leave nothing behind that costs the shared machine memory or background merges.
+    if (!options.keepData) await resetBenchStores(clickhouse).catch(() => undefined);
     await clickhouse.close();
   }
 }

@@ -59,10 +59,10 @@ export class BatchChecker {
       return result;
     }
     const started = performance.now();
-    const into = this.slots?.take(this.slots.slotBytes) ?? null;
-    const output = checkBatch(input, into ?? undefined);
+    const into = this.slots?.take(this.slots.slotBytes) ?? undefined;
+    const output = checkBatch(input, into);
     const ms = performance.now() - started;
-    if (into !== null) {
+    if (into !== undefined) {
       if (rowsWrittenInto(output, into)) output.rows = this.slots!.resize(into, output.rows.byteLength);
       else this.slots!.give(into);
     }
