@@ -2,11 +2,29 @@
 // does only the work no ingest edge can avoid — read the body, parse X-Service-Signature, verify
 // the HMAC-SHA256 over `<t>.<raw body>` with the connection's ingest token, JSON.parse, answer
 // 202 `{}`. No validation, no admission, no persistence. Started by bench/ingest-target.ts.
+//
+// Also the same work behind Fastify (`fastify-ceiling`, not part of the issue's three targets):
+// the two ceilings side by side measure what the HTTP layers alone cost per batch, the only cost
+// in which the edge and the Fastify adapter differ (they share the pipeline and the stores).
 
 import type { KeyObject } from 'node:crypto';
+import Fastify from 'fastify';
 import uWS from 'uWebSockets.js';
 import { MAX_BODY_BYTES } from '../ingest/edgeHttp.js';
 import { parseSignatureHeader, signatureMatches } from '../ingest/signature.js';
+
+const STATUS_LINES: Record<number, string> = { 202: '202 Accepted', 400: '400 Bad Request', 401: '401 Unauthorized' };
+
+/** The ceiling's whole work on a read body: verify the signature, JSON.parse. Status and body. */
+function ceilingAnswer(key: KeyObject | undefined, signature: ReturnType<typeof parseSignatureHeader>, body: Buffer): [number, string] {
+  if (key === undefined || signature === null || !signatureMatches(key, signature, body)) return [401, '{"error":"unauthenticated"}'];
+  try {
+    JSON.parse(body.toString('utf8'));
+  } catch {
+    return [400, '{"error":"invalid_request"}'];
+  }
+  return [202, '{}'];
+}
 
 export interface CeilingServer {
   port: number;
@@ -46,15 +64,8 @@ export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>,
       size += chunk.byteLength;
       if (!isLast || aborted) return;
       const body = sized !== null ? sized.subarray(0, size) : Buffer.concat(chunks, size);
-      if (key === undefined || signature === null || !signatureMatches(key, signature, body)) {
-        return answer(res, '401 Unauthorized', '{"error":"unauthenticated"}');
-      }
-      try {
-        JSON.parse(body.toString('utf8'));
-      } catch {
-        return answer(res, '400 Bad Request', '{"error":"invalid_request"}');
-      }
-      answer(res, '202 Accepted', '{}');
+      const [status, text] = ceilingAnswer(key, signature, body);
+      answer(res, STATUS_LINES[status], text);
     });
   });
   app.any('/*', (res) => answer(res, '404 Not Found', '{"error":"not_found"}'));
@@ -64,5 +75,24 @@ export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>,
   return {
     port: uWS.us_socket_local_port(socket),
     close: () => uWS.us_listen_socket_close(socket),
+  };
+}
+
+/** The same ceiling behind Fastify, reading the body as the Fastify adapter does (ingest/fastifyAdapter.ts). */
+export async function startFastifyCeilingServer(tokens: ReadonlyMap<string, KeyObject>, host: string, port: number): Promise<CeilingServer> {
+  const app = Fastify({ logger: false, bodyLimit: MAX_BODY_BYTES });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
+  app.post('/ingest', async (request, reply) => {
+    const header = (name: string) => { const value = request.headers[name]; return typeof value === 'string' ? value : ''; };
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const [status, text] = ceilingAnswer(tokens.get(header('x-service-connection')), parseSignatureHeader(header('x-service-signature')), body);
+    return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(text);
+  });
+  await app.listen({ host, port });
+  const address = app.server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : port,
+    close: () => { void app.close(); },
   };
 }

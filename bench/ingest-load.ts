@@ -3,10 +3,13 @@
 // Each server runs in its own child process (bench/ingest-target.ts). Run from the project root:
 //
 //   npm run bench:ingest-load -- --duration 10
-//   node dist/bench/ingest-load.js [--target all|edge|fastify|ceiling] [--duration 60] [--warmup 3]
+//   node dist/bench/ingest-load.js [--target all|<target>,...] [--duration 60] [--warmup 3]
 //        [--mode both|closed|open] [--rate 25000|half] [--concurrency 128] [--collectors 12]
 //        [--workspaces 3] [--json results.json] [--keep-data] [--target-node-args "--cpu-prof ..."]
 //        [--target-stdout file]
+//
+// Targets: ceiling, edge, fastify (`all`, in that order), and fastify-ceiling (only when named:
+// the ceiling's work behind Fastify, to set beside the ceiling).
 //
 // Closed loop: `concurrency` requests always in flight for `duration` seconds (max throughput).
 // Open loop: batches sent on a fixed schedule of `rate` envelopes/s; latency counts from the
@@ -15,6 +18,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -28,8 +32,10 @@ import {
 import type { KeyObject } from 'node:crypto';
 import { RawHttpClient, type RawAnswer } from './rawHttp.js';
 
-type Target = 'edge' | 'fastify' | 'ceiling';
+type Target = 'edge' | 'fastify' | 'ceiling' | 'fastify-ceiling';
+/** `all`: the issue's three targets. `fastify-ceiling` (the ceiling's work behind Fastify) only when named. */
 const TARGETS: Target[] = ['ceiling', 'edge', 'fastify'];
+const KNOWN_TARGETS: Target[] = [...TARGETS, 'fastify-ceiling'];
 
 // ------------------------------------------------------------------ options
 
@@ -55,9 +61,10 @@ const num = (name: string, env: string, fallback: number) => {
   return value;
 };
 const targetArg = args.get('target') ?? process.env.BENCH_TARGET ?? 'all';
-if (targetArg !== 'all' && !TARGETS.includes(targetArg as Target)) throw new Error('--target must be all, edge, fastify or ceiling');
+const targets = targetArg === 'all' ? TARGETS : targetArg.split(',') as Target[];
+if (!targets.every((target) => KNOWN_TARGETS.includes(target))) throw new Error('--target must be all or a comma-separated list of edge, fastify, ceiling, fastify-ceiling');
 const options = {
-  targets: targetArg === 'all' ? TARGETS : [targetArg as Target],
+  targets,
   durationS: num('duration', 'BENCH_DURATION', 60),
   warmupS: num('warmup', 'BENCH_WARMUP', 3),
   mode: (args.get('mode') ?? process.env.BENCH_MODE ?? 'both') as 'both' | 'closed' | 'open',
@@ -441,9 +448,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+const isCeiling = (target: Target) => target === 'ceiling' || target === 'fastify-ceiling';
+
 async function startTarget(target: Target, collectors: BenchCollector[]): Promise<{ child: ChildProcess; port: number }> {
   const env: Record<string, string | undefined> = { ...process.env, ...benchEdgeEnv(), INGEST_HOST: '127.0.0.1', INGEST_PORT: '0' };
-  if (target === 'ceiling') env.BENCH_CEILING_TOKENS = JSON.stringify(Object.fromEntries(collectors.map((c) => [c.connectionKey, c.ingestToken])));
+  if (isCeiling(target)) env.BENCH_CEILING_TOKENS = JSON.stringify(Object.fromEntries(collectors.map((c) => [c.connectionKey, c.ingestToken])));
   const nodeArgs = options.targetNodeArgs ? options.targetNodeArgs.split(/\s+/).filter(Boolean) : [];
   const child = spawn(process.execPath, [...nodeArgs, resolve(here, 'ingest-target.js'), target], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   children.add(child);
@@ -486,8 +495,8 @@ interface TargetResult {
 }
 
 async function runTarget(target: Target, collectors: BenchCollector[], clickhouse: ClickHouseClient, runId: string, closedRateOf: Map<Target, number>): Promise<TargetResult> {
-  const persisting = target !== 'ceiling';
-  const eventIdPrefix = `${runId}${target[0]}`;
+  const persisting = !isCeiling(target);
+  const eventIdPrefix = `${runId}${KNOWN_TARGETS.indexOf(target)}`;
   const occurredAt = new Date().toISOString();
   const partsBefore = persisting ? await activeParts(clickhouse) : 0;
   const { child, port } = await startTarget(target, collectors);
@@ -592,7 +601,10 @@ function printPhase(p: PhaseResult): void {
   if (p.cpu) {
     const c = p.cpu;
     console.log(`     cpu (% of one core): target ${fmt(c.target)}, driver ${fmt(c.driver)}, redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}; `
-      + `machine busy ${fmt(c.machineBusy)} % of 2 cores`);
+      + `machine busy ${fmt(c.machineBusy)} % of ${cpus().length} cores`);
+    // CPU per request: what the targets' ratios come down to once the machine is saturated.
+    const msPerRequest = (percentOfCore: number) => fmt((percentOfCore / 100 / p.requestsPerSecond) * 1000, 3);
+    console.log(`     cpu per request (ms): target ${msPerRequest(c.target)}, whole machine ${msPerRequest(c.machineBusy * cpus().length)}`);
   }
 }
 
@@ -647,12 +659,12 @@ async function main(): Promise<void> {
 
 function printSummary(results: TargetResult[]): void {
   console.log('\n== summary');
-  console.log('target   | phase          | envelopes/s | requests/s |  p50 ms |  p90 ms |  p99 ms |  max ms | non-202');
+  console.log('target          | phase          | envelopes/s | requests/s |  p50 ms |  p90 ms |  p99 ms |  max ms | non-202');
   for (const r of results) {
     for (const p of r.phases) {
       const non202 = Object.entries(p.statuses).filter(([s]) => s !== '202').reduce((sum, [, n]) => sum + n, 0);
       const phase = p.phase === 'closed' ? 'closed loop' : `open @${fmt(p.rate ?? 0)}`;
-      console.log(`${r.target.padEnd(8)} | ${phase.padEnd(14)} | ${fmt(p.envelopesPerSecond).padStart(11)} | ${fmt(p.requestsPerSecond).padStart(10)} | `
+      console.log(`${r.target.padEnd(15)} | ${phase.padEnd(14)} | ${fmt(p.envelopesPerSecond).padStart(11)} | ${fmt(p.requestsPerSecond).padStart(10)} | `
         + `${fmt(p.latencyMs.p50, 1).padStart(7)} | ${fmt(p.latencyMs.p90, 1).padStart(7)} | ${fmt(p.latencyMs.p99, 1).padStart(7)} | `
         + `${fmt(p.latencyMs.max, 1).padStart(7)} | ${non202}${p.skipped ? ` (+${p.skipped} skipped)` : ''}`);
     }
@@ -663,6 +675,10 @@ function printSummary(results: TargetResult[]): void {
   const fastify = closed('fastify');
   if (edge !== undefined && ceiling !== undefined) console.log(`edge / ceiling (closed loop): ${(edge / ceiling).toFixed(3)} (target >= 0.4)`);
   if (edge !== undefined && fastify !== undefined) console.log(`edge / fastify (closed loop): ${(edge / fastify).toFixed(3)} (target >= 1.3)`);
+  const fastifyCeiling = closed('fastify-ceiling');
+  if (ceiling !== undefined && fastifyCeiling !== undefined) {
+    console.log(`ceiling / fastify-ceiling (closed loop, the HTTP layers alone): ${(ceiling / fastifyCeiling).toFixed(3)}`);
+  }
   if (edge !== undefined) console.log(`edge closed loop: ${fmt(edge)} envelopes/s (target >= 50,000 sustained for 60 s)`);
   const edgeOpen = results.find((r) => r.target === 'edge')?.phases.find((p) => p.phase === 'open');
   if (edgeOpen) console.log(`edge open loop @${fmt(edgeOpen.rate ?? 0)}/s: p99 ${fmt(edgeOpen.latencyMs.p99, 1)} ms (target < 150 ms at 25,000/s)`);

@@ -1,10 +1,11 @@
 // One server under test of the ingest load benchmark, in its own process so the load driver's
 // CPU is not spent in its event loop:
-//   node dist/bench/ingest-target.js edge|fastify|ceiling
+//   node dist/bench/ingest-target.js edge|fastify|ceiling|fastify-ceiling
 // `edge` is the real uWebSockets.js edge (ingest/server.ts, started as ingest/main.ts does),
 // `fastify` the same pipeline behind Fastify (ingest/fastifyAdapter.ts), `ceiling` the bare
 // uWebSockets.js reference (bench/ceiling-server.ts; its tokens come from BENCH_CEILING_TOKENS,
-// a JSON object of Connection key -> ingest token). Configuration comes from the environment
+// a JSON object of Connection key -> ingest token), `fastify-ceiling` the same work behind Fastify
+// (bench/ceiling-server.ts, the same tokens). Configuration comes from the environment
 // (shared/config.ts; the driver passes the bench stores and raised limits), the port from
 // INGEST_PORT (0 = any free port). Prints one line `{"ready":true,"port":N}` on stdout once it
 // listens; SIGTERM/SIGINT stop it gracefully (the edges drain their group commit).
@@ -17,7 +18,7 @@ import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit } from '../shared/runtime.js';
 import { startIngestServer } from '../ingest/server.js';
 import { startFastifyIngestServer } from '../ingest/fastifyAdapter.js';
-import { startCeilingServer } from './ceiling-server.js';
+import { startCeilingServer, startFastifyCeilingServer } from './ceiling-server.js';
 import { tokenKey } from './ingest-common.js';
 
 const target = process.argv[2];
@@ -40,10 +41,11 @@ function onStop(stop: () => Promise<void>): void {
   process.on('disconnect', handler);
 }
 
-if (target === 'ceiling') {
+if (target === 'ceiling' || target === 'fastify-ceiling') {
   const tokens = new Map(Object.entries(JSON.parse(process.env.BENCH_CEILING_TOKENS ?? '{}') as Record<string, string>)
     .map(([connectionKey, token]) => [connectionKey, tokenKey(token)] as const));
-  const server = await startCeilingServer(tokens, config.ingest.host, config.ingest.port);
+  const start = target === 'ceiling' ? startCeilingServer : startFastifyCeilingServer;
+  const server = await start(tokens, config.ingest.host, config.ingest.port);
   ready(server.port);
   onStop(async () => server.close());
 } else if (target === 'edge' || target === 'fastify') {
@@ -65,6 +67,6 @@ if (target === 'ceiling') {
     redis.disconnect();
   });
 } else {
-  process.stderr.write('usage: node dist/bench/ingest-target.js edge|fastify|ceiling\n');
+  process.stderr.write('usage: node dist/bench/ingest-target.js edge|fastify|ceiling|fastify-ceiling\n');
   process.exit(2);
 }
