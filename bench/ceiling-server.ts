@@ -3,9 +3,9 @@
 // the HMAC-SHA256 over `<t>.<raw body>` with the connection's ingest token, JSON.parse, answer
 // 202 `{}`. No validation, no admission, no persistence. Started by bench/ingest-target.ts.
 //
-// Also the same work behind Fastify (`fastify-ceiling`, not part of the issue's three targets):
-// the two ceilings side by side measure what the HTTP layers alone cost per batch, the only cost
-// in which the edge and the Fastify adapter differ (they share the pipeline and the stores).
+// Also the same work behind Fastify (`fastify-ceiling`, not one of the issue's three targets):
+// the two ceilings side by side measure what the HTTP layers alone cost per batch. The edge and
+// the Fastify adapter add the same pipeline and stores to those (bench/RESULTS.md, 19:20 UTC).
 
 import type { KeyObject } from 'node:crypto';
 import Fastify from 'fastify';
