@@ -10,10 +10,8 @@
 import type { KeyObject } from 'node:crypto';
 import Fastify from 'fastify';
 import uWS from 'uWebSockets.js';
-import { MAX_BODY_BYTES } from '../ingest/edgeHttp.js';
+import { MAX_BODY_BYTES, STATUS_TEXT } from '../ingest/edgeHttp.js';
 import { parseSignatureHeader, signatureMatches } from '../ingest/signature.js';
-
-const STATUS_LINES: Record<number, string> = { 202: '202 Accepted', 400: '400 Bad Request', 401: '401 Unauthorized' };
 
 /** The ceiling's whole work on a read body: verify the signature, JSON.parse. Status and body. */
 function ceilingAnswer(key: KeyObject | undefined, signature: ReturnType<typeof parseSignatureHeader>, body: Buffer): [number, string] {
@@ -65,7 +63,7 @@ export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>,
       if (!isLast || aborted) return;
       const body = sized !== null ? sized.subarray(0, size) : Buffer.concat(chunks, size);
       const [status, text] = ceilingAnswer(key, signature, body);
-      answer(res, STATUS_LINES[status], text);
+      answer(res, `${status} ${STATUS_TEXT[status]}`, text);
     });
   });
   app.any('/*', (res) => answer(res, '404 Not Found', '{"error":"not_found"}'));

@@ -435,6 +435,7 @@ const printServerStats = (label: string, g: ServerStats) => console.log(`   ${la
 // ------------------------------------------------------------------ targets
 
 const here = dirname(fileURLToPath(import.meta.url));
+const CORES = cpus().length;
 const children = new Set<ChildProcess>();
 
 function killChildren(signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -601,13 +602,13 @@ function printPhase(p: PhaseResult): void {
   if (p.cpu) {
     const c = p.cpu;
     console.log(`     cpu (% of one core): target ${fmt(c.target)}, driver ${fmt(c.driver)}, redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}; `
-      + `machine busy ${fmt(c.machineBusy)} % of ${cpus().length} cores`
+      + `machine busy ${fmt(c.machineBusy)} % of ${CORES} cores`
       // /proc/stat once gave 2 % busy while these processes alone took 28 % of a core (their own
       // counters, read at the same moments). A few points under their sum is tick rounding.
-      + `${c.machineBusy * cpus().length < (c.target + c.driver + c.redis + c.clickhouse) / 2 ? ' (under half the processes\' own sum: /proc/stat is off, ignore the machine figures)' : ''}`);
+      + `${c.machineBusy * CORES < (c.target + c.driver + c.redis + c.clickhouse) / 2 ? ' (under half the processes\' own sum: /proc/stat is off, ignore the machine figures)' : ''}`);
     // CPU per request: what the targets' ratios come down to once the machine is saturated.
     const msPerRequest = (percentOfCore: number) => fmt((percentOfCore / 100 / p.requestsPerSecond) * 1000, 3);
-    console.log(`     cpu per request (ms): target ${msPerRequest(c.target)}, whole machine ${msPerRequest(c.machineBusy * cpus().length)}`);
+    console.log(`     cpu per request (ms): target ${msPerRequest(c.target)}, whole machine ${msPerRequest(c.machineBusy * CORES)}`);
   }
 }
 
