@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { ADMIT, COMMIT, RELEASE } from './admissionScripts.js';
+import { ADMIT, COMMIT, RELEASE, RESOLVE } from './admissionScripts.js';
 import type { IngestCredential } from './credentials.js';
 import { IngestKeys } from './keys.js';
 
@@ -22,15 +22,13 @@ interface Window {
   code: WindowCode;
 }
 
-/** What it takes to undo an admission (RELEASE) or to record its commit (COMMIT). */
+/**
+ * An admitted batch. What it takes to undo the admission or to record its commit is kept in
+ * Redis, in the batch's admission record (see RECORD_FUNCTIONS), so that another process can
+ * settle it when this one dies.
+ */
 export interface AdmissionTicket {
   batchId: string;
-  dedupValue: string;
-  bucket: number;
-  sandbox: boolean;
-  accountUsageKey: string;
-  workspaceUsageKey: string;
-  windows: Window[];
   /** The de-duplication hash this batch wrote its new eventIds to. */
   dedupKey: string;
   /** The eventIds this batch admitted as new (its fields in that hash). */
@@ -42,7 +40,9 @@ export type AdmissionResult =
   | { kind: 'stale_credential' }
   | { kind: 'rate_limited'; code: WindowCode; retryAfterSeconds: number }
   | { kind: 'quota_exhausted'; resetAt: string }
-  | { kind: 'in_flight' };
+  | { kind: 'in_flight' }
+  /** An eventId belongs to batch `batchId`, past its deadline and never settled (see AdmissionResolver). */
+  | { kind: 'unsettled'; batchId: string; deadlineMs: number };
 
 export interface AdmissionRequest {
   nowMs: number;
@@ -77,6 +77,12 @@ interface PendingCommit {
 
 const retrySeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
+/** Batch ids begin with their process's 12 hex characters (Admission.newBatchId). */
+const BATCH_PREFIX_LENGTH = 12;
+const insertQueryPrefixOf = (batchPrefix: string) => `ingest_${batchPrefix}_`;
+/** The insertQueryPrefix of the process that admitted `batchId`. */
+export const insertQueryPrefixOfBatch = (batchId: string) => insertQueryPrefixOf(batchId.slice(0, BATCH_PREFIX_LENGTH));
+
 /**
  * Admission of batches: the credential epoch check, the sliding windows, eventId
  * de-duplication and the Sandbox monthly allowance in one Redis script call per batch, plus the
@@ -95,13 +101,22 @@ export class Admission {
     this.pendingMs = 3 * config.ingest.insertTimeoutMs + longestWait + 5_000;
   }
 
+  /**
+   * The query ids of this process's inserts begin with this, and so does it for every batch's
+   * process: while any insert of a dead process still runs in ClickHouse, its batches cannot be
+   * settled (see AdmissionResolver).
+   */
+  get insertQueryPrefix(): string {
+    return insertQueryPrefixOf(this.batchPrefix);
+  }
+
   /** A batch id unique to this process (its rows, its commit marker and its analysis job). */
   newBatchId(): string {
     return `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
   }
 
   async load(): Promise<void> {
-    await Promise.all([ADMIT.load(this.redis), RELEASE.load(this.redis), COMMIT.load(this.redis)]);
+    await Promise.all([ADMIT, RELEASE, COMMIT, RESOLVE].map((script) => script.load(this.redis)));
   }
 
   private windowsOf(credential: IngestCredential, itemCount: number): Window[] {
@@ -136,11 +151,15 @@ export class Admission {
       accountUsageKey,
       workspaceUsageKey,
       ...windows.map((window) => window.key),
+      IngestKeys.pendingBatches,
     ];
+    // The admission record's first fields (admissionScripts.ts); the script adds the rest.
+    const record = `${credential.connectionId}|${credential.workspaceId}|${credential.mode}|${request.nowMs}|${sandbox ? 1 : 0}|`
+      + `${accountUsageKey}|${workspaceUsageKey}|${windows.map((window) => window.key).join(',')}|${windows.map((window) => window.cost).join(',')}|`;
     const args: (string | number)[] = [
       credential.epoch, request.nowMs, WINDOW_MS, BUCKET_MS, sandbox ? '1' : '0', this.config.limits.sandboxQuotaEnforced ? '1' : '0',
       credential.sandboxAllowance ?? this.config.limits.sandboxMonthlyAllowance, this.config.ingest.dedupWindowSeconds, dedupValue,
-      USAGE_TTL_SECONDS, windows.length, dedupPrefix, request.eventIds.length,
+      USAGE_TTL_SECONDS, windows.length, dedupPrefix, request.eventIds.length, record,
     ];
     for (const window of windows) args.push(window.limit, window.cost);
     for (const eventId of request.eventIds) args.push(eventId);
@@ -152,26 +171,44 @@ export class Admission {
         const newEventIds = request.eventIds.filter((_, index) => !duplicate[index]);
         return {
           kind: 'admitted', duplicate, newCount: newEventIds.length,
-          ticket: {
-            batchId, dedupValue, bucket: Number(reply[2]), sandbox, accountUsageKey, workspaceUsageKey, windows,
-            dedupKey: IngestKeys.eventIds(credential.connectionId, Number(reply[3])), newEventIds,
-          },
+          ticket: { batchId, dedupKey: IngestKeys.eventIds(credential.connectionId, Number(reply[3])), newEventIds },
         };
       }
       case 2: return { kind: 'stale_credential' };
       case 3: return { kind: 'rate_limited', code: windows[Number(reply[1]) - 1].code, retryAfterSeconds: retrySeconds(Number(reply[2])) };
       case 4: return { kind: 'quota_exhausted', resetAt: resetAt.toISOString() };
       case 5: return { kind: 'in_flight' };
+      case 6: return { kind: 'unsettled', batchId: String(reply[1]), deadlineMs: Number(reply[2]) };
       default: throw new Error(`unexpected admission reply ${String(reply[0])}`);
     }
   }
 
-  /** Undoes an admission whose rows were not committed (see RELEASE). */
-  async release(ticket: AdmissionTicket): Promise<void> {
-    const keys = [ticket.accountUsageKey, ticket.workspaceUsageKey, ...ticket.windows.map((window) => window.key)];
-    const args: (string | number)[] = [ticket.sandbox ? '1' : '0', ticket.dedupValue, ticket.bucket, ticket.windows.length, ticket.dedupKey, ticket.newEventIds.join(',')];
-    for (const window of ticket.windows) args.push(window.cost);
-    await RELEASE.run(this.redis, keys, args);
+  /** Undoes an admission whose rows were certainly not written (see RELEASE). */
+  async release(batchId: string): Promise<void> {
+    await RELEASE.run(this.redis, [IngestKeys.pendingBatches], [batchId]);
+  }
+
+  /** Settles a batch from the eventIds ClickHouse holds of it (see RESOLVE). */
+  async resolve(batchId: string, storedEventIds: readonly string[]): Promise<{ kept: number; released: number }> {
+    const args = [batchId, this.config.ingest.dedupWindowSeconds, this.config.ingest.analysisStreamMaxLen, ...storedEventIds];
+    const [kept, released] = (await RESOLVE.run(this.redis, [IngestKeys.pendingBatches, this.analysisStream], args)) as [number, number];
+    return { kept, released };
+  }
+
+  /** The connection and new eventIds of an unsettled batch, or null once it is settled. */
+  async pendingBatch(batchId: string): Promise<{ connectionId: string; eventIds: string[] } | null> {
+    const record = await this.redis.get(IngestKeys.admissionRecord(batchId));
+    if (record === null) return null;
+    const fields = record.split('|');
+    return { connectionId: fields[0], eventIds: fields[12].split(',') };
+  }
+
+  /** Unsettled batches whose deadline is before `nowMs`, oldest first, with their deadlines. */
+  async overdueBatches(nowMs: number, limit: number): Promise<{ batchId: string; deadlineMs: number }[]> {
+    const flat = await this.redis.zrangebyscore(IngestKeys.pendingBatches, '-inf', nowMs, 'WITHSCORES', 'LIMIT', 0, limit);
+    const overdue: { batchId: string; deadlineMs: number }[] = [];
+    for (let index = 0; index < flat.length; index += 2) overdue.push({ batchId: flat[index], deadlineMs: Number(flat[index + 1]) });
+    return overdue;
   }
 
   /**
@@ -191,10 +228,9 @@ export class Admission {
   private sendCommits(): void {
     const waiting = this.commits.splice(0, MAX_COMMITS_PER_CALL);
     if (this.commits.length > 0) setImmediate(() => this.sendCommits());
-    const keys = [this.analysisStream];
+    const keys = [this.analysisStream, IngestKeys.pendingBatches];
     const args: (string | number)[] = [this.config.ingest.dedupWindowSeconds, this.config.ingest.analysisStreamMaxLen, JOB_VALUES];
-    for (const { ticket, job } of waiting) {
-      keys.push(IngestKeys.committedBatch(ticket.batchId));
+    for (const { job } of waiting) {
       args.push(
         'connectionId', job.connectionId, 'workspaceId', job.workspaceId, 'mode', job.mode, 'batchId', job.batchId,
         'receivedAtMs', job.receivedAtMs, 'eventIds', job.eventIds.join(','),
@@ -218,8 +254,9 @@ export class Admission {
     const keys = [
       RedisKeys.credentialEpoch(credential.connectionId), RedisKeys.sandboxAllowanceLimit(credential.accountId),
       RedisKeys.sandboxMonthlyUsage(credential.accountId, period), RedisKeys.workspaceMonthlyUsage(credential.workspaceId, period, credential.mode), key,
+      IngestKeys.pendingBatches,
     ];
-    const args = [credential.epoch, nowMs, WINDOW_MS, BUCKET_MS, '0', '0', 0, 1, '', 1, 1, '', 0, this.config.ingest.connectionChecksPerMin, 1];
+    const args = [credential.epoch, nowMs, WINDOW_MS, BUCKET_MS, '0', '0', 0, 1, '', 1, 1, '', 0, '', this.config.ingest.connectionChecksPerMin, 1];
     const reply = (await ADMIT.run(this.redis, keys, args)) as [number, ...unknown[]];
     if (reply[0] === 2) return { kind: 'stale_credential' };
     if (reply[0] === 3) return { kind: 'rate_limited', retryAfterSeconds: retrySeconds(Number(reply[2])) };

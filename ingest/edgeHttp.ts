@@ -30,18 +30,26 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 /** Edge answers are per-request results or credential-bound: never cached. */
 const BASE_HEADERS = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' } as const;
 
+/**
+ * Every 503 of the edge says when to retry (03: collectors honour Retry-After); one without a
+ * more precise figure gets a second.
+ */
+function withRetryAfter(status: number, headers: Record<string, string>): Record<string, string> {
+  return status === 503 && headers['retry-after'] === undefined ? { ...headers, 'retry-after': '1' } : headers;
+}
+
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): EdgeResponse {
   return jsonTextResponse(status, JSON.stringify(body), headers);
 }
 
 /** jsonResponse for a body already serialised. */
 export function jsonTextResponse(status: number, body: string, headers: Record<string, string> = {}): EdgeResponse {
-  return { status, headers: { ...BASE_HEADERS, ...headers }, body };
+  return { status, headers: withRetryAfter(status, { ...BASE_HEADERS, ...headers }), body };
 }
 
 /** A fixed JSON answer of the adapters themselves (health, unknown route, body limit). */
 export function fixedJson(status: number, body: string, headers: Record<string, string> = {}): EdgeResponse {
-  return { status, headers: { 'content-type': JSON_TYPE, ...headers }, body };
+  return { status, headers: withRetryAfter(status, { 'content-type': JSON_TYPE, ...headers }), body };
 }
 
 export function errorResponse(error: AppError): EdgeResponse {

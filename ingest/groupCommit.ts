@@ -30,9 +30,16 @@ export interface GroupCommitOptions {
   insertTimeoutMs: number;
   /** Writes are refused (`saturated()`) once this many rows wait. */
   maxQueuedRows: number;
+  /** Each insert's query id is this prefix and a sequence number (see InsertFailedError). */
+  queryIdPrefix?: string;
+  /**
+   * Whether an insert's error proves that nothing of it was written (ClickHouse refused it, or
+   * could not be reached). Any other failure, a timeout among them, leaves the outcome unknown.
+   */
+  provesNothingWritten?: (error: unknown) => boolean;
 }
 
-export type InsertRows = (body: Buffer, rowCount: number, signal: AbortSignal) => Promise<void>;
+export type InsertRows = (body: Buffer, rowCount: number, signal: AbortSignal, queryId: string) => Promise<void>;
 
 export interface GroupCommitObserver {
   inserted?(rowCount: number, seconds: number): void;
@@ -47,7 +54,17 @@ interface Pending {
   reject(error: Error): void;
 }
 
-export class InsertFailedError extends Error {}
+/**
+ * Rows that were not answered as committed. `outcome` says whether they may still have been
+ * written: `not_written` when they never left the process or ClickHouse refused the insert,
+ * `unknown` when the insert timed out or its connection failed (ClickHouse may still be
+ * writing them under `queryId`; see ingest/admissionResolver.ts).
+ */
+export class InsertFailedError extends Error {
+  constructor(message: string, readonly outcome: 'not_written' | 'unknown', readonly queryId: string | null) {
+    super(message);
+  }
+}
 
 export class GroupCommitWriter {
   /**
@@ -65,6 +82,7 @@ export class GroupCommitWriter {
   /** Moving average of recent successful inserts' durations (ms). */
   private insertMs = 0;
   private idleWaiters: (() => void)[] = [];
+  private insertCount = 0;
 
   constructor(private readonly insert: InsertRows, private readonly options: GroupCommitOptions, private readonly observer: GroupCommitObserver = {}) {}
 
@@ -135,7 +153,7 @@ export class GroupCommitWriter {
     while (this.queue.length > 0 && now - this.queue[0].enqueuedAt > limit) {
       const expired = this.queue.shift()!;
       this.queuedRows -= expired.count;
-      expired.reject(new InsertFailedError('rows waited too long for an insert slot'));
+      expired.reject(new InsertFailedError('rows waited too long for an insert slot', 'not_written', null));
     }
   }
 
@@ -165,10 +183,15 @@ export class GroupCommitWriter {
     for (const pending of chunk) offset += copyBytes(pending.rows, buffer, offset);
     const started = process.hrtime.bigint();
     const signal = AbortSignal.timeout(this.options.insertTimeoutMs);
+    const queryId = `${this.options.queryIdPrefix ?? 'insert_'}${this.insertCount++}`;
+    let timedOut = false;
     // The insert is given the signal, and counts as failed at the timeout even if it ignores it.
     const outcome = new Promise<void>((resolve, reject) => {
-      signal.addEventListener('abort', () => reject(new Error('insert timed out')), { once: true });
-      this.insert(buffer.subarray(0, bytes), rowCount, signal).then(resolve, reject);
+      signal.addEventListener('abort', () => {
+        timedOut = true;
+        reject(new Error('insert timed out'));
+      }, { once: true });
+      this.insert(buffer.subarray(0, bytes), rowCount, signal, queryId).then(resolve, reject);
     });
     outcome.then(
       () => {
@@ -182,7 +205,8 @@ export class GroupCommitWriter {
       },
       (error: unknown) => {
         this.observer.failed?.(rowCount, error);
-        const failure = new InsertFailedError(error instanceof Error ? error.message : 'insert failed');
+        const written = !timedOut && this.options.provesNothingWritten?.(error) ? 'not_written' : 'unknown';
+        const failure = new InsertFailedError(error instanceof Error ? error.message : 'insert failed', written, queryId);
         for (const pending of chunk) pending.reject(failure);
       },
     ).finally(() => {

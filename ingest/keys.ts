@@ -16,4 +16,10 @@ export const IngestKeys = {
    */
   eventIds: (connectionId: string, period: number | '') => `dd:${connectionId}:${period}`,
   committedBatch: (batchId: string) => `dc:${batchId}`,
+  /** A batch's admission record until it is settled (see RECORD_FUNCTIONS in admissionScripts.ts). */
+  admissionRecord: (batchId: string) => `ib:${batchId}`,
+  /** Sorted set of the unsettled batches, scored by deadline (ms). */
+  pendingBatches: 'ingest:pending',
+  /** Held by the process settling an overdue batch, so that several edges do not all query ClickHouse for it. */
+  resolving: (batchId: string) => `ir:${batchId}`,
 } as const;

@@ -14,6 +14,7 @@ export class IngestMetrics {
   readonly groupCommitRows: Histogram;
   readonly insertFailures: Counter;
   readonly admissionReleases: Counter<'outcome'>;
+  readonly admissionsSettled: Counter<'outcome'>;
   readonly analysisEnqueueFailures: Counter;
   readonly analysisBacklog: Gauge;
   readonly credentialLoads: Counter;
@@ -48,6 +49,10 @@ export class IngestMetrics {
     });
     this.insertFailures = new Counter({ name: 'ingest_insert_failures_total', help: 'Group-commit inserts that failed or timed out', registers });
     this.admissionReleases = new Counter({ name: 'ingest_admission_releases_total', help: 'Admissions released after a failed insert, by outcome', labelNames: ['outcome'], registers });
+    this.admissionsSettled = new Counter({
+      name: 'ingest_admissions_settled_total', labelNames: ['outcome'], registers,
+      help: 'Batches whose outcome their process never reported, settled from ClickHouse: kept (written), released (not written), postponed (an insert of theirs still ran), failed (a store did not answer)',
+    });
     this.analysisEnqueueFailures = new Counter({ name: 'ingest_analysis_enqueue_failures_total', help: 'Analysis jobs that could not be added after their rows committed (retried in process)', registers });
     this.analysisBacklog = new Gauge({ name: 'ingest_analysis_enqueue_backlog', help: 'Committed batches whose analysis job waits for a retry', registers });
     this.credentialLoads = new Counter({ name: 'ingest_credential_loads_total', help: 'Credential bindings read from PostgreSQL', registers });

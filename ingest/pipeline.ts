@@ -6,7 +6,8 @@ import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors/index.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
-import { Admission, type AdmissionResult, type AdmissionTicket, type AnalysisJob } from './admission.js';
+import { Admission, type AdmissionRequest, type AdmissionResult, type AdmissionTicket, type AnalysisJob } from './admission.js';
+import { AdmissionResolver } from './admissionResolver.js';
 import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './authenticate.js';
 import type { BatchBinding, CheckedBatch } from './batchCheck.js';
 import { BatchChecker, DEFAULT_BATCH_CHECKER_OPTIONS } from './batchChecker.js';
@@ -15,10 +16,10 @@ import { newRows } from './batchRows.js';
 import { CommitRetryQueue } from './commitRetry.js';
 import { CredentialCache, CredentialDecryptError, type IngestCredential } from './credentials.js';
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
-import { GroupCommitWriter } from './groupCommit.js';
+import { GroupCommitWriter, InsertFailedError } from './groupCommit.js';
 import { MachineLoad } from './machineLoad.js';
 import { IngestMetrics } from './metrics.js';
-import { insertObservationRows } from './observationsTable.js';
+import { insertObservationRows, insertProvesNothingWritten } from './observationsTable.js';
 import { SharedSlots } from './sharedSlots.js';
 
 /** What an edge adapter needs to build the pipeline. */
@@ -61,7 +62,17 @@ async function fromStore<T>(work: Promise<T> | T): Promise<T> {
   }
 }
 
-const serviceUnavailable = (retryAfterSeconds?: number) => new AppError('service_unavailable', retryAfterSeconds ? { retryAfterSeconds } : {});
+const serviceUnavailable = (retryAfterSeconds: number) => new AppError('service_unavailable', { retryAfterSeconds });
+
+/**
+ * Retry-After of a 503 while a store is down (03: a collector retries 5xx with bounded backoff
+ * and honours Retry-After): long enough that thousands of collectors do not hammer a
+ * recovering store, short enough that an outage of seconds costs little.
+ */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/** Overdue batches settled for one admission before it answers 503 (see AdmissionResolver). */
+const MAX_SETTLED_PER_ADMISSION = 5;
 
 /** Requests in progress from which the long group-commit wait pays (see longWaitPays). */
 export const LONG_WAIT_MIN_REQUESTS = 256;
@@ -105,6 +116,7 @@ export class IngestPipeline {
   private readonly batches: BatchChecker;
   private readonly slots: SharedSlots | null;
   private readonly commitRetry: CommitRetryQueue;
+  private readonly resolver: AdmissionResolver;
   private readonly machineLoad: MachineLoad | null;
   private active = 0;
   private idle: (() => void)[] = [];
@@ -116,6 +128,10 @@ export class IngestPipeline {
     });
     this.admission = new Admission(deps.redis, config, deps.analysisStream ?? RedisKeys.analysisJobs);
     this.commitRetry = new CommitRetryQueue(this.admission, metrics);
+    this.resolver = new AdmissionResolver({
+      admission: this.admission, redis: deps.redis, clickhouse: deps.clickhouse, clock: deps.clock, metrics, sweepIntervalMs: config.ingest.settleIntervalMs,
+      ...(deps.logError ? { logError: deps.logError } : {}),
+    });
     const slots = config.ingest.sharedSlots > 0 ? new SharedSlots(config.ingest.sharedSlots) : null;
     this.slots = slots;
     if (slots !== null) metrics.slotsInUse = () => slots.count - slots.available;
@@ -123,7 +139,7 @@ export class IngestPipeline {
     this.machineLoad = config.ingest.groupCommitBusyWaitMs > 0 ? new MachineLoad() : null;
     const machineLoad = this.machineLoad;
     this.writer = new GroupCommitWriter(
-      (body, _rows, signal) => insertObservationRows(deps.clickhouse, body, signal),
+      (body, _rows, signal, queryId) => insertObservationRows(deps.clickhouse, body, signal, queryId),
       {
         maxRows: config.ingest.groupCommitMaxRows,
         minWaitMs: config.ingest.groupCommitMinWaitMs,
@@ -132,6 +148,8 @@ export class IngestPipeline {
         maxInFlight: config.ingest.groupCommitMaxInFlight,
         insertTimeoutMs: config.ingest.insertTimeoutMs,
         maxQueuedRows: Math.max(4 * config.ingest.groupCommitMaxRows, 2_000),
+        queryIdPrefix: this.admission.insertQueryPrefix,
+        provesNothingWritten: insertProvesNothingWritten,
       },
       {
         inserted: (rows, seconds) => {
@@ -149,6 +167,7 @@ export class IngestPipeline {
     await this.deps.redis.xgroup('CREATE', this.admission.analysisStream, ANALYSIS_CONSUMER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
       if (!error.message.startsWith('BUSYGROUP')) throw error;
     });
+    this.resolver.start();
   }
 
   /**
@@ -193,6 +212,7 @@ export class IngestPipeline {
     await this.writer.drain();
     await this.commitRetry.flush();
     this.commitRetry.stop();
+    this.resolver.stop();
     this.machineLoad?.stop();
     await this.batches.close();
   }
@@ -208,7 +228,7 @@ export class IngestPipeline {
     if (error instanceof BatchShapeError) return error.response();
     if (error instanceof StoreUnavailable) {
       this.deps.logError?.('store unavailable', error.reason);
-      return errorResponse(serviceUnavailable());
+      return errorResponse(serviceUnavailable(STORE_RETRY_AFTER_SECONDS));
     }
     this.deps.logError?.('unexpected failure', error);
     return errorResponse(new AppError('service_unavailable', { status: 500 }));
@@ -270,7 +290,7 @@ export class IngestPipeline {
       try {
         if (this.writer.saturated()) throw serviceUnavailable(1);
         const started = process.hrtime.bigint();
-        const result = await fromStore(this.admission.admit(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
+        const result = await fromStore(this.admitSettling(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
         this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
         if (result.kind !== 'stale_credential') {
           prepared = this.prepare(result, checked, credential, nowMs);
@@ -286,6 +306,19 @@ export class IngestPipeline {
     }
   }
 
+  /**
+   * Admission, after settling the overdue batches that hold this batch's eventIds (their process
+   * died or lost its answer): whether their rows were written decides whether these eventIds are
+   * new, so none is ever counted twice. Still unsettled → 503, the collector retries.
+   */
+  private async admitSettling(credential: IngestCredential, request: AdmissionRequest): Promise<AdmissionResult> {
+    for (let settled = 0; ; settled += 1) {
+      const result = await this.admission.admit(credential, request);
+      if (result.kind !== 'unsettled') return result;
+      if (settled === MAX_SETTLED_PER_ADMISSION || !(await this.resolver.settleOverdue(result.batchId, result.deadlineMs))) return result;
+    }
+  }
+
   private prepare(result: Exclude<AdmissionResult, { kind: 'stale_credential' }>, checked: CheckedBatch, credential: IngestCredential, nowMs: number): PreparedBatch {
     switch (result.kind) {
       case 'rate_limited':
@@ -295,7 +328,9 @@ export class IngestPipeline {
           extra: { mode: 'sandbox', period: 'utc_calendar_month', resetAt: result.resetAt, retryable: false, batchPersisted: 0 },
         });
       case 'in_flight':
-        // An eventId of this batch belongs to another batch whose insert has not finished yet.
+      case 'unsettled':
+        // An eventId of this batch belongs to another batch whose insert has not finished yet,
+        // or whose outcome is not known yet.
         throw serviceUnavailable(1);
       case 'admitted':
         break;
@@ -316,15 +351,22 @@ export class IngestPipeline {
   private async persist(batch: PreparedBatch): Promise<EdgeResponse> {
     const metrics = this.deps.metrics;
     if (batch.rows !== null) {
-      const written = await this.writer.write(batch.rows, batch.job.eventIds.length).then(() => true, () => false);
+      const failure = await this.writer.write(batch.rows, batch.job.eventIds.length).then(() => null, (error: unknown) => error);
       this.batches.release(batch.rows);
-      if (!written) {
-        // Nothing of this batch is answered as accepted: its admission is undone so the retry
-        // with the same eventIds is admitted and counted once (issue 4 item 5).
-        await this.admission.release(batch.ticket).then(
-          () => metrics.admissionReleases.labels('released').inc(),
-          () => metrics.admissionReleases.labels('failed').inc(),
-        );
+      if (failure !== null) {
+        // Nothing of this batch is answered as accepted. Rows certainly not written: the
+        // admission is undone now, so the retry with the same eventIds is admitted and counted
+        // once (issue 4 item 5). Rows that ClickHouse may still write: settled from what it holds
+        // once the insert has ended (the retry meanwhile answers 503).
+        if (failure instanceof InsertFailedError && failure.outcome === 'unknown' && failure.queryId !== null) {
+          this.resolver.settleAfterInsert(failure.queryId, batch.ticket.batchId);
+        } else {
+          // A failed release leaves the batch to the resolver's sweep after its deadline.
+          await this.admission.release(batch.ticket.batchId).then(
+            () => metrics.admissionReleases.labels('released').inc(),
+            () => metrics.admissionReleases.labels('failed').inc(),
+          );
+        }
         throw serviceUnavailable(1);
       }
       const enqueued = await this.admission.commit(batch.ticket, batch.job).catch(() => false);

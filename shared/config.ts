@@ -46,6 +46,8 @@ export interface IngestEdgeConfig {
   groupCommitMaxInFlight: number;
   /** An insert that has not committed within this time fails its batches with 503. */
   insertTimeoutMs: number;
+  /** How often the edge settles admitted batches whose process never reported them (ingest/admissionResolver.ts). */
+  settleIntervalMs: number;
   /** Per-client budget of GET /v1/collector/connection (per Connection key and minute). */
   connectionChecksPerMin: number;
   /** Approximate cap of the `analysis:jobs` stream (XADD MAXLEN ~). */
@@ -153,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
       groupCommitBusyWaitMs: int(env, 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 400, 0, 10_000),
       groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),
       insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
+      settleIntervalMs: int(env, 'INGEST_SETTLE_INTERVAL_MS', 1_000, 100, 3_600_000),
       connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
       analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
       workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),

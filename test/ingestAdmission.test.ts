@@ -173,7 +173,7 @@ describe('RELEASE', () => {
     if (admitted.kind !== 'admitted') throw new Error('not admitted');
     expect(admitted.newCount).toBe(2);
     expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, period))).toBe('3');
-    await admission.release(admitted.ticket);
+    await admission.release(admitted.ticket.batchId);
     expect(await sums()).toEqual(between);
     expect(between).not.toEqual(before);
     expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, period))).toBe('1');
@@ -189,7 +189,7 @@ describe('RELEASE', () => {
     const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_taken'] });
     if (admitted.kind !== 'admitted') throw new Error('not admitted');
     await redis.hset(admitted.ticket.dedupKey, 'evt_taken', `${now() + 60_000}:someoneelse`);
-    await admission.release(admitted.ticket);
+    await admission.release(admitted.ticket.batchId);
     expect(await redis.hget(admitted.ticket.dedupKey, 'evt_taken')).toMatch(/someoneelse$/);
     expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date()).period, 'live'))).toBe('1');
   });
@@ -233,6 +233,96 @@ describe('COMMIT', () => {
     }
     expect(await Promise.all(tickets.map((ticket) => admission.commit(ticket, jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([false, false]);
     for (const ticket of tickets) expect(await redis.exists(IngestKeys.committedBatch(ticket.batchId))).toBe(1);
+    // The retried call adds each job once, however often it is repeated.
+    await redis.del(stream);
+    for (let call = 0; call < 2; call += 1) {
+      expect(await Promise.all(tickets.map((ticket) => admission.commit(ticket, jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([true, true]);
+    }
+    expect(await redis.xlen(stream)).toBe(2);
+    await redis.del(stream);
+  });
+});
+
+describe('batches whose outcome was never reported (issue 12)', () => {
+  const shortLived = () => ({ ...config, ingest: { ...config.ingest, insertTimeoutMs: 100, groupCommitMaxWaitMs: 10, groupCommitBusyWaitMs: 0 } });
+  const pendingDeadline = (batchId: string) => redis.zscore(IngestKeys.pendingBatches, batchId);
+
+  async function admitted(admission: Admission, cred: IngestCredential, eventIds: string[], nowMs = now()) {
+    const result = await admission.admit(cred, { nowMs, itemCount: eventIds.length, eventIds });
+    if (result.kind !== 'admitted') throw new Error(`not admitted: ${result.kind}`);
+    return result.ticket;
+  }
+
+  it('keeps an admission record until the batch is settled, and reports its eventIds unsettled after the deadline', async () => {
+    const admission = new Admission(redis, shortLived());
+    const cred = credential('sandbox');
+    const start = now();
+    const ticket = await admitted(admission, cred, ['evt_u1', 'evt_u2'], start);
+    const deadline = Number(await pendingDeadline(ticket.batchId));
+    expect(deadline).toBeGreaterThan(start);
+    expect(await admission.pendingBatch(ticket.batchId)).toEqual({ connectionId: cred.connectionId, eventIds: ['evt_u1', 'evt_u2'] });
+    expect(await admission.admit(cred, { nowMs: deadline, itemCount: 1, eventIds: ['evt_u2'] })).toEqual({ kind: 'in_flight' });
+    // Past the deadline the eventId is neither new nor a duplicate until the batch is settled.
+    expect(await admission.admit(cred, { nowMs: deadline + 1, itemCount: 1, eventIds: ['evt_u2'] }))
+      .toEqual({ kind: 'unsettled', batchId: ticket.batchId, deadlineMs: deadline });
+    expect((await admission.overdueBatches(deadline + 1, 1000)).map((batch) => batch.batchId)).toContain(ticket.batchId);
+    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, usagePeriodOf(new Date(start)).period))).toBe('2');
+  });
+
+  it('settles a batch whose rows were written: counted once, committed, analysed, and its retry is a duplicate', async () => {
+    const stream = `test:analysis:${unique()}`;
+    const admission = new Admission(redis, shortLived(), stream);
+    const cred = credential('live');
+    const start = now();
+    const ticket = await admitted(admission, cred, ['evt_w1', 'evt_w2'], start);
+    const deadline = Number(await pendingDeadline(ticket.batchId));
+    expect(await admission.resolve(ticket.batchId, ['evt_w1', 'evt_w2'])).toEqual({ kept: 2, released: 0 });
+    expect(await admission.resolve(ticket.batchId, ['evt_w1', 'evt_w2'])).toEqual({ kept: 0, released: 0 });
+    expect(await pendingDeadline(ticket.batchId)).toBeNull();
+    expect(await admission.pendingBatch(ticket.batchId)).toBeNull();
+    const entries = await redis.xrange(stream, '-', '+');
+    expect(entries).toHaveLength(1);
+    expect(entries[0][1]).toEqual(['connectionId', cred.connectionId, 'workspaceId', cred.workspaceId, 'mode', 'live', 'batchId', ticket.batchId, 'receivedAtMs', String(start), 'eventIds', 'evt_w1,evt_w2']);
+    expect(await admission.admit(cred, { nowMs: deadline + 1, itemCount: 2, eventIds: ['evt_w1', 'evt_w2'] })).toMatchObject({ kind: 'admitted', newCount: 0 });
+    expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date(start)).period, 'live'))).toBe('2');
+    // A COMMIT that arrives after the batch was settled adds no second job.
+    expect(await admission.commit(ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: start, eventIds: ticket.newEventIds })).toBe(true);
+    expect(await redis.xlen(stream)).toBe(1);
+    await redis.del(stream);
+  });
+
+  it('settles a batch whose rows were not written (or only some): the rest is released and counted again only by the retry', async () => {
+    const stream = `test:analysis:${unique()}`;
+    const admission = new Admission(redis, shortLived(), stream);
+    const cred = credential('sandbox');
+    const start = now();
+    const usage = RedisKeys.sandboxMonthlyUsage(cred.accountId, usagePeriodOf(new Date(start)).period);
+    const none = await admitted(admission, cred, ['evt_n1', 'evt_n2'], start);
+    const some = await admitted(admission, cred, ['evt_s1', 'evt_s2'], start);
+    expect(await redis.get(usage)).toBe('4');
+    expect(await admission.resolve(none.batchId, [])).toEqual({ kept: 0, released: 2 });
+    expect(await admission.resolve(some.batchId, ['evt_s2'])).toEqual({ kept: 1, released: 1 });
+    expect(await redis.get(usage)).toBe('1');
+    expect(await redis.xlen(stream)).toBe(1);
+    const deadline = Number(start) + 60_000;
+    const retry = await admission.admit(cred, { nowMs: deadline, itemCount: 4, eventIds: ['evt_n1', 'evt_n2', 'evt_s1', 'evt_s2'] });
+    expect(retry).toMatchObject({ kind: 'admitted', duplicate: [false, false, false, true], newCount: 3 });
+    expect(await redis.get(usage)).toBe('4');
+    await redis.del(stream);
+  });
+
+  it('adds the analysis job of a batch committed by a process that died before its job was added', async () => {
+    const stream = `test:analysis:${unique()}`;
+    await redis.set(stream, 'not a stream');
+    const admission = new Admission(redis, shortLived(), stream);
+    const cred = credential('live');
+    const ticket = await admitted(admission, cred, ['evt_j1']);
+    expect(await admission.commit(ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: now(), eventIds: ['evt_j1'] })).toBe(false);
+    expect(await pendingDeadline(ticket.batchId)).not.toBeNull();
+    await redis.del(stream);
+    expect(await admission.resolve(ticket.batchId, [])).toEqual({ kept: 1, released: 0 });
+    expect(await redis.xlen(stream)).toBe(1);
+    expect(await pendingDeadline(ticket.batchId)).toBeNull();
     await redis.del(stream);
   });
 });

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_RETRY_AFTER_SECONDS } from '../ingest/pipeline.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
@@ -99,10 +100,16 @@ describe('ClickHouse stopped mid-load', () => {
       expect(await result.json()).toEqual([]);
     }
 
-    // The clients retry what was refused: every retry is admitted, and each envelope lands once.
+    // The clients retry what was refused, honouring Retry-After while the outcome of an insert
+    // that ClickHouse may have written is being settled: every retry is admitted, and each
+    // envelope lands once.
     const refused = [...sent.filter((record) => record.answer?.status !== 202), probe!];
     for (const record of refused) {
-      const retry = await sendEnvelopes(edge, collector, record.items);
+      let retry = await sendEnvelopes(edge, collector, record.items);
+      for (let attempt = 0; retry.status === 503 && attempt < 30; attempt += 1) {
+        await new Promise((done) => setTimeout(done, Number(retry.headers.get('retry-after')) * 1000));
+        retry = await sendEnvelopes(edge, collector, record.items);
+      }
       expect(retry.status).toBe(202);
     }
     const all = [...sent, probe!].flatMap((record) => record.items.map((item) => item.eventId as string));
@@ -140,8 +147,11 @@ describe('Redis stopped', () => {
     for (const name of ['warm', 'cold', 'check']) {
       expect(answers[name].status, name).toBe(503);
       expect(answers[name].body, name).toEqual({ error: 'service_unavailable' });
+      // Every 503 of the edge says when to retry (issue 12, defect 5).
+      expect(answers[name].headers.get('retry-after'), name).toBe(String(STORE_RETRY_AFTER_SECONDS));
     }
     expect(answers.ready.status).toBe(503);
+    expect(answers.ready.headers.get('retry-after')).toBe('1');
     expect(answers.ready.body).toMatchObject({ redis: false, postgres: true, clickhouse: true });
     expect(await countObservations(clickhouse, warm.connectionId)).toBe(1);
     expect(await countObservations(clickhouse, cold.connectionId)).toBe(0);

@@ -21,6 +21,9 @@ export interface Edge {
   close(): Promise<void>;
 }
 
+/** What sending to an edge needs: in this process (Edge) or a spawned one. */
+export type EdgeAddress = Pick<Edge, 'url' | 'clock'>;
+
 export interface EdgeOverrides {
   limits?: Partial<IngestLimits>;
   ingest?: Partial<IngestEdgeConfig>;
@@ -143,7 +146,7 @@ export function signatureHeader(token: string, body: string | Buffer, unixSecond
 }
 
 /** "Now" of the edge's clock in unix seconds (the test clock may carry an offset). */
-export async function edgeSeconds(edge: Edge): Promise<number> {
+export async function edgeSeconds(edge: EdgeAddress): Promise<number> {
   await edge.clock.sync();
   return Math.floor(edge.clock.nowMs() / 1000);
 }
@@ -175,7 +178,7 @@ async function answer(res: Response): Promise<EdgeAnswer> {
   return { status: res.status, headers: res.headers, text, body };
 }
 
-async function signedHeaders(edge: Edge, collector: Collector, body: string, options: SendOptions): Promise<Record<string, string>> {
+async function signedHeaders(edge: EdgeAddress, collector: Collector, body: string, options: SendOptions): Promise<Record<string, string>> {
   const t = options.t ?? (await edgeSeconds(edge));
   const headers: Record<string, string | null> = {
     'content-type': 'application/json',
@@ -188,13 +191,13 @@ async function signedHeaders(edge: Edge, collector: Collector, body: string, opt
 }
 
 /** POST /ingest with the exact body string signed (a non-string body is serialised once). */
-export async function postBatch(edge: Edge, collector: Collector, body: unknown, options: SendOptions = {}): Promise<EdgeAnswer> {
+export async function postBatch(edge: EdgeAddress, collector: Collector, body: unknown, options: SendOptions = {}): Promise<EdgeAnswer> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const res = await fetch(`${edge.url}/ingest`, { method: 'POST', headers: await signedHeaders(edge, collector, text, options), body: text });
   return answer(res);
 }
 
-export async function sendEnvelopes(edge: Edge, collector: Collector, envelopes: unknown[], options: SendOptions = {}): Promise<EdgeAnswer> {
+export async function sendEnvelopes(edge: EdgeAddress, collector: Collector, envelopes: unknown[], options: SendOptions = {}): Promise<EdgeAnswer> {
   return postBatch(edge, collector, { envelopes }, options);
 }
 
