@@ -17,17 +17,21 @@ const EMPTY_BODY = Buffer.alloc(0);
 
 const statusLine = (status: number) => `${status} ${STATUS_TEXT[status] ?? 'Unknown'}`;
 
-function writeResponse(res: uWS.HttpResponse, response: EdgeResponse, closeConnection = false): void {
+function writeResponse(res: uWS.HttpResponse, response: EdgeResponse, closeConnection = false, head = false): void {
   res.cork(() => {
     res.writeStatus(statusLine(response.status));
     for (const name in response.headers) res.writeHeader(name, response.headers[name]);
-    res.end(response.body, closeConnection);
+    // A HEAD answer has no body. uWebSockets.js 20.30 leaves a response unfinished when told the
+    // length of a body it is not sent, and closing makes it write `Content-Length: 0`, which a
+    // HEAD answer must not claim (RFC 9110 §8.6): so no length, and the connection stays open.
+    if (head) res.endWithoutBody();
+    else res.end(response.body, closeConnection);
   });
 }
 
-function tooLarge(res: uWS.HttpResponse): void {
+function tooLarge(res: uWS.HttpResponse, head: boolean): void {
   // Answered at once and the connection closed: the rest of the body is never buffered.
-  writeResponse(res, fixedJson(413, TOO_LARGE_BODY, { 'cache-control': 'no-store' }), true);
+  writeResponse(res, fixedJson(413, TOO_LARGE_BODY, { 'cache-control': 'no-store' }), true, head);
 }
 
 /**
@@ -43,6 +47,8 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
   const pipelineRoute = (res: uWS.HttpResponse, req: uWS.HttpRequest) => {
     // The request object lives only until this handler returns: read everything now.
     const method = req.getMethod().toUpperCase();
+    // HEAD is GET without the body (uWebSockets.js routes it apart; Fastify does this itself).
+    const head = method === 'HEAD';
     const path = req.getUrl();
     const headers: Record<string, string | undefined> = {};
     for (const name of EDGE_REQUEST_HEADERS) {
@@ -61,20 +67,20 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
     });
     if (stopping) {
       finished = true;
-      writeResponse(res, fixedJson(503, '{"error":"service_unavailable"}', { 'retry-after': '1' }), true);
+      writeResponse(res, fixedJson(503, '{"error":"service_unavailable"}', { 'retry-after': '1' }), true, head);
       return;
     }
     if (declaredLength > MAX_BODY_BYTES) {
       finished = true;
-      tooLarge(res);
+      tooLarge(res, head);
       return;
     }
     const respond = (rawBody: Buffer) => {
-      pipeline.handle({ method, path, headers, rawBody }).then((response) => {
-        if (!aborted) writeResponse(res, response, stopping);
+      pipeline.handle({ method: head ? 'GET' : method, path, headers, rawBody }).then((response) => {
+        if (!aborted) writeResponse(res, response, stopping, head);
       });
     };
-    if (method === 'GET') {
+    if (method === 'GET' || head) {
       finished = true;
       respond(EMPTY_BODY);
       return;
@@ -92,7 +98,7 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
         finished = true;
         chunks.length = 0;
         if (sized !== null) pipeline.releaseBody(sized);
-        if (!aborted) tooLarge(res);
+        if (!aborted) tooLarge(res, false);
         return;
       }
       // uWebSockets.js neuters the chunk when this callback returns: copy it.
@@ -111,24 +117,30 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       }
     });
   };
+  /** A GET route that answers HEAD too, without the body. */
+  const getRoute = (pattern: string, handler: (res: uWS.HttpResponse, head: boolean) => void) => {
+    app.get(pattern, (res) => handler(res, false));
+    app.head(pattern, (res) => handler(res, true));
+  };
   app.post('/ingest', pipelineRoute);
   app.get('/v1/collector/connection', pipelineRoute);
+  app.head('/v1/collector/connection', pipelineRoute);
 
-  app.get('/healthz', (res) => writeResponse(res, fixedJson(200, '{"status":"ok"}')));
-  app.get('/readyz', (res) => {
-    if (stopping) return writeResponse(res, fixedJson(503, '{"status":"stopping"}'), true);
+  getRoute('/healthz', (res, head) => writeResponse(res, fixedJson(200, '{"status":"ok"}'), false, head));
+  getRoute('/readyz', (res, head) => {
+    if (stopping) return writeResponse(res, fixedJson(503, '{"status":"stopping"}'), true, head);
     let aborted = false;
     res.onAborted(() => { aborted = true; });
-    readiness(deps).then((response) => { if (!aborted) writeResponse(res, response); });
+    readiness(deps).then((response) => { if (!aborted) writeResponse(res, response, false, head); });
   });
-  app.get('/metrics', (res) => {
+  getRoute('/metrics', (res, head) => {
     let aborted = false;
     res.onAborted(() => { aborted = true; });
     deps.metrics.metrics().then((text) => {
-      if (!aborted) writeResponse(res, { status: 200, headers: { 'content-type': deps.metrics.contentType }, body: text });
+      if (!aborted) writeResponse(res, { status: 200, headers: { 'content-type': deps.metrics.contentType }, body: text }, false, head);
     });
   });
-  app.any('/*', (res) => writeResponse(res, fixedJson(404, '{"error":"not_found"}')));
+  app.any('/*', (res, req) => writeResponse(res, fixedJson(404, '{"error":"not_found"}'), false, req.getMethod() === 'head'));
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen(host, port, (socket) => {

@@ -3,8 +3,10 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import type { Deps } from './deps.js';
+import { HTTP_LAYER_OPTIONS, registerClientErrors } from './plugins/clientErrors.js';
 import { registerErrorHandler } from './plugins/errorHandler.js';
 import { registerHealth } from './plugins/health.js';
+import { registerStorableStrings } from './plugins/storableStrings.js';
 import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
 import connectionsRoutes from './connections/index.js';
@@ -30,11 +32,13 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     bodyLimit: BODY_LIMIT_BYTES,
     // Strict validation: unknown fields are rejected (never silently removed) and nothing is coerced.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
-    return503OnClosing: true,
+    ...HTTP_LAYER_OPTIONS,
   });
   app.decorate('deps', deps);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
+  registerClientErrors(app);
+  registerStorableStrings(app);
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
   registerHealth(app, createMetricsRegistry('management'));

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { RouteOptions } from 'fastify';
@@ -6,12 +7,16 @@ import { buildApp } from '../management/app.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { createIntegration } from './helpers/integrations.js';
+import { malformedRequests } from './helpers/malformedHttp.js';
+import { catalogueViolation, sendRaw } from './helpers/rawHttp.js';
 
 // Bad input never gives a 500 (issue: foundation, Done means): random bodies, headers, keys and
 // path ids against every route the management plane registers, answered only with catalogued
 // 4xx codes whose status matches the catalogue (or a 2xx for input that happens to be valid).
+// Requests broken at the protocol level go over raw sockets (issue 12, defect 3).
 
 let ctx: TestContext;
+let port: number;
 let owner: BootstrapResult;
 let stranger: BootstrapResult;
 const realIds: string[] = [];
@@ -19,6 +24,8 @@ const routes: { method: string; url: string }[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
+  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  port = (ctx.app.server.address() as AddressInfo).port;
   const lister = await buildApp(ctx.deps, {
     onRoute: (route: RouteOptions) => {
       for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url });
@@ -94,6 +101,31 @@ describe('fuzz: every management route', () => {
         },
       ),
       { numRuns: 2500 },
+    );
+  });
+});
+
+describe('fuzz: protocol-level malformations over raw sockets', () => {
+  it('answers every malformed request, only with catalogue answers, and HEAD without a body', async () => {
+    const paths = fc.tuple(fc.constantFrom(...routes, { method: 'GET', url: '/healthz' }, { method: 'GET', url: '/nowhere' }), fc.array(idCandidates(), { minLength: 1, maxLength: 3 }))
+      .map(([route, ids]) => fillParams(route.url, ids));
+    const auth = fc.constantFrom<string[]>(
+      [],
+      [`Authorization: Bearer ${owner.apiKey.key}`],
+      [`Cookie: session=${owner.sessionToken}`, `Origin: ${ctx.deps.config.consoleOrigin}`],
+    );
+    await fc.assert(
+      fc.asyncProperty(malformedRequests(paths, auth), async (request) => {
+        const exchange = await sendRaw(port, request.bytes, { head: request.head, waitMs: 3000, graceMs: 5 });
+        const sent = JSON.stringify(request.bytes.toString('latin1').slice(0, 300));
+        expect(exchange.responses.length, `no answer to ${sent}`).toBeGreaterThan(0);
+        for (const response of exchange.responses) {
+          expect(response.status, sent).toBeLessThan(500);
+          expect(catalogueViolation(response, { head: request.head }), sent).toBeNull();
+        }
+        expect(exchange.rest.toString('latin1'), `bytes after the answer to ${sent}`).toBe('');
+      }),
+      { numRuns: 400 },
     );
   });
 });

@@ -205,7 +205,7 @@ describe('POST /auth/login and /auth/logout', () => {
 
   it('answers a wrong password and an unknown e-mail alike with 401 and creates no session', async () => {
     const { email, user } = await signUp();
-    for (const body of [{ email, password: 'wrong password' }, { email: uniqueEmail('nobody'), password: PASSWORD }, { email: `${email}\u0000`, password: PASSWORD }]) {
+    for (const body of [{ email, password: 'wrong password' }, { email: uniqueEmail('nobody'), password: PASSWORD }, { email: `${email}\u0001`, password: PASSWORD }]) {
       const res = await post('/auth/login', body);
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ error: 'unauthenticated' });
@@ -215,7 +215,7 @@ describe('POST /auth/login and /auth/logout', () => {
   });
 
   it('refuses a malformed login body with 400 invalid_request', async () => {
-    for (const body of [{ email: 'a@b.test' }, { email: 'a@b.test', password: PASSWORD, remember: true }, { email: 1, password: PASSWORD }]) {
+    for (const body of [{ email: 'a@b.test' }, { email: 'a@b.test', password: PASSWORD, remember: true }, { email: 1, password: PASSWORD }, { email: 'a@b.test\u0000', password: PASSWORD }]) {
       const res = await post('/auth/login', body);
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({ error: 'invalid_request' });

@@ -1,11 +1,8 @@
 import { childPointer } from '../../shared/contracts/jsonPointer.js';
+import { isStorableText } from '../../shared/db/storableText.js';
 
 /** Deeper nesting than any real contract; beyond it canonicalisation and storage would not be safe. */
 export const MAX_DOCUMENT_DEPTH = 256;
-
-// U+0000 cannot be stored in PostgreSQL `jsonb`, and a lone surrogate has no UTF-8 form, so the
-// stored evidence would differ from the fingerprinted document.
-const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export interface UnstorableJson {
   pointer: string;
@@ -22,7 +19,7 @@ export function findUnstorableJson(value: unknown, root = ''): UnstorableJson | 
   while (stack.length > 0) {
     const item = stack.pop() as { value: unknown; pointer: string; depth: number };
     if (typeof item.value === 'string') {
-      if (UNSTORABLE_TEXT.test(item.value)) return { pointer: item.pointer, reason: 'a string holds U+0000 or a lone surrogate' };
+      if (!isStorableText(item.value)) return { pointer: item.pointer, reason: 'a string holds U+0000 or a lone surrogate' };
       continue;
     }
     if (typeof item.value !== 'object' || item.value === null) continue;
@@ -33,7 +30,7 @@ export function findUnstorableJson(value: unknown, root = ''): UnstorableJson | 
     }
     for (const [key, child] of Object.entries(item.value)) {
       const pointer = childPointer(item.pointer, key);
-      if (UNSTORABLE_TEXT.test(key)) return { pointer, reason: 'a member name holds U+0000 or a lone surrogate' };
+      if (!isStorableText(key)) return { pointer, reason: 'a member name holds U+0000 or a lone surrogate' };
       stack.push({ value: child, pointer, depth: item.depth + 1 });
     }
   }

@@ -9,7 +9,8 @@ declare module 'fastify' {
   }
 }
 
-function send(reply: FastifyReply, error: AppError): FastifyReply {
+/** Writes a catalogue answer (also used for the framework's own errors: plugins/clientErrors.ts). */
+export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.body());
 }
@@ -23,22 +24,22 @@ const TOO_LARGE = new Set(['FST_ERR_CTP_BODY_TOO_LARGE']);
  */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (isAppError(error)) return send(reply, error);
+    if (isAppError(error)) return sendAppError(reply, error);
     if (error.validation) {
       const code = request.routeOptions.config?.validationError ?? 'invalid_request';
-      return send(reply, new AppError(code));
+      return sendAppError(reply, new AppError(code));
     }
-    if (error.code && TOO_LARGE.has(error.code)) return send(reply, new AppError('request_too_large'));
+    if (error.code && TOO_LARGE.has(error.code)) return sendAppError(reply, new AppError('request_too_large'));
     // Unparsable JSON, empty JSON body, bad media type, bad content-length: all client errors.
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      return send(reply, new AppError(error.statusCode === 413 ? 'request_too_large' : 'invalid_request'));
+      return sendAppError(reply, new AppError(error.statusCode === 413 ? 'request_too_large' : 'invalid_request'));
     }
     if (isInfrastructureError(error)) {
       request.log.warn({ code: error.code }, 'store unavailable');
-      return send(reply, new AppError('service_unavailable'));
+      return sendAppError(reply, new AppError('service_unavailable'));
     }
     request.log.error({ err: error }, 'unexpected failure');
-    return send(reply, new AppError('service_unavailable', { status: 500 }));
+    return sendAppError(reply, new AppError('service_unavailable', { status: 500 }));
   });
-  app.setNotFoundHandler((_request, reply) => send(reply, new AppError('not_found')));
+  app.setNotFoundHandler((_request, reply) => sendAppError(reply, new AppError('not_found')));
 }

@@ -14,7 +14,8 @@ export interface ErrorSpec {
 const e = (status: number, more: Omit<ErrorSpec, 'status'> = {}): ErrorSpec => ({ status, ...more });
 
 export const ERROR_CATALOGUE = {
-  // Conventions (all documents)
+  // Conventions (all documents). Node's HTTP layer answers with HTTP's own status where HTTP
+  // names one: invalid_request also 408 and 417, request_too_large also 431 (docs/decisions.md).
   invalid_request: e(400),
   request_too_large: e(413),
   service_unavailable: e(503),
