@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { ADMIT, COMMIT, RELEASE, RESOLVE } from './admissionScripts.js';
+import { ADMIT, COMMIT, RESOLVE } from './admissionScripts.js';
 import type { IngestCredential } from './credentials.js';
 import { IngestKeys } from './keys.js';
 
@@ -86,7 +86,7 @@ export const insertQueryPrefixOfBatch = (batchId: string) => insertQueryPrefixOf
 /**
  * Admission of batches: the credential epoch check, the sliding windows, eventId
  * de-duplication and the Sandbox monthly allowance in one Redis script call per batch, plus the
- * RELEASE and COMMIT scripts that follow it.
+ * COMMIT and RESOLVE scripts that follow it.
  */
 export class Admission {
   private readonly batchPrefix = randomBytes(6).toString('hex');
@@ -116,7 +116,7 @@ export class Admission {
   }
 
   async load(): Promise<void> {
-    await Promise.all([ADMIT, RELEASE, COMMIT, RESOLVE].map((script) => script.load(this.redis)));
+    await Promise.all([ADMIT, COMMIT, RESOLVE].map((script) => script.load(this.redis)));
   }
 
   private windowsOf(credential: IngestCredential, itemCount: number): Window[] {
@@ -183,9 +183,9 @@ export class Admission {
     }
   }
 
-  /** Undoes an admission whose rows were certainly not written (see RELEASE). */
+  /** Undoes an admission whose rows were certainly not written: settled with none of them stored. */
   async release(batchId: string): Promise<void> {
-    await RELEASE.run(this.redis, [IngestKeys.pendingBatches], [batchId]);
+    await this.resolve(batchId, []);
   }
 
   /** Settles a batch from the eventIds ClickHouse holds of it (see RESOLVE). */

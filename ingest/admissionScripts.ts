@@ -66,7 +66,7 @@ end
  *   6 account Sandbox usage key, 7 workspace usage key, 8 window keys (`,`), 9 window costs (`,`),
  *   10 bucket, 11 de-duplication hash, 12 de-duplication value, 13 new eventIds (`,`).
  * The batch is also a member of the pending set (KEYS of the scripts below), scored by its
- * deadline, until COMMIT, RELEASE or RESOLVE settles it.
+ * deadline, until COMMIT or RESOLVE settles it.
  */
 const RECORD_FUNCTIONS = `
 local function split(text, sep)
@@ -276,25 +276,6 @@ return {1, table.concat(flags), bucket, current}
 `);
 
 /**
- * RELEASE: undoes the admission of a batch whose rows were certainly not written, so the
- * client's retry with the same eventIds is admitted again and nothing is counted twice (see
- * `release` in RECORD_FUNCTIONS). A batch already settled is left alone.
- *
- *   KEYS[1] the pending set; ARGV[1] the batch id. Replies the number of eventIds released.
- */
-export const RELEASE = new LuaScript(RECORD_FUNCTIONS + `
-local batch = ARGV[1]
-local r = load_record(batch)
-if not r or redis.call('EXISTS', 'dc:' .. batch) == 1 then
-  redis.call('ZREM', KEYS[1], batch)
-  return 0
-end
-local released = release(r, {}, false)
-forget(KEYS[1], batch)
-return released
-`);
-
-/**
  * COMMIT: after batches' rows are in ClickHouse, marks each batch's eventIds committed
  * (`dc:<batch id>`) and enqueues its analysis job, then settles its admission record: one call
  * for all the batches whose commits were asked for together (those of one insert, see
@@ -329,7 +310,8 @@ return table.concat(added)
  * RESOLVE: settles a batch whose outcome its process never reported (it died, lost Redis's
  * answer, or its insert timed out), from what ClickHouse holds of it. The eventIds found there
  * stay counted and are marked committed, with an analysis job for them; the others are
- * released. When none was found the batch is released whole (as RELEASE does). A batch marked
+ * released. When none was found the batch is released whole: its window costs too, so that is
+ * also how a batch whose rows were certainly not written is undone (Admission.release). A batch marked
  * committed whose job was never added (its COMMIT's XADD failed and its process died) gets
  * the job. A batch already settled is left alone.
  *

@@ -67,7 +67,7 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
     });
     if (stopping) {
       finished = true;
-      writeResponse(res, fixedJson(503, '{"error":"service_unavailable"}', { 'retry-after': '1' }), true, head);
+      writeResponse(res, fixedJson(503, '{"error":"service_unavailable"}'), true, head);
       return;
     }
     if (declaredLength > MAX_BODY_BYTES) {

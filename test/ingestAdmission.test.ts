@@ -10,7 +10,7 @@ import { IngestKeys } from '../ingest/keys.js';
 import { dedupEntry, dedupPeriod } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids:
-// the in-flight / committed / abandoned states of an eventId, RELEASE, the epoch check and
+// the in-flight / committed / abandoned states of an eventId, release, the epoch check and
 // the script cache fallback.
 
 let redis: Redis;
@@ -152,7 +152,7 @@ describe('expiries', () => {
   });
 });
 
-describe('RELEASE', () => {
+describe('release', () => {
   it('undoes exactly what the admission counted and frees its eventIds', async () => {
     const admission = new Admission(redis, config);
     const cred = credential();
