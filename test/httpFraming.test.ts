@@ -50,6 +50,17 @@ function expectAnswer(exchange: RawExchange, status: number, code: string, head 
   expect(exchange.rest.length).toBe(0);
 }
 
+/** A JSON POST to `path` with the given header lines and body, framed as written. */
+const post = (path: string, headers: string, body: string) => `POST ${path} HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
+
+/** Framing both planes refuse: a non-numeric or negative length, a length beside chunking, a broken chunk size. */
+const badFraming = (path: string) => [
+  post(path, 'Content-Length: abc\r\n', '{}'),
+  post(path, 'Content-Length: -1\r\n', '{}'),
+  post(path, 'Content-Length: 2\r\nTransfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\n\r\n'),
+  post(path, 'Transfer-Encoding: chunked\r\n', 'zz\r\n{}\r\n0\r\n\r\n'),
+];
+
 const bigHeader = (method: string) => `${method} /healthz HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`;
 
 describe('management plane: what the framework and Node answer themselves', () => {
@@ -78,14 +89,10 @@ describe('management plane: what the framework and Node answer themselves', () =
   });
 
   it('answers malformed framing with 400 invalid_request', async () => {
-    const post = (headers: string, body: string) => `POST /auth/login HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
     const malformed = [
-      post('Content-Length: abc\r\n', '{}'),
-      post('Content-Length: -1\r\n', '{}'),
-      post('Content-Length: 2\r\nContent-Length: 3\r\n', '{}'),
-      post('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\n\r\n'),
-      post('Transfer-Encoding: chunked\r\n', 'zz\r\n{}\r\n0\r\n\r\n'),
-      post('Transfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\nX\0: y\r\n\r\n'),
+      ...badFraming('/auth/login'),
+      post('/auth/login', 'Content-Length: 2\r\nContent-Length: 3\r\n', '{}'),
+      post('/auth/login', 'Transfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\nX\0: y\r\n\r\n'),
       `FOO /healthz HTTP/1.1\r\n${HOST}\r\n`,
       `GET /healthz HTTP/9.9\r\n${HOST}\r\n`,
       `GET /heal\0thz HTTP/1.1\r\n${HOST}\r\n`,
@@ -199,14 +206,10 @@ describe('ingest edge: what uWebSockets.js does with malformed requests', () => 
   });
 
   it('closes the connection without an answer on malformed framing', async () => {
-    const post = (headers: string, body: string) => `POST /ingest HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
     const malformed = [
-      post('Content-Length: abc\r\n', '{}'),
-      post('Content-Length: -1\r\n', '{}'),
-      post('Content-Length: 0x2\r\n', '{}'),
-      post('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\n\r\n'),
-      post('Transfer-Encoding: chunked\r\n', 'zz\r\n{}\r\n0\r\n\r\n'),
-      post('Transfer-Encoding: gzip\r\n', '{}'),
+      ...badFraming('/ingest'),
+      post('/ingest', 'Content-Length: 0x2\r\n', '{}'),
+      post('/ingest', 'Transfer-Encoding: gzip\r\n', '{}'),
       `FOO /healthz HTTP/1.1\r\n${HOST}\r\n`,
       `PROPFIND /healthz HTTP/1.1\r\n${HOST}\r\n`,
       `get /healthz HTTP/1.1\r\n${HOST}\r\n`,
