@@ -1,18 +1,26 @@
+import { createClickHouse } from '../shared/clickhouse/client.js';
+import { createClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
 import { startAnalyzerHealth } from './server.js';
+import { Analyzer } from './service.js';
 
-// The analysis consumer (Piscina workers reading the Redis stream) arrives with the analyzer
-// issue; until then the process starts, reports health and leaves queued work waiting.
 const config = loadConfigOrExit();
-const pool = createPool(config.databaseUrl, 4);
+const pool = createPool(config.databaseUrl, 4 + config.analyzer.concurrency);
 const redis = await connectRedis(config.redisUrl);
-const server = await startAnalyzerHealth({ pool, redis, metrics: createMetricsRegistry('analyzer') }, config.analyzer.host, config.analyzer.port);
+const clickhouse = createClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
+const metrics = createMetricsRegistry('analyzer');
+const clock = createClock(config.enableTestClock, redis);
+const analyzer = new Analyzer({ config: config.analyzer, pool, redis, clickhouse, clock, metrics });
+await analyzer.start();
+const server = await startAnalyzerHealth({ pool, redis, clickhouse, metrics }, config.analyzer.host, config.analyzer.port);
 process.stdout.write(`analyzer listening on ${config.analyzer.host}:${config.analyzer.port}\n`);
 onShutdown(async () => {
   server.close();
+  await analyzer.stop();
   await pool.end();
+  await clickhouse.close();
   redis.disconnect();
 });

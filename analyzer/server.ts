@@ -2,10 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type pg from 'pg';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
+import type { ClickHouseClient } from '@clickhouse/client';
 
 export interface AnalyzerHealthDeps {
   pool: pg.Pool;
   redis: Redis;
+  clickhouse: ClickHouseClient;
   metrics: Registry;
 }
 
@@ -18,9 +20,11 @@ export function startAnalyzerHealth(deps: AnalyzerHealthDeps, host: string, port
     if (request.method !== 'GET') return send(404, '{"error":"not_found"}');
     if (request.url === '/healthz') return send(200, '{"status":"ok"}');
     if (request.url === '/readyz') {
-      Promise.allSettled([deps.pool.query('SELECT 1'), deps.redis.ping()]).then(([pg, redis]) => {
-        const ready = pg.status === 'fulfilled' && redis.status === 'fulfilled';
-        send(ready ? 200 : 503, JSON.stringify({ status: ready ? 'ready' : 'unavailable', postgres: pg.status === 'fulfilled', redis: redis.status === 'fulfilled' }));
+      Promise.allSettled([deps.pool.query('SELECT 1'), deps.redis.ping(), deps.clickhouse.ping().then((r) => { if (!r.success) throw r.error; })]).then(([pg, redis, clickhouse]) => {
+        const ready = pg.status === 'fulfilled' && redis.status === 'fulfilled' && clickhouse.status === 'fulfilled';
+        send(ready ? 200 : 503, JSON.stringify({
+          status: ready ? 'ready' : 'unavailable', postgres: pg.status === 'fulfilled', redis: redis.status === 'fulfilled', clickhouse: clickhouse.status === 'fulfilled',
+        }));
       });
       return;
     }

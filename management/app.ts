@@ -1,8 +1,9 @@
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
+import { createClickHouse } from '../shared/clickhouse/client.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
-import type { Deps } from './deps.js';
+import type { AppDeps, Deps } from './deps.js';
 import { HTTP_LAYER_OPTIONS, registerClientErrors } from './plugins/clientErrors.js';
 import { registerErrorHandler } from './plugins/errorHandler.js';
 import { registerHealth } from './plugins/health.js';
@@ -13,8 +14,11 @@ import connectionsRoutes from './connections/index.js';
 import contractsRoutes from './contracts/index.js';
 import credentialsRoutes from './credentials/index.js';
 import environmentsRoutes from './environments/index.js';
+import incidentsRoutes from './incidents/index.js';
 import integrationsRoutes from './integrations/index.js';
+import observationsRoutes from './observations/index.js';
 import sessionRoutes from './session/index.js';
+import usageRoutes from './usage/index.js';
 import workspacesRoutes from './workspaces/index.js';
 
 /** 01 Conventions: a body over 1 MiB returns 413 `request_too_large`. */
@@ -34,7 +38,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
     ...HTTP_LAYER_OPTIONS,
   });
-  app.decorate('deps', deps);
+  // Observation reads need ClickHouse: a caller that passes no client gets the app's own,
+  // closed with the app (its one release point).
+  const clickhouse = deps.clickhouse ?? createClickHouse(deps.config.clickhouseUrl, deps.config.clickhouseDatabase);
+  if (!deps.clickhouse) app.addHook('onClose', async () => clickhouse.close());
+  const appDeps: AppDeps = { ...deps, clickhouse };
+  app.decorate('deps', appDeps);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
   registerClientErrors(app);
@@ -52,5 +61,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(connectionsRoutes);
   await app.register(credentialsRoutes);
   await app.register(contractsRoutes);
+  await app.register(observationsRoutes);
+  await app.register(usageRoutes);
+  await app.register(incidentsRoutes);
   return app;
 }

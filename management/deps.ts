@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
+import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 
 /**
  * Test seams for races the spec names (authority lost between the writes and the commit).
@@ -18,11 +19,20 @@ export interface Deps {
   pool: pg.Pool;
   redis: Redis;
   clock: Clock;
+  /**
+   * The observations store (observation reads, analytics). Optional for callers that never read
+   * it (operator CLI); buildApp opens one from the config when none is given and closes it with
+   * the app.
+   */
+  clickhouse?: ClickHouseClient;
   hooks?: TestHooks;
 }
 
+/** The deps routes see (`app.deps`): buildApp has filled in the ClickHouse client. */
+export type AppDeps = Deps & { clickhouse: ClickHouseClient };
+
 declare module 'fastify' {
   interface FastifyInstance {
-    deps: Deps;
+    deps: AppDeps;
   }
 }

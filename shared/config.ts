@@ -15,7 +15,7 @@ export interface Config {
   clickhouseDatabase: string;
   ingest: IngestEdgeConfig;
   management: { host: string; port: number };
-  analyzer: { host: string; port: number };
+  analyzer: AnalyzerConfig;
   dataDir: string;
   secretEncryptionKey: Buffer;
   enableTestClock: boolean;
@@ -62,6 +62,26 @@ export interface IngestEdgeConfig {
    * (ingest/sharedSlots.ts); 0: none. Reserved at start, resident as they are first used.
    */
   sharedSlots: number;
+}
+
+/** The analyzer's address and tuning (README lists the variables). */
+export interface AnalyzerConfig {
+  host: string;
+  port: number;
+  /** Piscina threads comparing shapes the memo does not hold; 0: the main thread compares. */
+  workerThreads: number;
+  /** Stream entries read (and committed in one transaction) per round. */
+  batchJobs: number;
+  /** Rounds in flight at once per process. */
+  concurrency: number;
+  /** An entry another consumer has not acknowledged for this long is claimed (XAUTOCLAIM). */
+  claimIdleMs: number;
+  /** Memoised (version, operation, shape) comparison results kept per process. */
+  memoEntries: number;
+  /** How long a committed batch's marker is kept against a redelivery of its entry. */
+  batchMarkerRetentionSeconds: number;
+  /** How often the outbox is polled for reanalysis jobs. */
+  reanalysisPollMs: number;
 }
 
 export interface IngestLimits {
@@ -162,7 +182,17 @@ export function loadConfig(env: Env = process.env): Config {
       sharedSlots: int(env, 'INGEST_SHARED_SLOTS', 2048, 0, 65_536),
     },
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
-    analyzer: { host: host('ANALYZER_HOST'), port: int(env, 'ANALYZER_PORT', 8082, 0, 65535) },
+    analyzer: {
+      host: host('ANALYZER_HOST'),
+      port: int(env, 'ANALYZER_PORT', 8082, 0, 65535),
+      workerThreads: int(env, 'ANALYZER_WORKER_THREADS', Math.min(availableParallelism(), 4), 0, 64),
+      batchJobs: int(env, 'ANALYZER_BATCH_JOBS', 500, 1, 10_000),
+      concurrency: int(env, 'ANALYZER_CONCURRENCY', 2, 1, 64),
+      claimIdleMs: int(env, 'ANALYZER_CLAIM_IDLE_MS', 30_000, 100, 3_600_000),
+      memoEntries: int(env, 'ANALYZER_MEMO_ENTRIES', 100_000, 0, 10_000_000),
+      batchMarkerRetentionSeconds: int(env, 'ANALYZER_BATCH_MARKER_RETENTION_SECONDS', 24 * 3600, 60),
+      reanalysisPollMs: int(env, 'ANALYZER_REANALYSIS_POLL_MS', 500, 10, 60_000),
+    },
     dataDir,
     secretEncryptionKey: encryptionKey(env, dataDir),
     enableTestClock: bool(env, 'ENABLE_TEST_CLOCK', false),

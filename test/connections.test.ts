@@ -35,6 +35,9 @@ describe('GET /v1/connections/{connectionId}', () => {
       revision: row.rows[0].revision,
       credentialStatus: 'active',
       activeContractVersionId: null,
+      latestObservationAt: null,
+      openIncidentCount: 0,
+      observationState: 'waiting_for_observation',
     });
     const token = created.collectorConfiguration.ingestToken;
     for (const secret of [token, sha256Hex(token), 'svc_ing_', created.collectorConfiguration.integrationKey]) expect(res.body).not.toContain(secret);

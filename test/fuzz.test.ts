@@ -7,6 +7,7 @@ import { buildApp } from '../management/app.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { createIntegration } from './helpers/integrations.js';
+import { newId } from '../shared/ids.js';
 import { malformedRequests } from './helpers/malformedHttp.js';
 import { catalogueViolation, sendRaw } from './helpers/rawHttp.js';
 
@@ -21,6 +22,11 @@ let owner: BootstrapResult;
 let stranger: BootstrapResult;
 const realIds: string[] = [];
 const routes: { method: string; url: string }[] = [];
+/** The owner's incidents (sandbox), its connection, and signed cursors of its lists, for the incident fuzz. */
+const incidentIds: string[] = [];
+const incidentCursors: string[] = [];
+let incidentConnectionId: string;
+let incidentReaderlessKey: string;
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -37,6 +43,32 @@ beforeAll(async () => {
   stranger = await bootstrapWorkspace(ctx);
   const created = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox' });
   realIds.push(created.integration.id, created.integration.connectionId, created.operationId, created.integration.environmentId);
+  // Incidents are written by the analyzer; two rows in SQL give the incident routes real ids and a real cursor.
+  for (const [i, status] of (['open', 'resolved'] as const).entries()) {
+    const incidentId = newId('inc_');
+    await ctx.deps.pool.query(
+      `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status, resolution_state,
+                              summary, affected_records, observation_ids, first_observed_at, last_observed_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'sandbox', $6, 'schema-drift', $7, 'active', 'drift', 1, '{evt_1}', now(), now(), now(), now())`,
+      [incidentId, created.integration.connectionId, owner.workspace.id, created.integration.id, created.integration.environmentId, `GET /v1/orders/${i}:response:200`, status],
+    );
+    await ctx.deps.pool.query(
+      `INSERT INTO incident_findings (incident_id, kind, path, expected, observed, forbidden, observation_count, first_observed_at, last_observed_at)
+       VALUES ($1, 'undeclared_field', '/x', 'no property x', 'string', true, 1, now(), now())`,
+      [incidentId],
+    );
+    realIds.push(incidentId);
+    incidentIds.push(incidentId);
+  }
+  incidentConnectionId = created.integration.connectionId;
+  const page = await ctx.app.inject({
+    method: 'GET',
+    url: `/v1/incidents?integrationId=${incidentConnectionId}&mode=sandbox&limit=1`,
+    headers: { authorization: `Bearer ${owner.apiKey.key}` },
+  });
+  const cursor = page.json().nextCursor as string;
+  incidentCursors.push(cursor, cursor.slice(0, -1) + (cursor.endsWith('A') ? 'B' : 'A'));
+  incidentReaderlessKey = (await bootstrapWorkspace(ctx, { email: owner.user.email, scopes: ['integrations:read', 'observations:read'] })).apiKey.key;
 });
 afterAll(async () => { await ctx.close(); });
 
@@ -53,6 +85,13 @@ function idCandidates(): fc.Arbitrary<string> {
 function fillParams(url: string, values: string[]): string {
   let i = 0;
   return url.replace(/:[A-Za-z]+/g, () => values[i++ % values.length] || 'x');
+}
+
+function queryValues(): fc.Arbitrary<string> {
+  return fc.oneof(
+    fc.string({ maxLength: 20 }),
+    fc.constantFrom('sandbox', 'live', 'open', 'resolved', 'canonical', '1', '100', '101', ...realIds, ...incidentCursors),
+  );
 }
 
 const bodies = fc.oneof(
@@ -77,7 +116,7 @@ describe('fuzz: every management route', () => {
         fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'session' | 'strangerSession'>('none', 'key', 'strangerKey', 'garbage', 'session', 'strangerSession'),
         fc.option(fc.string({ maxLength: 140 }), { nil: undefined }),
         fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', undefined),
-        fc.option(fc.dictionary(fc.constantFrom('limit', 'cursor', 'view', 'environmentId', 'x'), fc.string({ maxLength: 20 })), { nil: undefined }),
+        fc.option(fc.dictionary(fc.constantFrom('limit', 'cursor', 'view', 'environmentId', 'integrationId', 'mode', 'status', 'x'), queryValues()), { nil: undefined }),
         async (route, ids, body, auth, idempotencyKey, contentType, query) => {
           const headers: Record<string, string> = {};
           if (auth === 'key') headers.authorization = `Bearer ${owner.apiKey.key}`;
@@ -101,6 +140,68 @@ describe('fuzz: every management route', () => {
         },
       ),
       { numRuns: 2500 },
+    );
+  });
+});
+
+// The incident reads answer only the codes documented for them (03 CLI API errors, 00-decisions
+// §5, docs/decisions.md "Incident reads"), plus the conventions' invalid_request.
+const INCIDENT_ROUTE_CODES = new Map<string, string[]>([
+  ['/v1/incidents', ['unauthenticated', 'insufficient_scope', 'connection_required', 'invalid_incident_query', 'invalid_incident_cursor', 'connection_not_found', 'invalid_request']],
+  ['/v1/incidents/:incidentId', ['unauthenticated', 'insufficient_scope', 'invalid_incident_query', 'incident_not_found', 'invalid_request']],
+]);
+
+describe('fuzz: incident reads', () => {
+  it('registers both incident routes', () => {
+    for (const url of INCIDENT_ROUTE_CODES.keys()) expect(routes).toContainEqual({ method: 'GET', url });
+  });
+
+  it('answers random queries, ids and keys only with the documented codes, and 200s uncached', async () => {
+    // Mostly well-formed members, so that answers past validation (404s, cursor errors, 200s) are reached too.
+    const member = (real: fc.Arbitrary<string>, freq = 4) => fc.option(fc.oneof({ weight: 4, arbitrary: real }, { weight: 1, arbitrary: queryValues() }), { nil: undefined, freq });
+    const queries = fc.record({
+      integrationId: member(fc.constantFrom(incidentConnectionId, realIds[0], 'int_00000000000000000000000000')),
+      mode: member(fc.constantFrom('sandbox', 'sandbox', 'live')),
+      status: member(fc.constantFrom('open', 'resolved'), 2),
+      limit: member(fc.constantFrom('1', '25', '100'), 2),
+      cursor: member(fc.constantFrom(...incidentCursors), 2),
+      x: fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: queryValues() }),
+    }).map((query) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string>);
+    const ids = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...incidentIds) }, { weight: 2, arbitrary: idCandidates() });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...INCIDENT_ROUTE_CODES.keys()),
+        ids.map((id) => [id]),
+        queries,
+        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'noScope'>('none', 'key', 'key', 'key', 'strangerKey', 'garbage', 'noScope'),
+        fc.nat(7).map((n) => n === 0),
+        async (url, ids, listQuery, auth, listMembersOnDetail) => {
+          // The detail takes `mode` only; list members reach it now and then.
+          const query = url === '/v1/incidents' || listMembersOnDetail ? listQuery
+            : Object.fromEntries(Object.entries(listQuery).filter(([name]) => name === 'mode' || name === 'x'));
+          // A dot segment (`..`, `%2e`) is resolved away by URL normalisation: that request names another route.
+          fc.pre(!ids.some((id) => /^(\.|%2e){1,2}$/i.test(id)));
+          const headers: Record<string, string> = {};
+          if (auth === 'key') headers.authorization = `Bearer ${owner.apiKey.key}`;
+          if (auth === 'strangerKey') headers.authorization = `Bearer ${stranger.apiKey.key}`;
+          if (auth === 'garbage') headers.authorization = 'Bearer svc_api_garbage';
+          if (auth === 'noScope') headers.authorization = `Bearer ${incidentReaderlessKey}`;
+          const search = Object.keys(query).length > 0 ? '?' + new URLSearchParams(query).toString() : '';
+          const res = await ctx.app.inject({ method: 'GET', url: fillParams(url, ids) + search, headers });
+          const label = `GET ${fillParams(url, ids) + search} → ${res.statusCode} ${res.body}`;
+          expect(res.statusCode, label).toBeLessThan(500);
+          if (res.statusCode >= 400) {
+            const code = res.json().error as string;
+            expect(INCIDENT_ROUTE_CODES.get(url), label).toContain(code);
+            expect((ERROR_CATALOGUE as Record<string, { status: number }>)[code].status, label).toBe(res.statusCode);
+          } else {
+            expect(res.statusCode, label).toBe(200);
+            expect(res.headers['cache-control'], label).toBe('no-store');
+            expect(Object.keys(res.json()).sort(), label).toEqual(url === '/v1/incidents' ? ['items', 'mode', 'nextCursor'] : ['incident']);
+          }
+        },
+      ),
+      { numRuns: 1500 },
     );
   });
 });

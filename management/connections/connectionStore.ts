@@ -50,33 +50,23 @@ interface ConnectionRow {
   protocol: Protocol;
 }
 
-const FIND_CONNECTION = `
-  SELECT c.id, c.integration_id, c.workspace_id, c.environment_id, c.mode, c.connection_key, c.revision,
+const CONNECTION_COLUMNS = `
+         c.id, c.integration_id, c.workspace_id, c.environment_id, c.mode, c.connection_key, c.revision,
          c.credential_status, c.credential_epoch, c.active_contract_version_id,
          COALESCE(c.deleted_at, i.deleted_at) AS deleted_at, e.category AS environment_category, e.mode AS environment_mode,
-         i.name, i.provider, i.direction, i.protocol
+         i.name, i.provider, i.direction, i.protocol`;
+
+const CONNECTION_BY_ID = `
     FROM connections c
     JOIN integrations i ON i.id = c.integration_id
     JOIN environments e ON e.id = c.environment_id
    WHERE c.id = $1 AND c.workspace_id = $2`;
 
-/**
- * The workspace's connection by exact `int_` id, or null. Another workspace's connection is
- * indistinguishable from a missing one (01: foreign ids answer 404). Deleted connections (or
- * connections of a deleted Integration) are null unless `includeDeleted` (receipt reads).
- * `forUpdate` takes the connection row lock that serialises configuration and credential changes.
- */
-export async function findConnectionForWorkspace(
-  db: Queryable,
-  workspaceId: string,
-  connectionId: string,
-  options: { forUpdate?: boolean; includeDeleted?: boolean } = {},
-): Promise<ConnectionRecord | null> {
-  const live = options.includeDeleted ? '' : ' AND c.deleted_at IS NULL AND i.deleted_at IS NULL';
-  const lock = options.forUpdate ? ' FOR UPDATE OF c' : '';
-  const { rows } = await db.query<ConnectionRow>(FIND_CONNECTION + live + lock, [connectionId, workspaceId]);
-  const row = rows[0];
-  if (!row) return null;
+const LIVE_ONLY = ' AND c.deleted_at IS NULL AND i.deleted_at IS NULL';
+
+const FIND_CONNECTION = `SELECT ${CONNECTION_COLUMNS}${CONNECTION_BY_ID}`;
+
+function recordOf(row: ConnectionRow): ConnectionRecord {
   return {
     id: row.id,
     integrationId: row.integration_id,
@@ -96,6 +86,57 @@ export async function findConnectionForWorkspace(
     direction: row.direction,
     protocol: row.protocol,
   };
+}
+
+/**
+ * The workspace's connection by exact `int_` id, or null. Another workspace's connection is
+ * indistinguishable from a missing one (01: foreign ids answer 404). Deleted connections (or
+ * connections of a deleted Integration) are null unless `includeDeleted` (receipt reads).
+ * `forUpdate` takes the connection row lock that serialises configuration and credential changes.
+ */
+export async function findConnectionForWorkspace(
+  db: Queryable,
+  workspaceId: string,
+  connectionId: string,
+  options: { forUpdate?: boolean; includeDeleted?: boolean } = {},
+): Promise<ConnectionRecord | null> {
+  const live = options.includeDeleted ? '' : LIVE_ONLY;
+  const lock = options.forUpdate ? ' FOR UPDATE OF c' : '';
+  const { rows } = await db.query<ConnectionRow>(FIND_CONNECTION + live + lock, [connectionId, workspaceId]);
+  return rows[0] ? recordOf(rows[0]) : null;
+}
+
+/**
+ * The observation evidence the analyzer keeps on a connection row, exactly as the inventory's
+ * connection slot reads it (01 Connection slot: `latestObservationAt`, `openIncidentCount`).
+ */
+export interface ConnectionEvidence {
+  latestObservationAt: Date | null;
+  openIncidentCount: number;
+}
+
+interface EvidenceRow extends ConnectionRow {
+  latest_observation_at: Date | null;
+  open_incident_count: number;
+}
+
+/**
+ * The workspace's live connection with its observation evidence, read in one statement so the
+ * single read and its evidence agree (GET /v1/connections/{connectionId}); null as
+ * `findConnectionForWorkspace` answers null.
+ */
+export async function findConnectionWithEvidence(
+  db: Queryable,
+  workspaceId: string,
+  connectionId: string,
+): Promise<(ConnectionRecord & ConnectionEvidence) | null> {
+  const { rows } = await db.query<EvidenceRow>(
+    `SELECT ${CONNECTION_COLUMNS}, c.latest_observation_at, c.open_incident_count${CONNECTION_BY_ID}${LIVE_ONLY}`,
+    [connectionId, workspaceId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return { ...recordOf(row), latestObservationAt: row.latest_observation_at, openIncidentCount: row.open_incident_count };
 }
 
 /**

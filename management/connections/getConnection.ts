@@ -2,12 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
-import { findConnectionForWorkspace } from './connectionStore.js';
+import { observationStateOf, type ObservationState } from '../integrations/integrationStore.js';
+import { findConnectionWithEvidence } from './connectionStore.js';
 
-/** 01 Connection (single read): no token, token hash or key material can be serialised. */
+const OBSERVATION_STATES: readonly ObservationState[] = ['waiting_for_observation', 'observed', 'incident_open'];
+
+/**
+ * 01 Connection (single read): no token, token hash or key material can be serialised. Beside
+ * the fields 01 lists, the read carries the evidence of the inventory's connection slot
+ * (`latestObservationAt`, `openIncidentCount`, `observationState`), derived by the same function,
+ * so the two reads of one connection agree (docs/decisions.md).
+ */
 const connectionSchema = {
   type: 'object',
-  required: ['id', 'workspaceIntegrationId', 'name', 'provider', 'direction', 'protocol', 'environment', 'revision', 'credentialStatus', 'activeContractVersionId'],
+  required: ['id', 'workspaceIntegrationId', 'name', 'provider', 'direction', 'protocol', 'environment', 'revision', 'credentialStatus', 'activeContractVersionId',
+    'latestObservationAt', 'openIncidentCount', 'observationState'],
   properties: {
     id: { type: 'string' },
     workspaceIntegrationId: { type: 'string' },
@@ -23,6 +32,9 @@ const connectionSchema = {
     revision: { type: 'string' },
     credentialStatus: { type: 'string' },
     activeContractVersionId: { type: ['string', 'null'] },
+    latestObservationAt: { type: ['string', 'null'] },
+    openIncidentCount: { type: 'integer' },
+    observationState: { type: 'string', enum: OBSERVATION_STATES },
   },
 } as const;
 
@@ -43,7 +55,7 @@ export default async function getConnectionRoute(app: FastifyInstance): Promise<
   }, async (request, reply) => {
     const { connectionId } = request.params;
     if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
-    const connection = await findConnectionForWorkspace(app.deps.pool, principalOf(request).workspaceId, connectionId);
+    const connection = await findConnectionWithEvidence(app.deps.pool, principalOf(request).workspaceId, connectionId);
     if (!connection) throw new AppError('connection_not_found');
     return reply.header('Cache-Control', 'no-store').send({
       id: connection.id,
@@ -56,6 +68,9 @@ export default async function getConnectionRoute(app: FastifyInstance): Promise<
       revision: connection.revision,
       credentialStatus: connection.credentialStatus,
       activeContractVersionId: connection.activeContractVersionId,
+      latestObservationAt: connection.latestObservationAt ? connection.latestObservationAt.toISOString() : null,
+      openIncidentCount: connection.openIncidentCount,
+      observationState: observationStateOf(connection.openIncidentCount, connection.latestObservationAt),
     });
   });
 }

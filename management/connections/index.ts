@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import getConnectionRoute from './getConnection.js';
+import getConnectionAnalyticsRoute from './getConnectionAnalytics.js';
 
 /** Registers the connection routes. */
 export default async function connectionsRoutes(app: FastifyInstance): Promise<void> {
   await app.register(getConnectionRoute);
+  await app.register(getConnectionAnalyticsRoute);
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import activateContractRoute from './activateContract.js';
 import getContractRoute from './getContract.js';
 import listContractsRoute from './listContracts.js';
+import getContractImpactRoute from './getContractImpact.js';
 import registerContractRoute from './registerContract.js';
 import retiredContractWriterRoute from './retiredContractWriter.js';
 
@@ -10,6 +11,7 @@ export default async function contractsRoutes(app: FastifyInstance): Promise<voi
   await app.register(registerContractRoute);
   await app.register(listContractsRoute);
   await app.register(getContractRoute);
+  await app.register(getContractImpactRoute);
   await app.register(activateContractRoute);
   await app.register(retiredContractWriterRoute);
 }

@@ -186,6 +186,10 @@ export const ERROR_CATALOGUE = {
   invalid_verification_token: e(400),
   invalid_api_key_request: e(400),
   api_key_not_found: e(404),
+
+  // 00-decisions §5 observation reads: an eventId absent from the selected connection
+  // (docs/decisions.md; `not_found` stays the unknown-route answer)
+  observation_not_found: e(404),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

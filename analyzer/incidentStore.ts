@@ -1,0 +1,183 @@
+import type pg from 'pg';
+import { newId } from '../shared/ids.js';
+import { incidentSummary, type IncidentAggregate, type IncidentKind } from '../shared/analysis/incidentAggregate.js';
+import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
+import type { OpenIncidentRef } from '../shared/analysis/reanalysisPlan.js';
+import type { Finding } from '../shared/analysis/types.js';
+
+/**
+ * The analyzer's PostgreSQL writes. Every function runs inside the caller's transaction, after
+ * the caller locked the connections concerned (AnalyzedConnection rows, FOR UPDATE, in id
+ * order), so two analyzers never race on one connection's incidents. Statements grow with the
+ * incidents touched, never with the observations.
+ */
+
+export interface AnalysedConnection {
+  id: string;
+  workspaceId: string;
+  integrationId: string;
+  environmentId: string;
+  mode: string;
+  activeContractVersionId: string | null;
+  reanalysedThroughMs: number;
+}
+
+/** Locks live connections in id order; deleted ones are left out (their observations are not analysed). */
+export async function lockConnections(db: pg.PoolClient, ids: readonly string[]): Promise<Map<string, AnalysedConnection>> {
+  const { rows } = await db.query<{
+    id: string; workspace_id: string; integration_id: string; environment_id: string; mode: string;
+    active_contract_version_id: string | null; reanalysed_through_ms: string;
+  }>(
+    `SELECT id, workspace_id, integration_id, environment_id, mode, active_contract_version_id, reanalysed_through_ms
+       FROM connections WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
+    [[...new Set(ids)]],
+  );
+  return new Map(rows.map((row) => [row.id, {
+    id: row.id, workspaceId: row.workspace_id, integrationId: row.integration_id, environmentId: row.environment_id, mode: row.mode,
+    activeContractVersionId: row.active_contract_version_id, reanalysedThroughMs: Number(row.reanalysed_through_ms),
+  }]));
+}
+
+/**
+ * Claims the batches for analysis: returns those no earlier delivery committed (see
+ * analysed_batches in the incidents migration). Waits on a batch another analyzer is committing.
+ */
+export async function claimBatches(db: pg.PoolClient, batchIds: readonly string[], now: Date): Promise<Set<string>> {
+  if (batchIds.length === 0) return new Set();
+  const { rows } = await db.query<{ batch_id: string }>(
+    `INSERT INTO analysed_batches (batch_id, analysed_at) SELECT b, $2 FROM unnest($1::text[]) AS b ORDER BY b
+       ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id`,
+    [[...new Set(batchIds)], now],
+  );
+  return new Set(rows.map((row) => row.batch_id));
+}
+
+const at = (ms: number) => new Date(ms);
+
+async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: IncidentAggregate, replace: boolean): Promise<void> {
+  if (replace) await db.query('DELETE FROM incident_findings WHERE incident_id = $1', [incidentId]);
+  const findings = [...aggregate.findings.values()];
+  if (findings.length === 0) return;
+  await db.query(
+    `INSERT INTO incident_findings (incident_id, kind, path, expected, observed, forbidden, observation_count, first_observed_at, last_observed_at)
+     SELECT $1, f.kind, f.path, f.expected, f.observed, f.forbidden, f.n, f.first_at, f.last_at
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
+         AS f (kind, path, expected, observed, forbidden, n, first_at, last_at)
+     ON CONFLICT (incident_id, kind, path) DO UPDATE SET
+       observation_count = incident_findings.observation_count + EXCLUDED.observation_count,
+       first_observed_at = LEAST(incident_findings.first_observed_at, EXCLUDED.first_observed_at),
+       expected = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.expected ELSE incident_findings.expected END,
+       observed = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.observed ELSE incident_findings.observed END,
+       forbidden = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.forbidden ELSE incident_findings.forbidden END,
+       last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)`,
+    [
+      incidentId,
+      findings.map((f) => f.finding.kind), findings.map((f) => f.finding.path), findings.map((f) => f.finding.expected),
+      findings.map((f) => f.finding.observed), findings.map((f) => f.finding.forbidden ?? null),
+      findings.map((f) => f.count), findings.map((f) => at(f.firstMs)), findings.map((f) => at(f.lastMs)),
+    ],
+  );
+}
+
+async function refreshSummary(db: pg.PoolClient, incidentId: string, kind: IncidentKind, operationKey: string): Promise<void> {
+  const { rows } = await db.query<Finding & { affected: string }>(
+    `SELECT f.kind, f.path, f.expected, f.observed, i.affected_records AS affected
+       FROM incidents i LEFT JOIN incident_findings f ON f.incident_id = i.id WHERE i.id = $1`,
+    [incidentId],
+  );
+  const findings = rows.filter((row) => row.kind !== null);
+  await db.query('UPDATE incidents SET summary = $2 WHERE id = $1', [incidentId, incidentSummary(kind, operationKey, findings, Number(rows[0]?.affected ?? 0))]);
+}
+
+async function insertIncident(db: pg.PoolClient, connection: AnalysedConnection, aggregate: IncidentAggregate, now: Date): Promise<string> {
+  const id = newId('inc_');
+  await db.query(
+    `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status,
+        resolution_state, contract_version_id, summary, affected_records, observation_ids, evidence_truncated,
+        first_observed_at, last_observed_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', 'active', $9, '', $10, $11, $12, $13, $14, $15, $15)`,
+    [
+      id, connection.id, connection.workspaceId, connection.integrationId, connection.environmentId, connection.mode,
+      aggregate.operationKey, aggregate.kind, aggregate.contractVersionId, aggregate.count, aggregate.eventIds,
+      aggregate.count > aggregate.eventIds.length, at(aggregate.firstMs), at(aggregate.lastMs), now,
+    ],
+  );
+  await upsertFindings(db, id, aggregate, false);
+  await refreshSummary(db, id, aggregate.kind, aggregate.operationKey);
+  return id;
+}
+
+/**
+ * Adds newly analysed observations to the connection's open incident of each aggregate, or
+ * opens one. The batches were claimed in this transaction, so nothing is added twice.
+ */
+export async function addToIncidents(db: pg.PoolClient, connection: AnalysedConnection, aggregates: Iterable<IncidentAggregate>, now: Date): Promise<number> {
+  let opened = 0;
+  const sorted = [...aggregates].sort((a, b) => (a.operationKey < b.operationKey ? -1 : a.operationKey > b.operationKey ? 1 : a.kind < b.kind ? -1 : 1));
+  for (const aggregate of sorted) {
+    const { rows } = await db.query<{ id: string }>(
+      `UPDATE incidents SET
+          affected_records = affected_records + $4,
+          observation_ids = CASE WHEN cardinality(observation_ids) >= ${EVIDENCE_LIMIT} THEN observation_ids
+                                 ELSE (observation_ids || $5::text[])[1:${EVIDENCE_LIMIT}] END,
+          evidence_truncated = affected_records + $4 > LEAST(cardinality(observation_ids) + cardinality($5::text[]), ${EVIDENCE_LIMIT}),
+          first_observed_at = LEAST(first_observed_at, $6), last_observed_at = GREATEST(last_observed_at, $7),
+          contract_version_id = $8, updated_at = $9
+        WHERE connection_id = $1 AND operation_key = $2 AND kind = $3 AND status = 'open'
+        RETURNING id`,
+      [connection.id, aggregate.operationKey, aggregate.kind, aggregate.count, aggregate.eventIds, at(aggregate.firstMs), at(aggregate.lastMs),
+        aggregate.contractVersionId, now],
+    );
+    if (rows.length === 0) {
+      await insertIncident(db, connection, aggregate, now);
+      opened++;
+      continue;
+    }
+    await upsertFindings(db, rows[0].id, aggregate, false);
+    await refreshSummary(db, rows[0].id, aggregate.kind, aggregate.operationKey);
+  }
+  return opened;
+}
+
+/** Replaces an open incident's counts, evidence and findings with reanalysis's recount. */
+export async function recountIncident(db: pg.PoolClient, incident: OpenIncidentRef, aggregate: IncidentAggregate, now: Date): Promise<void> {
+  await db.query(
+    `UPDATE incidents SET affected_records = $2, observation_ids = $3, evidence_truncated = $4, first_observed_at = $5,
+        last_observed_at = $6, contract_version_id = $7, updated_at = $8 WHERE id = $1`,
+    [incident.id, aggregate.count, aggregate.eventIds, aggregate.count > aggregate.eventIds.length, at(aggregate.firstMs), at(aggregate.lastMs),
+      aggregate.contractVersionId, now],
+  );
+  await upsertFindings(db, incident.id, aggregate, true);
+  await refreshSummary(db, incident.id, aggregate.kind, aggregate.operationKey);
+}
+
+/** 00-decisions §5: reanalysis under a newly active contract no longer produces the incident. */
+export async function resolveByContract(db: pg.PoolClient, incidentIds: readonly string[], now: Date): Promise<void> {
+  if (incidentIds.length === 0) return;
+  await db.query(
+    `UPDATE incidents SET status = 'resolved', resolution_state = 'resolved_by_contract', resolved_at = $2, updated_at = $2
+      WHERE id = ANY($1::text[]) AND status = 'open'`,
+    [incidentIds, now],
+  );
+}
+
+/** The connection's open incidents of the kinds shapes produce. */
+export async function openIncidentsOf(db: pg.PoolClient, connectionId: string): Promise<OpenIncidentRef[]> {
+  const { rows } = await db.query<{ id: string; operation_key: string; kind: string; affected_records: string }>(
+    `SELECT id, operation_key, kind, affected_records FROM incidents WHERE connection_id = $1 AND status = 'open' ORDER BY id FOR UPDATE`,
+    [connectionId],
+  );
+  return rows.map((row) => ({ id: row.id, operationKey: row.operation_key, kind: row.kind, affectedRecords: Number(row.affected_records) }));
+}
+
+/** Keeps the connection slot's evidence fields (01 Resources) equal to the incidents and observations. */
+export async function refreshConnectionState(db: pg.PoolClient, connectionId: string, latestObservationMs: number | null): Promise<void> {
+  await db.query(
+    `UPDATE connections SET
+        latest_observation_at = CASE WHEN $2::timestamptz IS NULL THEN latest_observation_at
+                                     ELSE GREATEST(COALESCE(latest_observation_at, $2::timestamptz), $2::timestamptz) END,
+        open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = $1 AND status = 'open')
+      WHERE id = $1`,
+    [connectionId, latestObservationMs === null ? null : at(latestObservationMs)],
+  );
+}

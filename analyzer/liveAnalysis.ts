@@ -1,0 +1,80 @@
+import type pg from 'pg';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Clock } from '../shared/clock.js';
+import { withTransaction } from '../shared/db/transaction.js';
+import { aggregateIncidents, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
+import { groupsOfBatches } from '../shared/analysis/observationGroups.js';
+import type { ComparePool } from './comparePool.js';
+import type { ContractCache, LoadedContract } from './contractCache.js';
+import { addToIncidents, claimBatches, lockConnections, refreshConnectionState } from './incidentStore.js';
+import type { AnalysisJobEntry } from './jobStream.js';
+import type { AnalyzerMetrics } from './metrics.js';
+
+export interface LiveAnalysisDeps {
+  pool: pg.Pool;
+  clickhouse: ClickHouseClient;
+  clock: Clock;
+  contracts: ContractCache;
+  compare: ComparePool;
+  metrics: AnalyzerMetrics;
+}
+
+/**
+ * Analyses the batches of delivered jobs and commits the results in one PostgreSQL transaction:
+ * the connections are locked, the batches claimed (a batch some delivery already committed adds
+ * nothing), their observations read from ClickHouse grouped by shape, compared with each
+ * connection's active contract, and the incidents they touch updated.
+ *
+ * Rule evaluation (document 02, reconciliation) belongs here too: it will read the same groups'
+ * correlation hashes and add `expected-outcome-missing` aggregates beside the shape ones.
+ */
+export async function analyseJobs(deps: LiveAnalysisDeps, jobs: readonly AnalysisJobEntry[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const now = deps.clock.now();
+  let analysed = 0;
+  const aggregatesOut: IncidentAggregate[] = [];
+  let opened = 0;
+  await withTransaction(deps.pool, async (db) => {
+    analysed = 0;
+    aggregatesOut.length = 0;
+    opened = 0;
+    const connections = await lockConnections(db, jobs.map((job) => job.connectionId));
+    const claimed = await claimBatches(db, jobs.map((job) => job.batchId), now);
+    const fresh = jobs.filter((job) => claimed.has(job.batchId) && connections.has(job.connectionId));
+    // Batches received before the connection's last reanalysis are already in its counts.
+    const counted = fresh.filter((job) => job.receivedAtMs > (connections.get(job.connectionId)?.reanalysedThroughMs ?? 0));
+    const groups = await groupsOfBatches(deps.clickhouse, counted);
+    const contracts = new Map<string, LoadedContract>();
+    for (const connection of connections.values()) {
+      if (connection.activeContractVersionId === null) continue;
+      const contract = await deps.contracts.get(connection.activeContractVersionId);
+      deps.compare.register(contract);
+      contracts.set(connection.id, contract);
+    }
+    const aggregates = await aggregateIncidents(groups, (connectionId) => contracts.get(connectionId) ?? null, deps.compare.compareMany);
+    const byConnection = new Map<string, IncidentAggregate[]>();
+    for (const aggregate of aggregates.values()) {
+      let list = byConnection.get(aggregate.connectionId);
+      if (list === undefined) byConnection.set(aggregate.connectionId, list = []);
+      list.push(aggregate);
+      aggregatesOut.push(aggregate);
+    }
+    const latest = new Map<string, number>();
+    for (const job of fresh) latest.set(job.connectionId, Math.max(latest.get(job.connectionId) ?? 0, job.receivedAtMs));
+    for (const [connectionId, receivedAtMs] of latest) {
+      const connection = connections.get(connectionId);
+      if (connection === undefined) continue;
+      opened += await addToIncidents(db, connection, byConnection.get(connectionId) ?? [], now);
+      await refreshConnectionState(db, connectionId, receivedAtMs);
+    }
+    analysed = groups.reduce((sum, group) => sum + group.count, 0);
+  });
+  const committedMs = deps.clock.nowMs();
+  deps.metrics.envelopes.inc(analysed);
+  deps.metrics.incidentsOpened.inc(opened);
+  for (const aggregate of aggregatesOut) {
+    for (const finding of aggregate.findings.values()) deps.metrics.findings.inc({ kind: finding.finding.kind }, finding.count);
+  }
+  for (const job of jobs) deps.metrics.lagHistogram.observe(Math.max(0, committedMs - job.receivedAtMs) / 1000);
+  deps.metrics.lag.set(Math.max(0, committedMs - Math.max(...jobs.map((job) => job.receivedAtMs))) / 1000);
+}

@@ -1,0 +1,75 @@
+import type pg from 'pg';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Clock } from '../shared/clock.js';
+import { withTransaction } from '../shared/db/transaction.js';
+import { planReanalysis, REANALYSIS_WINDOW_MS } from '../shared/analysis/reanalysisPlan.js';
+import type { ComparePool } from './comparePool.js';
+import type { ContractCache } from './contractCache.js';
+import { addToIncidents, lockConnections, openIncidentsOf, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
+import type { AnalyzerMetrics } from './metrics.js';
+
+/** The outbox job the activation route writes (management/contracts/reanalysis.ts ReanalysisJob). */
+interface ReanalysisJob {
+  connectionId: string;
+  contractVersionId: string;
+  analysisRevision: number;
+}
+
+export interface ReanalysisDeps {
+  pool: pg.Pool;
+  clickhouse: ClickHouseClient;
+  clock: Clock;
+  contracts: ContractCache;
+  compare: ComparePool;
+  metrics: AnalyzerMetrics;
+}
+
+/**
+ * Handles the oldest pending reanalysis job no other analyzer holds, in one transaction: the
+ * outbox row and the connection stay locked until the results and `processed_at` commit, so a
+ * job is applied once even when its analyzer dies midway (the lock goes with its connection and
+ * the next analyzer takes the job). Returns false when no job was waiting.
+ *
+ * The connection's stored observations of the last REANALYSIS_WINDOW_MS are analysed again under
+ * the version, one comparison per distinct shape; its open shape incidents are recounted,
+ * resolved (`resolved_by_contract`) when the version no longer produces them, and new ones open.
+ * A job whose version is no longer the active one is skipped: the activation that replaced it
+ * has a job of its own, later in the outbox.
+ */
+export async function runNextReanalysis(deps: ReanalysisDeps): Promise<boolean> {
+  let outcome: 'none' | 'applied' | 'superseded' = 'none';
+  let resolved = 0;
+  let opened = 0;
+  await withTransaction(deps.pool, async (db) => {
+    outcome = 'none';
+    const { rows } = await db.query<{ id: string; payload: ReanalysisJob }>(
+      `SELECT id, payload FROM outbox WHERE topic = 'reanalysis' AND processed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    );
+    if (rows.length === 0) return;
+    const [{ id, payload: job }] = rows;
+    const connection = (await lockConnections(db, [job.connectionId])).get(job.connectionId);
+    const now = deps.clock.now();
+    if (connection === undefined || connection.activeContractVersionId !== job.contractVersionId) {
+      outcome = 'superseded';
+    } else {
+      const contract = await deps.contracts.get(job.contractVersionId);
+      deps.compare.register(contract);
+      const toMs = now.getTime();
+      const open = await openIncidentsOf(db, connection.id);
+      const plan = await planReanalysis(deps.clickhouse, connection.id, contract, { fromMs: toMs - REANALYSIS_WINDOW_MS, toMs: toMs + 1 }, open, deps.compare.compareMany);
+      await resolveByContract(db, plan.resolved.map((incident) => incident.id), now);
+      for (const { incident, aggregate } of plan.continued) await recountIncident(db, incident, aggregate, now);
+      opened = await addToIncidents(db, connection, plan.opened, now);
+      resolved = plan.resolved.length;
+      await db.query('UPDATE connections SET reanalysed_through_ms = $2, reanalysed_revision = $3 WHERE id = $1', [connection.id, toMs, job.analysisRevision]);
+      await refreshConnectionState(db, connection.id, null);
+      outcome = 'applied';
+    }
+    await db.query('UPDATE outbox SET processed_at = $2 WHERE id = $1', [id, now]);
+  });
+  if (outcome === 'none') return false;
+  deps.metrics.reanalyses.inc({ outcome });
+  deps.metrics.incidentsOpened.inc(opened);
+  deps.metrics.incidentsResolved.inc(resolved);
+  return true;
+}

@@ -1,0 +1,97 @@
+import type { FastifyInstance } from 'fastify';
+import { compileContract } from '../../shared/analysis/compile.js';
+import { loadOperations } from '../../shared/analysis/contractOperations.js';
+import { observedPointers, declaredPointers } from '../../shared/analysis/coverage.js';
+import { groupsOfWindow } from '../../shared/analysis/observationGroups.js';
+import { REANALYSIS_WINDOW_MS } from '../../shared/analysis/reanalysisPlan.js';
+import type { SchemaShape } from '../../shared/analysis/types.js';
+import { AppError } from '../../shared/errors/index.js';
+import { hasIdForm } from '../../shared/ids.js';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { parseTimeRange } from '../observations/observationQuery.js';
+import { findConnectionForWorkspace } from './connectionStore.js';
+
+const coverageResponse = {
+  type: 'object',
+  required: ['connectionId', 'contractVersionId', 'from', 'to', 'operations'],
+  properties: {
+    connectionId: { type: 'string' },
+    contractVersionId: { type: ['string', 'null'] },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    operations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['operationKey', 'observations', 'declaredProperties', 'unobservedProperties'],
+        properties: {
+          operationKey: { type: 'string' },
+          observations: { type: 'integer' },
+          inspectedObservations: { type: 'integer' },
+          declaredProperties: { type: 'integer' },
+          unobservedProperties: { type: 'array', items: { type: 'string' } },
+        },
+      },
+    },
+  },
+} as const;
+
+/**
+ * GET /v1/connections/{connectionId}/coverage?from&to: per operation of the active contract, how
+ * many observations of the window matched it and which declared properties (JSON Pointers, array
+ * items as `-`) none of their inspected shapes showed. Optional fields that never appear make
+ * runtime validation pass vacuously; this read shows them. Work follows the window's distinct
+ * shapes (one row per shape from ClickHouse). Default window: the last 30 days.
+ */
+export default async function getConnectionCoverageRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { connectionId: string }; Querystring: { from?: string; to?: string } }>('/v1/connections/:connectionId/coverage', {
+    onRequest: [apiKeyAuth('observations:read')],
+    config: { validationError: 'connection_not_found' },
+    schema: {
+      params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
+      response: { 200: coverageResponse },
+    },
+  }, async (request, reply) => {
+    const { connectionId } = request.params;
+    const range = parseTimeRange(request.query.from, request.query.to, 'invalid_evidence_query');
+    if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
+    const connection = await findConnectionForWorkspace(app.deps.pool, principalOf(request).workspaceId, connectionId);
+    if (!connection) throw new AppError('connection_not_found');
+    const toMs = range.toMs ?? app.deps.clock.nowMs() + 1;
+    const fromMs = range.fromMs ?? toMs - 1 - REANALYSIS_WINDOW_MS;
+    const versionId = connection.activeContractVersionId;
+    const operations = versionId === null ? [] : await loadOperations(app.deps.pool, versionId);
+    const contract = compileContract(operations);
+    const matched = new Map<string, { observations: number; inspected: number; seen: Set<string> }>(
+      operations.map((operation) => [operation.id, { observations: 0, inspected: 0, seen: new Set<string>() }]),
+    );
+    if (operations.length > 0) {
+      for (const group of await groupsOfWindow(app.deps.clickhouse, connection.id, fromMs, toMs)) {
+        const operation = contract.match(group);
+        if (operation === null) continue;
+        const entry = matched.get(operation.id)!;
+        entry.observations += group.count;
+        if (!group.schemaInspected) continue;
+        entry.inspected += group.count;
+        observedPointers(JSON.parse(group.shape) as SchemaShape, entry.seen);
+      }
+    }
+    return reply.header('Cache-Control', 'no-store').send({
+      connectionId: connection.id,
+      contractVersionId: versionId,
+      from: new Date(fromMs).toISOString(),
+      to: new Date(toMs).toISOString(),
+      operations: operations.map((operation) => {
+        const entry = matched.get(operation.id)!;
+        const declared = declaredPointers(contract.schemaOf(operation));
+        return {
+          operationKey: operation.operationKey,
+          observations: entry.observations,
+          inspectedObservations: entry.inspected,
+          declaredProperties: declared.length,
+          unobservedProperties: declared.filter((pointer) => !entry.seen.has(pointer)),
+        };
+      }),
+    });
+  });
+}

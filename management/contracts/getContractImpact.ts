@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import { compileContract } from '../../shared/analysis/compile.js';
+import { loadOperations } from '../../shared/analysis/contractOperations.js';
+import type { IncidentAggregate } from '../../shared/analysis/incidentAggregate.js';
+import { inlineCompare } from '../../shared/analysis/inlineCompare.js';
+import { planReanalysis, REANALYSIS_WINDOW_MS, SHAPE_INCIDENT_KINDS } from '../../shared/analysis/reanalysisPlan.js';
+import { AppError } from '../../shared/errors/index.js';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { parseTimeRange } from '../observations/observationQuery.js';
+import { loadContractConnection, requireCanonicalWorkspace, requireVersionIdForm } from './contractConnection.js';
+import { findVersion } from './contractStore.js';
+import { versionParams } from './schemas.js';
+
+const findingSchema = {
+  type: 'object',
+  required: ['kind', 'path', 'expected', 'observed', 'observationCount'],
+  properties: {
+    kind: { type: 'string' }, path: { type: 'string' }, expected: { type: 'string' }, observed: { type: 'string' },
+    forbidden: { type: 'boolean' }, observationCount: { type: 'integer' },
+  },
+} as const;
+
+const incidentChange = {
+  type: 'object',
+  required: ['incidentId', 'kind', 'operationKey', 'affectedRecords'],
+  properties: { incidentId: { type: 'string' }, kind: { type: 'string' }, operationKey: { type: 'string' }, affectedRecords: { type: 'integer' } },
+} as const;
+
+const impactResponse = {
+  type: 'object',
+  required: ['contractVersionId', 'activeContractVersionId', 'from', 'to', 'resolves', 'continues', 'opens'],
+  properties: {
+    contractVersionId: { type: 'string' },
+    activeContractVersionId: { type: ['string', 'null'] },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    resolves: { type: 'array', items: incidentChange },
+    continues: { type: 'array', items: incidentChange },
+    opens: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['kind', 'operationKey', 'affectedRecords', 'findings'],
+        properties: { kind: { type: 'string' }, operationKey: { type: 'string' }, affectedRecords: { type: 'integer' }, findings: { type: 'array', items: findingSchema } },
+      },
+    },
+  },
+} as const;
+
+const findingsOf = (aggregate: IncidentAggregate) => [...aggregate.findings.values()]
+  .map(({ finding, count }) => ({ ...finding, observationCount: count }))
+  .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.kind < b.kind ? -1 : 1));
+
+/**
+ * GET /v1/integrations/{integrationId}/contracts/{contractVersionId}/impact?from&to: what
+ * activating the version would do to the connection's open incidents, computed exactly as the
+ * analyzer's reanalysis computes it (shared/analysis/reanalysisPlan.ts) over the stored traffic of
+ * the window (default: the reanalysis window, the last 30 days), and changing nothing.
+ */
+export default async function getContractImpactRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { integrationId: string; contractVersionId: string }; Querystring: { from?: string; to?: string } }>(
+    '/v1/integrations/:integrationId/contracts/:contractVersionId/impact', {
+      onRequest: [apiKeyAuth('contracts:read')],
+      config: { validationError: 'contract_not_found' },
+      schema: { params: versionParams, response: { 200: impactResponse } },
+    }, async (request, reply) => {
+      const principal = principalOf(request);
+      requireCanonicalWorkspace(principal);
+      const { integrationId, contractVersionId } = request.params;
+      const range = parseTimeRange(request.query.from, request.query.to, 'invalid_contract_query');
+      const toMs = range.toMs ?? app.deps.clock.nowMs() + 1;
+      const window = { fromMs: range.fromMs ?? toMs - 1 - REANALYSIS_WINDOW_MS, toMs };
+      const connection = await loadContractConnection(app.deps.pool, principal, integrationId);
+      requireVersionIdForm(contractVersionId);
+      const version = await findVersion(app.deps.pool, connection.id, contractVersionId);
+      if (!version) throw new AppError('contract_not_found');
+      const compiled = compileContract(await loadOperations(app.deps.pool, version.id));
+      const { rows: open } = await app.deps.pool.query<{ id: string; operation_key: string; kind: string; affected_records: string }>(
+        `SELECT id, operation_key, kind, affected_records FROM incidents WHERE connection_id = $1 AND status = 'open' AND kind = ANY($2::text[]) ORDER BY id`,
+        [connection.id, SHAPE_INCIDENT_KINDS],
+      );
+      const plan = await planReanalysis(
+        app.deps.clickhouse, connection.id, { versionId: version.id, match: (observed) => compiled.match(observed) },
+        window, open.map((row) => ({ id: row.id, operationKey: row.operation_key, kind: row.kind, affectedRecords: Number(row.affected_records) })),
+        inlineCompare(compiled),
+      );
+      return reply.header('Cache-Control', 'no-store').send({
+        contractVersionId: version.id,
+        activeContractVersionId: connection.activeContractVersionId,
+        from: new Date(window.fromMs).toISOString(),
+        to: new Date(window.toMs).toISOString(),
+        resolves: plan.resolved.map((incident) => ({ incidentId: incident.id, kind: incident.kind, operationKey: incident.operationKey, affectedRecords: incident.affectedRecords })),
+        continues: plan.continued.map(({ incident, aggregate }) => ({ incidentId: incident.id, kind: incident.kind, operationKey: incident.operationKey, affectedRecords: aggregate.count })),
+        opens: plan.opened.map((aggregate) => ({ kind: aggregate.kind, operationKey: aggregate.operationKey, affectedRecords: aggregate.count, findings: findingsOf(aggregate) })),
+      });
+    },
+  );
+}

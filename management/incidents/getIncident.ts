@@ -1,0 +1,19 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { readIncident, type IncidentDetailQuery } from './incidentReads.js';
+import { detailQuery, detailResponse, incidentParams } from './schemas.js';
+
+/**
+ * GET /v1/incidents/{incidentId}?mode=sandbox|live (00-decisions §5): `{incident: detail}`, the
+ * envelope of the CLI's incident read (03), private and uncached.
+ */
+export default async function getIncidentRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { incidentId: string }; Querystring: IncidentDetailQuery }>('/v1/incidents/:incidentId', {
+    onRequest: [apiKeyAuth('incidents:read')],
+    config: { validationError: 'invalid_incident_query' },
+    schema: { params: incidentParams, querystring: detailQuery, response: { 200: detailResponse } },
+  }, async (request, reply) => {
+    const incident = await readIncident(app.deps, principalOf(request), request.params.incidentId, request.query);
+    return reply.header('Cache-Control', 'no-store').send({ incident });
+  });
+}

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { listIncidents, type IncidentListQuery } from './incidentReads.js';
+import { listQuery, listResponse } from './schemas.js';
+
+/** GET /v1/incidents?integrationId=int_…&mode=sandbox|live[&status][&limit][&cursor] (00-decisions §5). */
+export default async function listIncidentsRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Querystring: IncidentListQuery }>('/v1/incidents', {
+    onRequest: [apiKeyAuth('incidents:read')],
+    config: { validationError: 'invalid_incident_query' },
+    schema: { querystring: listQuery, response: { 200: listResponse } },
+  }, async (request, reply) => {
+    const page = await listIncidents(app.deps, principalOf(request), request.query);
+    return reply.header('Cache-Control', 'no-store').send(page);
+  });
+}

@@ -1,0 +1,71 @@
+-- Observations sorted by (connection_id, received_at_ms, event_id) instead of (connection_id,
+-- event_id): every read of the analyzer issue asks for one connection's observations in a time
+-- range (observation list, analytics, coverage, reanalysis and dry-run windows, the rows of one
+-- analysed batch), and the primary key now serves them without scanning the connection's whole
+-- history. A row re-sent by the edge carries the same received_at_ms, so ReplacingMergeTree
+-- still collapses it; an eventId accepted again after the de-duplication window is a new row
+-- (readers count uniqExact(event_id)).
+--
+-- shape_hash is SHA-256 of the stored schemaShape text, computed by ClickHouse at insert: the
+-- analyzer's memo key and the unit reads group by, so a collector cannot make two different
+-- shapes share a comparison result (its own schemaFingerprint is never trusted for that).
+--
+-- 18.16 cannot change a sorting key in place, so the table is rebuilt as 0002 did.
+CREATE TABLE IF NOT EXISTS {db}.observations_0003 (
+  connection_id            String,
+  event_id                 String,
+  batch_id                 String,
+  binding                  String,
+  workspace_id             String ALIAS splitByChar('|', binding)[1],
+  account_id               String ALIAS splitByChar('|', binding)[2],
+  integration_id           String ALIAS splitByChar('|', binding)[3],
+  integration_key          String ALIAS splitByChar('|', binding)[4],
+  tenant_id                String ALIAS splitByChar('|', binding)[5],
+  environment_id           String ALIAS splitByChar('|', binding)[6],
+  mode                     String ALIAS splitByChar('|', binding)[7],
+  direction                String ALIAS splitByChar('|', binding)[8],
+  protocol                 String ALIAS splitByChar('|', binding)[9],
+  envelope_version         String,
+  event_type               String,
+  operation_key            String ALIAS concat(method, ' ', route_template, ':', payload_location, ':', toString(status_code)),
+  method                   String,
+  route_template           String,
+  payload_location         String,
+  status_code              UInt16,
+  duration_ms              Float64,
+  attempt                  UInt32,
+  occurred_at_ms           UInt64,
+  received_at_ms           UInt64,
+  received_date            Date,
+  observed_fingerprint     String,
+  schema_fingerprint       String,
+  schema_inspected         UInt8,
+  schema_shape             String,
+  shape_hash               FixedString(32) MATERIALIZED SHA256(schema_shape),
+  redaction_policy_version String,
+  source_event_id_hash     String,
+  idempotency_key_hash     String,
+  hash_namespace           String,
+  outcome_accepted         UInt8,
+  business_object_type     String,
+  business_object_id_hash  String
+) ENGINE = ReplacingMergeTree(received_at_ms)
+PARTITION BY toYYYYMM(received_date)
+ORDER BY (connection_id, received_at_ms, event_id);
+
+INSERT INTO {db}.observations_0003 (
+  connection_id, event_id, batch_id, binding, envelope_version, event_type, method, route_template, payload_location,
+  status_code, duration_ms, attempt, occurred_at_ms, received_at_ms, received_date, observed_fingerprint, schema_fingerprint,
+  schema_inspected, schema_shape, redaction_policy_version, source_event_id_hash, idempotency_key_hash, hash_namespace,
+  outcome_accepted, business_object_type, business_object_id_hash
+)
+SELECT
+  connection_id, event_id, batch_id, binding, envelope_version, event_type, method, route_template, payload_location,
+  status_code, duration_ms, attempt, occurred_at_ms, received_at_ms, received_date, observed_fingerprint, schema_fingerprint,
+  schema_inspected, schema_shape, redaction_policy_version, source_event_id_hash, idempotency_key_hash, hash_namespace,
+  outcome_accepted, business_object_type, business_object_id_hash
+FROM {db}.observations;
+
+RENAME TABLE {db}.observations TO {db}.observations_0002, {db}.observations_0003 TO {db}.observations;
+
+DROP TABLE {db}.observations_0002;

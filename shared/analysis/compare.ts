@@ -1,0 +1,128 @@
+// Structural comparison of an observed payload shape with its operation's schema
+// (00-decisions §5). Shapes carry no values, so only kinds and members are compared.
+//
+// Conventions of the findings (docs/decisions.md "Analysis"):
+// - `path`: RFC 6901 pointer into the payload, `""` for the root, `-` for every item of an array
+//   (one finding covers all items: `/lines/-/sku`).
+// - `type_mismatch`: expected = the allowed kinds (compile.ts describeKinds: `string|null`,
+//   `number`, …), observed = the shape kind. Only the topmost mismatch: nothing below it.
+// - `undeclared_field`: a field outside `properties`; expected `forbidden` (with `forbidden:
+//   true`) under `additionalProperties: false`, else `undeclared`; observed = the field's kind.
+//   Nothing below it, except that an `additionalProperties` schema is compared with the field.
+// - `required_field_missing`: expected = the property's kinds (`any` when it declares none or
+//   is not in `properties`), observed = `absent`.
+// The walk allocates nothing until it finds something: the path is kept as a stack of raw
+// field names and written out only for a finding.
+
+import { escapeToken } from '../contracts/jsonPointer.js';
+import { KIND_ARRAY, KIND_OBJECT, compareText, kindBit, type CompiledSchema, type SchemaNode } from './compile.js';
+import type { Finding, ObservedOperation, SchemaShape } from './types.js';
+
+/** Token of "every item" in a finding path. */
+export const ARRAY_ITEMS_TOKEN = '-';
+
+// compareShape is synchronous and never re-entered, so one stack serves every call.
+const tokens: string[] = [];
+let findings: Finding[] = [];
+
+/** The findings of `shape` against `schema`, sorted by path, then kind. */
+export function compareShape(schema: CompiledSchema, shape: SchemaShape): Finding[] {
+  const out: Finding[] = [];
+  findings = out;
+  try {
+    walk(schema.root, shape, 0);
+  } finally {
+    findings = [];
+  }
+  if (out.length > 1) out.sort(byPathThenKind);
+  return out;
+}
+
+function walk(node: SchemaNode, shape: SchemaShape, depth: number): void {
+  // Defensive against a malformed shape: an unknown kind is a mismatch unless anything goes.
+  const kind = shape == null ? undefined : shape.kind;
+  const bit = kindBit(kind);
+  if ((node.kinds & bit) === 0) {
+    findings.push({ kind: 'type_mismatch', path: pathOf(depth), expected: node.expected, observed: String(kind) });
+    return;
+  }
+  if (bit === KIND_OBJECT) {
+    const fields = (shape as { fields?: Record<string, SchemaShape> | null }).fields;
+    if (node.hasObjectRules) walkObject(node, fields == null ? undefined : fields, depth);
+  } else if (bit === KIND_ARRAY) {
+    const items = (shape as { items?: SchemaShape | null }).items;
+    if (items != null && node.hasItems) {
+      tokens[depth] = ARRAY_ITEMS_TOKEN;
+      walk(node.items(), items, depth + 1);
+    }
+  }
+}
+
+function walkObject(node: SchemaNode, fields: Record<string, SchemaShape> | undefined, depth: number): void {
+  const index = node.propertyIndex;
+  let requiredSeen = 0;
+  if (fields !== undefined) {
+    for (const name in fields) {
+      if (!Object.hasOwn(fields, name)) continue;
+      const field = fields[name];
+      const position = index.get(name);
+      tokens[depth] = name;
+      if (position !== undefined) {
+        requiredSeen += node.propertyRequired[position];
+        walk(node.property(position), field, depth + 1);
+      } else if (node.checksUndeclared) {
+        const forbidden = node.forbidsAdditional;
+        findings.push({
+          kind: 'undeclared_field',
+          path: pathOf(depth + 1),
+          expected: forbidden ? 'forbidden' : 'undeclared',
+          observed: String(field?.kind),
+          forbidden,
+        });
+        if (node.hasAdditionalSchema) walk(node.additional(), field, depth + 1);
+      }
+    }
+  }
+  if (requiredSeen < node.requiredDeclaredCount) {
+    for (const name of node.required) {
+      if (fields !== undefined && Object.hasOwn(fields, name)) continue;
+      const position = index.get(name);
+      if (position === undefined) continue;
+      missing(name, node.property(position).expected, depth);
+    }
+  }
+  for (const name of node.requiredUndeclared) {
+    if (fields === undefined || !Object.hasOwn(fields, name)) missing(name, 'any', depth);
+  }
+}
+
+function missing(name: string, expected: string, depth: number): void {
+  tokens[depth] = name;
+  findings.push({ kind: 'required_field_missing', path: pathOf(depth + 1), expected, observed: 'absent' });
+}
+
+function pathOf(depth: number): string {
+  let path = '';
+  for (let i = 0; i < depth; i++) path += '/' + escapeToken(tokens[i]);
+  return path;
+}
+
+function byPathThenKind(a: Finding, b: Finding): number {
+  return compareText(a.path, b.path) || compareText(a.kind, b.kind) || compareText(a.expected, b.expected) || compareText(a.observed, b.observed);
+}
+
+/** The finding of an observation whose operation the contract does not declare. */
+export function unknownOperationFinding(observed: ObservedOperation): Finding {
+  return {
+    kind: 'unknown_operation',
+    path: '',
+    expected: 'a contract operation',
+    observed: `${observed.method} ${observed.routeTemplate}:${observed.payloadLocation}:${observed.statusCode}`,
+  };
+}
+
+/** The finding of an observation with statusCode 0 (no protocol response). */
+export function transportErrorFinding(): Finding {
+  return { kind: 'transport_error', path: '', expected: 'a protocol response', observed: 'statusCode 0' };
+}
+

@@ -1,0 +1,104 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { sqlLiteral } from '../clickhouse/escape.js';
+
+/**
+ * Observations read from ClickHouse grouped by what analysis depends on: the operation they
+ * claim, whether their payload was inspected, and the SHA-256 of their shape (computed by
+ * ClickHouse at insert, migrations/clickhouse/0003). One comparison serves a whole group, so the
+ * analyzer's cost follows distinct shapes, and counts and evidence ids come from ClickHouse,
+ * never one observation at a time through Node.
+ */
+export interface ObservationGroup {
+  connectionId: string;
+  method: string;
+  routeTemplate: string;
+  payloadLocation: string;
+  statusCode: number;
+  schemaInspected: boolean;
+  /** Hex SHA-256 of the stored schemaShape text. */
+  shapeHash: string;
+  /** The stored schemaShape JSON text (one per group). */
+  shape: string;
+  /** Distinct eventIds of the group. */
+  count: number;
+  firstReceivedAtMs: number;
+  lastReceivedAtMs: number;
+  /** Up to EVIDENCE_LIMIT of the group's eventIds (any of them when it has more), sorted. */
+  eventIds: string[];
+}
+
+/** 03: a replay dataset holds at most 1,000 fixtures, so an incident keeps at most that many ids. */
+export const EVIDENCE_LIMIT = 1000;
+
+/** A batch whose observations one analysis job names. */
+export interface BatchRef {
+  connectionId: string;
+  batchId: string;
+  receivedAtMs: number;
+}
+
+interface GroupRow {
+  connection_id: string;
+  method: string;
+  route_template: string;
+  payload_location: string;
+  status_code: number;
+  schema_inspected: number;
+  shape_hex: string;
+  shape: string;
+  n: string;
+  first_ms: string;
+  last_ms: string;
+  ids: string[];
+}
+
+const GROUP_COLUMNS = 'connection_id, method, route_template, payload_location, status_code, schema_inspected, shape_hash';
+const GROUP_COLUMNS_OUT = 'connection_id, method, route_template, payload_location, status_code, schema_inspected, hex(shape_hash) AS shape_hex';
+
+// A re-sent insert duplicates a row until ClickHouse merges it: the copies fall in the same
+// group (equal values), so counts are uniqExact(event_id) and evidence ids are de-duplicated.
+function groupQuery(where: string): string {
+  return `SELECT ${GROUP_COLUMNS_OUT}, any(schema_shape) AS shape, uniqExact(event_id) AS n,
+      min(received_at_ms) AS first_ms, max(received_at_ms) AS last_ms, groupArray(${EVIDENCE_LIMIT})(event_id) AS ids
+    FROM observations WHERE ${where}
+    GROUP BY ${GROUP_COLUMNS}`;
+}
+
+function toGroup(row: GroupRow): ObservationGroup {
+  return {
+    connectionId: row.connection_id,
+    method: row.method,
+    routeTemplate: row.route_template,
+    payloadLocation: row.payload_location,
+    statusCode: Number(row.status_code),
+    schemaInspected: Number(row.schema_inspected) === 1,
+    shapeHash: row.shape_hex.toLowerCase(),
+    shape: row.shape,
+    count: Number(row.n),
+    firstReceivedAtMs: Number(row.first_ms),
+    lastReceivedAtMs: Number(row.last_ms),
+    eventIds: [...new Set(row.ids)].sort(),
+  };
+}
+
+async function selectGroups(clickhouse: ClickHouseClient, where: string): Promise<ObservationGroup[]> {
+  const result = await clickhouse.query({ query: groupQuery(where), format: 'JSONEachRow' });
+  return (await result.json<GroupRow>()).map(toGroup);
+}
+
+/**
+ * The observations of the given batches, grouped per connection. Each batch is addressed by its
+ * primary-key prefix (connection, receipt instant), so the read touches only their granules.
+ */
+export function groupsOfBatches(clickhouse: ClickHouseClient, batches: readonly BatchRef[]): Promise<ObservationGroup[]> {
+  if (batches.length === 0) return Promise.resolve([]);
+  const where = batches.map((batch) => `(connection_id = ${sqlLiteral(batch.connectionId)} AND received_at_ms = ${sqlLiteral(batch.receivedAtMs)}`
+    + ` AND batch_id = ${sqlLiteral(batch.batchId)})`).join(' OR ');
+  return selectGroups(clickhouse, where);
+}
+
+/** A connection's observations received in [fromMs, toMs), grouped. */
+export function groupsOfWindow(clickhouse: ClickHouseClient, connectionId: string, fromMs: number, toMs: number): Promise<ObservationGroup[]> {
+  return selectGroups(clickhouse, `connection_id = ${sqlLiteral(connectionId)} AND received_at_ms >= ${sqlLiteral(fromMs)}`
+    + ` AND received_at_ms < ${sqlLiteral(toMs)}`);
+}

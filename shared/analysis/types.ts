@@ -1,0 +1,45 @@
+// Types of shape analysis (00-decisions §5; the analyzer issue's finding semantics, recorded in
+// docs/decisions.md "Analysis").
+
+import type { SchemaShape } from '../envelope/types.js';
+
+export type FindingKind = 'undeclared_field' | 'required_field_missing' | 'type_mismatch' | 'unknown_operation' | 'transport_error';
+
+/**
+ * One difference between an observed shape and the schema of its operation. `path` is an
+ * RFC 6901 pointer into the payload; every item of an array is the token `-`, so one finding
+ * covers all items (`/lines/-/sku`). The root is `""`.
+ */
+export interface Finding {
+  kind: FindingKind;
+  path: string;
+  /** What the schema allows there, in words a reader understands (see compare.ts). */
+  expected: string;
+  /** What the shape shows there. */
+  observed: string;
+  /** undeclared_field only: true when the schema forbids the field (`additionalProperties: false`). */
+  forbidden?: boolean;
+}
+
+/** A contract operation as the analyzer needs it (a row of contract_operations). */
+export interface AnalysedOperation {
+  id: string;
+  operationKey: string;
+  method: string;
+  routeTemplate: string;
+  payloadLocation: string;
+  /** `200`, `2XX` or `default`. */
+  statusSelector: string;
+  /** Stored subset schema: type, properties, required, items, enum, additionalProperties, $ref/$defs. */
+  schema: Record<string, unknown>;
+}
+
+/** The operation identity of an observation (its transport). */
+export interface ObservedOperation {
+  method: string;
+  routeTemplate: string;
+  payloadLocation: string;
+  statusCode: number;
+}
+
+export type { SchemaShape };
