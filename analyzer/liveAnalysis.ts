@@ -75,6 +75,10 @@ export async function analyseJobs(deps: LiveAnalysisDeps, jobs: readonly Analysi
   for (const aggregate of aggregatesOut) {
     for (const finding of aggregate.findings.values()) deps.metrics.findings.inc({ kind: finding.finding.kind }, finding.count);
   }
-  for (const job of jobs) deps.metrics.lagHistogram.observe(Math.max(0, committedMs - job.receivedAtMs) / 1000);
+  for (const job of jobs) {
+    const lagSeconds = Math.max(0, committedMs - job.receivedAtMs) / 1000;
+    deps.metrics.lagHistogram.observe(lagSeconds);
+    deps.metrics.lagQuantiles.observe(lagSeconds);
+  }
   deps.metrics.lag.set(Math.max(0, committedMs - Math.max(...jobs.map((job) => job.receivedAtMs))) / 1000);
 }

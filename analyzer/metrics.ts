@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Summary, type Registry } from 'prom-client';
 
 /** The analyzer's counters (README "Metrics"). */
 export function analyzerMetrics(registry: Registry) {
@@ -8,6 +8,10 @@ export function analyzerMetrics(registry: Registry) {
     envelopes: new Counter({ name: 'analyzer_envelopes_analysed_total', help: 'Observations analysed by live analysis', registers }),
     lag: new Gauge({ name: 'analyzer_lag_seconds', help: 'Receipt to committed analysis, of the last analysed batch', registers }),
     lagHistogram: new Histogram({ name: 'analyzer_lag_histogram_seconds', help: 'Receipt to committed analysis, per batch', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers }),
+    lagQuantiles: new Summary({
+      name: 'analyzer_lag_quantiles_seconds', help: 'Receipt to committed analysis, per batch, over the last 10 minutes',
+      percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 600, ageBuckets: 5, registers,
+    }),
     findings: new Counter({ name: 'analyzer_findings_total', help: 'Findings by kind (observations × findings)', labelNames: ['kind'], registers }),
     incidentsOpened: new Counter({ name: 'analyzer_incidents_opened_total', help: 'Incidents opened', registers }),
     incidentsResolved: new Counter({ name: 'analyzer_incidents_resolved_total', help: 'Incidents resolved by reanalysis', registers }),

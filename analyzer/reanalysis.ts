@@ -5,8 +5,31 @@ import { withTransaction } from '../shared/db/transaction.js';
 import { planReanalysis, REANALYSIS_WINDOW_MS } from '../shared/analysis/reanalysisPlan.js';
 import type { ComparePool } from './comparePool.js';
 import type { ContractCache } from './contractCache.js';
-import { addToIncidents, lockConnections, openIncidentsOf, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
+import { batchIdsOfWindow } from '../shared/analysis/observationGroups.js';
+import { addToIncidents, claimBatches, lockConnections, openIncidentsOf, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
 import type { AnalyzerMetrics } from './metrics.js';
+
+/**
+ * How far before the latest observation the recount read, a batch may still have been on its way
+ * into ClickHouse. Batches received earlier than that are all in the recount; the recount's
+ * batches received within it are marked one by one.
+ */
+const RECOUNT_MARGIN_MS = 60_000;
+
+/**
+ * Keeps live analysis from adding what the recount already counted, without relying on any
+ * process's clock: live jobs of batches received up to (latest observation read − margin) are
+ * skipped by `reanalysed_through_ms`, and the recount's batches received within the margin get
+ * batch markers (analysed_batches), which live analysis treats as already analysed. A batch the
+ * recount did not see (still being inserted) is neither, so live analysis counts it.
+ */
+async function markRecounted(clickhouse: ClickHouseClient, db: pg.PoolClient, connectionId: string, lastReceivedAtMs: number | null, now: Date): Promise<void> {
+  if (lastReceivedAtMs === null) return;
+  const batchIds = await batchIdsOfWindow(clickhouse, connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS, lastReceivedAtMs + 1);
+  await claimBatches(db, batchIds, now);
+  await db.query('UPDATE connections SET reanalysed_through_ms = GREATEST(reanalysed_through_ms, $2) WHERE id = $1',
+    [connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS]);
+}
 
 /** The outbox job the activation route writes (management/contracts/reanalysis.ts ReanalysisJob). */
 interface ReanalysisJob {
@@ -61,7 +84,8 @@ export async function runNextReanalysis(deps: ReanalysisDeps): Promise<boolean> 
       for (const { incident, aggregate } of plan.continued) await recountIncident(db, incident, aggregate, now);
       opened = await addToIncidents(db, connection, plan.opened, now);
       resolved = plan.resolved.length;
-      await db.query('UPDATE connections SET reanalysed_through_ms = $2, reanalysed_revision = $3 WHERE id = $1', [connection.id, toMs, job.analysisRevision]);
+      await markRecounted(deps.clickhouse, db, connection.id, plan.lastReceivedAtMs, now);
+      await db.query('UPDATE connections SET reanalysed_revision = $2 WHERE id = $1', [connection.id, job.analysisRevision]);
       await refreshConnectionState(db, connection.id, null);
       outcome = 'applied';
     }

@@ -28,6 +28,7 @@ export interface AnalyzerDeps {
 const READ_BLOCK_MS = 1000;
 const IDLE_RETRY_MS = 1000;
 const PRUNE_INTERVAL_MS = 60_000;
+const PRUNE_BATCH = 10_000;
 
 /** Waits ms, or less when `stopped` aborts first. */
 function sleep(ms: number, stopped: AbortSignal): Promise<void> {
@@ -138,10 +139,11 @@ export class Analyzer {
 
   private async pruneRound(): Promise<number> {
     const cutoff = new Date(this.deps.clock.nowMs() - this.deps.config.batchMarkerRetentionSeconds * 1000);
-    await this.deps.pool.query(
-      'DELETE FROM analysed_batches WHERE batch_id IN (SELECT batch_id FROM analysed_batches WHERE analysed_at < $1 LIMIT 10000)',
-      [cutoff],
+    const { rowCount } = await this.deps.pool.query(
+      'DELETE FROM analysed_batches WHERE batch_id IN (SELECT batch_id FROM analysed_batches WHERE analysed_at < $1 LIMIT $2)',
+      [cutoff, PRUNE_BATCH],
     );
-    return PRUNE_INTERVAL_MS;
+    // A full batch means more are due: go on at once (in bounded statements) until they are gone.
+    return (rowCount ?? 0) >= PRUNE_BATCH ? 0 : PRUNE_INTERVAL_MS;
   }
 }

@@ -17,7 +17,7 @@
 // the target's closed-loop rate of this run. See bench/README.md for what it prints.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,11 +26,10 @@ import { Pool } from 'undici';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { loadConfig } from '../shared/config.js';
 import {
-  BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, benchEdgeEnv, createBenchCollectors, flushBenchRedis, fmt, prepareBenchDatabases,
-  signature, tokenKey, type BenchCollector,
+  BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, LoadGenerator, Recorder, SLICE_MS, benchEdgeEnv, createBenchCollectors, findPid,
+  flushBenchRedis, fmt, machineCpu, prepareBenchDatabases, processCpuSeconds, tokenKey, type BenchCollector, type Sender,
 } from './ingest-common.js';
-import type { KeyObject } from 'node:crypto';
-import { RawHttpClient, type RawAnswer } from './rawHttp.js';
+import { RawHttpClient } from './rawHttp.js';
 
 type Target = 'edge' | 'fastify' | 'ceiling' | 'fastify-ceiling';
 /** `all`: the issue's three targets. `fastify-ceiling` (the ceiling's work behind Fastify) only when named. */
@@ -83,37 +82,7 @@ if (!['both', 'closed', 'open'].includes(options.mode)) throw new Error('--mode 
 if (options.rate !== 'half' && !(Number(options.rate) > 0)) throw new Error('--rate must be envelopes/s or "half"');
 if (options.rate === 'half' && options.mode === 'open') throw new Error('--rate half needs the closed-loop phase (--mode both)');
 
-// ------------------------------------------------------------------ CPU accounting
-
-/** utime + stime of a process in seconds (Linux /proc; CLK_TCK 100). */
-function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** The pid of the first process whose name starts with `prefix` (the stack's servers). */
-function findPid(prefix: string): number | null {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(prefix)) return Number(entry);
-    } catch { /* gone */ }
-  }
-  return null;
-}
-
-/** Busy and total CPU time of the whole machine (seconds, all cores). */
-function machineCpu(): { busy: number; total: number } {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const total = line.reduce((sum, value) => sum + value, 0) / 100;
-  const idle = (line[3] + line[4]) / 100;
-  return { busy: total - idle, total };
-}
+// ------------------------------------------------------------------ CPU accounting (helpers in ingest-common.ts)
 
 interface CpuSnapshot { at: number; driver: number; target: number; redis: number; clickhouse: number; machine: { busy: number; total: number } }
 
@@ -144,17 +113,7 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
   };
 }
 
-// ------------------------------------------------------------------ load generation
-
-interface Sender {
-  collector: BenchCollector;
-  key: KeyObject;
-  template: BatchTemplate;
-  /** The request's head up to the signature header's value (see LoadGenerator.post). */
-  headPrefix: string;
-  /** Bodies of this sender's completed requests, for reuse. */
-  spareBodies: Buffer[];
-}
+// ------------------------------------------------------------------ load generation (Sender, Recorder, LoadGenerator in ingest-common.ts)
 
 interface PhaseResult {
   phase: 'closed' | 'open';
@@ -175,153 +134,6 @@ interface PhaseResult {
   /** Edge and Fastify: the server's /metrics over this phase. */
   server?: ServerStats;
   errorSample?: string;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 10_000);
-
-class Recorder {
-  private latencies = new Float64Array(1 << 16);
-  private count = 0;
-  private slices: number[][] = [];
-  requests = 0;
-  completedInWindow = 0;
-  accepted202 = 0;
-  acceptedInWindow = 0;
-  statuses: Record<string, number> = {};
-  errorSample: string | undefined;
-
-  constructor(private readonly phaseStart = performance.now()) {}
-
-  record(latencyMs: number, status: string, inWindow: boolean, sentAt: number): void {
-    const slice = Math.max(0, Math.floor((sentAt - this.phaseStart) / SLICE_MS));
-    (this.slices[slice] ??= []).push(latencyMs);
-    if (this.count === this.latencies.length) {
-      const grown = new Float64Array(this.latencies.length * 2);
-      grown.set(this.latencies);
-      this.latencies = grown;
-    }
-    this.latencies[this.count++] = latencyMs;
-    this.requests += 1;
-    this.statuses[status] = (this.statuses[status] ?? 0) + 1;
-    if (inWindow) this.completedInWindow += 1;
-    if (status === '202') {
-      this.accepted202 += 1;
-      if (inWindow) this.acceptedInWindow += 1;
-    }
-  }
-
-  latency() {
-    const sorted = this.latencies.slice(0, this.count).sort();
-    let sum = 0;
-    for (const value of sorted) sum += value;
-    return {
-      p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99),
-      max: sorted.length ? sorted[sorted.length - 1] : NaN, mean: sorted.length ? sum / sorted.length : NaN,
-    };
-  }
-
-  p99BySlice(): number[] {
-    return Array.from(this.slices, (slice) => percentile(Float64Array.from(slice ?? []).sort(), 99));
-  }
-}
-
-class LoadGenerator {
-  private next = 0;
-  private counter = 0;
-  /** Every 202 of this target, warm-up included: must equal its rows in ClickHouse. */
-  totalAccepted202 = 0;
-
-  constructor(private readonly client: RawHttpClient, private readonly senders: Sender[]) {}
-
-  /** Sends one fresh signed batch; resolves with the status ('202', '503', 'error:ECONNRESET', ...). */
-  async send(recorder: Recorder | null, startedAt: number, windowEnd: number): Promise<void> {
-    const sender = this.senders[this.next];
-    this.next = (this.next + 1) % this.senders.length;
-    // Bodies are reused once their request completed: the driver shares the cores with the
-    // server under test, and a new 50 KB buffer per request kept its garbage collector busy.
-    const body = sender.template.fill(this.counter, sender.spareBodies.pop());
-    this.counter += ENVELOPES_PER_BATCH;
-    let status: string;
-    try {
-      const answer = await this.post(sender, body);
-      status = String(answer.status);
-      // Answered, so the body was sent whole; after an error it might still be in a write.
-      sender.spareBodies.push(body);
-      if (answer.status === 202) this.totalAccepted202 += 1;
-      else if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${answer.text.slice(0, 300)}`;
-    } catch (error) {
-      status = `error:${(error as { code?: string }).code ?? (error as Error).message}`;
-      if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${(error as Error).message}`;
-    }
-    const done = performance.now();
-    recorder?.record(done - startedAt, status, done <= windowEnd, startedAt);
-  }
-
-  /**
-   * POST /ingest on a keep-alive connection of the raw client (the driver shares the 2 cores with
-   * the server under test). The body of a 202 is discarded unread.
-   */
-  private post(sender: Sender, body: Buffer): Promise<RawAnswer> {
-    const head = `${sender.headPrefix}${signature(sender.key, body, Math.floor(Date.now() / 1000))}\r\ncontent-length: ${body.length}\r\n\r\n`;
-    return this.client.request(head, body);
-  }
-
-  /** Closed loop: `concurrency` requests always in flight until `seconds` have passed. */
-  async closedLoop(concurrency: number, seconds: number, recorder: Recorder | null): Promise<number> {
-    const started = performance.now();
-    const end = started + seconds * 1000;
-    const worker = async () => {
-      while (performance.now() < end) await this.send(recorder, performance.now(), end);
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    return (end - started) / 1000;
-  }
-
-  /**
-   * Open loop: one batch every 1 / (rate / 50) seconds on a fixed schedule, whatever the answers
-   * take; latency is measured from the scheduled time. At most `maxOutstanding` requests are
-   * outstanding (queued in the pool or in flight); a send due beyond that is skipped and counted.
-   */
-  async openLoop(rate: number, seconds: number, maxOutstanding: number, recorder: Recorder): Promise<{ seconds: number; skipped: number }> {
-    const intervalMs = 1000 / (rate / ENVELOPES_PER_BATCH);
-    const started = performance.now();
-    const end = started + seconds * 1000;
-    const total = Math.floor((seconds * 1000) / intervalMs);
-    let issued = 0;
-    let outstanding = 0;
-    let skipped = 0;
-    const inFlight = new Set<Promise<void>>();
-    await new Promise<void>((resolveLoop) => {
-      const tick = () => {
-        const now = performance.now();
-        while (issued < total && started + issued * intervalMs <= now) {
-          const scheduled = started + issued * intervalMs;
-          issued += 1;
-          if (outstanding >= maxOutstanding) {
-            skipped += 1;
-            continue;
-          }
-          outstanding += 1;
-          const promise = this.send(recorder, scheduled, end + 60_000).finally(() => {
-            outstanding -= 1;
-            inFlight.delete(promise);
-          });
-          inFlight.add(promise);
-        }
-        if (issued >= total) return resolveLoop();
-        const wait = started + issued * intervalMs - performance.now();
-        setTimeout(tick, Math.max(0, Math.min(wait, 5)));
-      };
-      tick();
-    });
-    await Promise.all(inFlight);
-    return { seconds: (performance.now() - started) / 1000, skipped };
-  }
 }
 
 // ------------------------------------------------------------------ ClickHouse checks

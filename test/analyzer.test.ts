@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import { insertApiKey } from '../management/apiKeys/apiKeyStore.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
@@ -169,7 +170,10 @@ describe('analyzer', () => {
     ctx = await createTestContext();
     clickhouse = testClickHouse(ctx);
     edge = await startEdge(ctx, clickhouse, { analysisStream: stream, limits: { sandboxAccountEnvelopesPerMin: 100_000, sandboxAccountRequestsPerMin: 100_000, sandboxMonthlyAllowance: 1_000_000 } });
-    running = await startAnalyzer(ctx, clickhouse, { stream });
+    const day = 24 * 3600 * 1000;
+    await ctx.deps.pool.query('INSERT INTO analysed_batches (batch_id, analysed_at) VALUES ($1, $2), ($3, $4)',
+      [`${stream}:old`, new Date(Date.now() - 2 * day), `${stream}:recent`, new Date(Date.now() - day / 2)]);
+    running = await startAnalyzer(ctx, clickhouse, { stream, batchMarkerRetentionSeconds: 24 * 3600 });
     apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
   });
 
@@ -299,5 +303,53 @@ describe('analyzer', () => {
     expect(reopened.affected_records).toBe('5');
     expect((await findingsOf(ctx, reopened.id)).map((f) => ({ path: f.path, count: f.observation_count }))).toEqual([{ path: '/extra', count: '5' }]);
     expect(await slotState(collector.connectionId)).toEqual({ observationState: 'incident_open', openIncidentCount: 1 });
+  });
+
+  it('shows per operation which declared properties the window never observed', async () => {
+    const { collector } = await collectorWith('3.0.3');
+    const seen = order({ lines: arr(obj({ sku: s('string') })), customer: obj({ email: s('string') }) });
+    expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: seen }), caseEnvelope(collector, { shape: order(), inspected: false })])).status).toBe(202);
+    const res = await callWithKey(ctx, apiKey, 'GET', `/v1/connections/${collector.connectionId}/coverage`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const operations = res.json().operations as { operationKey: string; observations: number; inspectedObservations: number; unobservedProperties: string[] }[];
+    const byKey = new Map(operations.map((operation) => [operation.operationKey, operation]));
+    expect(byKey.get(ORDER_200)).toMatchObject({
+      observations: 2,
+      inspectedObservations: 1,
+      unobservedProperties: ['/count', '/customer/address', '/customer/address/city', '/customer/address/zip', '/lines/-/qty', '/note'],
+    });
+    expect(byKey.get('GET /v1/nodes:response:200')).toMatchObject({ observations: 0, unobservedProperties: ['/children', '/name'] });
+  });
+
+  it('answers 404 for another workspace\'s connection and 403 without the scope on every evidence read', async () => {
+    const { collector, versionId } = await collectorWith('3.0.3');
+    const stranger = (await bootstrapWorkspace(ctx)).apiKey.key;
+    const id = collector.connectionId;
+    const reads: [string, string][] = [
+      [`/v1/observations?integrationId=${id}`, 'observations:read'],
+      [`/v1/connections/${id}/analytics`, 'observations:read'],
+      [`/v1/connections/${id}/coverage`, 'observations:read'],
+      [`/v1/incidents?integrationId=${id}&mode=sandbox`, 'incidents:read'],
+      [`${contractUrl(id, versionId!)}/impact`, 'contracts:read'],
+    ];
+    const owner = await ctx.deps.pool.query<{ workspace_id: string }>('SELECT workspace_id FROM connections WHERE id = $1', [id]);
+    const unscoped = (await insertApiKey(ctx.deps.pool, { workspaceId: owner.rows[0].workspace_id, scopes: ['integrations:read'], expiresAt: null, createdBy: 'test', now: ctx.deps.clock.now() })).key;
+    for (const [url, scope] of reads) {
+      expect((await callWithKey(ctx, apiKey, 'GET', url)).statusCode, url).toBe(200);
+      const foreign = await callWithKey(ctx, stranger, 'GET', url);
+      expect(foreign.statusCode, url).toBe(404);
+      const denied = await callWithKey(ctx, unscoped, 'GET', url);
+      expect([denied.statusCode, denied.json().error], `${url} without ${scope}`).toEqual([403, 'insufficient_scope']);
+    }
+  });
+
+  it('forgets analysed-batch markers past their retention, and only those', async () => {
+    const stored = async () => (await ctx.deps.pool.query<{ batch_id: string }>(
+      'SELECT batch_id FROM analysed_batches WHERE batch_id LIKE $1 ORDER BY batch_id', [`${stream}:%`])).rows.map((row) => row.batch_id);
+    expect(await waitFor(async () => {
+      const ids = await stored();
+      return ids.includes(`${stream}:old`) ? undefined : ids;
+    }, 10_000, 'the old marker to be pruned')).toEqual([`${stream}:recent`]);
   });
 });

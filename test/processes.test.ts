@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 // their health routes against the real stores.
 const PROCESSES = [
   { name: 'ingest', file: 'dist/ingest/main.js', portVar: 'INGEST_PORT', port: 18080, ready: ['redis', 'clickhouse'] },
-  { name: 'management', file: 'dist/management/main.js', portVar: 'MANAGEMENT_PORT', port: 18081, ready: ['postgres', 'redis'] },
+  { name: 'management', file: 'dist/management/main.js', portVar: 'MANAGEMENT_PORT', port: 18081, ready: ['postgres', 'redis', 'clickhouse'] },
   { name: 'analyzer', file: 'dist/analyzer/main.js', portVar: 'ANALYZER_PORT', port: 18082, ready: ['postgres', 'redis', 'clickhouse'] },
 ] as const;
 

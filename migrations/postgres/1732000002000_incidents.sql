@@ -59,8 +59,8 @@ CREATE TABLE analysed_batches (
 );
 CREATE INDEX analysed_batches_age ON analysed_batches (analysed_at);
 
--- Reanalysis recounts a connection's stored observations received up to this instant (epoch
--- ms); live batches received up to it and analysed afterwards are already in those counts.
+-- reanalysed_through_ms: live batches received up to this instant (epoch ms) are already in the
+-- counts of the connection's last reanalysis (analyzer/reanalysis.ts markRecounted).
 -- reanalysed_revision: the activation's analysis revision (01 Activation result `revision`) the
 -- last reanalysis reported against.
 ALTER TABLE connections ADD COLUMN reanalysed_through_ms bigint NOT NULL DEFAULT 0,

@@ -103,7 +103,10 @@ function missing(name: string, expected: string, depth: number): void {
 
 function pathOf(depth: number): string {
   let path = '';
-  for (let i = 0; i < depth; i++) path += '/' + escapeToken(tokens[i]);
+  for (let i = 0; i < depth; i++) {
+    const token = tokens[i];
+    path += '/' + (token.indexOf('~') === -1 && token.indexOf('/') === -1 ? token : escapeToken(token));
+  }
   return path;
 }
 

@@ -102,3 +102,13 @@ export function groupsOfWindow(clickhouse: ClickHouseClient, connectionId: strin
   return selectGroups(clickhouse, `connection_id = ${sqlLiteral(connectionId)} AND received_at_ms >= ${sqlLiteral(fromMs)}`
     + ` AND received_at_ms < ${sqlLiteral(toMs)}`);
 }
+
+/** The ids of a connection's batches received in [fromMs, toMs). */
+export async function batchIdsOfWindow(clickhouse: ClickHouseClient, connectionId: string, fromMs: number, toMs: number): Promise<string[]> {
+  const result = await clickhouse.query({
+    query: `SELECT DISTINCT batch_id FROM observations WHERE connection_id = ${sqlLiteral(connectionId)}`
+      + ` AND received_at_ms >= ${sqlLiteral(fromMs)} AND received_at_ms < ${sqlLiteral(toMs)}`,
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ batch_id: string }>()).map((row) => row.batch_id);
+}

@@ -26,6 +26,8 @@ export interface ReanalysisPlan {
   continued: { incident: OpenIncidentRef; aggregate: IncidentAggregate }[];
   /** Incidents the version produces that are not open: opened. */
   opened: IncidentAggregate[];
+  /** The latest receipt time among the observations read (null when none). */
+  lastReceivedAtMs: number | null;
 }
 
 /**
@@ -43,7 +45,8 @@ export async function planReanalysis(
 ): Promise<ReanalysisPlan> {
   const groups = await groupsOfWindow(clickhouse, connectionId, window.fromMs, window.toMs);
   const aggregates = await aggregateIncidents(groups, () => contract, compareMany);
-  const plan: ReanalysisPlan = { resolved: [], continued: [], opened: [] };
+  const lastReceivedAtMs = groups.length === 0 ? null : Math.max(...groups.map((group) => group.lastReceivedAtMs));
+  const plan: ReanalysisPlan = { resolved: [], continued: [], opened: [], lastReceivedAtMs };
   const open = new Set<string>();
   for (const incident of openIncidents) {
     if (!(SHAPE_INCIDENT_KINDS as readonly string[]).includes(incident.kind)) continue;

@@ -1,0 +1,743 @@
+// Analyzer load benchmark (analyzer issue): signed envelopes through the real ingest edge, analysed
+// by the real analyzer process (`node dist/analyzer/main.js`, 2 Piscina worker threads), on the
+// bench stores. Run from the project root:
+//
+//   npm run bench:analyzer-load
+//   node dist/bench/analyzer-load.js [--duration 60] [--rate 25000] [--backlog 200000] [--warmup 3]
+//        [--skip-backlog] [--skip-sustained] [--collectors 12] [--workspaces 3] [--keep-data] [--json FILE]
+//
+// Set-up: bench databases migrated, bench Redis flushed and `svc_bench.observations` truncated,
+// `--collectors` Live Integrations created (as ingest-load.ts does), and each given an active
+// contract (OpenAPI 3.0, `GET /v1/orders/{orderId}` 200 with a 20-property object) registered and
+// activated through the management plane in-process; the reanalysis jobs the activations leave
+// in the outbox are run before any envelope is sent, so live analysis counts every batch.
+// Every batch carries 50 envelopes of 20 distinct shapes (position % 20), 5 of which drift from
+// the contract: 10 drifted envelopes per batch.
+//
+// Phase A "memoised backlog": `--backlog` envelopes sent with no analyzer running, then the
+// analyzer started and timed until the stream is drained (XLEN 0 and XPENDING 0); the incidents'
+// affectedRecords must add up to the drifted envelopes answered 202.
+// Phase B "sustained": a fresh analyzer process (its lag Summary holds only this phase), a
+// `--warmup` at the rate, then `--rate` envelopes/s open loop for `--duration` seconds: edge
+// latency from the scheduled send time, the analyzer's lag quantiles at load end, the exact
+// per-batch lag to the start of its analysis, and the time from load end to a drained stream.
+// See bench/README.md "Analyzer load".
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import { ComparePool } from '../analyzer/comparePool.js';
+import { ContractCache } from '../analyzer/contractCache.js';
+import { analyzerMetrics } from '../analyzer/metrics.js';
+import { runNextReanalysis } from '../analyzer/reanalysis.js';
+import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import { systemClock } from '../shared/clock.js';
+import { loadConfig } from '../shared/config.js';
+import { createPool } from '../shared/db/pool.js';
+import { ANALYSIS_CONSUMER_GROUP, RedisKeys, connectRedis } from '../shared/redis.js';
+import { buildApp } from '../management/app.js';
+import {
+  BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, LoadGenerator, Recorder, benchEdgeEnv, benchEnvelope, createBenchCollectors, findPid,
+  flushBenchRedis, fmt, machineCpu, percentile, prepareBenchDatabases, processCpuSeconds, tokenKey, type BenchCollector, type Sender,
+} from './ingest-common.js';
+import { RawHttpClient } from './rawHttp.js';
+
+// ------------------------------------------------------------------ options
+
+function parseArgs(argv: string[]): Map<string, string> {
+  const parsed = new Map<string, string>();
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
+    const [name, inline] = arg.slice(2).split('=', 2);
+    if (inline !== undefined) parsed.set(name, inline);
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) parsed.set(name, argv[++i]);
+    else parsed.set(name, 'true');
+  }
+  return parsed;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const KNOWN = ['duration', 'rate', 'backlog', 'warmup', 'skip-backlog', 'skip-sustained', 'collectors', 'workspaces', 'keep-data', 'json'];
+for (const name of args.keys()) if (!KNOWN.includes(name)) throw new Error(`unknown option --${name} (known: ${KNOWN.map((k) => `--${k}`).join(' ')})`);
+const num = (name: string, fallback: number, allowZero = false) => {
+  const raw = args.get(name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  return value;
+};
+const options = {
+  durationS: num('duration', 60),
+  rate: num('rate', 25_000),
+  backlog: num('backlog', 200_000),
+  warmupS: num('warmup', 3, true),
+  skipBacklog: args.has('skip-backlog'),
+  skipSustained: args.has('skip-sustained'),
+  collectors: num('collectors', 12),
+  workspaces: num('workspaces', 3),
+  keepData: args.has('keep-data'),
+  json: args.get('json'),
+};
+const ANALYZER_THREADS = process.env.ANALYZER_WORKER_THREADS ?? '2';
+/** Phase A sends its backlog with this many requests in flight (closed loop). */
+const BACKLOG_CONCURRENCY = 64;
+/** Open loop: connections of the raw client, and sends skipped beyond this many outstanding. */
+const CONNECTIONS = 128;
+const MAX_OUTSTANDING = 1024;
+const TARGETS = { lagP99S: 2, edgeP99Ms: 150, drainS: 5 };
+
+// ------------------------------------------------------------------ the contract and the shapes
+
+type Shape = { kind: string; fields?: Record<string, Shape> };
+const FIELDS: [string, string][] = [
+  ['id', 'string'], ['status', 'string'], ['currency', 'string'], ['total', 'number'], ['subtotal', 'number'], ['tax', 'number'],
+  ['discount', 'number'], ['createdAt', 'string'], ['updatedAt', 'string'], ['customerId', 'string'], ['email', 'string'],
+  ['itemCount', 'integer'], ['paid', 'boolean'], ['shipped', 'boolean'], ['note', 'string'], ['channel', 'string'],
+  ['region', 'string'], ['reference', 'string'], ['version', 'integer'], ['priority', 'integer'],
+];
+const REQUIRED = ['id', 'status', 'total', 'createdAt'];
+const OPTIONAL = FIELDS.map(([name]) => name).filter((name) => !REQUIRED.includes(name));
+
+/** OpenAPI 3.0 with one operation, `GET /v1/orders/{orderId}`, whose 200 response is a 20-property object. */
+function ordersContract(): Record<string, unknown> {
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Bench orders', version: '1' },
+    paths: {
+      '/v1/orders/{orderId}': {
+        get: {
+          parameters: [{ name: 'orderId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': {
+              description: 'the order',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } },
+            },
+          },
+        },
+      },
+    },
+    components: {
+      schemas: {
+        Order: { type: 'object', required: REQUIRED, properties: Object.fromEntries(FIELDS.map(([name, type]) => [name, { type }])) },
+      },
+    },
+  };
+}
+
+const SHAPES = 20;
+/** Shapes 15–19 drift: two undeclared fields, two type changes, one undeclared field on a short shape. */
+const DRIFTING = new Set([15, 16, 17, 18, 19]);
+
+/** The 20 distinct shapes: 0–14 conform (each leaves out another optional field), 15–19 drift. */
+function shapeOf(index: number): Shape {
+  const fields: Record<string, Shape> = Object.fromEntries(FIELDS.map(([name, type]) => [name, { kind: type }]));
+  if (index < 15) delete fields[OPTIONAL[index]];
+  else if (index === 15) fields.coupon = { kind: 'string' };
+  else if (index === 16) fields.loyaltyPoints = { kind: 'integer' };
+  else if (index === 17) fields.total = { kind: 'string' };
+  else if (index === 18) fields.paid = { kind: 'string' };
+  else {
+    for (const name of OPTIONAL.slice(0, 8)) delete fields[name];
+    fields.trackingUrl = { kind: 'string' };
+  }
+  return { kind: 'object', fields };
+}
+const SHAPE_LIST = Array.from({ length: SHAPES }, (_, index) => shapeOf(index));
+const DRIFTED_PER_BATCH = Array.from({ length: ENVELOPES_PER_BATCH }, (_, position) => position % SHAPES).filter((shape) => DRIFTING.has(shape)).length;
+
+function shapedEnvelope(integrationKey: string, eventId: string, occurredAt: string, position: number): Record<string, unknown> {
+  const envelope = benchEnvelope(integrationKey, eventId, occurredAt);
+  return { ...envelope, payload: { ...(envelope.payload as Record<string, unknown>), schemaShape: SHAPE_LIST[position % SHAPES] } };
+}
+
+// ------------------------------------------------------------------ processes
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CORES = cpus().length;
+const children = new Set<ChildProcess>();
+
+function killChildren(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+process.on('exit', () => killChildren());
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    killChildren();
+    process.exit(130);
+  });
+}
+
+/** Spawns a node process and resolves once a line of its stdout matches `ready`. */
+async function spawnReady(name: string, argv: string[], env: Record<string, string | undefined>, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const line = await new Promise<string>((resolveLine, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 30 s`)), 30_000);
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const found = buffered.split('\n').find((l) => ready.test(l));
+      if (found) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolveLine(found);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+  });
+  return { child, line };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function startEdge(): Promise<{ child: ChildProcess; port: number }> {
+  const env = { ...process.env, ...benchEdgeEnv(), INGEST_HOST: '127.0.0.1', INGEST_PORT: '0' };
+  const { child, line } = await spawnReady('edge', [resolve(here, 'ingest-target.js'), 'edge'], env, /^\{"ready"/);
+  return { child, port: (JSON.parse(line) as { port: number }).port };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+interface RunningAnalyzer { child: ChildProcess; port: number; spawnedAt: number; readyAt: number }
+
+/** `node dist/analyzer/main.js` on the bench stores, 2 worker threads, a free port for /metrics. */
+async function startAnalyzer(): Promise<RunningAnalyzer> {
+  const port = await freePort();
+  const env = {
+    ...process.env, ...benchEdgeEnv(), ANALYZER_HOST: '127.0.0.1', ANALYZER_PORT: String(port), ANALYZER_WORKER_THREADS: ANALYZER_THREADS,
+  };
+  const spawnedAt = performance.now();
+  const { child } = await spawnReady('analyzer', [resolve(here, '../analyzer/main.js')], env, /^analyzer listening/);
+  return { child, port, spawnedAt, readyAt: performance.now() };
+}
+
+// ------------------------------------------------------------------ CPU accounting
+
+interface CpuSnapshot {
+  at: number;
+  driver: number;
+  edge: number;
+  analyzer: number;
+  redis: number;
+  clickhouse: number;
+  /** Per postgres process (the server's backends come and go). */
+  postgres: Map<number, number>;
+  machine: { busy: number; total: number };
+}
+
+const stackPids = { redis: findPid('redis-server'), clickhouse: findPid('clickhouse-serv') };
+
+/** Every process whose name starts with `prefix`: PostgreSQL serves each connection in a process of its own. */
+function allPids(prefix: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(prefix)) found.push(Number(entry));
+    } catch { /* gone */ }
+  }
+  return found;
+}
+
+function cpuSnapshot(edgePid: number | undefined, analyzerPid: number | undefined): CpuSnapshot {
+  const usage = process.cpuUsage();
+  return {
+    at: performance.now(),
+    driver: (usage.user + usage.system) / 1e6,
+    edge: edgePid === undefined ? NaN : processCpuSeconds(edgePid),
+    analyzer: analyzerPid === undefined ? NaN : processCpuSeconds(analyzerPid),
+    redis: stackPids.redis === null ? NaN : processCpuSeconds(stackPids.redis),
+    clickhouse: stackPids.clickhouse === null ? NaN : processCpuSeconds(stackPids.clickhouse),
+    postgres: new Map(allPids('postgres').map((pid) => [pid, processCpuSeconds(pid)])),
+    machine: machineCpu(),
+  };
+}
+
+interface CpuUse { edge: number; analyzer: number; driver: number; redis: number; clickhouse: number; postgres: number; machineBusy: number }
+
+/** CPU use between two snapshots, in % of one core (200 % = both cores). */
+function cpuBetween(a: CpuSnapshot, b: CpuSnapshot): CpuUse {
+  const seconds = (b.at - a.at) / 1000;
+  const pct = (x: number, y: number) => ((y - x) / seconds) * 100;
+  let postgres = 0;
+  for (const [pid, after] of b.postgres) {
+    const before = a.postgres.get(pid) ?? 0; // a backend started in between: all its CPU is this stretch's
+    if (Number.isFinite(after)) postgres += after - before;
+  }
+  return {
+    edge: pct(a.edge, b.edge), analyzer: pct(a.analyzer, b.analyzer), driver: pct(a.driver, b.driver), redis: pct(a.redis, b.redis),
+    clickhouse: pct(a.clickhouse, b.clickhouse), postgres: (postgres / seconds) * 100,
+    machineBusy: ((b.machine.busy - a.machine.busy) / (b.machine.total - a.machine.total)) * 100,
+  };
+}
+
+const cpuLine = (c: CpuUse) => `cpu (% of one core): edge ${fmt(c.edge)}, analyzer ${fmt(c.analyzer)} (incl. its worker threads), driver ${fmt(c.driver)}, `
+  + `redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}, postgres ${fmt(c.postgres)} (all its processes); machine busy ${fmt(c.machineBusy)} % of ${CORES} cores`;
+
+// ------------------------------------------------------------------ stores
+
+async function resetBenchStores(clickhouse: ClickHouseClient): Promise<void> {
+  await Promise.all([flushBenchRedis(), clickhouse.command({ query: 'TRUNCATE TABLE IF EXISTS observations' })]);
+  await waitForMerges(clickhouse, 60);
+}
+
+/** Waits (at most maxSeconds) until no merge of the bench database runs; returns the seconds waited. */
+async function waitForMerges(clickhouse: ClickHouseClient, maxSeconds: number): Promise<number> {
+  const started = performance.now();
+  while ((performance.now() - started) / 1000 < maxSeconds) {
+    const result = await clickhouse.query({
+      query: `SELECT count() AS n FROM system.merges WHERE database = ${sqlLiteral(BENCH_STORES.CLICKHOUSE_DATABASE)}`, format: 'JSONEachRow',
+    });
+    if (Number((await result.json<{ n: string }>())[0].n) === 0) break;
+    await new Promise((done) => setTimeout(done, 500));
+  }
+  return (performance.now() - started) / 1000;
+}
+
+const STREAM = RedisKeys.analysisJobs;
+
+async function streamState(redis: Redis): Promise<{ length: number; pending: number }> {
+  const [length, pending] = await Promise.all([
+    redis.xlen(STREAM),
+    (redis.xpending(STREAM, ANALYSIS_CONSUMER_GROUP) as Promise<[number, ...unknown[]]>).catch(() => [0] as [number]),
+  ]);
+  return { length, pending: Number(pending[0]) };
+}
+
+/** Polls every 20 ms until XLEN and XPENDING are both 0; resolves with performance.now() of the first drained poll. */
+async function waitForDrain(redis: Redis, timeoutS: number): Promise<number> {
+  const deadline = performance.now() + timeoutS * 1000;
+  for (;;) {
+    const state = await streamState(redis);
+    const now = performance.now();
+    if (state.length === 0 && state.pending === 0) return now;
+    if (now > deadline) throw new Error(`the stream did not drain within ${timeoutS} s (XLEN ${state.length}, XPENDING ${state.pending})`);
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+// ------------------------------------------------------------------ analyzer metrics
+
+/** Values of the analyzer's /metrics by `name` or `name{label="value"}` (the process label left out). */
+async function scrapeAnalyzer(analyzer: RunningAnalyzer): Promise<Map<string, number>> {
+  const res = await fetch(`http://127.0.0.1:${analyzer.port}/metrics`);
+  const text = await res.text();
+  const values = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!match || !match[1].startsWith('analyzer_')) continue;
+    const labels = (match[2] ?? '').split(',').filter((label) => label && !label.startsWith('process=')).join(',');
+    const key = labels ? `${match[1]}{${labels}}` : match[1];
+    values.set(key, (values.get(key) ?? 0) + Number(match[3]));
+  }
+  return values;
+}
+
+const LAG_BUCKETS = ['0.05', '0.1', '0.25', '0.5', '1', '2', '5', '10'];
+
+interface LagSummary { p50: number; p90: number; p99: number; count: number }
+function lagSummary(m: Map<string, number>): LagSummary {
+  return {
+    p50: m.get('analyzer_lag_quantiles_seconds{quantile="0.5"}') ?? NaN,
+    p90: m.get('analyzer_lag_quantiles_seconds{quantile="0.9"}') ?? NaN,
+    p99: m.get('analyzer_lag_quantiles_seconds{quantile="0.99"}') ?? NaN,
+    count: m.get('analyzer_lag_quantiles_seconds_count') ?? NaN,
+  };
+}
+
+// ------------------------------------------------------------------ PostgreSQL and ClickHouse checks
+
+interface IncidentCheck { incidents: number; affected: number; findings: Record<string, number> }
+
+async function incidentTotals(pool: ReturnType<typeof createPool>, connectionIds: string[]): Promise<IncidentCheck> {
+  const { rows } = await pool.query<{ incidents: string; affected: string | null }>(
+    `SELECT count(*) AS incidents, sum(affected_records) AS affected FROM incidents WHERE connection_id = ANY($1::text[]) AND status = 'open'`,
+    [connectionIds],
+  );
+  const findings = await pool.query<{ kind: string; path: string; n: string }>(
+    `SELECT f.kind, f.path, sum(f.observation_count) AS n FROM incident_findings f JOIN incidents i ON i.id = f.incident_id
+      WHERE i.connection_id = ANY($1::text[]) AND i.status = 'open' GROUP BY f.kind, f.path ORDER BY f.kind, f.path`,
+    [connectionIds],
+  );
+  return {
+    incidents: Number(rows[0].incidents), affected: Number(rows[0].affected ?? 0),
+    findings: Object.fromEntries(findings.rows.map((row) => [`${row.kind} ${row.path}`, Number(row.n)])),
+  };
+}
+
+async function rowsWithPrefix(clickhouse: ClickHouseClient, collectors: BenchCollector[], prefix: string): Promise<number> {
+  const result = await clickhouse.query({
+    query: `SELECT count() AS n FROM observations WHERE connection_id IN (${collectors.map((c) => sqlLiteral(c.connectionId)).join(', ')})
+             AND event_id LIKE ${sqlLiteral(`evt_${prefix}%`)}`,
+    format: 'JSONEachRow',
+  });
+  return Number((await result.json<{ n: string }>())[0].n);
+}
+
+/**
+ * Per batch of the phase: receipt (ClickHouse `received_at_ms`) to the start of its analysis
+ * (`analysed_batches.analysed_at`, the analyzer's clock when it began the delivery's transaction).
+ * The commit comes later by the transaction's duration, so these are lower bounds of the lag.
+ */
+async function startLags(clickhouse: ClickHouseClient, pool: ReturnType<typeof createPool>, collectors: BenchCollector[], prefix: string): Promise<Float64Array> {
+  const result = await clickhouse.query({
+    query: `SELECT batch_id, any(received_at_ms) AS received FROM observations
+             WHERE connection_id IN (${collectors.map((c) => sqlLiteral(c.connectionId)).join(', ')}) AND event_id LIKE ${sqlLiteral(`evt_${prefix}%`)}
+             GROUP BY batch_id`,
+    format: 'JSONEachRow',
+  });
+  const received = new Map((await result.json<{ batch_id: string; received: string }>()).map((row) => [row.batch_id, Number(row.received)]));
+  const { rows } = await pool.query<{ batch_id: string; ms: number }>(
+    'SELECT batch_id, extract(epoch FROM analysed_at)::float8 * 1000 AS ms FROM analysed_batches WHERE batch_id = ANY($1::text[])',
+    [[...received.keys()]],
+  );
+  const lags = new Float64Array(rows.length);
+  rows.forEach((row, i) => { lags[i] = (row.ms - received.get(row.batch_id)!) / 1000; });
+  if (rows.length !== received.size) console.log(`   WARNING: ${received.size - rows.length} of ${received.size} batches have no analysed_batches row`);
+  return lags.sort();
+}
+
+// ------------------------------------------------------------------ set-up
+
+async function giveContracts(collectors: BenchCollector[]): Promise<void> {
+  const config = loadConfig({ ...process.env, ...benchEdgeEnv() });
+  const pool = createPool(config.databaseUrl, 4);
+  const redis = await connectRedis(config.redisUrl);
+  const app = await buildApp({ config, pool, redis, clock: systemClock });
+  await app.ready();
+  try {
+    for (const collector of collectors) {
+      const headers = { authorization: `Bearer ${collector.apiKey}` };
+      const registered = await app.inject({
+        method: 'POST', url: `/v1/integrations/${collector.connectionId}/contracts`, headers,
+        payload: { declaredVersion: 'v1', format: 'openapi', document: ordersContract() },
+      });
+      if (registered.statusCode !== 201) throw new Error(`contract registration answered ${registered.statusCode}: ${registered.body}`);
+      const versionId = (registered.json() as { contract: { id: string } }).contract.id;
+      const activated = await app.inject({
+        method: 'POST', url: `/v1/integrations/${collector.connectionId}/contracts/${versionId}/activate`, headers,
+        payload: { expectedActiveContractVersionId: null, reason: 'bench' },
+      });
+      if (activated.statusCode !== 200) throw new Error(`contract activation answered ${activated.statusCode}: ${activated.body}`);
+    }
+    // The activations' reanalysis jobs, run here (the analyzer's own code) before any envelope is
+    // sent: an analyzer started after the backlog would otherwise recount the backlog in its
+    // reanalysis and skip its batches as already counted.
+    const clickhouse = createClient({ url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 60_000 });
+    const compare = new ComparePool(0, 1000);
+    let jobs = 0;
+    try {
+      const deps = { pool, clickhouse, clock: systemClock, contracts: new ContractCache(pool), compare, metrics: analyzerMetrics(new Registry()) };
+      while (await runNextReanalysis(deps)) jobs += 1;
+    } finally {
+      await compare.close();
+      await clickhouse.close();
+    }
+    console.log(`set-up: contract registered and activated on ${collectors.length} connections; ${jobs} reanalysis job(s) run`);
+  } finally {
+    await app.close();
+    await pool.end();
+    redis.disconnect();
+  }
+}
+
+function sendersFor(collectors: BenchCollector[], port: number, prefix: string): Sender[] {
+  const occurredAt = new Date().toISOString();
+  return collectors.map((collector) => ({
+    collector,
+    key: tokenKey(collector.ingestToken),
+    template: new BatchTemplate(collector.integrationKey, prefix, occurredAt, ENVELOPES_PER_BATCH, shapedEnvelope),
+    headPrefix: `POST /ingest HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
+      + `x-service-connection: ${collector.connectionKey}\r\nauthorization: Bearer ${collector.ingestToken}\r\nx-service-signature: `,
+    spareBodies: [],
+  }));
+}
+
+const non202 = (statuses: Record<string, number>) => Object.entries(statuses).filter(([status]) => status !== '202');
+const statusLine = (statuses: Record<string, number>) => {
+  const other = non202(statuses);
+  return `statuses: ${Object.entries(statuses).map(([s, n]) => `${s}×${fmt(n)}`).join(', ') || 'none'}; non-202: ${other.length ? other.map(([s, n]) => `${s}×${n}`).join(', ') : 'none'}`;
+};
+const ok = (pass: boolean) => (pass ? 'met' : 'NOT met');
+
+// ------------------------------------------------------------------ phases
+
+interface PhaseAResult {
+  envelopesSent: number;
+  accepted202: number;
+  sendSeconds: number;
+  sendEnvelopesPerSecond: number;
+  mergeWaitSeconds: number;
+  analyzerStartSeconds: number;
+  drainSecondsFromSpawn: number;
+  envelopesPerSecond: number;
+  analysedEnvelopes: number;
+  comparisons: number;
+  memoHits: number;
+  driftedSent: number;
+  incidents: IncidentCheck;
+  cpu: CpuUse;
+}
+
+interface PhaseBResult {
+  rate: number;
+  seconds: number;
+  acceptedEnvelopesPerSecond: number;
+  requests: number;
+  skipped: number;
+  statuses: Record<string, number>;
+  edgeLatencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  edgeP99BySliceMs: number[];
+  summaryAtLoadEnd: LagSummary;
+  summaryAfterDrain: LagSummary;
+  measured: { batches: number; meanCommittedLagS: number; shareWithin: Record<string, number> };
+  startLagS: { batches: number; p50: number; p90: number; p99: number; max: number; mean: number };
+  drainSeconds: number;
+  analysedEnvelopes: number;
+  driftedSent: number;
+  incidents: IncidentCheck;
+  cpu: CpuUse;
+}
+
+interface Context {
+  collectors: BenchCollector[];
+  clickhouse: ClickHouseClient;
+  redis: Redis;
+  pool: ReturnType<typeof createPool>;
+  edge: { child: ChildProcess; port: number };
+  runId: string;
+  /** Drifted envelopes answered 202 so far, all phases and warm-ups. */
+  driftedSent: number;
+}
+
+async function phaseA(ctx: Context): Promise<PhaseAResult> {
+  const batches = Math.ceil(options.backlog / ENVELOPES_PER_BATCH);
+  const prefix = `${ctx.runId}a`;
+  console.log(`\n== phase A, memoised backlog: ${fmt(batches * ENVELOPES_PER_BATCH)} envelopes (${fmt(batches)} batches) with no analyzer running`);
+  const client = new RawHttpClient('127.0.0.1', ctx.edge.port, BACKLOG_CONCURRENCY, 4_000);
+  const load = new LoadGenerator(client, sendersFor(ctx.collectors, ctx.edge.port, prefix));
+  const recorder = new Recorder();
+  const sendStarted = performance.now();
+  let issued = 0;
+  await Promise.all(Array.from({ length: BACKLOG_CONCURRENCY }, async () => {
+    while (issued < batches) {
+      issued += 1;
+      await load.send(recorder, performance.now(), Infinity);
+    }
+  }));
+  const sendSeconds = (performance.now() - sendStarted) / 1000;
+  client.close();
+  const accepted = load.totalAccepted202 * ENVELOPES_PER_BATCH;
+  const driftedSent = load.totalAccepted202 * DRIFTED_PER_BATCH;
+  ctx.driftedSent += driftedSent;
+  const stream = await streamState(ctx.redis);
+  const rows = await rowsWithPrefix(ctx.clickhouse, ctx.collectors, prefix);
+  console.log(`   sent in ${fmt(sendSeconds, 1)} s (${fmt(accepted / sendSeconds)} envelopes/s accepted); ${statusLine(recorder.statuses)}`);
+  console.log(`   stream: ${fmt(stream.length)} jobs waiting (batches answered 202: ${fmt(load.totalAccepted202)}); ClickHouse rows ${fmt(rows)} vs envelopes answered 202 ${fmt(accepted)}: ${rows === accepted ? 'EQUAL' : 'MISMATCH'}`);
+  if (recorder.errorSample) console.log(`   first non-202: ${recorder.errorSample}`);
+  const mergeWaitSeconds = await waitForMerges(ctx.clickhouse, 60);
+  console.log(`   waited ${fmt(mergeWaitSeconds, 1)} s for ClickHouse merges to stop, then started the analyzer (${ANALYZER_THREADS} worker threads)`);
+
+  const before = cpuSnapshot(ctx.edge.child.pid, undefined);
+  const analyzer = await startAnalyzer();
+  const analyzerPid = analyzer.child.pid!;
+  const beforeWithAnalyzer = { ...before, analyzer: 0 };
+  const drainedAt = await waitForDrain(ctx.redis, 600);
+  const cpu = cpuBetween(beforeWithAnalyzer, cpuSnapshot(ctx.edge.child.pid, analyzerPid));
+  const metrics = await scrapeAnalyzer(analyzer);
+  await stopChild(analyzer.child);
+  const drainSecondsFromSpawn = (drainedAt - analyzer.spawnedAt) / 1000;
+  const analysedEnvelopes = metrics.get('analyzer_envelopes_analysed_total') ?? NaN;
+  const incidents = await incidentTotals(ctx.pool, ctx.collectors.map((c) => c.connectionId));
+  const result: PhaseAResult = {
+    envelopesSent: issued * ENVELOPES_PER_BATCH, accepted202: accepted, sendSeconds, sendEnvelopesPerSecond: accepted / sendSeconds, mergeWaitSeconds,
+    analyzerStartSeconds: (analyzer.readyAt - analyzer.spawnedAt) / 1000, drainSecondsFromSpawn,
+    envelopesPerSecond: accepted / drainSecondsFromSpawn, analysedEnvelopes,
+    comparisons: metrics.get('analyzer_comparisons_total') ?? NaN, memoHits: metrics.get('analyzer_memo_hits_total') ?? NaN,
+    driftedSent: ctx.driftedSent, incidents, cpu,
+  };
+  console.log(`   drained ${fmt(drainSecondsFromSpawn, 2)} s after the analyzer was spawned (its listening line after ${fmt(result.analyzerStartSeconds, 2)} s): `
+    + `**${fmt(result.envelopesPerSecond)} envelopes analysed per second** on ${ANALYZER_THREADS} worker threads`);
+  console.log(`   analyzer /metrics: ${fmt(analysedEnvelopes)} envelopes analysed (${analysedEnvelopes === accepted ? 'EQUAL to' : 'MISMATCH with'} the 202 envelopes), `
+    + `${fmt(metrics.get('analyzer_jobs_total{outcome="analysed"}') ?? 0)} jobs, ${fmt(result.comparisons)} comparisons, ${fmt(result.memoHits)} memo hits`);
+  console.log(`   ${cpuLine(cpu)}`);
+  checkIncidents('phase A', incidents, ctx.driftedSent);
+  if (analysedEnvelopes !== accepted) throw new Error(`phase A: the analyzer analysed ${analysedEnvelopes} envelopes, ${accepted} were answered 202`);
+  return result;
+}
+
+function checkIncidents(phase: string, incidents: IncidentCheck, drifted: number): void {
+  const equal = incidents.affected === drifted;
+  console.log(`   incidents: ${incidents.incidents} open, affectedRecords sum ${fmt(incidents.affected)} vs drifted envelopes answered 202 ${fmt(drifted)}: ${equal ? 'EQUAL' : 'MISMATCH'}`);
+  console.log(`   findings (observations): ${Object.entries(incidents.findings).map(([key, n]) => `${key} ${fmt(n)}`).join('; ')}`);
+  if (!equal) throw new Error(`${phase}: the incidents' affectedRecords add up to ${incidents.affected}, ${drifted} drifted envelopes were answered 202`);
+}
+
+async function phaseB(ctx: Context): Promise<PhaseBResult> {
+  console.log(`\n== phase B, sustained: ${fmt(options.rate)} envelopes/s open loop for ${options.durationS} s (warm-up ${options.warmupS} s at the same rate), fresh analyzer process`);
+  const analyzer = await startAnalyzer();
+  const client = new RawHttpClient('127.0.0.1', ctx.edge.port, CONNECTIONS, 4_000);
+  try {
+    if (options.warmupS > 0) {
+      const warm = new LoadGenerator(client, sendersFor(ctx.collectors, ctx.edge.port, `${ctx.runId}w`));
+      await warm.openLoop(options.rate, options.warmupS, MAX_OUTSTANDING, new Recorder());
+      ctx.driftedSent += warm.totalAccepted202 * DRIFTED_PER_BATCH;
+      await waitForDrain(ctx.redis, 300);
+    }
+    const prefix = `${ctx.runId}b`;
+    const load = new LoadGenerator(client, sendersFor(ctx.collectors, ctx.edge.port, prefix));
+    const recorder = new Recorder();
+    const metricsBefore = await scrapeAnalyzer(analyzer);
+    const before = cpuSnapshot(ctx.edge.child.pid, analyzer.child.pid);
+    const open = await load.openLoop(options.rate, options.durationS, MAX_OUTSTANDING, recorder);
+    const loadEnd = performance.now();
+    const cpu = cpuBetween(before, cpuSnapshot(ctx.edge.child.pid, analyzer.child.pid));
+    const atLoadEnd = await scrapeAnalyzer(analyzer);
+    const drainedAt = await waitForDrain(ctx.redis, 600);
+    const drainSeconds = (drainedAt - loadEnd) / 1000;
+    const afterDrain = await scrapeAnalyzer(analyzer);
+    ctx.driftedSent += load.totalAccepted202 * DRIFTED_PER_BATCH;
+
+    const d = (name: string) => (afterDrain.get(name) ?? 0) - (metricsBefore.get(name) ?? 0);
+    const measuredBatches = d('analyzer_lag_histogram_seconds_count');
+    const shareWithin = Object.fromEntries(LAG_BUCKETS.map((le) => [le, measuredBatches ? d(`analyzer_lag_histogram_seconds_bucket{le="${le}"}`) / measuredBatches : NaN]));
+    const lags = await startLags(ctx.clickhouse, ctx.pool, ctx.collectors, prefix);
+    let lagSum = 0;
+    for (const lag of lags) lagSum += lag;
+    const incidents = await incidentTotals(ctx.pool, ctx.collectors.map((c) => c.connectionId));
+    const latency = recorder.latency();
+    const result: PhaseBResult = {
+      rate: options.rate, seconds: open.seconds, acceptedEnvelopesPerSecond: (recorder.accepted202 * ENVELOPES_PER_BATCH) / options.durationS,
+      requests: recorder.requests, skipped: open.skipped, statuses: recorder.statuses, edgeLatencyMs: latency, edgeP99BySliceMs: recorder.p99BySlice(),
+      summaryAtLoadEnd: lagSummary(atLoadEnd), summaryAfterDrain: lagSummary(afterDrain),
+      measured: { batches: measuredBatches, meanCommittedLagS: measuredBatches ? d('analyzer_lag_histogram_seconds_sum') / measuredBatches : NaN, shareWithin },
+      startLagS: {
+        batches: lags.length, p50: percentile(lags, 50), p90: percentile(lags, 90), p99: percentile(lags, 99),
+        max: lags.length ? lags[lags.length - 1] : NaN, mean: lags.length ? lagSum / lags.length : NaN,
+      },
+      drainSeconds, analysedEnvelopes: d('analyzer_envelopes_analysed_total'), driftedSent: ctx.driftedSent, incidents, cpu,
+    };
+    printPhaseB(result, recorder.accepted202 * ENVELOPES_PER_BATCH, recorder.errorSample);
+    checkIncidents('phase B', incidents, ctx.driftedSent);
+    return result;
+  } finally {
+    client.close();
+    await stopChild(analyzer.child);
+  }
+}
+
+function printPhaseB(r: PhaseBResult, accepted: number, errorSample: string | undefined): void {
+  const l = r.edgeLatencyMs;
+  const s = r.summaryAtLoadEnd;
+  const t = r.startLagS;
+  console.log(`   edge: ${fmt(r.acceptedEnvelopesPerSecond)} envelopes/s accepted over ${fmt(r.seconds, 1)} s; ${statusLine(r.statuses)}${r.skipped ? `; skipped sends: ${r.skipped}` : ''}`);
+  if (errorSample) console.log(`   first non-202: ${errorSample}`);
+  console.log(`   edge answer latency ms (from the scheduled send time): p50 ${fmt(l.p50, 1)}, p90 ${fmt(l.p90, 1)}, p99 ${fmt(l.p99, 1)}, max ${fmt(l.max, 1)} (mean ${fmt(l.mean, 1)}); `
+    + `p99 by 10-s slice: ${r.edgeP99BySliceMs.map((v) => fmt(v)).join(', ')}  [target p99 <= ${TARGETS.edgeP99Ms} ms: ${ok(l.p99 <= TARGETS.edgeP99Ms)}]`);
+  console.log(`   analysis lag, analyzer_lag_quantiles_seconds at load end (receipt -> committed analysis, per batch; warm-up included, `
+    + `${fmt(s.count)} batches): p50 ${fmt(s.p50, 3)} s, p90 ${fmt(s.p90, 3)} s, p99 ${fmt(s.p99, 3)} s  [target p99 <= ${TARGETS.lagP99S} s: ${ok(s.p99 <= TARGETS.lagP99S)}]`);
+  console.log(`     same Summary after the drain (${fmt(r.summaryAfterDrain.count)} batches): p50 ${fmt(r.summaryAfterDrain.p50, 3)} s, p99 ${fmt(r.summaryAfterDrain.p99, 3)} s`);
+  const share = r.measured.shareWithin;
+  console.log(`     measured batches only (analyzer_lag_histogram_seconds, exact counts per bucket, ${fmt(r.measured.batches)} batches): `
+    + `${LAG_BUCKETS.map((le) => `<= ${le} s ${fmt(100 * share[le], 2)} %`).join(', ')}; mean ${fmt(r.measured.meanCommittedLagS, 3)} s`
+    + `  [p99 <= 2 s exactly when >= 99 % are within 2 s: ${ok(share['2'] >= 0.99)}]`);
+  console.log(`     exact, receipt -> start of the batch's analysis (analysed_batches.analysed_at - received_at_ms; a lower bound: the commit comes `
+    + `later by the transaction, ${fmt(1000 * (r.measured.meanCommittedLagS - t.mean), 0)} ms on average): p50 ${fmt(t.p50, 3)} s, p90 ${fmt(t.p90, 3)} s, `
+    + `p99 ${fmt(t.p99, 3)} s, max ${fmt(t.max, 3)} s (${fmt(t.batches)} batches)`);
+  console.log(`   drain: the stream held no job ${fmt(r.drainSeconds, 2)} s after the last answer  [target <= ${TARGETS.drainS} s: ${ok(r.drainSeconds <= TARGETS.drainS)}]`);
+  console.log(`   analyzer: ${fmt(r.analysedEnvelopes)} envelopes analysed during the phase and drain (${r.analysedEnvelopes === accepted ? 'EQUAL to' : 'vs'} ${fmt(accepted)} answered 202)`);
+  console.log(`   ${cpuLine(r.cpu)}`);
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const runId = Math.random().toString(36).slice(2, 8);
+  console.log(`analyzer load: ${options.collectors} Live collectors in ${options.workspaces} workspaces, ${ENVELOPES_PER_BATCH} envelopes per batch `
+    + `of ${SHAPES} shapes (${DRIFTING.size} drifting: ${DRIFTED_PER_BATCH} drifted envelopes per batch); analyzer worker threads ${ANALYZER_THREADS}; run ${runId}`);
+  console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
+  await prepareBenchDatabases();
+  const clickhouse = createClient({
+    url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 120_000, compression: { request: false, response: false },
+  });
+  const redis = new Redis(BENCH_STORES.REDIS_URL);
+  const pool = createPool(BENCH_STORES.DATABASE_URL, 2);
+  let edge: { child: ChildProcess; port: number } | null = null;
+  const results: { phaseA?: PhaseAResult; phaseB?: PhaseBResult } = {};
+  try {
+    if (!options.keepData) await resetBenchStores(clickhouse);
+    const collectors = await createBenchCollectors(options.workspaces, options.collectors);
+    await giveContracts(collectors);
+    const sample = new BatchTemplate(collectors[0].integrationKey, `${runId}x`, new Date().toISOString(), ENVELOPES_PER_BATCH, shapedEnvelope);
+    console.log(`set-up: ${collectors.length} collectors; batch body ${fmt(sample.byteLength)} bytes`);
+    edge = await startEdge();
+    console.log(`edge: pid ${edge.child.pid}, http://127.0.0.1:${edge.port}`);
+    const ctx: Context = { collectors, clickhouse, redis, pool, edge, runId, driftedSent: 0 };
+    if (!options.skipBacklog) results.phaseA = await phaseA(ctx);
+    if (!options.skipSustained) results.phaseB = await phaseB(ctx);
+    printSummary(results);
+    if (options.json) writeFileSync(options.json, JSON.stringify({ date: new Date().toISOString(), options, results }, null, 2));
+  } finally {
+    if (edge) await stopChild(edge.child);
+    if (!options.keepData) await resetBenchStores(clickhouse).catch(() => undefined);
+    redis.disconnect();
+    await pool.end();
+    await clickhouse.close();
+  }
+}
+
+function printSummary(r: { phaseA?: PhaseAResult; phaseB?: PhaseBResult }): void {
+  console.log('\n== summary');
+  if (r.phaseA) {
+    console.log(`backlog: ${fmt(r.phaseA.accepted202)} envelopes analysed in ${fmt(r.phaseA.drainSecondsFromSpawn, 2)} s from spawn: `
+      + `${fmt(r.phaseA.envelopesPerSecond)} envelopes/s on ${ANALYZER_THREADS} workers (analyzer ${fmt(r.phaseA.cpu.analyzer)} %, clickhouse ${fmt(r.phaseA.cpu.clickhouse)} %, `
+      + `postgres ${fmt(r.phaseA.cpu.postgres)} % of a core); incidents' affectedRecords EQUAL to drifted envelopes`);
+  }
+  if (r.phaseB) {
+    const b = r.phaseB;
+    console.log(`sustained @${fmt(b.rate)}/s: accepted ${fmt(b.acceptedEnvelopesPerSecond)}/s; edge p50/p99 ${fmt(b.edgeLatencyMs.p50, 1)}/${fmt(b.edgeLatencyMs.p99, 1)} ms `
+      + `(target p99 <= ${TARGETS.edgeP99Ms}: ${ok(b.edgeLatencyMs.p99 <= TARGETS.edgeP99Ms)}); lag (Summary at load end) p50/p99 ${fmt(b.summaryAtLoadEnd.p50, 3)}/${fmt(b.summaryAtLoadEnd.p99, 3)} s `
+      + `(target p99 <= ${TARGETS.lagP99S}: ${ok(b.summaryAtLoadEnd.p99 <= TARGETS.lagP99S)}); within 2 s ${fmt(100 * b.measured.shareWithin['2'], 2)} %; `
+      + `start lag p50/p99 ${fmt(b.startLagS.p50, 3)}/${fmt(b.startLagS.p99, 3)} s; drain ${fmt(b.drainSeconds, 2)} s (target <= ${TARGETS.drainS}: ${ok(b.drainSeconds <= TARGETS.drainS)})`);
+    console.log(`  cpu % of a core: edge ${fmt(b.cpu.edge)}, analyzer ${fmt(b.cpu.analyzer)}, driver ${fmt(b.cpu.driver)}, redis ${fmt(b.cpu.redis)}, `
+      + `clickhouse ${fmt(b.cpu.clickhouse)}, postgres ${fmt(b.cpu.postgres)}; machine ${fmt(b.cpu.machineBusy)} % busy`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    killChildren();
+    process.exit(1);
+  },
+);
