@@ -195,12 +195,12 @@ export class Admission {
     return { kept, released };
   }
 
-  /** The connection and new eventIds of an unsettled batch, or null once it is settled. */
-  async pendingBatch(batchId: string): Promise<{ connectionId: string; eventIds: string[] } | null> {
+  /** The connection, receipt time and new eventIds of an unsettled batch, or null once it is settled. */
+  async pendingBatch(batchId: string): Promise<{ connectionId: string; receivedAtMs: number; eventIds: string[] } | null> {
     const record = await this.redis.get(IngestKeys.admissionRecord(batchId));
     if (record === null) return null;
     const fields = record.split('|');
-    return { connectionId: fields[0], eventIds: fields[12].split(',') };
+    return { connectionId: fields[0], receivedAtMs: Number(fields[3]), eventIds: fields[12].split(',') };
   }
 
   /** Unsettled batches whose deadline is before `nowMs`, oldest first, with their deadlines. */

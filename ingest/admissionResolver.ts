@@ -137,7 +137,7 @@ export class AdmissionResolver {
   private async settle(batchId: string): Promise<void> {
     const { admission, clickhouse, metrics } = this.deps;
     const pending = await admission.pendingBatch(batchId);
-    const stored = pending === null ? [] : await storedEventIds(clickhouse, pending.connectionId, batchId, pending.eventIds);
+    const stored = pending === null ? [] : await storedEventIds(clickhouse, { ...pending, batchId }, pending.eventIds);
     const { kept, released } = await admission.resolve(batchId, stored);
     if (kept > 0) metrics.admissionsSettled.labels('kept').inc();
     else if (released > 0) metrics.admissionsSettled.labels('released').inc();

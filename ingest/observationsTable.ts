@@ -161,12 +161,16 @@ export function insertProvesNothingWritten(error: unknown): boolean {
   return error instanceof ClickHouseError || (error as NodeJS.ErrnoException | null)?.code === 'ECONNREFUSED';
 }
 
-/** The eventIds among `eventIds` that batch `batchId` of the connection wrote (the primary key narrows the read). */
-export async function storedEventIds(client: ClickHouseClient, connectionId: string, batchId: string, eventIds: readonly string[]): Promise<string[]> {
+/**
+ * The eventIds among `eventIds` that batch `batchId` of the connection wrote. Its rows share the
+ * batch's receipt time, so the primary key (connection, receipt time, eventId) narrows the read.
+ */
+export async function storedEventIds(client: ClickHouseClient, batch: { connectionId: string; batchId: string; receivedAtMs: number }, eventIds: readonly string[]): Promise<string[]> {
   if (eventIds.length === 0) return [];
   const result = await client.query({
-    query: `SELECT DISTINCT event_id FROM observations WHERE connection_id = ${sqlLiteral(connectionId)} `
-      + `AND event_id IN (${eventIds.map(sqlLiteral).join(', ')}) AND batch_id = ${sqlLiteral(batchId)}`,
+    query: `SELECT DISTINCT event_id FROM observations WHERE connection_id = ${sqlLiteral(batch.connectionId)} `
+      + `AND received_at_ms = ${sqlLiteral(batch.receivedAtMs)} AND event_id IN (${eventIds.map(sqlLiteral).join(', ')}) `
+      + `AND batch_id = ${sqlLiteral(batch.batchId)}`,
     format: 'JSONEachRow',
   });
   return (await result.json<{ event_id: string }>()).map((row) => row.event_id);

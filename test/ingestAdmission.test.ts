@@ -260,7 +260,7 @@ describe('batches whose outcome was never reported (issue 12)', () => {
     const ticket = await admitted(admission, cred, ['evt_u1', 'evt_u2'], start);
     const deadline = Number(await pendingDeadline(ticket.batchId));
     expect(deadline).toBeGreaterThan(start);
-    expect(await admission.pendingBatch(ticket.batchId)).toEqual({ connectionId: cred.connectionId, eventIds: ['evt_u1', 'evt_u2'] });
+    expect(await admission.pendingBatch(ticket.batchId)).toEqual({ connectionId: cred.connectionId, receivedAtMs: start, eventIds: ['evt_u1', 'evt_u2'] });
     expect(await admission.admit(cred, { nowMs: deadline, itemCount: 1, eventIds: ['evt_u2'] })).toEqual({ kind: 'in_flight' });
     // Past the deadline the eventId is neither new nor a duplicate until the batch is settled.
     expect(await admission.admit(cred, { nowMs: deadline + 1, itemCount: 1, eventIds: ['evt_u2'] }))
