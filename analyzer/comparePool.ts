@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { ComparisonRequest, CompareMany } from '../shared/analysis/incidentAggregate.js';
+import type { ShapeLocator } from '../shared/analysis/observationGroups.js';
 import type { Finding } from '../shared/analysis/types.js';
 import type { LoadedContract } from './contractCache.js';
 import compareInline, { type CompareTask } from './compareWorker.js';
@@ -31,7 +32,11 @@ export class ComparePool {
   /** Versions the current requests may name (bounded like the memo: the least recently used leave). */
   private readonly contracts = new Map<string, LoadedContract>();
 
-  constructor(threads: number, private readonly memoCapacity: number) {
+  /**
+   * `loadShapes` fetches the texts of shapes a request left out (batch reads carry none); only
+   * memo misses need them.
+   */
+  constructor(threads: number, private readonly memoCapacity: number, private readonly loadShapes?: (locators: ShapeLocator[]) => Promise<Map<string, string>>) {
     this.piscina = threads > 0 ? new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads }) : null;
   }
 
@@ -64,13 +69,14 @@ export class ComparePool {
       if (list === undefined) misses.set(request.versionId, list = []);
       list.push({ key, index: indexes, request });
     });
+    const shapes = await this.missingShapes([...misses.values()].flat().map((miss) => miss.request));
     const tasks: Promise<void>[] = [];
     for (const [versionId, list] of misses) {
       const contract = this.contracts.get(versionId);
       if (contract === undefined) throw new Error(`contract version ${versionId} is not loaded`);
       for (let from = 0; from < list.length; from += ITEMS_PER_TASK) {
         const chunk = list.slice(from, from + ITEMS_PER_TASK);
-        const task: CompareTask = { versionId, operationsJson: contract.operationsJson, items: chunk.map((m) => ({ operationId: m.request.operation.id, shape: m.request.shape })) };
+        const task: CompareTask = { versionId, operationsJson: contract.operationsJson, items: chunk.map((m) => ({ operationId: m.request.operation.id, shape: m.request.shape ?? shapes.get(m.request.shapeHash)! })) };
         tasks.push(this.run(task).then((findings) => {
           chunk.forEach((miss, i) => {
             this.remember(miss.key, findings[i]);
@@ -82,6 +88,16 @@ export class ComparePool {
     await Promise.all(tasks);
     return results;
   };
+
+  private async missingShapes(requests: ComparisonRequest[]): Promise<Map<string, string>> {
+    const locators = new Map<string, ShapeLocator>();
+    for (const request of requests) if (request.shape === null) locators.set(request.shapeHash, request.locator);
+    if (locators.size === 0) return new Map();
+    if (this.loadShapes === undefined) throw new Error('a comparison request without its shape, and no way to load it');
+    const shapes = await this.loadShapes([...locators.values()]);
+    for (const hash of locators.keys()) if (!shapes.has(hash)) throw new Error(`shape ${hash} was not found in ClickHouse`);
+    return shapes;
+  }
 
   private async run(task: CompareTask): Promise<Finding[][]> {
     this.comparisons += task.items.length;

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../shared/clock.js';
 import type { AnalyzerConfig } from '../shared/config.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
+import { loadShapes } from '../shared/analysis/observationGroups.js';
 import { ComparePool } from './comparePool.js';
 import { ContractCache } from './contractCache.js';
 import { JobStream, type Delivery } from './jobStream.js';
@@ -60,7 +61,7 @@ export class Analyzer {
     const consumer = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     this.stream = new JobStream(deps.redis, deps.stream ?? RedisKeys.analysisJobs, ANALYSIS_CONSUMER_GROUP, consumer);
     this.metrics = analyzerMetrics(deps.metrics);
-    this.compare = new ComparePool(deps.config.workerThreads, deps.config.memoEntries);
+    this.compare = new ComparePool(deps.config.workerThreads, deps.config.memoEntries, (locators) => loadShapes(deps.clickhouse, locators));
     this.live = {
       pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, contracts: new ContractCache(deps.pool), compare: this.compare, metrics: this.metrics,
     };

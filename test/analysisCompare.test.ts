@@ -268,6 +268,16 @@ const cases: Case[] = [
     findings: [undeclared('/1', 'boolean', true), missing('/a', 'string'), mismatch('/m', 'string', 'integer'), undeclared('/z', 'string', true)],
   },
   {
+    name: 'more than 32 required properties',
+    schema: {
+      type: 'object',
+      required: Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}`),
+      properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`p${String(i).padStart(2, '0')}`, { type: 'string' }])),
+    },
+    shape: obj(Object.fromEntries(Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}`).filter((n) => n !== 'p05' && n !== 'p35').map((n) => [n, S]))),
+    findings: [missing('/p05', 'string'), missing('/p35', 'string')],
+  },
+  {
     name: 'array of arrays',
     schema: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { k: { type: 'boolean' } } } } },
     shape: arr(arr(obj({ k: S }))),

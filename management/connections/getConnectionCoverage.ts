@@ -73,7 +73,7 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
         entry.observations += group.count;
         if (!group.schemaInspected) continue;
         entry.inspected += group.count;
-        observedPointers(JSON.parse(group.shape) as SchemaShape, entry.seen);
+        observedPointers(JSON.parse(group.shape!) as SchemaShape, entry.seen);
       }
     }
     return reply.header('Cache-Control', 'no-store').send({

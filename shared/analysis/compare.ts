@@ -11,8 +11,8 @@
 //   Nothing below it, except that an `additionalProperties` schema is compared with the field.
 // - `required_field_missing`: expected = the property's kinds (`any` when it declares none or
 //   is not in `properties`), observed = `absent`.
-// The walk allocates nothing until it finds something: the path is kept as a stack of raw
-// field names and written out only for a finding.
+// Besides the array it returns, the walk allocates nothing until it finds something: the path
+// is kept as a stack of raw field names and written out only for a finding.
 
 import { escapeToken } from '../contracts/jsonPointer.js';
 import { KIND_ARRAY, KIND_OBJECT, compareText, kindBit, type CompiledSchema, type SchemaNode } from './compile.js';
@@ -23,7 +23,8 @@ export const ARRAY_ITEMS_TOKEN = '-';
 
 // compareShape is synchronous and never re-entered, so one stack serves every call.
 const tokens: string[] = [];
-let findings: Finding[] = [];
+const IDLE: Finding[] = [];
+let findings: Finding[] = IDLE;
 
 /** The findings of `shape` against `schema`, sorted by path, then kind. */
 export function compareShape(schema: CompiledSchema, shape: SchemaShape): Finding[] {
@@ -32,7 +33,7 @@ export function compareShape(schema: CompiledSchema, shape: SchemaShape): Findin
   try {
     walk(schema.root, shape, 0);
   } finally {
-    findings = [];
+    findings = IDLE;
   }
   if (out.length > 1) out.sort(byPathThenKind);
   return out;
@@ -60,7 +61,10 @@ function walk(node: SchemaNode, shape: SchemaShape, depth: number): void {
 
 function walkObject(node: SchemaNode, fields: Record<string, SchemaShape> | undefined, depth: number): void {
   const index = node.propertyIndex;
+  // Required declared properties seen: a count, and a bit per slot for the first 32, so that
+  // finding the missing ones needs no second lookup into the shape (nor any allocation).
   let requiredSeen = 0;
+  let seenBits = 0;
   if (fields !== undefined) {
     for (const name in fields) {
       if (!Object.hasOwn(fields, name)) continue;
@@ -68,7 +72,11 @@ function walkObject(node: SchemaNode, fields: Record<string, SchemaShape> | unde
       const position = index.get(name);
       tokens[depth] = name;
       if (position !== undefined) {
-        requiredSeen += node.propertyRequired[position];
+        const slot = node.propertyRequiredSlot[position];
+        if (slot >= 0) {
+          requiredSeen++;
+          if (slot < 32) seenBits |= 1 << slot;
+        }
         walk(node.property(position), field, depth + 1);
       } else if (node.checksUndeclared) {
         const forbidden = node.forbidsAdditional;
@@ -83,12 +91,12 @@ function walkObject(node: SchemaNode, fields: Record<string, SchemaShape> | unde
       }
     }
   }
-  if (requiredSeen < node.requiredDeclaredCount) {
-    for (const name of node.required) {
-      if (fields !== undefined && Object.hasOwn(fields, name)) continue;
-      const position = index.get(name);
-      if (position === undefined) continue;
-      missing(name, node.property(position).expected, depth);
+  const declared = node.requiredDeclared;
+  if (requiredSeen < declared.length) {
+    for (let slot = 0; slot < declared.length; slot++) {
+      const name = node.propertyNames[declared[slot]];
+      const seen = slot < 32 ? (seenBits & (1 << slot)) !== 0 : fields !== undefined && Object.hasOwn(fields, name);
+      if (!seen) missing(name, node.property(declared[slot]).expected, depth);
     }
   }
   for (const name of node.requiredUndeclared) {

@@ -86,10 +86,10 @@ export class SchemaNode {
   readonly propertyIndex: ReadonlyMap<string, number>;
   /** Declared property names in code-unit order. */
   readonly propertyNames: readonly string[];
-  /** Per declared property: 1 when it is also required. */
-  readonly propertyRequired: Uint8Array;
-  /** How many declared properties are required. */
-  readonly requiredDeclaredCount: number;
+  /** Per declared property: its index into `requiredDeclared`, or -1 when it is not required. */
+  readonly propertyRequiredSlot: Int32Array;
+  /** Positions (into `propertyNames`) of the required declared properties, in `required` order. */
+  readonly requiredDeclared: readonly number[];
   /** Required names, code-unit order. */
   readonly required: readonly string[];
   /** Required names that `properties` does not declare, code-unit order. */
@@ -151,16 +151,21 @@ export class SchemaNode {
     this.propertyIndex = new Map(this.propertyNames.map((name, index) => [name, index]));
     this.propertyMembers = this.propertyNames.map((name) => properties.get(name) as unknown[]);
     this.propertyNodes = new Array<SchemaNode | undefined>(this.propertyNames.length).fill(undefined);
-    this.propertyRequired = new Uint8Array(this.propertyNames.length);
+    this.propertyRequiredSlot = new Int32Array(this.propertyNames.length).fill(-1);
     this.required = [...required].sort(compareText);
     const undeclared: string[] = [];
+    const declaredRequired: number[] = [];
     for (const name of this.required) {
       const index = this.propertyIndex.get(name);
-      if (index === undefined) undeclared.push(name);
-      else this.propertyRequired[index] = 1;
+      if (index === undefined) {
+        undeclared.push(name);
+      } else {
+        this.propertyRequiredSlot[index] = declaredRequired.length;
+        declaredRequired.push(index);
+      }
     }
     this.requiredUndeclared = undeclared;
-    this.requiredDeclaredCount = this.required.length - undeclared.length;
+    this.requiredDeclared = declaredRequired;
     this.itemMembers = itemMembers;
     this.hasItems = itemMembers.length > 0;
     this.additionalMembers = additionalMembers;

@@ -13,8 +13,9 @@ function compiled(schema: CompiledSchema | Record<string, unknown>): CompiledSch
 
 /**
  * Pointers of every declared property reachable in `schema`, code-unit order. A recursive
- * schema is expanded once along each path (a node already on the path is not expanded again),
- * and nothing deeper than a shape can be (SHAPE_MAX_DEPTH levels) is listed.
+ * schema is expanded once along each path: a `$ref` target (a `$defs` member, or the root for
+ * `#`) already on the path is not expanded again, nor is any node already on it. Nothing deeper
+ * than a shape can be (SHAPE_MAX_DEPTH levels) is listed.
  */
 export function declaredPointers(schema: CompiledSchema | Record<string, unknown>): string[] {
   const out = new Set<string>();

@@ -1,4 +1,4 @@
-import type { ObservationGroup } from './observationGroups.js';
+import type { ObservationGroup, ShapeLocator } from './observationGroups.js';
 import { EVIDENCE_LIMIT } from './observationGroups.js';
 import type { AnalysedOperation, Finding, ObservedOperation } from './types.js';
 import { transportErrorFinding, unknownOperationFinding } from './compare.js';
@@ -17,7 +17,9 @@ export interface ComparisonRequest {
   versionId: string;
   operation: AnalysedOperation;
   shapeHash: string;
-  shape: string;
+  /** The shape text, or null when the comparer must load it (only on a memo miss) from `locator`. */
+  shape: string | null;
+  locator: ShapeLocator;
 }
 
 /** Resolves each request's findings, in request order (memoised and run on workers by the analyzer). */
@@ -90,7 +92,7 @@ export async function aggregateIncidents(
       return;
     }
     if (!group.schemaInspected) return;
-    requests.push({ versionId: contract.versionId, operation, shapeHash: group.shapeHash, shape: group.shape });
+    requests.push({ versionId: contract.versionId, operation, shapeHash: group.shapeHash, shape: group.shape, locator: group });
     requestGroups.push(index);
   });
   const results = await compareMany(requests);

@@ -13,6 +13,7 @@ export function inlineCompare(contract: CompiledContract): CompareMany {
     const key = `${request.operation.id}\n${request.shapeHash}`;
     let findings = memo.get(key);
     if (findings === undefined) {
+      if (request.shape === null) throw new Error('inlineCompare needs groups read with their shapes');
       findings = compareShape(contract.schemaOf(request.operation), JSON.parse(request.shape) as SchemaShape);
       memo.set(key, findings);
     }

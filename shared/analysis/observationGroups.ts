@@ -17,8 +17,11 @@ export interface ObservationGroup {
   schemaInspected: boolean;
   /** Hex SHA-256 of the stored schemaShape text. */
   shapeHash: string;
-  /** The stored schemaShape JSON text (one per group). */
-  shape: string;
+  /**
+   * The stored schemaShape JSON text, or null when the read left it out (batch reads: the
+   * comparison memo rarely needs it, and loadShapes fetches the ones it does).
+   */
+  shape: string | null;
   /** Distinct eventIds of the group. */
   count: number;
   firstReceivedAtMs: number;
@@ -45,7 +48,7 @@ interface GroupRow {
   status_code: number;
   schema_inspected: number;
   shape_hex: string;
-  shape: string;
+  shape?: string;
   n: string;
   first_ms: string;
   last_ms: string;
@@ -57,8 +60,8 @@ const GROUP_COLUMNS_OUT = 'connection_id, method, route_template, payload_locati
 
 // A re-sent insert duplicates a row until ClickHouse merges it: the copies fall in the same
 // group (equal values), so counts are uniqExact(event_id) and evidence ids are de-duplicated.
-function groupQuery(where: string): string {
-  return `SELECT ${GROUP_COLUMNS_OUT}, any(schema_shape) AS shape, uniqExact(event_id) AS n,
+function groupQuery(where: string, withShapes: boolean): string {
+  return `SELECT ${GROUP_COLUMNS_OUT}, ${withShapes ? 'any(schema_shape) AS shape, ' : ''}uniqExact(event_id) AS n,
       min(received_at_ms) AS first_ms, max(received_at_ms) AS last_ms, groupArray(${EVIDENCE_LIMIT})(event_id) AS ids
     FROM observations WHERE ${where}
     GROUP BY ${GROUP_COLUMNS}`;
@@ -73,7 +76,7 @@ function toGroup(row: GroupRow): ObservationGroup {
     statusCode: Number(row.status_code),
     schemaInspected: Number(row.schema_inspected) === 1,
     shapeHash: row.shape_hex.toLowerCase(),
-    shape: row.shape,
+    shape: row.shape ?? null,
     count: Number(row.n),
     firstReceivedAtMs: Number(row.first_ms),
     lastReceivedAtMs: Number(row.last_ms),
@@ -81,26 +84,52 @@ function toGroup(row: GroupRow): ObservationGroup {
   };
 }
 
-async function selectGroups(clickhouse: ClickHouseClient, where: string): Promise<ObservationGroup[]> {
-  const result = await clickhouse.query({ query: groupQuery(where), format: 'JSONEachRow' });
+async function selectGroups(clickhouse: ClickHouseClient, where: string, withShapes: boolean): Promise<ObservationGroup[]> {
+  const result = await clickhouse.query({ query: groupQuery(where, withShapes), format: 'JSONEachRow' });
   return (await result.json<GroupRow>()).map(toGroup);
 }
 
 /**
- * The observations of the given batches, grouped per connection. Each batch is addressed by its
- * primary-key prefix (connection, receipt instant), so the read touches only their granules.
+ * The observations of the given batches, grouped, without their shape texts. The primary key is
+ * used through one receipt-time range per connection; the batch ids then pick the rows (a hash
+ * lookup per row, where one OR term per batch would cost a comparison per batch per row).
  */
 export function groupsOfBatches(clickhouse: ClickHouseClient, batches: readonly BatchRef[]): Promise<ObservationGroup[]> {
   if (batches.length === 0) return Promise.resolve([]);
-  const where = batches.map((batch) => `(connection_id = ${sqlLiteral(batch.connectionId)} AND received_at_ms = ${sqlLiteral(batch.receivedAtMs)}`
-    + ` AND batch_id = ${sqlLiteral(batch.batchId)})`).join(' OR ');
-  return selectGroups(clickhouse, where);
+  const ranges = new Map<string, { from: number; to: number }>();
+  for (const batch of batches) {
+    const range = ranges.get(batch.connectionId);
+    if (range === undefined) ranges.set(batch.connectionId, { from: batch.receivedAtMs, to: batch.receivedAtMs });
+    else {
+      range.from = Math.min(range.from, batch.receivedAtMs);
+      range.to = Math.max(range.to, batch.receivedAtMs);
+    }
+  }
+  const where = `(${[...ranges].map(([connectionId, range]) => `(connection_id = ${sqlLiteral(connectionId)}`
+    + ` AND received_at_ms >= ${sqlLiteral(range.from)} AND received_at_ms <= ${sqlLiteral(range.to)})`).join(' OR ')})`
+    + ` AND batch_id IN (${[...new Set(batches.map((batch) => batch.batchId))].map(sqlLiteral).join(', ')})`;
+  return selectGroups(clickhouse, where, false);
 }
 
-/** A connection's observations received in [fromMs, toMs), grouped. */
+/** A connection's observations received in [fromMs, toMs), grouped, with their shape texts. */
 export function groupsOfWindow(clickhouse: ClickHouseClient, connectionId: string, fromMs: number, toMs: number): Promise<ObservationGroup[]> {
   return selectGroups(clickhouse, `connection_id = ${sqlLiteral(connectionId)} AND received_at_ms >= ${sqlLiteral(fromMs)}`
-    + ` AND received_at_ms < ${sqlLiteral(toMs)}`);
+    + ` AND received_at_ms < ${sqlLiteral(toMs)}`, true);
+}
+
+/** Where a group's shape can be read again: its connection, receipt range and hash. */
+export type ShapeLocator = Pick<ObservationGroup, 'connectionId' | 'firstReceivedAtMs' | 'lastReceivedAtMs' | 'shapeHash'>;
+
+/** The shape texts of the given groups, by hash (each found through its group's primary-key range). */
+export async function loadShapes(clickhouse: ClickHouseClient, locators: readonly ShapeLocator[]): Promise<Map<string, string>> {
+  if (locators.length === 0) return new Map();
+  const where = locators.map((l) => `(connection_id = ${sqlLiteral(l.connectionId)} AND received_at_ms >= ${sqlLiteral(l.firstReceivedAtMs)}`
+    + ` AND received_at_ms <= ${sqlLiteral(l.lastReceivedAtMs)} AND shape_hash = unhex(${sqlLiteral(l.shapeHash)}))`).join(' OR ');
+  const result = await clickhouse.query({
+    query: `SELECT lower(hex(shape_hash)) AS hash, any(schema_shape) AS shape FROM observations WHERE ${where} GROUP BY shape_hash`,
+    format: 'JSONEachRow',
+  });
+  return new Map((await result.json<{ hash: string; shape: string }>()).map((row) => [row.hash, row.shape]));
 }
 
 /** The ids of a connection's batches received in [fromMs, toMs). */
