@@ -120,8 +120,12 @@ export class Analyzer {
   private countedHits = 0;
 
   private async readRound(reader: Redis): Promise<number> {
-    await this.handle(await this.stream.read(reader, this.deps.config.batchJobs, READ_BLOCK_MS));
-    return 0;
+    const delivery = await this.stream.read(reader, this.deps.config.batchJobs, READ_BLOCK_MS);
+    const started = Date.now();
+    await this.handle(delivery);
+    // A full round means a backlog: go on at once. Otherwise let jobs gather for the next one.
+    if (delivery.ids.length >= this.deps.config.batchJobs || delivery.ids.length === 0) return 0;
+    return Math.max(0, this.deps.config.roundIntervalMs - (Date.now() - started));
   }
 
   private async claimRound(): Promise<number> {

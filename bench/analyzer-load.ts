@@ -5,6 +5,11 @@
 //   npm run bench:analyzer-load
 //   node dist/bench/analyzer-load.js [--duration 60] [--rate 25000] [--backlog 200000] [--warmup 3]
 //        [--skip-backlog] [--skip-sustained] [--collectors 12] [--workspaces 3] [--keep-data] [--json FILE]
+//        [--analyzer-log FILE] [--no-analyzer]
+//
+// The analyzer runs as its own process from dist/analyzer/main.js, which `npm run bench:build`
+// does not compile (no benchmark imports it): the npm script runs `npm run build` first, and the
+// driver warns when a dist/analyzer file is older than its source.
 //
 // Set-up: bench databases migrated, bench Redis flushed and `svc_bench.observations` truncated,
 // `--collectors` Live Integrations created (as ingest-load.ts does), and each given an active
@@ -24,7 +29,7 @@
 // See bench/README.md "Analyzer load".
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -38,13 +43,11 @@ import { analyzerMetrics } from '../analyzer/metrics.js';
 import { runNextReanalysis } from '../analyzer/reanalysis.js';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { systemClock } from '../shared/clock.js';
-import { loadConfig } from '../shared/config.js';
 import { createPool } from '../shared/db/pool.js';
-import { ANALYSIS_CONSUMER_GROUP, RedisKeys, connectRedis } from '../shared/redis.js';
-import { buildApp } from '../management/app.js';
+import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import {
   BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, LoadGenerator, Recorder, benchEdgeEnv, benchEnvelope, createBenchCollectors, findPid,
-  flushBenchRedis, fmt, machineCpu, percentile, prepareBenchDatabases, processCpuSeconds, tokenKey, type BenchCollector, type Sender,
+  flushBenchRedis, fmt, machineCpu, openBenchManagement, percentile, prepareBenchDatabases, processCpuSeconds, tokenKey, type BenchCollector, type Sender,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
 
@@ -64,7 +67,7 @@ function parseArgs(argv: string[]): Map<string, string> {
 }
 
 const args = parseArgs(process.argv.slice(2));
-const KNOWN = ['duration', 'rate', 'backlog', 'warmup', 'skip-backlog', 'skip-sustained', 'collectors', 'workspaces', 'keep-data', 'json'];
+const KNOWN = ['duration', 'rate', 'backlog', 'warmup', 'skip-backlog', 'skip-sustained', 'no-analyzer', 'collectors', 'workspaces', 'keep-data', 'json', 'analyzer-log'];
 for (const name of args.keys()) if (!KNOWN.includes(name)) throw new Error(`unknown option --${name} (known: ${KNOWN.map((k) => `--${k}`).join(' ')})`);
 const num = (name: string, fallback: number, allowZero = false) => {
   const raw = args.get(name);
@@ -80,10 +83,14 @@ const options = {
   warmupS: num('warmup', 3, true),
   skipBacklog: args.has('skip-backlog'),
   skipSustained: args.has('skip-sustained'),
+  /** Phase B with no analyzer process: the edge's latency under the same load, for comparison. */
+  noAnalyzer: args.has('no-analyzer'),
   collectors: num('collectors', 12),
   workspaces: num('workspaces', 3),
   keepData: args.has('keep-data'),
   json: args.get('json'),
+  /** A file that receives the analyzer processes' stderr (the driver only counts its error lines). */
+  analyzerLog: args.get('analyzer-log'),
 };
 const ANALYZER_THREADS = process.env.ANALYZER_WORKER_THREADS ?? '2';
 /** Phase A sends its backlog with this many requests in flight (closed loop). */
@@ -175,8 +182,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 /** Spawns a node process and resolves once a line of its stdout matches `ready`. */
-async function spawnReady(name: string, argv: string[], env: Record<string, string | undefined>, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+async function spawnReady(name: string, argv: string[], env: Record<string, string | undefined>, ready: RegExp, stderr: 'inherit' | 'pipe' = 'inherit'): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', stderr, 'ipc'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   const line = await new Promise<string>((resolveLine, reject) => {
@@ -227,7 +234,35 @@ function freePort(): Promise<number> {
   });
 }
 
-interface RunningAnalyzer { child: ChildProcess; port: number; spawnedAt: number; readyAt: number }
+interface RunningAnalyzer {
+  child: ChildProcess;
+  port: number;
+  spawnedAt: number;
+  readyAt: number;
+  /** The analyzer's own error lines (`analyzer <loop>: <message>`) by text, and the ClickHouse client's error reports. */
+  errors: Map<string, number>;
+}
+
+/**
+ * Counts what the analyzer writes on stderr instead of echoing it (under overload the ClickHouse
+ * client reports every timed-out read in 15 lines); `--analyzer-log FILE` keeps the whole text.
+ */
+function watchAnalyzerErrors(child: ChildProcess, errors: Map<string, number>): void {
+  let pending = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    if (options.analyzerLog) appendFileSync(options.analyzerLog, chunk);
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      const key = /^analyzer [a-z]+: /.test(line) ? line.slice(0, 160) : /\]\[ERROR\]\[@clickhouse\/client\]/.test(line) ? 'ClickHouse client error report' : null;
+      if (key !== null) errors.set(key, (errors.get(key) ?? 0) + 1);
+    }
+  });
+}
+
+const errorLine = (errors: Map<string, number>) => (errors.size === 0 ? 'none'
+  : [...errors].map(([text, n]) => `"${text}" ×${n}`).join(', '));
 
 /** `node dist/analyzer/main.js` on the bench stores, 2 worker threads, a free port for /metrics. */
 async function startAnalyzer(): Promise<RunningAnalyzer> {
@@ -236,8 +271,10 @@ async function startAnalyzer(): Promise<RunningAnalyzer> {
     ...process.env, ...benchEdgeEnv(), ANALYZER_HOST: '127.0.0.1', ANALYZER_PORT: String(port), ANALYZER_WORKER_THREADS: ANALYZER_THREADS,
   };
   const spawnedAt = performance.now();
-  const { child } = await spawnReady('analyzer', [resolve(here, '../analyzer/main.js')], env, /^analyzer listening/);
-  return { child, port, spawnedAt, readyAt: performance.now() };
+  const { child } = await spawnReady('analyzer', [resolve(here, '../analyzer/main.js')], env, /^analyzer listening/, 'pipe');
+  const errors = new Map<string, number>();
+  watchAnalyzerErrors(child, errors);
+  return { child, port, spawnedAt, readyAt: performance.now(), errors };
 }
 
 // ------------------------------------------------------------------ CPU accounting
@@ -282,7 +319,7 @@ function cpuSnapshot(edgePid: number | undefined, analyzerPid: number | undefine
   };
 }
 
-interface CpuUse { edge: number; analyzer: number; driver: number; redis: number; clickhouse: number; postgres: number; machineBusy: number }
+interface CpuUse { edge: number; analyzer: number; driver: number; redis: number; clickhouse: number; postgres: number; machineBusy: number; other: number }
 
 /** CPU use between two snapshots, in % of one core (200 % = both cores). */
 function cpuBetween(a: CpuSnapshot, b: CpuSnapshot): CpuUse {
@@ -293,15 +330,21 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot): CpuUse {
     const before = a.postgres.get(pid) ?? 0; // a backend started in between: all its CPU is this stretch's
     if (Number.isFinite(after)) postgres += after - before;
   }
-  return {
+  const use = {
     edge: pct(a.edge, b.edge), analyzer: pct(a.analyzer, b.analyzer), driver: pct(a.driver, b.driver), redis: pct(a.redis, b.redis),
     clickhouse: pct(a.clickhouse, b.clickhouse), postgres: (postgres / seconds) * 100,
     machineBusy: ((b.machine.busy - a.machine.busy) / (b.machine.total - a.machine.total)) * 100,
   };
+  // Whatever else ran on the machine (other processes, the kernel's own threads): the machine's
+  // busy time less the processes above. Other engineers' jobs share these cores.
+  const mine = [use.edge, use.analyzer, use.driver, use.redis, use.clickhouse, use.postgres].filter(Number.isFinite).reduce((sum, value) => sum + value, 0);
+  return { ...use, other: Math.max(0, use.machineBusy * CORES - mine) };
 }
 
-const cpuLine = (c: CpuUse) => `cpu (% of one core): edge ${fmt(c.edge)}, analyzer ${fmt(c.analyzer)} (incl. its worker threads), driver ${fmt(c.driver)}, `
-  + `redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}, postgres ${fmt(c.postgres)} (all its processes); machine busy ${fmt(c.machineBusy)} % of ${CORES} cores`;
+const pctOf = (value: number) => (Number.isFinite(value) ? fmt(value) : '–');
+const cpuLine = (c: CpuUse) => `cpu (% of one core): edge ${pctOf(c.edge)}, analyzer ${pctOf(c.analyzer)} (incl. its worker threads), driver ${pctOf(c.driver)}, `
+  + `redis ${pctOf(c.redis)}, clickhouse ${pctOf(c.clickhouse)}, postgres ${pctOf(c.postgres)} (all its processes), anything else ${pctOf(c.other)}; `
+  + `machine busy ${fmt(c.machineBusy)} % of ${CORES} cores`;
 
 // ------------------------------------------------------------------ stores
 
@@ -360,6 +403,36 @@ async function scrapeAnalyzer(analyzer: RunningAnalyzer): Promise<Map<string, nu
     values.set(key, (values.get(key) ?? 0) + Number(match[3]));
   }
   return values;
+}
+
+/** Sums of the edge's /metrics counters over all label sets; `<histogram>_bucket:<le>` names one bucket. */
+async function scrapeEdge(port: number): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const sums = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^(ingest_[a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const le = /le="([^"]+)"/.exec(match[2] ?? '');
+    const name = le ? `${match[1]}:${le[1]}` : match[1];
+    sums.set(name, (sums.get(name) ?? 0) + Number(match[3]));
+  }
+  return sums;
+}
+
+/** The edge's group commit and in-server time over a phase (difference of two scrapes). */
+interface EdgeStats { inserts: number; rowsPerInsert: number; meanInsertMs: number; insertsOver100: number; meanServerMs: number; serverOver150: number }
+function edgeStats(a: Map<string, number>, b: Map<string, number>): EdgeStats {
+  const d = (name: string) => (b.get(name) ?? 0) - (a.get(name) ?? 0);
+  const inserts = d('ingest_group_commit_rows_count');
+  const requests = d('ingest_request_duration_seconds_count');
+  return {
+    inserts,
+    rowsPerInsert: inserts ? d('ingest_group_commit_rows_sum') / inserts : 0,
+    meanInsertMs: inserts ? (d('ingest_insert_duration_seconds_sum') / inserts) * 1000 : 0,
+    insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
+    meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,
+    serverOver150: requests ? 1 - d('ingest_request_duration_seconds_bucket:0.15') / requests : 0,
+  };
 }
 
 const LAG_BUCKETS = ['0.05', '0.1', '0.25', '0.5', '1', '2', '5', '10'];
@@ -429,11 +502,8 @@ async function startLags(clickhouse: ClickHouseClient, pool: ReturnType<typeof c
 // ------------------------------------------------------------------ set-up
 
 async function giveContracts(collectors: BenchCollector[]): Promise<void> {
-  const config = loadConfig({ ...process.env, ...benchEdgeEnv() });
-  const pool = createPool(config.databaseUrl, 4);
-  const redis = await connectRedis(config.redisUrl);
-  const app = await buildApp({ config, pool, redis, clock: systemClock });
-  await app.ready();
+  const management = await openBenchManagement();
+  const { app, deps: { pool } } = management;
   try {
     for (const collector of collectors) {
       const headers = { authorization: `Bearer ${collector.apiKey}` };
@@ -445,14 +515,14 @@ async function giveContracts(collectors: BenchCollector[]): Promise<void> {
       const versionId = (registered.json() as { contract: { id: string } }).contract.id;
       const activated = await app.inject({
         method: 'POST', url: `/v1/integrations/${collector.connectionId}/contracts/${versionId}/activate`, headers,
-        payload: { expectedActiveContractVersionId: null, reason: 'bench' },
+        payload: { expectedActiveContractVersionId: null, reason: 'promote' },
       });
       if (activated.statusCode !== 200) throw new Error(`contract activation answered ${activated.statusCode}: ${activated.body}`);
     }
     // The activations' reanalysis jobs, run here (the analyzer's own code) before any envelope is
     // sent: an analyzer started after the backlog would otherwise recount the backlog in its
     // reanalysis and skip its batches as already counted.
-    const clickhouse = createClient({ url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 60_000 });
+    const clickhouse = createClient({ url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, compression: { request: false, response: false } });
     const compare = new ComparePool(0, 1000);
     let jobs = 0;
     try {
@@ -464,9 +534,7 @@ async function giveContracts(collectors: BenchCollector[]): Promise<void> {
     }
     console.log(`set-up: contract registered and activated on ${collectors.length} connections; ${jobs} reanalysis job(s) run`);
   } finally {
-    await app.close();
-    await pool.end();
-    redis.disconnect();
+    await management.close();
   }
 }
 
@@ -492,6 +560,7 @@ const ok = (pass: boolean) => (pass ? 'met' : 'NOT met');
 // ------------------------------------------------------------------ phases
 
 interface PhaseAResult {
+  sendCpu: CpuUse;
   envelopesSent: number;
   accepted202: number;
   sendSeconds: number;
@@ -522,10 +591,15 @@ interface PhaseBResult {
   measured: { batches: number; meanCommittedLagS: number; shareWithin: Record<string, number> };
   startLagS: { batches: number; p50: number; p90: number; p99: number; max: number; mean: number };
   drainSeconds: number;
+  /** Batches answered 202 in the measured phase, and how many of them were analysed by load end (from the histogram). */
+  batchesAnswered: number;
+  analysedByLoadEnd: number;
+  analyzerErrors: Record<string, number>;
   analysedEnvelopes: number;
   driftedSent: number;
   incidents: IncidentCheck;
   cpu: CpuUse;
+  edge: EdgeStats;
 }
 
 interface Context {
@@ -546,6 +620,7 @@ async function phaseA(ctx: Context): Promise<PhaseAResult> {
   const client = new RawHttpClient('127.0.0.1', ctx.edge.port, BACKLOG_CONCURRENCY, 4_000);
   const load = new LoadGenerator(client, sendersFor(ctx.collectors, ctx.edge.port, prefix));
   const recorder = new Recorder();
+  const sendCpuBefore = cpuSnapshot(ctx.edge.child.pid, undefined);
   const sendStarted = performance.now();
   let issued = 0;
   await Promise.all(Array.from({ length: BACKLOG_CONCURRENCY }, async () => {
@@ -555,13 +630,17 @@ async function phaseA(ctx: Context): Promise<PhaseAResult> {
     }
   }));
   const sendSeconds = (performance.now() - sendStarted) / 1000;
+  const sendCpu = cpuBetween(sendCpuBefore, cpuSnapshot(ctx.edge.child.pid, undefined));
   client.close();
   const accepted = load.totalAccepted202 * ENVELOPES_PER_BATCH;
   const driftedSent = load.totalAccepted202 * DRIFTED_PER_BATCH;
   ctx.driftedSent += driftedSent;
   const stream = await streamState(ctx.redis);
   const rows = await rowsWithPrefix(ctx.clickhouse, ctx.collectors, prefix);
-  console.log(`   sent in ${fmt(sendSeconds, 1)} s (${fmt(accepted / sendSeconds)} envelopes/s accepted); ${statusLine(recorder.statuses)}`);
+  const sendLatency = recorder.latency();
+  console.log(`   sent in ${fmt(sendSeconds, 1)} s (${fmt(accepted / sendSeconds)} envelopes/s accepted, ${BACKLOG_CONCURRENCY} in flight: the edge's closed-loop rate `
+    + `for these envelopes, no analyzer running; latency p50 ${fmt(sendLatency.p50, 1)} ms, p99 ${fmt(sendLatency.p99, 1)} ms); ${statusLine(recorder.statuses)}`);
+  console.log(`   sending: ${cpuLine(sendCpu)}`);
   console.log(`   stream: ${fmt(stream.length)} jobs waiting (batches answered 202: ${fmt(load.totalAccepted202)}); ClickHouse rows ${fmt(rows)} vs envelopes answered 202 ${fmt(accepted)}: ${rows === accepted ? 'EQUAL' : 'MISMATCH'}`);
   if (recorder.errorSample) console.log(`   first non-202: ${recorder.errorSample}`);
   const mergeWaitSeconds = await waitForMerges(ctx.clickhouse, 60);
@@ -579,7 +658,7 @@ async function phaseA(ctx: Context): Promise<PhaseAResult> {
   const analysedEnvelopes = metrics.get('analyzer_envelopes_analysed_total') ?? NaN;
   const incidents = await incidentTotals(ctx.pool, ctx.collectors.map((c) => c.connectionId));
   const result: PhaseAResult = {
-    envelopesSent: issued * ENVELOPES_PER_BATCH, accepted202: accepted, sendSeconds, sendEnvelopesPerSecond: accepted / sendSeconds, mergeWaitSeconds,
+    sendCpu, envelopesSent: issued * ENVELOPES_PER_BATCH, accepted202: accepted, sendSeconds, sendEnvelopesPerSecond: accepted / sendSeconds, mergeWaitSeconds,
     analyzerStartSeconds: (analyzer.readyAt - analyzer.spawnedAt) / 1000, drainSecondsFromSpawn,
     envelopesPerSecond: accepted / drainSecondsFromSpawn, analysedEnvelopes,
     comparisons: metrics.get('analyzer_comparisons_total') ?? NaN, memoHits: metrics.get('analyzer_memo_hits_total') ?? NaN,
@@ -590,6 +669,7 @@ async function phaseA(ctx: Context): Promise<PhaseAResult> {
   console.log(`   analyzer /metrics: ${fmt(analysedEnvelopes)} envelopes analysed (${analysedEnvelopes === accepted ? 'EQUAL to' : 'MISMATCH with'} the 202 envelopes), `
     + `${fmt(metrics.get('analyzer_jobs_total{outcome="analysed"}') ?? 0)} jobs, ${fmt(result.comparisons)} comparisons, ${fmt(result.memoHits)} memo hits`);
   console.log(`   ${cpuLine(cpu)}`);
+  console.log(`   analyzer errors logged: ${errorLine(analyzer.errors)}`);
   checkIncidents('phase A', incidents, ctx.driftedSent);
   if (analysedEnvelopes !== accepted) throw new Error(`phase A: the analyzer analysed ${analysedEnvelopes} envelopes, ${accepted} were answered 202`);
   return result;
@@ -600,6 +680,44 @@ function checkIncidents(phase: string, incidents: IncidentCheck, drifted: number
   console.log(`   incidents: ${incidents.incidents} open, affectedRecords sum ${fmt(incidents.affected)} vs drifted envelopes answered 202 ${fmt(drifted)}: ${equal ? 'EQUAL' : 'MISMATCH'}`);
   console.log(`   findings (observations): ${Object.entries(incidents.findings).map(([key, n]) => `${key} ${fmt(n)}`).join('; ')}`);
   if (!equal) throw new Error(`${phase}: the incidents' affectedRecords add up to ${incidents.affected}, ${drifted} drifted envelopes were answered 202`);
+}
+
+interface EdgeOnlyResult { rate: number; acceptedEnvelopesPerSecond: number; skipped: number; statuses: Record<string, number>; edgeLatencyMs: PhaseBResult['edgeLatencyMs']; edgeP99BySliceMs: number[]; edge: EdgeStats; cpu: CpuUse }
+
+/**
+ * `--no-analyzer`: phase B's load with no analyzer process, to set the edge's latency beside the
+ * one measured with the analyzer running (the jobs stay in the stream; the end of the run clears it).
+ */
+async function phaseEdgeOnly(ctx: Context): Promise<EdgeOnlyResult> {
+  console.log(`\n== phase B without the analyzer (--no-analyzer): ${fmt(options.rate)} envelopes/s open loop for ${options.durationS} s (warm-up ${options.warmupS} s)`);
+  const client = new RawHttpClient('127.0.0.1', ctx.edge.port, CONNECTIONS, 4_000);
+  try {
+    if (options.warmupS > 0) {
+      const warm = new LoadGenerator(client, sendersFor(ctx.collectors, ctx.edge.port, `${ctx.runId}v`));
+      await warm.openLoop(options.rate, options.warmupS, MAX_OUTSTANDING, new Recorder());
+    }
+    const load = new LoadGenerator(client, sendersFor(ctx.collectors, ctx.edge.port, `${ctx.runId}n`));
+    const recorder = new Recorder();
+    const edgeBefore = await scrapeEdge(ctx.edge.port);
+    const before = cpuSnapshot(ctx.edge.child.pid, undefined);
+    const open = await load.openLoop(options.rate, options.durationS, MAX_OUTSTANDING, recorder);
+    const cpu = cpuBetween(before, cpuSnapshot(ctx.edge.child.pid, undefined));
+    const edge = edgeStats(edgeBefore, await scrapeEdge(ctx.edge.port));
+    const l = recorder.latency();
+    const result: EdgeOnlyResult = {
+      rate: options.rate, acceptedEnvelopesPerSecond: (recorder.accepted202 * ENVELOPES_PER_BATCH) / options.durationS, skipped: open.skipped,
+      statuses: recorder.statuses, edgeLatencyMs: l, edgeP99BySliceMs: recorder.p99BySlice(), edge, cpu,
+    };
+    console.log(`   edge: ${fmt(result.acceptedEnvelopesPerSecond)} envelopes/s accepted; ${statusLine(recorder.statuses)}${open.skipped ? `; skipped sends: ${open.skipped}` : ''}`);
+    console.log(`   edge answer latency ms (from the scheduled send time): p50 ${fmt(l.p50, 1)}, p90 ${fmt(l.p90, 1)}, p99 ${fmt(l.p99, 1)}, max ${fmt(l.max, 1)} `
+      + `(mean ${fmt(l.mean, 1)}); p99 by 10-s slice: ${result.edgeP99BySliceMs.map((v) => fmt(v)).join(', ')}`);
+    console.log(`   edge /metrics: ${fmt(edge.inserts)} inserts, ${fmt(edge.rowsPerInsert)} rows/insert, mean insert ${fmt(edge.meanInsertMs, 1)} ms `
+      + `(${fmt(100 * edge.insertsOver100, 1)} % over 100 ms); mean in-server time ${fmt(edge.meanServerMs, 1)} ms, ${fmt(100 * edge.serverOver150, 2)} % over 150 ms in the server`);
+    console.log(`   ${cpuLine(cpu)}`);
+    return result;
+  } finally {
+    client.close();
+  }
 }
 
 async function phaseB(ctx: Context): Promise<PhaseBResult> {
@@ -617,11 +735,13 @@ async function phaseB(ctx: Context): Promise<PhaseBResult> {
     const load = new LoadGenerator(client, sendersFor(ctx.collectors, ctx.edge.port, prefix));
     const recorder = new Recorder();
     const metricsBefore = await scrapeAnalyzer(analyzer);
+    const edgeBefore = await scrapeEdge(ctx.edge.port);
     const before = cpuSnapshot(ctx.edge.child.pid, analyzer.child.pid);
     const open = await load.openLoop(options.rate, options.durationS, MAX_OUTSTANDING, recorder);
     const loadEnd = performance.now();
     const cpu = cpuBetween(before, cpuSnapshot(ctx.edge.child.pid, analyzer.child.pid));
     const atLoadEnd = await scrapeAnalyzer(analyzer);
+    const edge = edgeStats(edgeBefore, await scrapeEdge(ctx.edge.port));
     const drainedAt = await waitForDrain(ctx.redis, 600);
     const drainSeconds = (drainedAt - loadEnd) / 1000;
     const afterDrain = await scrapeAnalyzer(analyzer);
@@ -644,7 +764,10 @@ async function phaseB(ctx: Context): Promise<PhaseBResult> {
         batches: lags.length, p50: percentile(lags, 50), p90: percentile(lags, 90), p99: percentile(lags, 99),
         max: lags.length ? lags[lags.length - 1] : NaN, mean: lags.length ? lagSum / lags.length : NaN,
       },
-      drainSeconds, analysedEnvelopes: d('analyzer_envelopes_analysed_total'), driftedSent: ctx.driftedSent, incidents, cpu,
+      drainSeconds, batchesAnswered: recorder.accepted202,
+      analysedByLoadEnd: (atLoadEnd.get('analyzer_lag_histogram_seconds_count') ?? 0) - (metricsBefore.get('analyzer_lag_histogram_seconds_count') ?? 0),
+      analyzerErrors: Object.fromEntries(analyzer.errors),
+      analysedEnvelopes: d('analyzer_envelopes_analysed_total'), driftedSent: ctx.driftedSent, incidents, cpu, edge,
     };
     printPhaseB(result, recorder.accepted202 * ENVELOPES_PER_BATCH, recorder.errorSample);
     checkIncidents('phase B', incidents, ctx.driftedSent);
@@ -663,8 +786,12 @@ function printPhaseB(r: PhaseBResult, accepted: number, errorSample: string | un
   if (errorSample) console.log(`   first non-202: ${errorSample}`);
   console.log(`   edge answer latency ms (from the scheduled send time): p50 ${fmt(l.p50, 1)}, p90 ${fmt(l.p90, 1)}, p99 ${fmt(l.p99, 1)}, max ${fmt(l.max, 1)} (mean ${fmt(l.mean, 1)}); `
     + `p99 by 10-s slice: ${r.edgeP99BySliceMs.map((v) => fmt(v)).join(', ')}  [target p99 <= ${TARGETS.edgeP99Ms} ms: ${ok(l.p99 <= TARGETS.edgeP99Ms)}]`);
+  const e = r.edge;
+  console.log(`   edge /metrics: ${fmt(e.inserts)} inserts, ${fmt(e.rowsPerInsert)} rows/insert, mean insert ${fmt(e.meanInsertMs, 1)} ms `
+    + `(${fmt(100 * e.insertsOver100, 1)} % over 100 ms); mean in-server time ${fmt(e.meanServerMs, 1)} ms, ${fmt(100 * e.serverOver150, 2)} % over 150 ms in the server`);
   console.log(`   analysis lag, analyzer_lag_quantiles_seconds at load end (receipt -> committed analysis, per batch; warm-up included, `
-    + `${fmt(s.count)} batches): p50 ${fmt(s.p50, 3)} s, p90 ${fmt(s.p90, 3)} s, p99 ${fmt(s.p99, 3)} s  [target p99 <= ${TARGETS.lagP99S} s: ${ok(s.p99 <= TARGETS.lagP99S)}]`);
+    + `${fmt(s.count)} batches; by load end ${fmt(r.analysedByLoadEnd)} of the ${fmt(r.batchesAnswered)} measured batches were analysed, the others are not in it yet): `
+    + `p50 ${fmt(s.p50, 3)} s, p90 ${fmt(s.p90, 3)} s, p99 ${fmt(s.p99, 3)} s  [target p99 <= ${TARGETS.lagP99S} s: ${ok(s.p99 <= TARGETS.lagP99S)}]`);
   console.log(`     same Summary after the drain (${fmt(r.summaryAfterDrain.count)} batches): p50 ${fmt(r.summaryAfterDrain.p50, 3)} s, p99 ${fmt(r.summaryAfterDrain.p99, 3)} s`);
   const share = r.measured.shareWithin;
   console.log(`     measured batches only (analyzer_lag_histogram_seconds, exact counts per bucket, ${fmt(r.measured.batches)} batches): `
@@ -676,23 +803,42 @@ function printPhaseB(r: PhaseBResult, accepted: number, errorSample: string | un
   console.log(`   drain: the stream held no job ${fmt(r.drainSeconds, 2)} s after the last answer  [target <= ${TARGETS.drainS} s: ${ok(r.drainSeconds <= TARGETS.drainS)}]`);
   console.log(`   analyzer: ${fmt(r.analysedEnvelopes)} envelopes analysed during the phase and drain (${r.analysedEnvelopes === accepted ? 'EQUAL to' : 'vs'} ${fmt(accepted)} answered 202)`);
   console.log(`   ${cpuLine(r.cpu)}`);
+  console.log(`   analyzer errors logged: ${errorLine(new Map(Object.entries(r.analyzerErrors)))}`);
 }
 
 // ------------------------------------------------------------------ main
 
+/** dist/analyzer/*.js older than their analyzer/*.ts: the analyzer process would run stale code. */
+function staleAnalyzerBuild(): string[] {
+  const sources = resolve(here, '../../analyzer');
+  const stale: string[] = [];
+  for (const file of readdirSync(sources)) {
+    if (!file.endsWith('.ts')) continue;
+    const built = resolve(here, '../analyzer', file.replace(/\.ts$/, '.js'));
+    try {
+      if (statSync(built).mtimeMs < statSync(resolve(sources, file)).mtimeMs) stale.push(file);
+    } catch {
+      stale.push(file);
+    }
+  }
+  return stale;
+}
+
 async function main(): Promise<void> {
+  const stale = staleAnalyzerBuild();
+  if (stale.length > 0) console.log(`WARNING: dist/analyzer is older than analyzer/${stale.join(', analyzer/')}: run \`npm run build\` (the analyzer process runs dist/analyzer/main.js)`);
   const runId = Math.random().toString(36).slice(2, 8);
   console.log(`analyzer load: ${options.collectors} Live collectors in ${options.workspaces} workspaces, ${ENVELOPES_PER_BATCH} envelopes per batch `
     + `of ${SHAPES} shapes (${DRIFTING.size} drifting: ${DRIFTED_PER_BATCH} drifted envelopes per batch); analyzer worker threads ${ANALYZER_THREADS}; run ${runId}`);
   console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
   await prepareBenchDatabases();
   const clickhouse = createClient({
-    url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 120_000, compression: { request: false, response: false },
+    url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 60_000, compression: { request: false, response: false },
   });
   const redis = new Redis(BENCH_STORES.REDIS_URL);
   const pool = createPool(BENCH_STORES.DATABASE_URL, 2);
   let edge: { child: ChildProcess; port: number } | null = null;
-  const results: { phaseA?: PhaseAResult; phaseB?: PhaseBResult } = {};
+  const results: { phaseA?: PhaseAResult; phaseB?: PhaseBResult; edgeOnly?: EdgeOnlyResult } = {};
   try {
     if (!options.keepData) await resetBenchStores(clickhouse);
     const collectors = await createBenchCollectors(options.workspaces, options.collectors);
@@ -703,7 +849,10 @@ async function main(): Promise<void> {
     console.log(`edge: pid ${edge.child.pid}, http://127.0.0.1:${edge.port}`);
     const ctx: Context = { collectors, clickhouse, redis, pool, edge, runId, driftedSent: 0 };
     if (!options.skipBacklog) results.phaseA = await phaseA(ctx);
-    if (!options.skipSustained) results.phaseB = await phaseB(ctx);
+    if (!options.skipSustained) {
+      if (options.noAnalyzer) results.edgeOnly = await phaseEdgeOnly(ctx);
+      else results.phaseB = await phaseB(ctx);
+    }
     printSummary(results);
     if (options.json) writeFileSync(options.json, JSON.stringify({ date: new Date().toISOString(), options, results }, null, 2));
   } finally {
@@ -715,8 +864,13 @@ async function main(): Promise<void> {
   }
 }
 
-function printSummary(r: { phaseA?: PhaseAResult; phaseB?: PhaseBResult }): void {
+function printSummary(r: { phaseA?: PhaseAResult; phaseB?: PhaseBResult; edgeOnly?: EdgeOnlyResult }): void {
   console.log('\n== summary');
+  if (r.edgeOnly) {
+    const e = r.edgeOnly;
+    console.log(`no analyzer @${fmt(e.rate)}/s: accepted ${fmt(e.acceptedEnvelopesPerSecond)}/s; edge p50/p99 ${fmt(e.edgeLatencyMs.p50, 1)}/${fmt(e.edgeLatencyMs.p99, 1)} ms; `
+      + `cpu % of a core: edge ${fmt(e.cpu.edge)}, clickhouse ${fmt(e.cpu.clickhouse)}, redis ${fmt(e.cpu.redis)}, driver ${fmt(e.cpu.driver)}; machine ${fmt(e.cpu.machineBusy)} % busy`);
+  }
   if (r.phaseA) {
     console.log(`backlog: ${fmt(r.phaseA.accepted202)} envelopes analysed in ${fmt(r.phaseA.drainSecondsFromSpawn, 2)} s from spawn: `
       + `${fmt(r.phaseA.envelopesPerSecond)} envelopes/s on ${ANALYZER_THREADS} workers (analyzer ${fmt(r.phaseA.cpu.analyzer)} %, clickhouse ${fmt(r.phaseA.cpu.clickhouse)} %, `

@@ -93,18 +93,38 @@ export interface BenchCollector {
   connectionId: string;
 }
 
-/**
- * Bootstraps `workspaces` fresh workspaces (operator bootstrap, as `svc-admin bootstrap` does) and
- * creates `collectors` Live Integrations spread over them through POST /v1/integrations (the
- * route a user calls, served in-process with inject), returning each collectorConfiguration.
- */
-export async function createBenchCollectors(workspaces: number, collectors: number): Promise<BenchCollector[]> {
+/** The management plane in-process on the bench stores (requests through `app.inject`). */
+export interface BenchManagement {
+  deps: Deps;
+  app: Awaited<ReturnType<typeof buildApp>>;
+  close(): Promise<void>;
+}
+
+export async function openBenchManagement(): Promise<BenchManagement> {
   const config = loadConfig({ ...process.env, ...benchEdgeEnv() });
   const pool = createPool(config.databaseUrl, 4);
   const redis = await connectRedis(config.redisUrl);
   const deps: Deps = { config, pool, redis, clock: systemClock };
   const app = await buildApp(deps);
   await app.ready();
+  return {
+    deps, app,
+    async close() {
+      await app.close();
+      await pool.end();
+      redis.disconnect();
+    },
+  };
+}
+
+/**
+ * Bootstraps `workspaces` fresh workspaces (operator bootstrap, as `svc-admin bootstrap` does) and
+ * creates `collectors` Live Integrations spread over them through POST /v1/integrations (the
+ * route a user calls, served in-process with inject), returning each collectorConfiguration.
+ */
+export async function createBenchCollectors(workspaces: number, collectors: number): Promise<BenchCollector[]> {
+  const management = await openBenchManagement();
+  const { deps, app } = management;
   try {
     const runTag = randomBytes(4).toString('hex');
     const keys: { workspaceId: string; apiKey: string }[] = [];
@@ -130,9 +150,7 @@ export async function createBenchCollectors(workspaces: number, collectors: numb
     }
     return created;
   } finally {
-    await app.close();
-    await pool.end();
-    redis.disconnect();
+    await management.close();
   }
 }
 

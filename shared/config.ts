@@ -74,6 +74,12 @@ export interface AnalyzerConfig {
   batchJobs: number;
   /** Rounds in flight at once per process. */
   concurrency: number;
+  /**
+   * A round that found fewer entries than batchJobs is followed by a pause so that each read
+   * loop starts at most one round per this many ms: rounds then gather the jobs of that time
+   * (fewer, larger ClickHouse reads and PostgreSQL transactions) at the cost of that much lag.
+   */
+  roundIntervalMs: number;
   /** An entry another consumer has not acknowledged for this long is claimed (XAUTOCLAIM). */
   claimIdleMs: number;
   /** Memoised (version, operation, shape) comparison results kept per process. */
@@ -188,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
       workerThreads: int(env, 'ANALYZER_WORKER_THREADS', Math.min(availableParallelism(), 4), 0, 64),
       batchJobs: int(env, 'ANALYZER_BATCH_JOBS', 500, 1, 10_000),
       concurrency: int(env, 'ANALYZER_CONCURRENCY', 2, 1, 64),
+      roundIntervalMs: int(env, 'ANALYZER_ROUND_INTERVAL_MS', 250, 0, 60_000),
       claimIdleMs: int(env, 'ANALYZER_CLAIM_IDLE_MS', 30_000, 100, 3_600_000),
       memoEntries: int(env, 'ANALYZER_MEMO_ENTRIES', 100_000, 0, 10_000_000),
       batchMarkerRetentionSeconds: int(env, 'ANALYZER_BATCH_MARKER_RETENTION_SECONDS', 24 * 3600, 60),

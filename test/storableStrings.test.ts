@@ -6,6 +6,7 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { bootstrapWorkspace, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import { openApiRegistration, registerVersion } from './helpers/contracts.js';
 import { createIntegration } from './helpers/integrations.js';
+import { newId } from '../shared/ids.js';
 
 // Issue 12, defect 2: strings PostgreSQL cannot store (U+0000, lone surrogates) never reach it.
 // Generated from the registered routes: every path parameter, every string field of every body
@@ -40,6 +41,8 @@ let owner: BootstrapResult;
 const routes: Route[] = [];
 /** A stored value for each path parameter name, so a request reaches the parameter under test. */
 const known: Record<string, string> = {};
+/** The query a route needs before it looks its path parameter up. */
+const requiredQuery: Record<string, string> = {};
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -69,6 +72,13 @@ beforeAll(async () => {
     integrationId: created.integration.connectionId,
     operationId: created.operationId,
     contractVersionId: (draft.json() as { contract: { id: string } }).contract.id,
+    // Well-formed and unknown: these reads answer 404 for any id they cannot find.
+    eventId: 'evt_storable0',
+    incidentId: newId('inc_'),
+  });
+  Object.assign(requiredQuery, {
+    '/v1/observations/:eventId': `integrationId=${created.integration.connectionId}`,
+    '/v1/incidents/:incidentId': 'mode=sandbox',
   });
 });
 afterAll(async () => { await ctx.close(); });
@@ -138,6 +148,7 @@ function send(route: Route, url: string, options: { authenticated: boolean; body
     headers.cookie = `session=${owner.sessionToken}`;
   }
   const body = options.body !== undefined ? options.body : route.body ? sample(route.body) : undefined;
+  if (requiredQuery[route.url] !== undefined) url += `${url.includes('?') ? '&' : '?'}${requiredQuery[route.url]}`;
   return ctx.app.inject({ method: route.method as 'GET', url, headers, ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { ...headers, 'content-type': 'application/json' } }) });
 }
 
