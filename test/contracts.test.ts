@@ -152,7 +152,7 @@ describe('POST /v1/integrations/{integrationId}/contracts', () => {
       registered++;
       expect(res.statusCode, `${entry.file}: ${res.body.slice(0, 300)}`).toBe(201);
       const body = res.json();
-      expect(body.contract, entry.file).toMatchObject({ fingerprint: fingerprint(document), operationCount: expected.operations.length, importedFrom: `openapi-${expected.openapiVersion.slice(0, 3)}` });
+      expect(body.contract, entry.file).toMatchObject({ fingerprint: fingerprint(document), operationCount: expected.operations.length, importedFrom: expected.openapiVersion === '2.0' ? 'swagger-2.0' : `openapi-${expected.openapiVersion.slice(0, 3)}` });
       expect(body.skipped, entry.file).toEqual(expected.skipped);
       const full = (await read(key(), connectionId, body.contract.id)).json().contract;
       expect(full.operations.map((op: { operationKey: string; fingerprint: string; schema: unknown }) => [op.operationKey, op.fingerprint, op.schema]), entry.file)
@@ -163,12 +163,15 @@ describe('POST /v1/integrations/{integrationId}/contracts', () => {
     expect(registered).toBeGreaterThan(15);
   });
 
-  it('refuses Swagger 2.0 corpus documents with a clear reason', async () => {
+  it('imports Swagger 2.0 corpus documents through their OpenAPI 3.0 conversion, keeping the document sent', async () => {
     const connectionId = await newConnection();
     for (const file of ['nyt-books-swagger-v2.0.json', 'oai-uber-swagger-v2.0.json', 'slack-web-swagger-v2.0.json']) {
-      const res = await expectUnchanged(connectionId, () => registerVersion(ctx, key(), connectionId, openApiRegistration(file, loadCorpusDocument(file))),
-        400, { error: 'invalid_contract', reason: expect.stringMatching(/^Swagger 2\.0 documents are not supported/), pointers: ['/swagger'] });
-      expect(res.statusCode).toBe(400);
+      const document = loadCorpusDocument(file);
+      const body = await registerDraft(ctx, key(), connectionId, openApiRegistration(file, document));
+      const stored = await ctx.deps.pool.query('SELECT document, imported_from, operation_count FROM contract_versions WHERE id = $1', [body.contract.id]);
+      expect(stored.rows[0].imported_from, file).toBe('swagger-2.0');
+      expect(stored.rows[0].operation_count, file).toBeGreaterThan(0);
+      expect(fingerprint(stored.rows[0].document), file).toBe(fingerprint(loadCorpusDocument(file)));
     }
   });
 
@@ -277,7 +280,7 @@ describe('POST /v1/integrations/{integrationId}/contracts', () => {
       ['OpenAPI for a queue Integration', queue, openApiRegistration('v1'), { reason: /http-api and http-webhook/, pointers: [] }],
       ['json-schema without operation', queue, { declaredVersion: 'v1', format: 'json-schema', document: { type: 'object' } }, { reason: /operation selector/ }],
       ['openapi with an operation', http, openApiRegistration('v1', ordersOpenApi(), { operation: { method: 'POST', routeTemplate: '/x', payloadLocation: 'request', statusSelector: 'default' } }), { reason: /only with format json-schema/ }],
-      ['Swagger 2.0 (corpus)', http, openApiRegistration('v1', loadCorpusDocument('oai-petstore-swagger-v2.0.json')), { reason: /Swagger 2\.0/, pointers: ['/swagger'] }],
+      ['Swagger 1.2', http, openApiRegistration('v1', { swagger: '1.2', info: { title: 'x', version: '1' }, paths: {} }), { reason: /Swagger "?1\.2"? documents are not supported/, pointers: ['/swagger'] }],
       ['http-api document without paths', http, openApiRegistration('v1', { openapi: '3.0.3', info: { title: 'x', version: '1' } }), { pointers: [''] }],
       ['nothing importable', http, openApiRegistration('v1', { openapi: '3.1.0', info: { title: 'x', version: '1' }, paths: { '/a': { get: { responses: { '200': { description: 'x', content: { 'text/plain': { schema: { type: 'string' } } } } } } } } }), { reason: /no importable operations/, pointers: ['/paths/~1a/get/responses/200/content/text~1plain'] }],
       ['composition keyword in a JSON Schema', queue, queueRegistration('v1', { document: { anyOf: [{ type: 'string' }] } }), { pointers: ['/anyOf'] }],

@@ -76,7 +76,7 @@ function importContract(input: RegistrationInput, protocol: Protocol): ImportedC
     }
     const result = importOpenApi(input.document, protocol);
     ({ operations, skipped } = result);
-    importedFrom = result.openapiVersion.startsWith('3.1') ? 'openapi-3.1' : 'openapi-3.0';
+    importedFrom = result.openapiVersion === '2.0' ? 'swagger-2.0' : result.openapiVersion.startsWith('3.1') ? 'openapi-3.1' : 'openapi-3.0';
   } else {
     operations = [importJsonSchema(input.document, input.operation, protocol)];
     skipped = [];

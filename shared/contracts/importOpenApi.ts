@@ -4,6 +4,7 @@
 // Payloads that need a remote reference, a composition keyword or a non-JSON media type are
 // left out and listed in `skipped`; when nothing importable remains the document is refused.
 
+import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
 import { fingerprint } from '../fingerprint.js';
 import { invalidContract } from './invalidContract.js';
 import { childPointer, isPlainObject, parseReference, resolveTokens } from './jsonPointer.js';
@@ -34,7 +35,21 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
   }
   if (!isPlainObject(document)) throw invalidContract('the document is not a JSON object', ['']);
   if (Object.hasOwn(document, 'swagger')) {
-    throw invalidContract(`Swagger ${describe(document.swagger)} documents are not supported; convert to OpenAPI 3.0 or 3.1`, ['/swagger']);
+    if (document.swagger !== '2.0') {
+      throw invalidContract(`Swagger ${describe(document.swagger)} documents are not supported; supported versions are Swagger 2.0 and OpenAPI 3.0.x and 3.1.x`, ['/swagger']);
+    }
+    // Converted by @scalar/openapi-upgrader (docs/decisions.md), which rewrites its input: the
+    // copy is converted, the document sent stays the stored evidence. Pointers of what is left
+    // out point into the OpenAPI 3.0 conversion.
+    let converted: unknown;
+    try {
+      converted = upgradeFromTwoToThree(structuredClone(document) as Record<string, unknown>);
+    } catch {
+      // The converter's own message depends on the order it meets members in: not repeated, so the
+      // answer is the same for the same document.
+      throw invalidContract('the Swagger 2.0 document could not be converted to OpenAPI 3.0 (it does not follow Swagger 2.0)', ['']);
+    }
+    return { ...importOpenApi(converted, protocol), openapiVersion: '2.0' };
   }
   if (!Object.hasOwn(document, 'openapi')) {
     throw invalidContract('the document has no openapi version; supported versions are 3.0.x and 3.1.x', ['']);

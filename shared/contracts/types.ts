@@ -36,7 +36,7 @@ export interface ImportResult {
 }
 
 export interface OpenApiImportResult extends ImportResult {
-  /** The document's `openapi` value, e.g. `3.1.0`. */
+  /** The document's `openapi` value, e.g. `3.1.0`, or `2.0` for a converted Swagger 2.0 document. */
   openapiVersion: string;
 }
 
