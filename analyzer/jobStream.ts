@@ -1,15 +1,9 @@
 import type { Redis } from 'ioredis';
+import type { AnalysisJob } from '../shared/redis.js';
 
-/** An analysis job as the ingest edge writes it (ingest/admission.ts AnalysisJob). */
-export interface AnalysisJobEntry {
-  /** The stream entry id. */
+/** An analysis job as the ingest edge writes it, with its stream entry id. */
+export interface AnalysisJobEntry extends AnalysisJob {
   id: string;
-  connectionId: string;
-  workspaceId: string;
-  mode: string;
-  batchId: string;
-  receivedAtMs: number;
-  eventIds: string[];
 }
 
 type RawEntry = [id: string, fields: string[] | null];

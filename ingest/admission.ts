@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
-import { RedisKeys } from '../shared/redis.js';
+import { RedisKeys, type AnalysisJob } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { ADMIT, COMMIT, RESOLVE } from './admissionScripts.js';
 import type { IngestCredential } from './credentials.js';
@@ -52,15 +52,6 @@ export interface AdmissionRequest {
   eventIds: string[];
   /** The batch's id (newBatchId); a new one when absent. */
   batchId?: string;
-}
-
-export interface AnalysisJob {
-  connectionId: string;
-  workspaceId: string;
-  mode: string;
-  batchId: string;
-  receivedAtMs: number;
-  eventIds: string[];
 }
 
 /** Values per analysis job in a COMMIT call: six field, value pairs (see sendCommits). */

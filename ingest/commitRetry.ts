@@ -1,4 +1,5 @@
-import type { Admission, AdmissionTicket, AnalysisJob } from './admission.js';
+import type { AnalysisJob } from '../shared/redis.js';
+import type { Admission, AdmissionTicket } from './admission.js';
 import type { IngestMetrics } from './metrics.js';
 
 interface Item {

@@ -37,6 +37,16 @@ export const RedisKeys = {
   analysisJobs: 'analysis:jobs',
 } as const;
 
+/** One entry of `RedisKeys.analysisJobs`: written by the ingest edge, read by the analyzer. */
+export interface AnalysisJob {
+  connectionId: string;
+  workspaceId: string;
+  mode: string;
+  batchId: string;
+  receivedAtMs: number;
+  eventIds: string[];
+}
+
 /** The consumer group of the analyzer on `RedisKeys.analysisJobs` (created by the ingest edge at start-up). */
 export const ANALYSIS_CONSUMER_GROUP = 'analyzers';
 
