@@ -10,7 +10,8 @@ import { addToIncidents, claimBatches, lockConnections, refreshConnectionState }
 import type { AnalysisJobEntry } from './jobStream.js';
 import type { AnalyzerMetrics } from './metrics.js';
 
-export interface LiveAnalysisDeps {
+/** What live analysis and reanalysis share: the stores, the clock, compiled contracts, the memo. */
+export interface AnalysisDeps {
   pool: pg.Pool;
   clickhouse: ClickHouseClient;
   clock: Clock;
@@ -28,7 +29,7 @@ export interface LiveAnalysisDeps {
  * Rule evaluation (document 02, reconciliation) belongs here too: it will read the same groups'
  * correlation hashes and add `expected-outcome-missing` aggregates beside the shape ones.
  */
-export async function analyseJobs(deps: LiveAnalysisDeps, jobs: readonly AnalysisJobEntry[]): Promise<void> {
+export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJobEntry[]): Promise<void> {
   if (jobs.length === 0) return;
   const now = deps.clock.now();
   let analysed = 0;

@@ -1,13 +1,11 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Clock } from '../shared/clock.js';
 import { withTransaction } from '../shared/db/transaction.js';
+import { REANALYSIS_TOPIC, type ReanalysisJob } from '../shared/analysis/reanalysisJob.js';
 import { planReanalysis, REANALYSIS_WINDOW_MS } from '../shared/analysis/reanalysisPlan.js';
-import type { ComparePool } from './comparePool.js';
-import type { ContractCache } from './contractCache.js';
 import { batchIdsOfWindow } from '../shared/analysis/observationGroups.js';
 import { addToIncidents, claimBatches, lockConnections, openIncidentsOf, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
-import type { AnalyzerMetrics } from './metrics.js';
+import type { AnalysisDeps } from './liveAnalysis.js';
 
 /**
  * How far before the latest observation the recount read, a batch may still have been on its way
@@ -31,22 +29,6 @@ async function markRecounted(clickhouse: ClickHouseClient, db: pg.PoolClient, co
     [connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS]);
 }
 
-/** The outbox job the activation route writes (management/contracts/reanalysis.ts ReanalysisJob). */
-interface ReanalysisJob {
-  connectionId: string;
-  contractVersionId: string;
-  analysisRevision: number;
-}
-
-export interface ReanalysisDeps {
-  pool: pg.Pool;
-  clickhouse: ClickHouseClient;
-  clock: Clock;
-  contracts: ContractCache;
-  compare: ComparePool;
-  metrics: AnalyzerMetrics;
-}
-
 /**
  * Handles the oldest pending reanalysis job no other analyzer holds, in one transaction: the
  * outbox row and the connection stay locked until the results and `processed_at` commit, so a
@@ -59,14 +41,15 @@ export interface ReanalysisDeps {
  * A job whose version is no longer the active one is skipped: the activation that replaced it
  * has a job of its own, later in the outbox.
  */
-export async function runNextReanalysis(deps: ReanalysisDeps): Promise<boolean> {
+export async function runNextReanalysis(deps: AnalysisDeps): Promise<boolean> {
   let outcome: 'none' | 'applied' | 'superseded' = 'none';
   let resolved = 0;
   let opened = 0;
   await withTransaction(deps.pool, async (db) => {
     outcome = 'none';
     const { rows } = await db.query<{ id: string; payload: ReanalysisJob }>(
-      `SELECT id, payload FROM outbox WHERE topic = 'reanalysis' AND processed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      'SELECT id, payload FROM outbox WHERE topic = $1 AND processed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED',
+      [REANALYSIS_TOPIC],
     );
     if (rows.length === 0) return;
     const [{ id, payload: job }] = rows;

@@ -10,7 +10,7 @@ import { loadShapes } from '../shared/analysis/observationGroups.js';
 import { ComparePool } from './comparePool.js';
 import { ContractCache } from './contractCache.js';
 import { JobStream, type Delivery } from './jobStream.js';
-import { analyseJobs, type LiveAnalysisDeps } from './liveAnalysis.js';
+import { analyseJobs, type AnalysisDeps } from './liveAnalysis.js';
 import { analyzerMetrics } from './metrics.js';
 import { runNextReanalysis } from './reanalysis.js';
 
@@ -49,7 +49,7 @@ function sleep(ms: number, stopped: AbortSignal): Promise<void> {
 export class Analyzer {
   readonly stream: JobStream;
   private readonly compare: ComparePool;
-  private readonly live: LiveAnalysisDeps;
+  private readonly live: AnalysisDeps;
   private readonly metrics: ReturnType<typeof analyzerMetrics>;
   private running = false;
   private readonly stopping = new AbortController();

@@ -1,21 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Queryable } from '../../shared/db/pool.js';
+import { REANALYSIS_TOPIC, type ReanalysisJob } from '../../shared/analysis/reanalysisJob.js';
 import { AppError } from '../../shared/errors/index.js';
-
-/** The outbox topic of reanalysis jobs; the analyzer consumes them (through its Redis queue). */
-export const REANALYSIS_TOPIC = 'reanalysis';
 
 /** How long a health probe of the analysis queue may take before reanalysis counts as unavailable. */
 const PROBE_TIMEOUT_MS = 1000;
-
-export interface ReanalysisJob {
-  connectionId: string;
-  contractVersionId: string;
-  previousActiveContractVersionId: string | null;
-  activationId: string;
-  analysisRevision: number;
-}
 
 /** True when the analysis queue (Redis, 00-decisions §1) answers a ping in time. */
 export async function isReanalysisAvailable(redis: Redis): Promise<boolean> {
