@@ -161,15 +161,6 @@ export async function resolveByContract(db: pg.PoolClient, incidentIds: readonly
   );
 }
 
-/** The connection's open incidents of the kinds shapes produce. */
-export async function openIncidentsOf(db: pg.PoolClient, connectionId: string): Promise<OpenIncidentRef[]> {
-  const { rows } = await db.query<{ id: string; operation_key: string; kind: string; affected_records: string }>(
-    `SELECT id, operation_key, kind, affected_records FROM incidents WHERE connection_id = $1 AND status = 'open' ORDER BY id FOR UPDATE`,
-    [connectionId],
-  );
-  return rows.map((row) => ({ id: row.id, operationKey: row.operation_key, kind: row.kind, affectedRecords: Number(row.affected_records) }));
-}
-
 /** Keeps the connection slot's evidence fields (01 Resources) equal to the incidents and observations. */
 export async function refreshConnectionState(db: pg.PoolClient, connectionId: string, latestObservationMs: number | null): Promise<void> {
   await db.query(

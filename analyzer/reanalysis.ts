@@ -2,9 +2,9 @@ import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { withTransaction } from '../shared/db/transaction.js';
 import { REANALYSIS_TOPIC, type ReanalysisJob } from '../shared/analysis/reanalysisJob.js';
-import { planReanalysis, REANALYSIS_WINDOW_MS } from '../shared/analysis/reanalysisPlan.js';
+import { analysisWindow, openIncidentsOf, planReanalysis } from '../shared/analysis/reanalysisPlan.js';
 import { batchIdsOfWindow } from '../shared/analysis/observationGroups.js';
-import { addToIncidents, claimBatches, lockConnections, openIncidentsOf, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
+import { addToIncidents, claimBatches, lockConnections, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
 import type { AnalysisDeps } from './liveAnalysis.js';
 
 /**
@@ -60,9 +60,8 @@ export async function runNextReanalysis(deps: AnalysisDeps): Promise<boolean> {
     } else {
       const contract = await deps.contracts.get(job.contractVersionId);
       deps.compare.register(contract);
-      const toMs = now.getTime();
-      const open = await openIncidentsOf(db, connection.id);
-      const plan = await planReanalysis(deps.clickhouse, connection.id, contract, { fromMs: toMs - REANALYSIS_WINDOW_MS, toMs: toMs + 1 }, open, deps.compare.compareMany);
+      const open = await openIncidentsOf(db, connection.id, { lock: true });
+      const plan = await planReanalysis(deps.clickhouse, connection.id, contract, analysisWindow(now.getTime()), open, deps.compare.compareMany);
       await resolveByContract(db, plan.resolved.map((incident) => incident.id), now);
       for (const { incident, aggregate } of plan.continued) await recountIncident(db, incident, aggregate, now);
       opened = await addToIncidents(db, connection, plan.opened, now);

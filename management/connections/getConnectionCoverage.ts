@@ -3,7 +3,7 @@ import { compileContract } from '../../shared/analysis/compile.js';
 import { loadOperations } from '../../shared/analysis/contractOperations.js';
 import { observedPointers, declaredPointers } from '../../shared/analysis/coverage.js';
 import { groupsOfWindow } from '../../shared/analysis/observationGroups.js';
-import { REANALYSIS_WINDOW_MS } from '../../shared/analysis/reanalysisPlan.js';
+import { analysisWindow } from '../../shared/analysis/reanalysisPlan.js';
 import type { SchemaShape } from '../../shared/analysis/types.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
@@ -57,8 +57,7 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
     if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
     const connection = await findConnectionForWorkspace(app.deps.pool, principalOf(request).workspaceId, connectionId);
     if (!connection) throw new AppError('connection_not_found');
-    const toMs = range.toMs ?? app.deps.clock.nowMs() + 1;
-    const fromMs = range.fromMs ?? toMs - 1 - REANALYSIS_WINDOW_MS;
+    const { fromMs, toMs } = analysisWindow(app.deps.clock.nowMs(), range);
     const versionId = connection.activeContractVersionId;
     const operations = versionId === null ? [] : await loadOperations(app.deps.pool, versionId);
     const contract = compileContract(operations);

@@ -3,7 +3,7 @@ import { compileContract } from '../../shared/analysis/compile.js';
 import { loadOperations } from '../../shared/analysis/contractOperations.js';
 import type { IncidentAggregate } from '../../shared/analysis/incidentAggregate.js';
 import { inlineCompare } from '../../shared/analysis/inlineCompare.js';
-import { planReanalysis, REANALYSIS_WINDOW_MS, SHAPE_INCIDENT_KINDS } from '../../shared/analysis/reanalysisPlan.js';
+import { analysisWindow, openIncidentsOf, planReanalysis } from '../../shared/analysis/reanalysisPlan.js';
 import { AppError } from '../../shared/errors/index.js';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { parseTimeRange } from '../observations/observationQuery.js';
@@ -68,21 +68,15 @@ export default async function getContractImpactRoute(app: FastifyInstance): Prom
       requireCanonicalWorkspace(principal);
       const { integrationId, contractVersionId } = request.params;
       const range = parseTimeRange(request.query.from, request.query.to, 'invalid_contract_query');
-      const toMs = range.toMs ?? app.deps.clock.nowMs() + 1;
-      const window = { fromMs: range.fromMs ?? toMs - 1 - REANALYSIS_WINDOW_MS, toMs };
+      const window = analysisWindow(app.deps.clock.nowMs(), range);
       const connection = await loadContractConnection(app.deps.pool, principal, integrationId);
       requireVersionIdForm(contractVersionId);
       const version = await findVersion(app.deps.pool, connection.id, contractVersionId);
       if (!version) throw new AppError('contract_not_found');
       const compiled = compileContract(await loadOperations(app.deps.pool, version.id));
-      const { rows: open } = await app.deps.pool.query<{ id: string; operation_key: string; kind: string; affected_records: string }>(
-        `SELECT id, operation_key, kind, affected_records FROM incidents WHERE connection_id = $1 AND status = 'open' AND kind = ANY($2::text[]) ORDER BY id`,
-        [connection.id, SHAPE_INCIDENT_KINDS],
-      );
       const plan = await planReanalysis(
         app.deps.clickhouse, connection.id, { versionId: version.id, match: (observed) => compiled.match(observed) },
-        window, open.map((row) => ({ id: row.id, operationKey: row.operation_key, kind: row.kind, affectedRecords: Number(row.affected_records) })),
-        inlineCompare(compiled),
+        window, await openIncidentsOf(app.deps.pool, connection.id, { lock: false }), inlineCompare(compiled),
       );
       return reply.header('Cache-Control', 'no-store').send({
         contractVersionId: version.id,

@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { Queryable } from '../db/pool.js';
 import { aggregateIncidents, incidentKey, type CompareMany, type ContractForAnalysis, type IncidentAggregate, type IncidentKind } from './incidentAggregate.js';
 import { groupsOfWindow } from './observationGroups.js';
 
@@ -10,6 +11,15 @@ export const SHAPE_INCIDENT_KINDS: readonly IncidentKind[] = ['schema-drift', 'u
  * observations: the same window for both, so the dry-run predicts what activation does.
  */
 export const REANALYSIS_WINDOW_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * The receipt-time window [fromMs, toMs) of a reanalysis, a dry-run or a coverage read: the
+ * bounds given, else the last REANALYSIS_WINDOW_MS up to and including `nowMs`.
+ */
+export function analysisWindow(nowMs: number, range: { fromMs: number | null; toMs: number | null } = { fromMs: null, toMs: null }): { fromMs: number; toMs: number } {
+  const toMs = range.toMs ?? nowMs + 1;
+  return { fromMs: range.fromMs ?? toMs - 1 - REANALYSIS_WINDOW_MS, toMs };
+}
 
 /** An open incident as reanalysis sees it. */
 export interface OpenIncidentRef {
@@ -28,6 +38,15 @@ export interface ReanalysisPlan {
   opened: IncidentAggregate[];
   /** The latest receipt time among the observations read (null when none). */
   lastReceivedAtMs: number | null;
+}
+
+/** The connection's open incidents; `lock` takes their rows FOR UPDATE (inside a transaction). */
+export async function openIncidentsOf(db: Queryable, connectionId: string, options: { lock: boolean }): Promise<OpenIncidentRef[]> {
+  const { rows } = await db.query<{ id: string; operation_key: string; kind: string; affected_records: string }>(
+    `SELECT id, operation_key, kind, affected_records FROM incidents WHERE connection_id = $1 AND status = 'open' ORDER BY id${options.lock ? ' FOR UPDATE' : ''}`,
+    [connectionId],
+  );
+  return rows.map((row) => ({ id: row.id, operationKey: row.operation_key, kind: row.kind, affectedRecords: Number(row.affected_records) }));
 }
 
 /**
