@@ -7,6 +7,10 @@ import type { Finding } from '../shared/analysis/types.js';
 import type { LoadedContract } from './contractCache.js';
 import compareInline, { type CompareTask } from './compareWorker.js';
 
+interface Counting {
+  inc(by?: number): void;
+}
+
 /** Shapes per worker task: large enough to amortise the message, small enough to spread over threads. */
 const ITEMS_PER_TASK = 256;
 
@@ -26,6 +30,7 @@ function workerFile(): string {
 export class ComparePool {
   private readonly memo = new Map<string, Finding[]>();
   private readonly piscina: Piscina | null;
+  /** Comparisons computed (memo misses) and answered by the memo, since construction. */
   comparisons = 0;
   memoHits = 0;
 
@@ -36,7 +41,13 @@ export class ComparePool {
    * `loadShapes` fetches the texts of shapes a request left out (batch reads carry none); only
    * memo misses need them.
    */
-  constructor(threads: number, private readonly memoCapacity: number, private readonly loadShapes?: (locators: ShapeLocator[]) => Promise<Map<string, string>>) {
+  constructor(
+    threads: number,
+    private readonly memoCapacity: number,
+    private readonly loadShapes?: (locators: ShapeLocator[]) => Promise<Map<string, string>>,
+    /** Counters (the analyzer's metrics) that follow `comparisons` and `memoHits`. */
+    private readonly counters?: { comparisons: Counting; memoHits: Counting },
+  ) {
     this.piscina = threads > 0 ? new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads }) : null;
   }
 
@@ -56,6 +67,7 @@ export class ComparePool {
       const hit = this.memo.get(key);
       if (hit !== undefined) {
         this.memoHits++;
+        this.counters?.memoHits.inc();
         this.memo.delete(key);
         this.memo.set(key, hit);
         results[index] = hit;
@@ -101,6 +113,7 @@ export class ComparePool {
 
   private async run(task: CompareTask): Promise<Finding[][]> {
     this.comparisons += task.items.length;
+    this.counters?.comparisons.inc(task.items.length);
     return this.piscina === null ? compareInline(task) : (this.piscina.run(task) as Promise<Finding[][]>);
   }
 

@@ -61,7 +61,7 @@ export class Analyzer {
     const consumer = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     this.stream = new JobStream(deps.redis, deps.stream ?? RedisKeys.analysisJobs, ANALYSIS_CONSUMER_GROUP, consumer);
     this.metrics = analyzerMetrics(deps.metrics);
-    this.compare = new ComparePool(deps.config.workerThreads, deps.config.memoEntries, (locators) => loadShapes(deps.clickhouse, locators));
+    this.compare = new ComparePool(deps.config.workerThreads, deps.config.memoEntries, (locators) => loadShapes(deps.clickhouse, locators), this.metrics);
     this.live = {
       pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, contracts: new ContractCache(deps.pool), compare: this.compare, metrics: this.metrics,
     };
@@ -110,14 +110,7 @@ export class Analyzer {
     await this.stream.ack(delivery.ids);
     this.metrics.jobs.inc({ outcome: 'analysed' }, delivery.jobs.length);
     if (delivery.ids.length > delivery.jobs.length) this.metrics.jobs.inc({ outcome: 'malformed' }, delivery.ids.length - delivery.jobs.length);
-    this.metrics.comparisons.inc(this.compare.comparisons - this.countedComparisons);
-    this.metrics.memoHits.inc(this.compare.memoHits - this.countedHits);
-    this.countedComparisons = this.compare.comparisons;
-    this.countedHits = this.compare.memoHits;
   }
-
-  private countedComparisons = 0;
-  private countedHits = 0;
 
   private async readRound(reader: Redis): Promise<number> {
     const delivery = await this.stream.read(reader, this.deps.config.batchJobs, READ_BLOCK_MS);
