@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { RedisKeys } from '../shared/redis.js';
@@ -7,6 +6,7 @@ import { bootstrapWorkspace, createTestContext, type TestContext } from './helpe
 import { activateOk, openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { findingsOf, incidentsOf, streamDrained, waitFor } from './helpers/analyzer.js';
+import { freePort } from './helpers/ports.js';
 
 // The compiled analyzer process (dist/analyzer/main.js) on a backlog of the default stream:
 // killed with SIGKILL midway and restarted, or run twice at once, it must end with exactly the
@@ -73,14 +73,6 @@ function expectedIncidents(counts: { extra: number; total: number; unknown: numb
       findings: [{ kind: 'unknown_operation', path: '', count: counts.unknown }],
     },
   ];
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 describe('analyzer process: crash recovery and several consumers', () => {

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admission } from '../ingest/admission.js';
 import { IngestKeys } from '../ingest/keys.js';
@@ -11,6 +10,7 @@ import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, callWithSession, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, dedupEntry, envelope, postBatch, startEdge, testClickHouse, type Collector, type EdgeAddress, type EdgeAnswer } from './helpers/ingest.js';
+import { freePort } from './helpers/ports.js';
 
 // Issue 12, defect 1: usage, windows and de-duplication agree on what was accepted across a
 // crash of the edge and a lost answer from Redis; the usage a customer is billed on equals the
@@ -39,15 +39,6 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
     if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms`);
     await sleep(50);
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const address = server.address();
-  await new Promise((done) => server.close(done));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** The real edge process on the test stores; a 1-s insert timeout makes its in-flight deadline about 8 s. */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from './helpers/ports.js';
 
 // `npm start` (scripts/start.mjs, run directly: npm start only builds first) supervises the three
 // processes: one that dies is restarted while the other two keep serving, and everything stops
@@ -11,14 +12,6 @@ type Name = (typeof NAMES)[number];
 const PORT_VARS: Record<Name, string> = { ingest: 'INGEST_PORT', management: 'MANAGEMENT_PORT', analyzer: 'ANALYZER_PORT' };
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
