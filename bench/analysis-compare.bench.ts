@@ -6,22 +6,11 @@
 // how many distinct shapes each scenario cycles through. No store is needed.
 
 import { compareShape, compileSchema, type CompiledSchema, type SchemaShape } from '../shared/analysis/index.js';
+import { seededRandom } from '../test/helpers/seededRandom.js';
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 1500);
 const SHAPES = Number(process.env.BENCH_SHAPES ?? 20_000);
 const RUNS = 3;
-
-/** Small seeded generator (mulberry32): the same shapes on every run of the benchmark. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'nullable' | 'address' | 'lines';
 
@@ -84,7 +73,7 @@ function shapeOfKind(kind: Kind, next: () => number): SchemaShape {
  */
 function shapes(fields: number, drift: boolean, count: number, seed: number): SchemaShape[] {
   const { kinds, required } = design(fields);
-  const next = random(seed);
+  const next = seededRandom(seed);
   const names = [...kinds.keys()];
   const out: SchemaShape[] = [];
   for (let n = 0; n < count; n++) {

@@ -47,7 +47,7 @@ import { createPool } from '../shared/db/pool.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import {
   BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, LoadGenerator, Recorder, benchEdgeEnv, benchEnvelope, createBenchCollectors, findPid,
-  flushBenchRedis, fmt, machineCpu, openBenchManagement, percentile, prepareBenchDatabases, processCpuSeconds, tokenKey, type BenchCollector, type Sender,
+  flushBenchRedis, fmt, machineCpu, openBenchManagement, percentile, prepareBenchDatabases, processCpuSeconds, stopChild, tokenKey, type BenchCollector, type Sender,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
 
@@ -206,15 +206,6 @@ async function spawnReady(name: string, argv: string[], env: Record<string, stri
     });
   });
   return { child, line };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 async function startEdge(): Promise<{ child: ChildProcess; port: number }> {

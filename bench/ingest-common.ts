@@ -3,6 +3,7 @@
 // set-up of bench workspaces and Live collectors through the management domain code, per-process
 // CPU accounting, and the load drivers' sender (closed and open loop over bench/rawHttp.ts).
 
+import type { ChildProcess } from 'node:child_process';
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import pg from 'pg';
@@ -463,4 +464,14 @@ export class LoadGenerator {
     await Promise.all(inFlight);
     return { seconds: (performance.now() - started) / 1000, skipped };
   }
+}
+
+/** Stops a server process the driver spawned: SIGTERM, then SIGKILL if it has not exited in 20 s. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
 }

@@ -27,7 +27,7 @@ import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { loadConfig } from '../shared/config.js';
 import {
   BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, LoadGenerator, Recorder, SLICE_MS, benchEdgeEnv, createBenchCollectors, findPid,
-  flushBenchRedis, fmt, machineCpu, prepareBenchDatabases, processCpuSeconds, tokenKey, type BenchCollector, type Sender,
+  flushBenchRedis, fmt, machineCpu, prepareBenchDatabases, processCpuSeconds, stopChild, tokenKey, type BenchCollector, type Sender,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
 
@@ -290,15 +290,6 @@ async function startTarget(target: Target, collectors: BenchCollector[]): Promis
   return { child, port };
 }
 
-async function stopTarget(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 interface TargetResult {
   target: Target;
   phases: PhaseResult[];
@@ -381,7 +372,7 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
     if (partsTimer) clearInterval(partsTimer);
     client.close();
     await pool.close().catch(() => undefined);
-    await stopTarget(child);
+    await stopChild(child);
   }
   if (persisting) {
     const partsAfter = await activeParts(clickhouse);

@@ -7,6 +7,7 @@ import { fingerprint } from '../shared/fingerprint.js';
 import { importJsonSchema } from '../shared/contracts/importJsonSchema.js';
 import { importOpenApi, type OpenApiProtocol } from '../shared/contracts/importOpenApi.js';
 import type { ImportResult } from '../shared/contracts/types.js';
+import { seededRandom } from './helpers/seededRandom.js';
 
 // Issue 3, Done means: import(document) is deterministic, also after re-serialising the
 // document with its keys in another order; junk never fails with anything but invalid_contract.
@@ -20,18 +21,6 @@ const importable = manifest
     ...(item.paths > 0 ? [{ file: item.file, protocol: 'http-api' as OpenApiProtocol }] : []),
     ...(item.webhooks > 0 ? [{ file: item.file, protocol: 'http-webhook' as OpenApiProtocol }] : []),
   ]);
-
-/** Small seeded generator (mulberry32), so a failing shuffle is reproducible from the fast-check seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Re-serialises a JSON value with the members of every object in a random order (arrays keep
@@ -71,7 +60,7 @@ describe('importOpenApi is deterministic', () => {
       expect(outcome(() => importOpenApi(JSON.parse(text), protocol))).toEqual(original);
       const runs = text.length > 200_000 ? 2 : 6;
       fc.assert(fc.property(fc.integer(), (seed) => {
-        const shuffled = shuffledText(JSON.parse(text), random(seed));
+        const shuffled = shuffledText(JSON.parse(text), seededRandom(seed));
         const again = outcome(() => importOpenApi(JSON.parse(shuffled), protocol)) as { ok?: ImportResult };
         if (original.ok) expect(summary(again.ok as ImportResult)).toEqual(summary(original.ok));
         expect(again).toEqual(original);
@@ -81,7 +70,7 @@ describe('importOpenApi is deterministic', () => {
 
   it('the key order of a document really changes between shuffles (the property can fail)', () => {
     const text = texts.get('oai-petstore-v3.0.json') as string;
-    const orders = new Set(Array.from({ length: 5 }, (_, seed) => shuffledText(JSON.parse(text), random(seed))));
+    const orders = new Set(Array.from({ length: 5 }, (_, seed) => shuffledText(JSON.parse(text), seededRandom(seed))));
     expect(orders.size).toBeGreaterThan(1);
   });
 });
@@ -190,7 +179,7 @@ describe('importOpenApi never fails with anything but invalid_contract', () => {
         imported++;
         expectWellFormed(first.ok);
       }
-      const reordered = shuffleKeys(document, random(seed));
+      const reordered = shuffleKeys(document, seededRandom(seed));
       expect(outcome(() => importOpenApi(reordered, protocol))).toEqual(first);
     }), { numRuns: 1500 });
     // The generator must also reach the success path, or this property proves little.
@@ -265,7 +254,7 @@ describe('importJsonSchema never fails with anything but invalid_contract', () =
         imported++;
         expectWellFormed({ operations: [first.ok], skipped: [] });
       }
-      const reordered = shuffleKeys(schema, random(seed));
+      const reordered = shuffleKeys(schema, seededRandom(seed));
       expect(outcome(() => importJsonSchema(reordered, selector, protocol as never))).toEqual(first);
     }), { numRuns: 1500 });
     expect(imported).toBeGreaterThan(20);
