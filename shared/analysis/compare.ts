@@ -17,6 +17,7 @@
 import { escapeToken } from '../contracts/jsonPointer.js';
 import { KIND_ARRAY, KIND_OBJECT, compareText, kindBit, type CompiledSchema, type SchemaNode } from './compile.js';
 import type { Finding, ObservedOperation, SchemaShape } from './types.js';
+import { operationKey } from '../contracts/operationKey.js';
 
 /** Token of "every item" in a finding path. */
 export const ARRAY_ITEMS_TOKEN = '-';
@@ -128,8 +129,13 @@ export function unknownOperationFinding(observed: ObservedOperation): Finding {
     kind: 'unknown_operation',
     path: '',
     expected: 'a contract operation',
-    observed: `${observed.method} ${observed.routeTemplate}:${observed.payloadLocation}:${observed.statusCode}`,
+    observed: observedOperationKey(observed),
   };
+}
+
+/** An observation's own operationKey: 00-decisions §4 with its exact status code. */
+export function observedOperationKey(observed: ObservedOperation): string {
+  return operationKey(observed.method, observed.routeTemplate, observed.payloadLocation, String(observed.statusCode));
 }
 
 /** The finding of an observation with statusCode 0 (no protocol response). */

@@ -1,7 +1,7 @@
 import type { ObservationGroup, ShapeLocator } from './observationGroups.js';
 import { EVIDENCE_LIMIT } from './observationGroups.js';
 import type { AnalysedOperation, Finding, ObservedOperation } from './types.js';
-import { transportErrorFinding, unknownOperationFinding } from './compare.js';
+import { observedOperationKey, transportErrorFinding, unknownOperationFinding } from './compare.js';
 
 /** 00-decisions §5 incident kinds the analyzer opens from shapes (rules bring `expected-outcome-missing`). */
 export type IncidentKind = 'schema-drift' | 'unknown-operation' | 'transport-errors';
@@ -51,9 +51,6 @@ export interface IncidentAggregate {
 export const incidentKey = (connectionId: string, operationKey: string, kind: string): string => `${connectionId}\n${operationKey}\n${kind}`;
 export const findingKey = (finding: Pick<Finding, 'kind' | 'path'>): string => `${finding.kind}\n${finding.path}`;
 
-/** The observation's own operationKey (00-decisions §4 with its exact status code). */
-export const observedOperationKey = (group: ObservedOperation): string =>
-  `${group.method} ${group.routeTemplate}:${group.payloadLocation}:${group.statusCode}`;
 
 interface Verdict {
   kind: IncidentKind;

@@ -1,7 +1,5 @@
-import type { OperationMethod, PayloadLocation } from './types.js';
-
 /** 00-decisions §4: `POST /v1/orders:response:201`. */
-export function operationKey(method: OperationMethod, routeTemplate: string, payloadLocation: PayloadLocation, statusSelector: string): string {
+export function operationKey(method: string, routeTemplate: string, payloadLocation: string, statusSelector: string): string {
   return `${method} ${routeTemplate}:${payloadLocation}:${statusSelector}`;
 }
 
