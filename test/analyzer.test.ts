@@ -6,7 +6,8 @@ import { insertApiKey } from '../management/apiKeys/apiKeyStore.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
-import { findingsOf, incidentsOf, startAnalyzer, streamDrained, waitFor, type RunningAnalyzer } from './helpers/analyzer.js';
+import { findingsOf, incidentsOf, startAnalyzer, streamDrained, type RunningAnalyzer } from './helpers/analyzer.js';
+import { waitFor } from './helpers/wait.js';
 
 // End to end: signed envelopes posted to the running edge, analysed by the analyzer (Piscina
 // worker threads), incidents read from PostgreSQL. Each shape case gets a connection of its

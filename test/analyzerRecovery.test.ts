@@ -5,7 +5,8 @@ import { RedisKeys } from '../shared/redis.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { activateOk, openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
-import { findingsOf, incidentsOf, streamDrained, waitFor } from './helpers/analyzer.js';
+import { findingsOf, incidentsOf, streamDrained } from './helpers/analyzer.js';
+import { waitFor } from './helpers/wait.js';
 import { freePort } from './helpers/ports.js';
 
 // The compiled analyzer process (dist/analyzer/main.js) on a backlog of the default stream:

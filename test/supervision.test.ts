@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from './helpers/ports.js';
+import { waitFor } from './helpers/wait.js';
 
 // `npm start` (scripts/start.mjs, run directly: npm start only builds first) supervises the three
 // processes: one that dies is restarted while the other two keep serving, and everything stops
@@ -12,16 +13,6 @@ type Name = (typeof NAMES)[number];
 const PORT_VARS: Record<Name, string> = { ingest: 'INGEST_PORT', management: 'MANAGEMENT_PORT', analyzer: 'ANALYZER_PORT' };
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 async function healthz(port: number): Promise<number> {
   try {
@@ -90,7 +81,7 @@ describe('npm start supervision', () => {
     const port = await ports();
     const supervisor = startSupervisor(portEnv(port));
     for (const name of NAMES) {
-      await waitFor(`${name} to serve`, async () => (supervisor.pids(name).length === 1 && (await healthz(port[name])) === 200 ? true : undefined));
+      await waitFor(async () => (supervisor.pids(name).length === 1 && (await healthz(port[name])) === 200 ? true : undefined), 60_000, `${name} to serve`);
     }
 
     for (const victim of NAMES) {
@@ -110,8 +101,8 @@ describe('npm start supervision', () => {
 
       await sleep(300);
       process.kill(oldPid, 'SIGKILL');
-      const newPid = await waitFor(`${victim} to be restarted`, () => supervisor.pids(victim).find((pid) => pid !== oldPid));
-      await waitFor(`${victim} to serve again`, async () => ((await healthz(port[victim])) === 200 ? true : undefined));
+      const newPid = await waitFor(() => supervisor.pids(victim).find((pid) => pid !== oldPid), 60_000, `${victim} to be restarted`);
+      await waitFor(async () => ((await healthz(port[victim])) === 200 ? true : undefined), 60_000, `${victim} to serve again`);
       await sleep(300);
       polling = false;
       await poller;

@@ -23,17 +23,6 @@ export async function startAnalyzer(ctx: TestContext, clickhouse: ClickHouseClie
   return { analyzer, metrics, stop: () => analyzer.stop() };
 }
 
-/** Polls until `probe` returns a value other than undefined, or fails after timeoutMs. */
-export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** True once the analysis stream holds no entry that the group has not acknowledged. */
 export async function streamDrained(ctx: TestContext, stream = 'analysis:jobs'): Promise<boolean> {
   const length = await ctx.deps.redis.xlen(stream);
