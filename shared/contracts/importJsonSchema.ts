@@ -1,7 +1,8 @@
 // Imports a JSON Schema bound to one explicit operation selector (01 "Register": `format`
 // `json-schema` with `operation`; "Import rules" 3–6). The schema must stay inside the supported
-// subset: a remote reference or a composition keyword anywhere refuses the whole import with
-// 400 `invalid_contract` and the pointers (into the schema) of every offending keyword.
+// subset (00-decisions §7, strict rule): `allOf` is flattened, but a remote reference, `oneOf`,
+// `anyOf` or another keyword outside the subset anywhere refuses the whole import with 400
+// `invalid_contract` and the pointers (into the schema) of every offending keyword.
 
 import { fingerprint } from '../fingerprint.js';
 import { invalidContract } from './invalidContract.js';
@@ -34,6 +35,7 @@ export function importJsonSchema(schema: unknown, selector: unknown, protocol: C
     refSiblingsApply: !(typeof declared === 'string' && SIBLINGS_IGNORED_DRAFT.test(declared)),
     rootIsSchema: true,
     namedContainer: ['$defs'],
+    leaveUnchecked: false,
   });
   const compiled = compiler.compile(schema, '');
   if (compiled.schema === null) {
@@ -47,6 +49,7 @@ export function importJsonSchema(schema: unknown, selector: unknown, protocol: C
     eventType: null,
     fingerprint: fingerprint(compiled.schema),
     schema: compiled.schema,
+    unchecked: [],
   };
 }
 

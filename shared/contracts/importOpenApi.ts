@@ -1,8 +1,11 @@
 // Imports an OpenAPI 3.0/3.1 document into contract operations (01 "Register", "Import rules";
 // 00-decisions §4). `http-api` reads `paths` (request bodies → `request`, responses →
 // `response`); `http-webhook` reads `webhooks` (request bodies → `message`, 03 transport table).
-// Payloads that need a remote reference, a composition keyword or a non-JSON media type are
-// left out and listed in `skipped`; when nothing importable remains the document is refused.
+// Every declared payload becomes an operation (00-decisions §7): what lies outside the subset
+// (`oneOf`, remote references, non-JSON or missing content, …) is left unchecked in it and
+// listed in `skipped` with its pointer; only what cannot be an operation at all (an invalid
+// status code, a method outside 01 Limits, a duplicate) is left out. A document without any
+// operation is refused.
 
 import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
 import { fingerprint } from '../fingerprint.js';
@@ -10,7 +13,7 @@ import { invalidContract } from './invalidContract.js';
 import { childPointer, isPlainObject, parseReference, resolveTokens } from './jsonPointer.js';
 import { ANY_STATUS_SELECTOR, normalizeStatusSelector, operationKey, quote } from './operationKey.js';
 import { compare, SchemaCompiler } from './schemaSubset.js';
-import { OPERATION_METHODS, type ImportedOperation, type OpenApiImportResult, type OperationMethod, type PayloadLocation, type SkippedPayload } from './types.js';
+import { OPERATION_METHODS, type ImportedOperation, type OpenApiImportResult, type OperationMethod, type PayloadLocation, type SkippedPayload, type UncheckedSubschema } from './types.js';
 
 export type OpenApiProtocol = 'http-api' | 'http-webhook';
 
@@ -93,6 +96,7 @@ class OpenApiImporter {
       refSiblingsApply: isVersion31,
       rootIsSchema: false,
       namedContainer: ['components', 'schemas'],
+      leaveUnchecked: true,
     });
   }
 
@@ -190,32 +194,16 @@ class OpenApiImporter {
   }
 
   /**
-   * One payload becomes at most one operation. Its schema comes from `application/json`, else
-   * from the first `application/*+json` type in sorted order; other media types of the same
-   * payload are not compared. A payload without content has nothing to import and is not listed.
+   * One payload becomes one operation. Its schema comes from `application/json`, else from the
+   * first `application/*+json` type in sorted order; other media types of the same payload are
+   * not compared. A payload without content declares nothing to check; non-JSON content or JSON
+   * content without a schema is unchecked.
    */
   private importSite(routeTemplate: string, method: OperationMethod, site: Site): void {
-    if (site.content === undefined) return;
-    const contentPointer = site.pointer + '/content';
-    if (!isPlainObject(site.content)) return this.skip(contentPointer, 'invalid content (not an object)');
-    const mediaTypes = Object.keys(site.content).sort(compare);
-    const json = mediaTypes.filter(isJsonMediaType);
-    if (json.length === 0) {
-      for (const mediaType of mediaTypes) this.skip(childPointer(contentPointer, mediaType), `non-JSON media type ${quote(mediaType)}`);
-      return;
-    }
-    const chosen = json.find((mediaType) => mediaEssence(mediaType) === 'application/json') ?? json[0];
-    const mediaPointer = childPointer(contentPointer, chosen);
-    const media = site.content[chosen];
-    if (!isPlainObject(media)) return this.skip(mediaPointer, 'invalid media type object (not an object)');
-    if (!Object.hasOwn(media, 'schema')) return this.skip(mediaPointer, 'no schema');
-    const compiled = this.schemas.compile(media.schema, mediaPointer + '/schema');
-    if (compiled.schema === null) {
-      const first = compiled.problems[0];
-      return this.skip(mediaPointer, `${first.reason} at ${first.at}`);
-    }
     const key = operationKey(method, routeTemplate, site.payloadLocation, site.statusSelector);
-    if (this.operations.has(key)) return this.skip(mediaPointer, `duplicate operation ${quote(key)}`);
+    if (this.operations.has(key)) return this.skip(site.pointer, `duplicate operation ${quote(key)}`);
+    const { schema, unchecked } = this.payloadSchema(site);
+    for (const entry of unchecked) this.skip(entry.pointer, entry.reason);
     this.operations.set(key, {
       operationKey: key,
       method,
@@ -223,9 +211,35 @@ class OpenApiImporter {
       eventType: this.protocol === 'http-webhook' ? routeTemplate : null,
       payloadLocation: site.payloadLocation,
       statusSelector: site.statusSelector,
-      fingerprint: fingerprint(compiled.schema),
-      schema: compiled.schema,
+      fingerprint: fingerprint(schema),
+      schema,
+      unchecked,
     });
+  }
+
+  private payloadSchema(site: Site): { schema: Record<string, unknown>; unchecked: UncheckedSubschema[] } {
+    const whole = (pointer: string, reason: string) => ({ schema: {}, unchecked: [{ pointer, schemaPointer: '', reason }] });
+    if (site.content === undefined) return { schema: {}, unchecked: [] };
+    const contentPointer = site.pointer + '/content';
+    if (!isPlainObject(site.content)) return whole(contentPointer, 'invalid content (not an object)');
+    const mediaTypes = Object.keys(site.content).sort(compare);
+    if (mediaTypes.length === 0) return { schema: {}, unchecked: [] };
+    const json = mediaTypes.filter(isJsonMediaType);
+    if (json.length === 0) {
+      return {
+        schema: {},
+        unchecked: mediaTypes.map((mediaType) => ({ pointer: childPointer(contentPointer, mediaType), schemaPointer: '', reason: `non-JSON media type ${quote(mediaType)}` })),
+      };
+    }
+    const chosen = json.find((mediaType) => mediaEssence(mediaType) === 'application/json') ?? json[0];
+    const mediaPointer = childPointer(contentPointer, chosen);
+    const media = site.content[chosen];
+    if (!isPlainObject(media)) return whole(mediaPointer, 'invalid media type object (not an object)');
+    if (!Object.hasOwn(media, 'schema')) return whole(mediaPointer, 'no schema');
+    const compiled = this.schemas.compile(media.schema, mediaPointer + '/schema');
+    // Lenient compilation leaves every problem unchecked; a schema is always produced.
+    if (compiled.schema === null) throw new Error('a lenient schema compilation reported problems');
+    return { schema: compiled.schema, unchecked: compiled.unchecked };
   }
 
   /** Follows local `$ref`s of path items, request bodies and responses to the object they name. */

@@ -1,10 +1,16 @@
 // Reduces a source schema to the subset the Contract API stores (01 "Import rules" 4–5):
 // `type`, `properties`, `required`, `items`, `enum`, `additionalProperties`, plus `$ref`/`$defs`
 // for local references. Every reachable referenced schema is copied once into `$defs`, so a
-// recursive schema is stored as a finite graph and its import terminates.
+// recursive schema is stored as a finite graph and its import terminates. `allOf` is flattened
+// (schemaMerge.ts). What lies outside the subset is either a problem (strict: a `json-schema`
+// contract is refused) or, for published OpenAPI documents (00-decisions §7), left unchecked:
+// the keyword is dropped and the stored sub-schema that held it is noted, so the analyzer
+// reports nothing its dropped keyword could have allowed.
 
-import { childPointer, fragmentRef, isPlainObject, parseReference, resolveTokens, setOwn } from './jsonPointer.js';
+import { childPointer, escapeToken, fragmentRef, isPlainObject, parseReference, resolveTokens, setOwn } from './jsonPointer.js';
 import { quote } from './operationKey.js';
+import { mergeSchemas, withNull, type MergeContext } from './schemaMerge.js';
+import type { UncheckedSubschema } from './types.js';
 
 /** Something in a schema that keeps it from being imported; `at` points at the keyword. */
 export interface SchemaProblem {
@@ -15,8 +21,10 @@ export interface SchemaProblem {
 export interface CompiledSchema {
   /** Set when `problems` is empty. */
   schema: Record<string, unknown> | null;
-  /** Sorted by `at`, then `reason`. */
+  /** Sorted by `at`, then `reason`. Always empty when unsupported keywords are left unchecked. */
   problems: SchemaProblem[];
+  /** Sub-schemas left unchecked, sorted by schemaPointer, pointer, reason. */
+  unchecked: UncheckedSubschema[];
 }
 
 export interface SchemaCompilerOptions {
@@ -29,16 +37,26 @@ export interface SchemaCompilerOptions {
   rootIsSchema: boolean;
   /** Container whose members keep their own name in `$defs` (`/components/schemas`, `/$defs`). */
   namedContainer: readonly string[];
+  /**
+   * 00-decisions §7: in a published OpenAPI document what lies outside the subset is left
+   * unchecked (the rest is compared); in a `json-schema` contract it is a problem. Only strict
+   * mode keeps `oneOf`/`anyOf` out entirely; lenient mode also reads `oneOf`/`anyOf` of one
+   * schema and `null` as that schema or null.
+   */
+  leaveUnchecked: boolean;
 }
 
 const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
-const COMPOSITION = new Set(['allOf', 'oneOf', 'anyOf', 'not']);
+// `allOf` is flattened and `oneOf`/`anyOf` handled in normalize(); `not` only narrows, and is dropped.
+const COMPOSITION = new Set(['not']);
 // Keywords that change which members or items exist, or apply schemas conditionally: dropping
 // them would change the shape, so a schema that uses them is not imported.
 const UNSUPPORTED = new Set([
   'patternProperties', 'prefixItems', 'unevaluatedProperties', 'unevaluatedItems',
   'if', 'then', 'else', 'dependentSchemas', 'dependencies', '$dynamicRef', '$recursiveRef',
 ]);
+// Members that describe a schema without constraining it.
+const ANNOTATIONS = new Set(['title', 'description', 'deprecated', 'example', 'examples', '$comment', 'x-enum-varnames', 'x-enumNames']);
 const SAFE_NAME = /^[A-Za-z0-9._-]+$/;
 // Inline nesting this deep is not a real contract; the limit keeps recursion off the stack limit.
 const MAX_DEPTH = 200;
@@ -58,6 +76,12 @@ interface Accumulator {
   problems: SchemaProblem[];
 }
 
+/** Why a stored sub-schema is left open: the source pointer of what was dropped there. */
+interface Note {
+  pointer: string;
+  reason: string;
+}
+
 /**
  * Compiles schemas of one source document. Units are memoised by pointer, so a component shared
  * by many operations is reduced once per document.
@@ -67,6 +91,10 @@ export class SchemaCompiler {
   private readonly targets = new Map<string, unknown>();
   private readonly names = new Map<string, string>();
   private readonly refPointers = new Map<string, string>();
+  /** Units being normalized (a `$ref` into one of them cannot be inlined by an allOf). */
+  private readonly building = new Set<string>();
+  /** Stored sub-schemas left open, by object identity (objects are shared by every use). */
+  private readonly notes = new WeakMap<object, Note[]>();
 
   constructor(
     private readonly document: unknown,
@@ -94,10 +122,11 @@ export class SchemaCompiler {
     }
     for (const [target, unit] of [[pointer, root] as const, ...defs]) {
       if (unit.pureRef !== null && this.loopsWithoutSchema(target)) {
-        problems.push({ at: target + '/$ref', reason: 'reference cycle without a schema' });
+        // The analyzer expands such a loop to nothing, so the schema accepts anything there.
+        this.problem({ refs: new Set(), problems }, unit.schema as object, target + '/$ref', 'reference cycle without a schema');
       }
     }
-    if (problems.length > 0) return { schema: null, problems: sortProblems(problems) };
+    if (problems.length > 0) return { schema: null, problems: sortProblems(problems), unchecked: [] };
 
     const schema: Record<string, unknown> = root.schema === false ? { enum: [] } : { ...(root.schema as Record<string, unknown>) };
     if (defs.size > 0) {
@@ -107,14 +136,78 @@ export class SchemaCompiler {
       }
       schema.$defs = $defs;
     }
-    return { schema, problems: [] };
+    return { schema, problems: [], unchecked: this.uncheckedOf(schema, root.schema) };
+  }
+
+  /** Every noted sub-schema of a stored schema, by its pointer there (a shared one at each place). */
+  private uncheckedOf(schema: Record<string, unknown>, original: unknown): UncheckedSubschema[] {
+    const out = new Map<string, UncheckedSubschema>();
+    const add = (node: unknown, schemaPointer: string): void => {
+      for (const note of (isPlainObject(node) && this.notes.get(node)) || []) {
+        out.set(`${schemaPointer}\u0000${note.pointer}\u0000${note.reason}`, { pointer: note.pointer, schemaPointer, reason: note.reason });
+      }
+    };
+    const visit = (node: unknown, schemaPointer: string): void => {
+      if (!isPlainObject(node)) return;
+      add(node, schemaPointer);
+      for (const key of ['properties', '$defs'] as const) {
+        const members = node[key];
+        if (Object.hasOwn(node, key) && isPlainObject(members)) {
+          for (const name of Object.keys(members)) visit(members[name], `${schemaPointer}/${key}/${escapeToken(name)}`);
+        }
+      }
+      if (Object.hasOwn(node, 'items')) visit(node.items, `${schemaPointer}/items`);
+      if (Object.hasOwn(node, 'additionalProperties')) visit(node.additionalProperties, `${schemaPointer}/additionalProperties`);
+    };
+    add(original, '');
+    visit(schema, '');
+    return [...out.values()].sort((a, b) => compare(a.schemaPointer, b.schemaPointer) || compare(a.pointer, b.pointer) || compare(a.reason, b.reason));
+  }
+
+  /**
+   * Records what keeps `at` out of the subset: a problem in strict mode, else a note on the
+   * stored sub-schema `holder` that is left open. Returns `holder`.
+   */
+  private problem(acc: Accumulator, holder: object, at: string, reason: string): object {
+    if (!this.options.leaveUnchecked) {
+      acc.problems.push({ at, reason });
+      return holder;
+    }
+    const list = this.notes.get(holder);
+    if (list) list.push({ pointer: at, reason });
+    else this.notes.set(holder, [{ pointer: at, reason }]);
+    return holder;
+  }
+
+  private mergeContext(acc: Accumulator, at: string): MergeContext {
+    return {
+      definition: (ref) => {
+        const target = this.refPointers.get(ref);
+        if (target === undefined || this.building.has(target)) return null;
+        const unit = this.unit(target, target === '' ? this.document : this.targets.get(target));
+        for (const next of unit.refs) acc.refs.add(next);
+        acc.problems.push(...unit.problems);
+        return { pointer: target, schema: unit.schema };
+      },
+      hasNotes: (schema) => this.notes.has(schema),
+      carryNotes: (from, to) => {
+        for (const note of this.notes.get(from) ?? []) this.problem(acc, to, note.pointer, note.reason);
+      },
+      unexpressible: (path, reason) => this.problem(acc, {}, at, path === '' ? reason : `${reason} at ${path}`) as Record<string, unknown>,
+    };
   }
 
   private unit(pointer: string, node: unknown): Unit {
     const cached = this.units.get(pointer);
     if (cached) return cached;
     const acc: Accumulator = { refs: new Set(), problems: [] };
-    const schema = this.normalize(node, pointer, 0, acc);
+    this.building.add(pointer);
+    let schema: unknown;
+    try {
+      schema = this.normalize(node, pointer, 0, acc);
+    } finally {
+      this.building.delete(pointer);
+    }
     let pureRef: string | null = null;
     if (isPlainObject(schema) && Object.keys(schema).length === 1 && typeof schema.$ref === 'string') {
       pureRef = this.refPointers.get(schema.$ref) ?? null;
@@ -138,78 +231,96 @@ export class SchemaCompiler {
   }
 
   private normalize(node: unknown, pointer: string, depth: number, acc: Accumulator): unknown {
-    if (depth > MAX_DEPTH) {
-      acc.problems.push({ at: pointer, reason: 'schema nested too deeply' });
-      return {};
-    }
+    if (depth > MAX_DEPTH) return this.problem(acc, {}, pointer, 'schema nested too deeply');
     if (node === true) return {};
     if (node === false) return false;
-    if (!isPlainObject(node)) {
-      acc.problems.push({ at: pointer, reason: 'invalid schema (not an object or boolean)' });
-      return {};
-    }
+    if (!isPlainObject(node)) return this.problem(acc, {}, pointer, 'invalid schema (not an object or boolean)');
     const out: Record<string, unknown> = {};
     if (Object.hasOwn(node, '$ref')) {
       const ref = this.reference(node.$ref, pointer + '/$ref', acc);
-      if (!this.options.refSiblingsApply) return ref;
-      if (ref.$ref !== undefined) out.$ref = ref.$ref;
+      if (!this.options.refSiblingsApply) return typeof ref === 'string' ? { $ref: ref } : this.problem(acc, {}, ref.at, ref.reason);
+      if (typeof ref === 'string') out.$ref = ref;
+      else this.problem(acc, out, ref.at, ref.reason);
     }
     let types: string[] | undefined;
     let nullable = false;
     let constant: { value: unknown } | undefined;
+    // Schemas that the node is the conjunction of besides its own keywords (allOf members, and
+    // a `oneOf`/`anyOf` of one schema and null).
+    const conjuncts: unknown[] = [];
     for (const key of Object.keys(node)) {
       const value = node[key];
+      const at = childPointer(pointer, key);
       switch (key) {
         case 'type':
-          types = this.types(value, pointer, acc);
+          types = this.types(value, pointer, out, acc);
           break;
         case 'nullable':
           nullable = value === true;
           break;
         case 'properties':
-          if (!isPlainObject(value)) {
-            acc.problems.push({ at: pointer + '/properties', reason: 'invalid properties (not an object)' });
-            break;
-          }
-          out.properties = this.properties(value, pointer + '/properties', depth, acc);
+          if (!isPlainObject(value)) this.problem(acc, out, at, 'invalid properties (not an object)');
+          else out.properties = this.properties(value, at, depth, acc);
           break;
         case 'required':
           if (!Array.isArray(value) || !value.every((name) => typeof name === 'string')) {
-            acc.problems.push({ at: pointer + '/required', reason: 'invalid required (not an array of strings)' });
+            this.problem(acc, out, at, 'invalid required (not an array of strings)');
           } else if (value.length > 0) {
             out.required = [...new Set(value as string[])].sort(compare);
           }
           break;
         case 'items':
-          if (Array.isArray(value)) acc.problems.push({ at: pointer + '/items', reason: 'unsupported keyword items (array form)' });
-          else out.items = this.normalize(value, pointer + '/items', depth + 1, acc);
+          if (Array.isArray(value)) this.problem(acc, out, at, 'unsupported keyword items (array form)');
+          // With `prefixItems`, `items` applies only after the prefix: comparing every item with it would be wrong.
+          else if (!Object.hasOwn(node, 'prefixItems')) out.items = this.normalize(value, at, depth + 1, acc);
           break;
         case 'additionalProperties':
-          out.additionalProperties = typeof value === 'boolean' ? value : this.normalize(value, pointer + '/additionalProperties', depth + 1, acc);
+          out.additionalProperties = typeof value === 'boolean' ? value : this.normalize(value, at, depth + 1, acc);
           break;
         case 'enum':
-          if (!Array.isArray(value)) acc.problems.push({ at: pointer + '/enum', reason: 'invalid enum (not an array)' });
-          else if (nestingDepth(value) > MAX_VALUE_DEPTH) acc.problems.push({ at: pointer + '/enum', reason: 'enum value nested too deeply' });
+          if (!Array.isArray(value)) this.problem(acc, out, at, 'invalid enum (not an array)');
+          else if (nestingDepth(value) > MAX_VALUE_DEPTH) this.problem(acc, out, at, 'enum value nested too deeply');
           else out.enum = value;
           break;
         case 'const':
-          if (nestingDepth(value) > MAX_VALUE_DEPTH) acc.problems.push({ at: pointer + '/const', reason: 'const value nested too deeply' });
+          if (nestingDepth(value) > MAX_VALUE_DEPTH) this.problem(acc, out, at, 'const value nested too deeply');
           else constant = { value };
           break;
+        case 'allOf':
+          if (!Array.isArray(value) || value.length === 0) this.problem(acc, out, at, 'invalid allOf (not a non-empty array)');
+          else value.forEach((member, index) => conjuncts.push(this.normalize(member, childPointer(at, index), depth + 1, acc)));
+          break;
+        case 'oneOf':
+        case 'anyOf': {
+          const alternative = this.options.leaveUnchecked ? nullableAlternative(value) : -1;
+          const values = this.options.leaveUnchecked ? valueAlternatives(value) : undefined;
+          if (alternative >= 0) conjuncts.push(this.orNull((value as unknown[])[alternative], childPointer(at, alternative), depth, acc));
+          else if (values !== undefined) conjuncts.push({ enum: values });
+          else this.problem(acc, out, at, `composition keyword ${key}`);
+          break;
+        }
         default:
-          if (COMPOSITION.has(key)) acc.problems.push({ at: childPointer(pointer, key), reason: `composition keyword ${key}` });
-          else if (UNSUPPORTED.has(key)) acc.problems.push({ at: childPointer(pointer, key), reason: `unsupported keyword ${key}` });
+          if (COMPOSITION.has(key)) this.problem(acc, out, at, `composition keyword ${key}`);
+          else if (UNSUPPORTED.has(key)) this.problem(acc, out, at, `unsupported keyword ${key}`);
         // Everything else is an annotation (description, format, example, title, default, …) or a
         // value constraint (minimum, pattern, maxLength, …) that a redacted shape cannot show.
       }
     }
     if (constant !== undefined && out.enum === undefined) out.enum = [constant.value];
-    if (nullable) {
-      if (types !== undefined && !types.includes('null')) types = [...types, 'null'].sort(compare);
-      if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
-    }
     if (types !== undefined) out.type = types.length === 1 ? types[0] : types;
-    return out;
+    if (conjuncts.length === 0) return nullable ? withNull(out) : out;
+    // OpenAPI 3.0 documents write "this reference, or null" as `allOf: [{$ref}]` with
+    // `nullable: true`; the null is applied to the flattened result (docs/decisions.md).
+    const merged = mergeSchemas([out, ...conjuncts], this.mergeContext(acc, pointer + (Object.hasOwn(node, 'allOf') ? '/allOf' : '')), nullable);
+    return nullable ? withNull(merged) : merged;
+  }
+
+  /** `schema` ∨ null: the alternative inlined, with `null` added to its types and values. */
+  private orNull(schema: unknown, pointer: string, depth: number, acc: Accumulator): unknown {
+    const inlined = mergeSchemas([this.normalize(schema, pointer, depth + 1, acc)], this.mergeContext(acc, pointer), true);
+    // A recursive reference cannot be inlined, so null cannot be added to it: left unchecked.
+    if (isPlainObject(inlined) && Object.hasOwn(inlined, '$ref')) return this.problem(acc, {}, pointer, 'nullable recursive reference');
+    return withNull(inlined);
   }
 
   private properties(value: Record<string, unknown>, pointer: string, depth: number, acc: Accumulator): Record<string, unknown> {
@@ -220,60 +331,44 @@ export class SchemaCompiler {
     return out;
   }
 
-  private types(value: unknown, pointer: string, acc: Accumulator): string[] | undefined {
+  private types(value: unknown, pointer: string, holder: object, acc: Accumulator): string[] | undefined {
     const list = typeof value === 'string' ? [value] : value;
     if (!Array.isArray(list) || list.length === 0 || !list.every((type) => typeof type === 'string')) {
-      acc.problems.push({ at: pointer + '/type', reason: 'invalid type' });
+      this.problem(acc, holder, pointer + '/type', 'invalid type');
       return undefined;
     }
     const unknown = list.find((type) => !TYPES.has(type));
     if (unknown !== undefined) {
-      acc.problems.push({ at: pointer + '/type', reason: `unsupported type ${quote(unknown)}` });
+      this.problem(acc, holder, pointer + '/type', `unsupported type ${quote(unknown)}`);
       return undefined;
     }
     return [...new Set(list as string[])].sort(compare);
   }
 
-  /** `{$ref}` naming the stored definition, or `{}` after recording why the reference is not importable. */
-  private reference(value: unknown, at: string, acc: Accumulator): { $ref?: string } {
-    if (typeof value !== 'string') {
-      acc.problems.push({ at, reason: 'invalid reference (not a string)' });
-      return {};
-    }
+  /** The stored `$ref` naming the definition, or what keeps the reference from being imported. */
+  private reference(value: unknown, at: string, acc: Accumulator): string | SchemaProblem {
+    if (typeof value !== 'string') return { at, reason: 'invalid reference (not a string)' };
     const parsed = parseReference(value);
-    if (parsed.kind === 'remote') {
-      acc.problems.push({ at, reason: `remote reference ${quote(value)}` });
-      return {};
-    }
+    if (parsed.kind === 'remote') return { at, reason: `remote reference ${quote(value)}` };
     // A lone surrogate cannot be written into a URI fragment, so such a target has no stored name.
     if (parsed.kind === 'invalid' || (parsed.kind === 'local' && /\p{Cs}/u.test(parsed.pointer))) {
-      acc.problems.push({ at, reason: `invalid reference ${quote(value)}` });
-      return {};
+      return { at, reason: `invalid reference ${quote(value)}` };
     }
-    if (parsed.kind !== 'local') {
-      acc.problems.push({ at, reason: `unsupported reference ${quote(value)} (only JSON-pointer fragments)` });
-      return {};
-    }
+    if (parsed.kind !== 'local') return { at, reason: `unsupported reference ${quote(value)} (only JSON-pointer fragments)` };
     if (parsed.pointer === '') {
-      if (!this.options.rootIsSchema) {
-        acc.problems.push({ at, reason: 'invalid reference # (the document root is not a schema)' });
-        return {};
-      }
+      if (!this.options.rootIsSchema) return { at, reason: 'invalid reference # (the document root is not a schema)' };
       this.refPointers.set('#', '');
-      return { $ref: '#' };
+      return '#';
     }
     if (!this.targets.has(parsed.pointer)) {
       const target = resolveTokens(this.document, parsed.tokens);
-      if (target === undefined) {
-        acc.problems.push({ at, reason: `unresolved reference ${quote(value)}` });
-        return {};
-      }
+      if (target === undefined) return { at, reason: `unresolved reference ${quote(value)}` };
       this.targets.set(parsed.pointer, target);
     }
     acc.refs.add(parsed.pointer);
     const ref = fragmentRef(['$defs', this.nameOf(parsed.pointer)]);
     this.refPointers.set(ref, parsed.pointer);
-    return { $ref: ref };
+    return ref;
   }
 
   /**
@@ -310,6 +405,47 @@ function nestingDepth(value: unknown): number {
 /** Code-unit order, the same on every machine and locale. */
 export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The index of the one alternative of `oneOf`/`anyOf: [S, {type: null}]` (any order, any number
+ * of null alternatives) or of `oneOf: [S]`, else -1: these say "S, or null" (or just S).
+ */
+function nullableAlternative(alternatives: unknown): number {
+  if (!Array.isArray(alternatives)) return -1;
+  let found = -1;
+  for (let index = 0; index < alternatives.length; index++) {
+    if (isNullSchema(alternatives[index])) continue;
+    if (found >= 0) return -1;
+    found = index;
+  }
+  return found;
+}
+
+/**
+ * The values of `oneOf`/`anyOf` whose every alternative is only a `const` or an `enum` (the way
+ * many documents write a documented enumeration), else undefined: such a list is that `enum`.
+ */
+function valueAlternatives(alternatives: unknown): unknown[] | undefined {
+  if (!Array.isArray(alternatives) || alternatives.length === 0) return undefined;
+  const values: unknown[] = [];
+  for (const alternative of alternatives) {
+    if (!isPlainObject(alternative)) return undefined;
+    const { const: constant, enum: listed, ...rest } = alternative;
+    if (Object.keys(rest).some((key) => !ANNOTATIONS.has(key))) return undefined;
+    if (Object.hasOwn(alternative, 'const') && !Object.hasOwn(alternative, 'enum')) values.push(constant);
+    else if (Array.isArray(listed) && !Object.hasOwn(alternative, 'const')) values.push(...listed);
+    else return undefined;
+  }
+  return nestingDepth(values) > MAX_VALUE_DEPTH ? undefined : values;
+}
+
+function isNullSchema(schema: unknown): boolean {
+  if (!isPlainObject(schema)) return false;
+  const { type, enum: values, ...rest } = schema;
+  if (Object.keys(rest).some((key) => !ANNOTATIONS.has(key))) return false;
+  if (type === 'null' && values === undefined) return true;
+  return type === undefined && Array.isArray(values) && values.length === 1 && values[0] === null;
 }
 
 function sortProblems(problems: SchemaProblem[]): SchemaProblem[] {

@@ -20,6 +20,20 @@ export interface ImportedOperation {
   fingerprint: string;
   /** Self-contained JSON Schema in the supported subset, referenced components under `$defs`. */
   schema: Record<string, unknown>;
+  /** What activation will not watch in this operation (00-decisions §7); empty for a `json-schema` contract. */
+  unchecked: UncheckedSubschema[];
+}
+
+/**
+ * A sub-schema of an operation left unchecked: the keyword at `pointer` (in the source document)
+ * is outside the subset, so the stored sub-schema at `schemaPointer` (`""`: the whole payload)
+ * holds only what the subset expresses and the analyzer reports nothing that keyword could allow
+ * there (no undeclared field).
+ */
+export interface UncheckedSubschema {
+  pointer: string;
+  schemaPointer: string;
+  reason: string;
 }
 
 /** A payload the import left out, with the RFC 6901 pointer of where it is declared. */
