@@ -6,6 +6,7 @@ import {
   compileContract,
   compileSchema,
   declaredPointers,
+  fieldCoverage,
   observedPointers,
   transportErrorFinding,
   unknownOperationFinding,
@@ -516,3 +517,150 @@ function schemaOf(shape: SchemaShape): Schema {
   if (shape.kind === 'array') return shape.items === undefined ? { type: 'array' } : { type: 'array', items: schemaOf(shape.items) };
   return { type: shape.kind };
 }
+
+describe('unchecked sub-schemas (00-decisions §7)', () => {
+  // `meta`, the `tags` items and `Party` are where an import dropped a keyword (oneOf, …).
+  const payload: Schema = {
+    type: 'object',
+    required: ['id'],
+    properties: {
+      id: { type: 'string' },
+      meta: { type: 'object', required: ['kind'], properties: { kind: { type: 'string' }, size: { type: 'integer' } } },
+      tags: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+      owner: { $ref: '#/$defs/Party' },
+      payer: { $ref: '#/$defs/Party' },
+      cosigner: { $ref: '#/$defs/Party', required: ['nick'], properties: { nick: { type: 'string' } } },
+    },
+    $defs: { Party: { type: 'object', additionalProperties: false, required: ['ref'], properties: { ref: { type: 'string' } } } },
+  };
+  const findings = (unchecked: string[], shape: SchemaShape): Finding[] => compareShape(compileSchema(payload, unchecked), shape);
+
+  it('compares the declared properties of an unchecked node that requires nothing', () => {
+    const open: Schema = { type: 'object', properties: { a: { type: 'string' } } };
+    const shape = obj({ a: I, b: S });
+    expect(compareShape(compileSchema(open, ['']), shape)).toStrictEqual([mismatch('/a', 'string', 'integer')]);
+    expect(compareShape(compileSchema(open, []), shape)).toStrictEqual([mismatch('/a', 'string', 'integer'), undeclared('/b', 'string')]);
+  });
+
+  it('reports no undeclared field at an unchecked node, but its declared properties and required ones still', () => {
+    const shape = obj({ id: S, meta: obj({ kind: I, size: S, extra: B, more: obj({ deep: I }) }) });
+    expect(findings(['/properties/meta'], shape)).toStrictEqual([mismatch('/meta/kind', 'string', 'integer'), mismatch('/meta/size', 'integer', 'string')]);
+    expect(findings(['/properties/meta'], obj({ id: S, meta: obj({ extra: B }) }))).toStrictEqual([missing('/meta/kind', 'string')]);
+    // The node's own type is still checked.
+    expect(findings(['/properties/meta'], obj({ id: S, meta: S }))).toStrictEqual([mismatch('/meta', 'object', 'string')]);
+    // The same node, not listed, reports the fields nothing declares.
+    expect(findings([], shape)).toStrictEqual([
+      undeclared('/meta/extra', 'boolean'),
+      mismatch('/meta/kind', 'string', 'integer'),
+      undeclared('/meta/more', 'object'),
+      mismatch('/meta/size', 'integer', 'string'),
+    ]);
+    expect(findings([], obj({ id: S, meta: obj({ extra: B }) }))).toStrictEqual([undeclared('/meta/extra', 'boolean'), missing('/meta/kind', 'string')]);
+  });
+
+  it('leaves only the listed node open: its parent and siblings still report undeclared fields', () => {
+    const shape = obj({ id: S, meta: obj({ kind: S, extra: B }), tags: arr(obj({ name: S, extra: B })), extra: N });
+    expect(findings(['/properties/meta'], shape)).toStrictEqual([undeclared('/extra', 'number'), undeclared('/tags/-/extra', 'boolean')]);
+  });
+
+  it('applies to array items', () => {
+    const shape = obj({ id: S, tags: arr(obj({ name: I, colour: S })) });
+    expect(findings(['/properties/tags/items'], shape)).toStrictEqual([mismatch('/tags/-/name', 'string', 'integer')]);
+    expect(findings(['/properties/tags/items'], obj({ id: S, tags: arr(obj({ colour: S })) }))).toStrictEqual([missing('/tags/-/name', 'string')]);
+    expect(findings([], shape)).toStrictEqual([undeclared('/tags/-/colour', 'string'), mismatch('/tags/-/name', 'string', 'integer')]);
+  });
+
+  it('applies to the root, and below it no field is undeclared (the dropped keyword could declare it at any depth)', () => {
+    expect(findings([''], obj({ extra: B, meta: obj({ kind: S, x: S }) }))).toStrictEqual([missing('/id', 'string')]);
+    expect(findings([''], obj({ id: S, meta: obj({ kind: I }) }))).toStrictEqual([mismatch('/meta/kind', 'string', 'integer')]);
+    expect(findings([], obj({ id: S, meta: obj({ kind: S, x: S }) }))).toStrictEqual([undeclared('/meta/x', 'string')]);
+    expect(findings([''], arr())).toStrictEqual([mismatch('', 'object', 'array')]);
+    expect(findings([], obj({ id: S, extra: B }))).toStrictEqual([undeclared('/extra', 'boolean')]);
+  });
+
+  it('makes a $defs member unchecked everywhere it is referenced, also beside sibling keywords', () => {
+    const shape = obj({
+      id: S,
+      owner: obj({ ref: S, x: S }),
+      payer: obj({ ref: I, y: obj({}) }),
+      cosigner: obj({ ref: S, z: B }),
+    });
+    expect(findings(['/$defs/Party'], shape)).toStrictEqual([missing('/cosigner/nick', 'string'), mismatch('/payer/ref', 'string', 'integer')]);
+    expect(findings(['/$defs/Party'], obj({ id: S, owner: obj({ x: S }) }))).toStrictEqual([missing('/owner/ref', 'string')]);
+    expect(findings([], shape)).toStrictEqual([
+      missing('/cosigner/nick', 'string'),
+      undeclared('/cosigner/z', 'boolean', true),
+      undeclared('/owner/x', 'string', true),
+      mismatch('/payer/ref', 'string', 'integer'),
+      undeclared('/payer/y', 'object', true),
+    ]);
+    // Listing the place that holds the $ref leaves that place open, not the definition.
+    expect(findings(['/properties/owner'], shape)).toStrictEqual([
+      missing('/cosigner/nick', 'string'),
+      undeclared('/cosigner/z', 'boolean', true),
+      mismatch('/payer/ref', 'string', 'integer'),
+      undeclared('/payer/y', 'object', true),
+    ]);
+  });
+
+  it('ignores pointers that name nothing or no schema object', () => {
+    const shape = obj({ id: S, extra: B });
+    for (const pointer of ['/properties/nope', '/required', '/required/0', '/$defs/Nope', 'properties', '/properties/id/type']) {
+      expect(findings([pointer], shape)).toStrictEqual([undeclared('/extra', 'boolean')]);
+    }
+  });
+
+  it('a whole-payload unchecked schema ({}) gives no finding for any shape', () => {
+    const shapes = fc.letrec<{ shape: SchemaShape; object: SchemaShape; array: SchemaShape; leaf: SchemaShape }>((tie) => ({
+      shape: fc.oneof({ depthSize: 'small' }, tie('leaf'), tie('object'), tie('array')),
+      leaf: fc.constantFrom<SchemaShape>(S, I, N, B, NULL),
+      object: fc.dictionary(fc.string({ maxLength: 4 }), tie('shape'), { maxKeys: 5 }).map((fields) => obj(fields)),
+      array: fc.option(tie('shape'), { nil: undefined }).map((items) => arr(items)),
+    })).shape;
+    const whole = compileSchema({}, ['']);
+    fc.assert(fc.property(shapes, (shape) => {
+      expect(compareShape(whole, shape)).toStrictEqual([]);
+    }), { numRuns: 300 });
+    expect(compareShape(whole, obj({ a: arr(obj({ b: NULL })) }))).toStrictEqual([]);
+  });
+
+  describe('fieldCoverage', () => {
+    const coverage = (schema: Schema, unchecked: string[]) => fieldCoverage(compileSchema(schema, unchecked));
+
+    it('lists the unchecked places: the root, a property, array items, through a $ref', () => {
+      expect(coverage(payload, ['', '/properties/meta', '/properties/tags/items', '/$defs/Party'])).toStrictEqual({
+        declared: ['/cosigner', '/cosigner/nick', '/cosigner/ref', '/id', '/meta', '/meta/kind', '/meta/size', '/owner', '/owner/ref', '/payer', '/payer/ref', '/tags', '/tags/-/name'],
+        unchecked: ['', '/cosigner', '/meta', '/owner', '/payer', '/tags/-'],
+      });
+      expect(coverage(payload, []).unchecked).toStrictEqual([]);
+      expect(coverage(payload, ['/properties/tags/items']).unchecked).toStrictEqual(['/tags/-']);
+      // A raw schema carries no unchecked pointers.
+      expect(fieldCoverage(payload).unchecked).toStrictEqual([]);
+      expect(fieldCoverage(payload).declared).toStrictEqual(coverage(payload, ['']).declared);
+    });
+
+    it('lists a whole-payload unchecked schema as the root', () => {
+      expect(coverage({}, [''])).toStrictEqual({ declared: [], unchecked: [''] });
+    });
+
+    it('stops at recursion', () => {
+      const tree: Schema = {
+        type: 'object',
+        properties: { tree: { $ref: '#/$defs/Node' }, forest: { type: 'array', items: { $ref: '#/$defs/Node' } } },
+        $defs: { Node: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+      };
+      expect(coverage(tree, ['/$defs/Node'])).toStrictEqual({
+        declared: ['/forest', '/forest/-/children', '/forest/-/name', '/tree', '/tree/children', '/tree/name'],
+        unchecked: ['/forest/-', '/tree'],
+      });
+      expect(coverage(nodeSchema, ['/$defs/Node'])).toStrictEqual({ declared: ['/children', '/name'], unchecked: [''] });
+      // The recursion itself is unchecked, not only its first level: no finding deep inside.
+      const deep = obj({ tree: obj({ name: S, children: arr(obj({ name: S, children: arr(obj({ extra: B, name: I })) })) }) });
+      expect(compareShape(compileSchema(tree, ['/$defs/Node']), deep)).toStrictEqual([mismatch('/tree/children/-/children/-/name', 'string', 'integer')]);
+      expect(compareShape(compileSchema(tree, []), deep)).toStrictEqual([
+        undeclared('/tree/children/-/children/-/extra', 'boolean'),
+        mismatch('/tree/children/-/children/-/name', 'string', 'integer'),
+      ]);
+    });
+  });
+});

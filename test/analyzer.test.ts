@@ -323,6 +323,81 @@ describe('analyzer', () => {
     expect(byKey.get('GET /v1/nodes:response:200')).toMatchObject({ observations: 0, unobservedProperties: ['/children', '/name'] });
   });
 
+  it('reports nothing inside what a published document leaves unchecked, and drift around it (00-decisions §7)', async () => {
+    // Vendor style: allOf over a referenced base, a oneOf property, a oneOf beside properties, a
+    // nullable anyOf, a response without content and one with only non-JSON content.
+    const card = { type: 'object', required: ['last4'], properties: { last4: { type: 'string' } } };
+    const iban = { type: 'object', required: ['iban'], properties: { iban: { type: 'string' } } };
+    const document = {
+      openapi: '3.1.0',
+      info: { title: 'Payments', version: '1' },
+      paths: {
+        '/v1/payments/{id}': {
+          get: {
+            responses: {
+              '200': body({ allOf: [{ $ref: '#/components/schemas/Base' }, { type: 'object', required: ['amount'], properties: { amount: { type: 'integer' } } }] }),
+              '204': { description: 'gone' },
+              '4XX': { description: 'receipt', content: { 'application/pdf': {} } },
+            },
+          },
+        },
+      },
+      components: {
+        schemas: {
+          Base: {
+            type: 'object',
+            required: ['id'],
+            properties: {
+              id: { type: 'string' },
+              method: { oneOf: [card, iban] },
+              details: { type: 'object', properties: { kind: { type: 'string' } }, oneOf: [card, iban] },
+              note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+            },
+          },
+        },
+      },
+    };
+    const collector = await createCollector(ctx, apiKey, { mode: 'sandbox' });
+    const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('vendor', document));
+    expect(draft.skipped).toEqual([
+      { pointer: '/components/schemas/Base/properties/details/oneOf', reason: 'composition keyword oneOf' },
+      { pointer: '/components/schemas/Base/properties/method/oneOf', reason: 'composition keyword oneOf' },
+      { pointer: '/paths/~1v1~1payments~1{id}/get/responses/4XX/content/application~1pdf', reason: 'non-JSON media type application/pdf' },
+    ]);
+    await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
+    const route = { routeTemplate: '/v1/payments/{id}' };
+    const inside = {
+      id: s('string'), amount: s('integer'), note: s('null'),
+      method: obj({ iban: s('string'), bic: s('string') }),
+      details: obj({ kind: s('string'), last4: s('string') }),
+    };
+    const drifted = { ...inside, id: s('integer'), note: s('integer'), extra: s('boolean') } as Record<string, Shape>;
+    delete drifted.amount;
+    const answer = await sendEnvelopes(edge, collector, [
+      caseEnvelope(collector, { transport: route, shape: obj(inside) }),
+      caseEnvelope(collector, { transport: { ...route, statusCode: 204 }, shape: obj({ anything: s('string') }) }),
+      caseEnvelope(collector, { transport: { ...route, statusCode: 404 }, shape: arr(s('integer')) }),
+      caseEnvelope(collector, { transport: route, shape: obj(drifted) }),
+    ]);
+    expect(answer.status).toBe(202);
+    await analysed();
+    expect(await incidentView(collector.connectionId)).toEqual([{ kind: 'schema-drift', operationKey: 'GET /v1/payments/{id}:response:200', findings: [
+      { kind: 'required_field_missing', path: '/amount', expected: 'integer', observed: 'absent' },
+      { kind: 'undeclared_field', path: '/extra', expected: 'undeclared', observed: 'boolean', forbidden: false },
+      { kind: 'type_mismatch', path: '/id', expected: 'string', observed: 'integer' },
+      { kind: 'type_mismatch', path: '/note', expected: 'string|null', observed: 'integer' },
+    ] }]);
+
+    // The coverage read names the unchecked places (the 204 and 4XX payloads are unchecked whole
+    // only when the document declares content it cannot compare).
+    const res = await callWithKey(ctx, apiKey, 'GET', `/v1/connections/${collector.connectionId}/coverage`);
+    expect(res.statusCode, res.body).toBe(200);
+    const byKey = new Map((res.json().operations as { operationKey: string; uncheckedProperties: string[] }[]).map((operation) => [operation.operationKey, operation]));
+    expect(byKey.get('GET /v1/payments/{id}:response:200')).toMatchObject({ observations: 2, uncheckedProperties: ['/details', '/method'] });
+    expect(byKey.get('GET /v1/payments/{id}:response:204')).toMatchObject({ observations: 1, uncheckedProperties: [] });
+    expect(byKey.get('GET /v1/payments/{id}:response:4XX')).toMatchObject({ observations: 1, uncheckedProperties: [''] });
+  });
+
   it('answers 404 for another workspace\'s connection and 403 without the scope on every evidence read', async () => {
     const { collector, versionId } = await collectorWith('3.0.3');
     const stranger = (await bootstrapWorkspace(ctx)).apiKey.key;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { compileContract } from '../../shared/analysis/compile.js';
 import { loadOperations } from '../../shared/analysis/contractOperations.js';
-import { observedPointers, declaredPointers } from '../../shared/analysis/coverage.js';
+import { fieldCoverage, observedPointers } from '../../shared/analysis/coverage.js';
 import { groupsOfWindow } from '../../shared/analysis/observationGroups.js';
 import { analysisWindow } from '../../shared/analysis/reanalysisPlan.js';
 import type { SchemaShape } from '../../shared/analysis/types.js';
@@ -23,13 +23,14 @@ const coverageResponse = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['operationKey', 'observations', 'declaredProperties', 'unobservedProperties'],
+        required: ['operationKey', 'observations', 'declaredProperties', 'unobservedProperties', 'uncheckedProperties'],
         properties: {
           operationKey: { type: 'string' },
           observations: { type: 'integer' },
           inspectedObservations: { type: 'integer' },
           declaredProperties: { type: 'integer' },
           unobservedProperties: { type: 'array', items: { type: 'string' } },
+          uncheckedProperties: { type: 'array', items: { type: 'string' } },
         },
       },
     },
@@ -40,7 +41,8 @@ const coverageResponse = {
  * GET /v1/connections/{connectionId}/coverage?from&to: per operation of the active contract, how
  * many observations of the window matched it and which declared properties (JSON Pointers, array
  * items as `-`) none of their inspected shapes showed. Optional fields that never appear make
- * runtime validation pass vacuously; this read shows them. Work follows the window's distinct
+ * runtime validation pass vacuously; this read shows them, and the places whose schema the
+ * import left unchecked (`uncheckedProperties`, `""` for the whole payload). Work follows the window's distinct
  * shapes (one row per shape from ClickHouse). Default window: the last 30 days.
  */
 export default async function getConnectionCoverageRoute(app: FastifyInstance): Promise<void> {
@@ -82,13 +84,14 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
       to: new Date(toMs).toISOString(),
       operations: operations.map((operation) => {
         const entry = matched.get(operation.id)!;
-        const declared = declaredPointers(contract.schemaOf(operation));
+        const fields = fieldCoverage(contract.schemaOf(operation));
         return {
           operationKey: operation.operationKey,
           observations: entry.observations,
           inspectedObservations: entry.inspected,
-          declaredProperties: declared.length,
-          unobservedProperties: declared.filter((pointer) => !entry.seen.has(pointer)),
+          declaredProperties: fields.declared.length,
+          unobservedProperties: fields.declared.filter((pointer) => !entry.seen.has(pointer)),
+          uncheckedProperties: fields.unchecked,
         };
       }),
     });

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../shared/db/pool.js';
 import { newId } from '../../shared/ids.js';
-import type { ImportedOperation, SkippedPayload } from '../../shared/contracts/index.js';
+import type { ImportedOperation, SkippedPayload, UncheckedSubschema } from '../../shared/contracts/index.js';
 import type { Direction, Protocol } from '../connections/connectionStore.js';
 
 export type ContractFormat = 'openapi' | 'json-schema';
@@ -42,6 +42,7 @@ export interface ContractOperationRecord {
   statusSelector: string;
   fingerprint: string;
   schema: Record<string, unknown>;
+  unchecked: UncheckedSubschema[];
 }
 
 interface VersionRow {
@@ -75,6 +76,7 @@ interface OperationRow {
   status_selector: string;
   fingerprint: string;
   schema: Record<string, unknown>;
+  unchecked: UncheckedSubschema[];
 }
 
 const VERSION_COLUMNS = `id, connection_id, declared_version, format, imported_from, fingerprint, operation_count,
@@ -115,6 +117,7 @@ function toOperation(row: OperationRow): ContractOperationRecord {
     statusSelector: row.status_selector,
     fingerprint: row.fingerprint,
     schema: row.schema,
+    unchecked: row.unchecked,
   };
 }
 
@@ -158,7 +161,7 @@ export async function readOperations(db: Queryable, versionIds: readonly string[
   if (versionIds.length === 0) return grouped;
   const { rows } = await db.query<OperationRow>(
     `SELECT id, contract_version_id, operation_key, direction, protocol, method, route_template, event_type,
-            payload_location, status_selector, fingerprint, schema
+            payload_location, status_selector, fingerprint, schema, unchecked
        FROM contract_operations WHERE contract_version_id = ANY($1::text[])
       ORDER BY contract_version_id, position`,
     [versionIds],
@@ -203,11 +206,11 @@ export async function insertDraftVersion(db: Queryable, input: NewContractVersio
   const ops = input.operations;
   await db.query(
     `INSERT INTO contract_operations (id, contract_version_id, operation_key, direction, protocol, method, route_template,
-                                      event_type, payload_location, status_selector, fingerprint, schema, position)
+                                      event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)
      SELECT o.id, $1, o.operation_key, $2, $3, o.method, o.route_template, o.event_type, o.payload_location,
-            o.status_selector, o.fingerprint, o.schema, o.position
-       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::int[])
-         AS o (id, operation_key, method, route_template, event_type, payload_location, status_selector, fingerprint, schema, position)`,
+            o.status_selector, o.fingerprint, o.schema, o.unchecked, o.position
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::int[])
+         AS o (id, operation_key, method, route_template, event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)`,
     [id, input.direction, input.protocol,
       ops.map(() => newId('cop_')),
       ops.map((op) => op.operationKey),
@@ -218,6 +221,7 @@ export async function insertDraftVersion(db: Queryable, input: NewContractVersio
       ops.map((op) => op.statusSelector),
       ops.map((op) => op.fingerprint),
       ops.map((op) => JSON.stringify(op.schema)),
+      ops.map((op) => JSON.stringify(op.unchecked)),
       ops.map((_, position) => position)],
   );
   return toVersion(rows[0]);

@@ -1,3 +1,4 @@
+import type { UncheckedSubschema } from '../../shared/contracts/index.js';
 import type { ContractOperationRecord, ContractVersionRecord, LifecycleStatus } from './contractStore.js';
 
 /** 01 "Contract version", reduced registration form. */
@@ -24,6 +25,8 @@ export interface ContractOperationView {
   statusSelector: string;
   fingerprint: string;
   schema: Record<string, unknown>;
+  /** 00-decisions §7: what activation will not watch (issue 14, item 5). */
+  unchecked: UncheckedSubschema[];
 }
 
 /** 01 "Contract version", full form with its operations. */
@@ -66,6 +69,7 @@ export function operationView(operation: ContractOperationRecord): ContractOpera
     statusSelector: operation.statusSelector,
     fingerprint: operation.fingerprint,
     schema: operation.schema,
+    unchecked: operation.unchecked,
   };
 }
 

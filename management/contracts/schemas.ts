@@ -93,7 +93,7 @@ export const registrationFormSchema = {
 
 export const operationSchema = {
   type: 'object',
-  required: ['id', 'operationKey', 'direction', 'protocol', 'method', 'routeTemplate', 'eventType', 'payloadLocation', 'statusSelector', 'fingerprint', 'schema'],
+  required: ['id', 'operationKey', 'direction', 'protocol', 'method', 'routeTemplate', 'eventType', 'payloadLocation', 'statusSelector', 'fingerprint', 'schema', 'unchecked'],
   properties: {
     id: { type: 'string' },
     operationKey: { type: 'string' },
@@ -107,6 +107,14 @@ export const operationSchema = {
     fingerprint: { type: 'string' },
     // An imported JSON Schema: open-ended by nature.
     schema: { type: 'object', additionalProperties: true },
+    unchecked: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['pointer', 'schemaPointer', 'reason'],
+        properties: { pointer: { type: 'string' }, schemaPointer: { type: 'string' }, reason: { type: 'string' } },
+      },
+    },
   },
 } as const;
 

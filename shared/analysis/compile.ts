@@ -6,7 +6,7 @@
 // node {siblings, target}. Nodes are cached by their set of schema objects and their children are
 // compiled on first use, so a recursive schema compiles to a finite graph and compiling ends.
 
-import { parseReference, resolveTokens } from '../contracts/jsonPointer.js';
+import { parseReference, resolveTokens, unescapeToken } from '../contracts/jsonPointer.js';
 import type { AnalysedOperation, ObservedOperation } from './types.js';
 
 /** One bit per schemaShape kind; `UNKNOWN_KIND` stands for a kind outside 00-decisions §5. */
@@ -98,6 +98,14 @@ export class SchemaNode {
   readonly hasItems: boolean;
   /** The node has an `additionalProperties` schema. */
   readonly hasAdditionalSchema: boolean;
+  /** A member is a sub-schema the import left unchecked (coverage lists it). */
+  readonly unchecked: boolean;
+  /**
+   * The node is unchecked or lies below one: the keyword dropped there could declare members at
+   * any depth under it, so no field here is undeclared. Kinds, declared properties and
+   * `required` are still compared.
+   */
+  readonly open: boolean;
 
   private readonly propertyMembers: unknown[][];
   private readonly propertyNodes: (SchemaNode | undefined)[];
@@ -114,6 +122,8 @@ export class SchemaNode {
     readonly members: readonly object[],
     /** The members that are the root or one of its `$defs` (coverage stops at one already on its path). */
     readonly definitions: readonly object[],
+    unchecked: boolean,
+    open: boolean,
   ) {
     let kinds = ANY_KIND;
     let hasProperties = false;
@@ -144,8 +154,11 @@ export class SchemaNode {
     this.expected = describeKinds(kinds);
     this.forbidsAdditional = forbids;
     this.hasAdditionalSchema = !forbids && additionalMembers.length > 0;
-    this.checksUndeclared = hasProperties || forbids || additionalMembers.length > 0;
-    this.hasObjectRules = this.checksUndeclared || required.size > 0;
+    this.unchecked = unchecked;
+    this.open = open;
+    const membersRule = hasProperties || forbids || additionalMembers.length > 0;
+    this.checksUndeclared = !open && membersRule;
+    this.hasObjectRules = membersRule || required.size > 0;
 
     this.propertyNames = [...properties.keys()].sort(compareText);
     this.propertyIndex = new Map(this.propertyNames.map((name, index) => [name, index]));
@@ -175,7 +188,7 @@ export class SchemaNode {
   property(index: number): SchemaNode {
     let node = this.propertyNodes[index];
     if (node === undefined) {
-      node = this.compiler.node(this.propertyMembers[index]);
+      node = this.compiler.node(this.propertyMembers[index], this.open);
       this.propertyNodes[index] = node;
     }
     return node;
@@ -183,13 +196,13 @@ export class SchemaNode {
 
   /** The node of `items`; only when `hasItems`. */
   items(): SchemaNode {
-    if (this.itemNode === undefined) this.itemNode = this.compiler.node(this.itemMembers);
+    if (this.itemNode === undefined) this.itemNode = this.compiler.node(this.itemMembers, this.open);
     return this.itemNode;
   }
 
   /** The node of the `additionalProperties` schema; only when `hasAdditionalSchema`. */
   additional(): SchemaNode {
-    if (this.additionalNode === undefined) this.additionalNode = this.compiler.node(this.additionalMembers);
+    if (this.additionalNode === undefined) this.additionalNode = this.compiler.node(this.additionalMembers, this.open);
     return this.additionalNode;
   }
 }
@@ -203,24 +216,33 @@ class SchemaCompiler {
   /** The schemas a stored `$ref` names: the root (`#`) and the members of its `$defs`. */
   private readonly definitions = new Set<object>();
 
-  constructor(private readonly root: RawSchema) {
+  /** The stored sub-schemas left unchecked (AnalysedOperation.uncheckedPointers), by identity. */
+  private readonly unchecked = new Set<object>();
+
+  constructor(private readonly root: RawSchema, uncheckedPointers: readonly string[]) {
     this.definitions.add(root);
+    for (const pointer of uncheckedPointers) {
+      const target = pointer === '' ? root : resolveTokens(root, pointer.slice(1).split('/').map(unescapeToken));
+      if (isObject(target)) this.unchecked.add(target);
+    }
     const defs = own(root, '$defs');
     if (isObject(defs)) for (const name of Object.keys(defs)) if (isObject(defs[name])) this.definitions.add(defs[name] as object);
   }
 
-  /** The node of the conjunction of `schemas`, each expanded through its `$ref` chain. */
-  node(schemas: readonly unknown[]): SchemaNode {
+  /** The node of the conjunction of `schemas`, each expanded through its `$ref` chain; `insideOpen` below an open node. */
+  node(schemas: readonly unknown[], insideOpen = false): SchemaNode {
     const members: RawSchema[] = [];
     const seen = new Set<RawSchema>();
     for (const schema of schemas) this.expand(schema, members, seen);
     // Members that constrain nothing (`{$ref}` alone, the root's `$defs`) are left out of the
     // key, so every reference to one definition shares one node.
     const constraining = members.filter(constrains);
-    const key = constraining.map((member) => this.idOf(member)).sort((a, b) => a - b).join(',');
+    const unchecked = members.some((member) => this.unchecked.has(member));
+    const open = unchecked || insideOpen;
+    const key = constraining.map((member) => this.idOf(member)).sort((a, b) => a - b).join(',') + (unchecked ? '?' : '') + (open ? '~' : '');
     let node = this.nodes.get(key);
     if (node === undefined) {
-      node = new SchemaNode(this, key, constraining, constraining.filter((member) => this.definitions.has(member)));
+      node = new SchemaNode(this, key, constraining, constraining.filter((member) => this.definitions.has(member)), unchecked, open);
       this.nodes.set(key, node);
     }
     return node;
@@ -266,8 +288,8 @@ export interface CompiledSchema {
 }
 
 /** Compiles one stored subset schema. Cheap: children compile when a shape first reaches them. */
-export function compileSchema(schema: Record<string, unknown>): CompiledSchema {
-  const compiler = new SchemaCompiler(schema);
+export function compileSchema(schema: Record<string, unknown>, uncheckedPointers: readonly string[] = []): CompiledSchema {
+  const compiler = new SchemaCompiler(schema, uncheckedPointers);
   return { root: compiler.node([schema]), source: schema };
 }
 
@@ -313,7 +335,7 @@ export function compileContract(operations: AnalysedOperation[]): CompiledContra
   const index = new Map<string, Map<string, Map<string, StatusIndex>>>();
   const schemas = new Map<string, CompiledSchema>();
   for (const operation of operations) {
-    if (!schemas.has(operation.id)) schemas.set(operation.id, compileSchema(operation.schema));
+    if (!schemas.has(operation.id)) schemas.set(operation.id, compileSchema(operation.schema, operation.uncheckedPointers));
     const selector = parseSelector(operation.statusSelector);
     if (selector === null) continue;
     let byLocation = index.get(operation.method);

@@ -3,14 +3,15 @@ import type { AnalysedOperation } from './types.js';
 
 /** Reads a version's operations (immutable once registered, 01 "Contract version"). */
 export async function loadOperations(db: Queryable, versionId: string): Promise<AnalysedOperation[]> {
-  const { rows } = await db.query<{ id: string; operation_key: string; method: string; route_template: string; payload_location: string; status_selector: string; schema: Record<string, unknown> }>(
-    `SELECT id, operation_key, method, route_template, payload_location, status_selector, schema
+  const { rows } = await db.query<{ id: string; operation_key: string; method: string; route_template: string; payload_location: string; status_selector: string; schema: Record<string, unknown>; unchecked: { schemaPointer: string }[] }>(
+    `SELECT id, operation_key, method, route_template, payload_location, status_selector, schema, unchecked
        FROM contract_operations WHERE contract_version_id = $1 ORDER BY position`,
     [versionId],
   );
   return rows.map((row) => ({
     id: row.id, operationKey: row.operation_key, method: row.method, routeTemplate: row.route_template,
     payloadLocation: row.payload_location, statusSelector: row.status_selector, schema: row.schema,
+    uncheckedPointers: [...new Set(row.unchecked.map((entry) => entry.schemaPointer))],
   }));
 }
 

@@ -18,13 +18,29 @@ function compiled(schema: CompiledSchema | Record<string, unknown>): CompiledSch
  * than a shape can be (SHAPE_MAX_DEPTH levels) is listed.
  */
 export function declaredPointers(schema: CompiledSchema | Record<string, unknown>): string[] {
+  return fieldCoverage(schema).declared;
+}
+
+export interface FieldCoverage {
+  /** Every declared property (see declaredPointers). */
+  declared: string[];
+  /**
+   * The places (the payload root `""`, declared properties, array items `-`) whose schema the
+   * import left unchecked (00-decisions §7), reached the same way; code-unit order.
+   */
+  unchecked: string[];
+}
+
+export function fieldCoverage(schema: CompiledSchema | Record<string, unknown>): FieldCoverage {
   const out = new Set<string>();
+  const unchecked = new Set<string>();
   // Definitions ($defs members, the root) of the nodes on the current path, with how many nodes hold each.
   const onPath = new Map<object, number>();
   const nodesOnPath = new Set<SchemaNode>();
   const visit = (node: SchemaNode, pointer: string, depth: number): void => {
     if (depth >= SHAPE_MAX_DEPTH || nodesOnPath.has(node) || node.definitions.some((definition) => onPath.has(definition))) return;
     nodesOnPath.add(node);
+    if (node.unchecked) unchecked.add(pointer);
     for (const member of node.definitions) onPath.set(member, (onPath.get(member) ?? 0) + 1);
     if (node.kinds & KIND_OBJECT) {
       node.propertyNames.forEach((name, index) => {
@@ -42,7 +58,7 @@ export function declaredPointers(schema: CompiledSchema | Record<string, unknown
     nodesOnPath.delete(node);
   };
   visit(compiled(schema).root, '', 0);
-  return [...out].sort(compareText);
+  return { declared: [...out].sort(compareText), unchecked: [...unchecked].sort(compareText) };
 }
 
 /** Pointers of every field a shape shows (array items as `-`; the root and items themselves are not fields). */

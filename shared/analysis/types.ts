@@ -32,6 +32,11 @@ export interface AnalysedOperation {
   statusSelector: string;
   /** Stored subset schema: type, properties, required, items, enum, additionalProperties, $ref/$defs. */
   schema: Record<string, unknown>;
+  /**
+   * Pointers into `schema` of the sub-schemas the import left unchecked (00-decisions §7): the
+   * comparison reports no undeclared field there (their dropped keyword could declare it).
+   */
+  uncheckedPointers?: readonly string[];
 }
 
 /** The operation identity of an observation (its transport). */

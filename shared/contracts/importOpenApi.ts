@@ -28,6 +28,8 @@ interface Site {
   /** Pointer of the request body or response object that declares `content`. */
   pointer: string;
   content: unknown;
+  /** Set for the payload of an operation that declares none: why it is unchecked. */
+  undeclared?: string;
 }
 
 type Resolved = { node: unknown; pointer: string } | { skipped: SkippedPayload };
@@ -133,7 +135,17 @@ class OpenApiImporter {
       if (this.declaresPayload(operation, pointer)) this.skip(pointer, `unsupported method ${method}`);
       return;
     }
-    for (const site of this.sitesOf(operation, pointer)) this.importSite(routeTemplate, method as OperationMethod, site);
+    const skippedBefore = this.skipped.size;
+    const sites = this.sitesOf(operation, pointer);
+    // An operation that declares no payload at all (OpenAPI 3.1 makes `responses` optional) is
+    // still an operation: observing it must not be an unknown operation, so it imports with an
+    // unchecked payload: any response of an API call, the message of a webhook.
+    if (sites.length === 0 && this.skipped.size === skippedBefore) {
+      const payloadLocation: PayloadLocation = this.protocol === 'http-api' ? 'response' : 'message';
+      const undeclared = this.protocol === 'http-api' ? 'no responses declared' : 'no request body declared';
+      sites.push({ payloadLocation, statusSelector: ANY_STATUS_SELECTOR, pointer, content: undefined, undeclared });
+    }
+    for (const site of sites) this.importSite(routeTemplate, method as OperationMethod, site);
   }
 
   private declaresPayload(operation: Record<string, unknown>, pointer: string): boolean {
@@ -219,6 +231,7 @@ class OpenApiImporter {
 
   private payloadSchema(site: Site): { schema: Record<string, unknown>; unchecked: UncheckedSubschema[] } {
     const whole = (pointer: string, reason: string) => ({ schema: {}, unchecked: [{ pointer, schemaPointer: '', reason }] });
+    if (site.undeclared !== undefined) return whole(site.pointer, site.undeclared);
     if (site.content === undefined) return { schema: {}, unchecked: [] };
     const contentPointer = site.pointer + '/content';
     if (!isPlainObject(site.content)) return whole(contentPointer, 'invalid content (not an object)');

@@ -248,7 +248,9 @@ export class SchemaCompiler {
     // Schemas that the node is the conjunction of besides its own keywords (allOf members, and
     // a `oneOf`/`anyOf` of one schema and null).
     const conjuncts: unknown[] = [];
-    for (const key of Object.keys(node)) {
+    // Sorted, so that nothing (which recursive member is reduced first, the order of merged
+    // members) depends on the order of members in the document: its fingerprint does not either.
+    for (const key of Object.keys(node).sort(compare)) {
       const value = node[key];
       const at = childPointer(pointer, key);
       switch (key) {
@@ -292,9 +294,10 @@ export class SchemaCompiler {
           break;
         case 'oneOf':
         case 'anyOf': {
-          const alternative = this.options.leaveUnchecked ? nullableAlternative(value) : -1;
+          const alternative = this.options.leaveUnchecked ? nullableAlternative(value) : undefined;
           const values = this.options.leaveUnchecked ? valueAlternatives(value) : undefined;
-          if (alternative >= 0) conjuncts.push(this.orNull((value as unknown[])[alternative], childPointer(at, alternative), depth, acc));
+          if (alternative !== undefined && !alternative.nullable) conjuncts.push(this.normalize((value as unknown[])[alternative.index], childPointer(at, alternative.index), depth + 1, acc));
+          else if (alternative !== undefined) conjuncts.push(this.orNull((value as unknown[])[alternative.index], childPointer(at, alternative.index), depth, acc));
           else if (values !== undefined) conjuncts.push({ enum: values });
           else this.problem(acc, out, at, `composition keyword ${key}`);
           break;
@@ -325,7 +328,7 @@ export class SchemaCompiler {
 
   private properties(value: Record<string, unknown>, pointer: string, depth: number, acc: Accumulator): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const name of Object.keys(value)) {
+    for (const name of Object.keys(value).sort(compare)) {
       setOwn(out, name, this.normalize(value[name], childPointer(pointer, name), depth + 1, acc));
     }
     return out;
@@ -408,18 +411,18 @@ export function compare(a: string, b: string): number {
 }
 
 /**
- * The index of the one alternative of `oneOf`/`anyOf: [S, {type: null}]` (any order, any number
- * of null alternatives) or of `oneOf: [S]`, else -1: these say "S, or null" (or just S).
+ * `oneOf`/`anyOf: [S, {type: null}]` (any order, any number of null alternatives) says "S, or
+ * null", and `oneOf: [S]` says S: the index of S and whether null is allowed, else undefined.
  */
-function nullableAlternative(alternatives: unknown): number {
-  if (!Array.isArray(alternatives)) return -1;
+function nullableAlternative(alternatives: unknown): { index: number; nullable: boolean } | undefined {
+  if (!Array.isArray(alternatives)) return undefined;
   let found = -1;
   for (let index = 0; index < alternatives.length; index++) {
     if (isNullSchema(alternatives[index])) continue;
-    if (found >= 0) return -1;
+    if (found >= 0) return undefined;
     found = index;
   }
-  return found;
+  return found < 0 ? undefined : { index: found, nullable: alternatives.length > 1 };
 }
 
 /**

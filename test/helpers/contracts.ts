@@ -17,8 +17,8 @@ const orderSchema = {
 };
 
 /**
- * A small OpenAPI 3.1 document for an `http-api` connection: two JSON operations and one payload
- * that the import leaves out (a `oneOf`). `variant` changes one schema, so two variants have
+ * A small OpenAPI 3.1 document for an `http-api` connection: two JSON operations and a third
+ * whose payload the import leaves unchecked (a `oneOf`). `variant` changes one schema, so two variants have
  * different fingerprints and content.
  */
 export function ordersOpenApi(variant = 0): Record<string, unknown> {
