@@ -15,21 +15,10 @@ import {
   type Finding,
   type SchemaShape,
 } from '../shared/analysis/index.js';
+import { arr, B, I, missing, mismatch, N, NULL, obj, S, undeclared } from './helpers/shapes.js';
 
 // 00-decisions §5 and the analyzer issue's finding semantics: pure, no stores.
 
-const S: SchemaShape = { kind: 'string' };
-const I: SchemaShape = { kind: 'integer' };
-const N: SchemaShape = { kind: 'number' };
-const B: SchemaShape = { kind: 'boolean' };
-const NULL: SchemaShape = { kind: 'null' };
-const obj = (fields: Record<string, SchemaShape>): SchemaShape => ({ kind: 'object', fields });
-const arr = (items?: SchemaShape): SchemaShape => (items === undefined ? { kind: 'array' } : { kind: 'array', items });
-
-const mismatch = (path: string, expected: string, observed: string): Finding => ({ kind: 'type_mismatch', path, expected, observed });
-const undeclared = (path: string, observed: string, forbidden = false): Finding =>
-  ({ kind: 'undeclared_field', path, expected: forbidden ? 'forbidden' : 'undeclared', observed, forbidden });
-const missing = (path: string, expected: string): Finding => ({ kind: 'required_field_missing', path, expected, observed: 'absent' });
 
 type Schema = Record<string, unknown>;
 

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importOpenApi, type OpenApiProtocol } from '../shared/contracts/importOpenApi.js';
 import type { ImportedOperation } from '../shared/contracts/types.js';
@@ -12,26 +11,15 @@ import {
   type Finding,
   type SchemaShape,
 } from '../shared/analysis/index.js';
+import { arr, B, I, missing, mismatch, N, NULL, obj, S, undeclared } from './helpers/shapes.js';
+import { CORPUS_DIR } from './helpers/contracts.js';
 
 // 00-decisions §5 and §7 on published vendor documents: what the importer leaves unchecked
 // (a `oneOf` that is not "schema or null") reports nothing there, while the rest of the same
 // payload is compared. Every shape below is written by hand from the document itself, so these
 // tests do not depend on what the importer stores.
 
-const CORPUS = process.env.CORPUS_DIR ?? fileURLToPath(new URL('../../shared/corpus/openapi/', import.meta.url));
 
-const S: SchemaShape = { kind: 'string' };
-const I: SchemaShape = { kind: 'integer' };
-const N: SchemaShape = { kind: 'number' };
-const B: SchemaShape = { kind: 'boolean' };
-const NULL: SchemaShape = { kind: 'null' };
-const obj = (fields: Record<string, SchemaShape>): SchemaShape => ({ kind: 'object', fields });
-const arr = (items?: SchemaShape): SchemaShape => (items === undefined ? { kind: 'array' } : { kind: 'array', items });
-
-const mismatch = (path: string, expected: string, observed: string): Finding => ({ kind: 'type_mismatch', path, expected, observed });
-const undeclared = (path: string, observed: string, forbidden = false): Finding =>
-  ({ kind: 'undeclared_field', path, expected: forbidden ? 'forbidden' : 'undeclared', observed, forbidden });
-const missing = (path: string, expected: string): Finding => ({ kind: 'required_field_missing', path, expected, observed: 'absent' });
 
 const ONE_OF = 'composition keyword oneOf';
 
@@ -69,7 +57,7 @@ interface Vendor {
 }
 
 function vendor(file: string, protocol: OpenApiProtocol): Vendor {
-  const document = JSON.parse(readFileSync(CORPUS + file, 'utf8')) as Record<string, unknown>;
+  const document = JSON.parse(readFileSync(CORPUS_DIR + file, 'utf8')) as Record<string, unknown>;
   const { operations } = importOpenApi(document, protocol);
   const contract = compileContract(operations.map((operation, index) => analysed(operation, `cop_${index}`)));
   const stored = compileContract(operations.map((operation, index) => analysed(operation, `cop_${index}`, JSON.parse(JSON.stringify(operation.schema)))));
@@ -479,7 +467,7 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
   });
 
   it('finds nothing in the document\'s own examples of these events', () => {
-    const document = JSON.parse(readFileSync(CORPUS + 'adyen-transfer-webhooks-v3.1.json', 'utf8')) as {
+    const document = JSON.parse(readFileSync(CORPUS_DIR + 'adyen-transfer-webhooks-v3.1.json', 'utf8')) as {
       components: { examples: Record<string, { value: unknown }> };
     };
     const examples = Object.entries(document.components.examples);
