@@ -135,17 +135,23 @@ class OpenApiImporter {
       if (this.declaresPayload(operation, pointer)) this.skip(pointer, `unsupported method ${method}`);
       return;
     }
-    const skippedBefore = this.skipped.size;
     const sites = this.sitesOf(operation, pointer);
     // An operation that declares no payload at all (OpenAPI 3.1 makes `responses` optional) is
     // still an operation: observing it must not be an unknown operation, so it imports with an
     // unchecked payload: any response of an API call, the message of a webhook.
-    if (sites.length === 0 && this.skipped.size === skippedBefore) {
+    if (this.declaresNoPayload(operation)) {
       const payloadLocation: PayloadLocation = this.protocol === 'http-api' ? 'response' : 'message';
       const undeclared = this.protocol === 'http-api' ? 'no responses declared' : 'no request body declared';
       sites.push({ payloadLocation, statusSelector: ANY_STATUS_SELECTOR, pointer, content: undefined, undeclared });
     }
     for (const site of sites) this.importSite(routeTemplate, method as OperationMethod, site);
+  }
+
+  private declaresNoPayload(operation: Record<string, unknown>): boolean {
+    if (Object.hasOwn(operation, 'requestBody')) return false;
+    if (this.protocol !== 'http-api') return true;
+    const responses = operation.responses;
+    return !Object.hasOwn(operation, 'responses') || (isPlainObject(responses) && Object.keys(responses).every((code) => code.startsWith('x-')));
   }
 
   private declaresPayload(operation: Record<string, unknown>, pointer: string): boolean {
@@ -241,7 +247,8 @@ class OpenApiImporter {
     if (json.length === 0) {
       return {
         schema: {},
-        unchecked: mediaTypes.map((mediaType) => ({ pointer: childPointer(contentPointer, mediaType), schemaPointer: '', reason: `non-JSON media type ${quote(mediaType)}` })),
+        unchecked: mediaTypes.map((mediaType) => ({ pointer: childPointer(contentPointer, mediaType), schemaPointer: '', reason: `non-JSON media type ${quote(mediaType)}` }))
+          .sort((a, b) => compare(a.pointer, b.pointer)),
       };
     }
     const chosen = json.find((mediaType) => mediaEssence(mediaType) === 'application/json') ?? json[0];

@@ -65,15 +65,22 @@ const MAX_VALUE_DEPTH = 64;
 
 interface Unit {
   schema: unknown;
+  /** Pointers of the definitions the stored schema references. */
   refs: string[];
   problems: SchemaProblem[];
   /** Target pointer when the schema is nothing but a reference (for reference-only cycles). */
   pureRef: string | null;
+  /** Accumulator.refused and .inlined of its reduction: the path it was reduced on mattered for them. */
+  refused: Set<string>;
+  inlined: Set<string>;
 }
 
 interface Accumulator {
-  refs: Set<string>;
   problems: SchemaProblem[];
+  /** Units in progress that an inlining had to refuse (recursion), its own included. */
+  refused: Set<string>;
+  /** Units inlined, transitively. */
+  inlined: Set<string>;
 }
 
 /** Why a stored sub-schema is left open: the source pointer of what was dropped there. */
@@ -84,7 +91,10 @@ interface Note {
 
 /**
  * Compiles schemas of one source document. Units are memoised by pointer, so a component shared
- * by many operations is reduced once per document.
+ * by many operations is reduced once per document. Inlining (allOf, "X or null") stops at a unit
+ * already in progress on the path, so a reduction depends on that path: a unit is memoised only
+ * when it refused nothing but itself, and reused only where none of the units it inlined is in
+ * progress. So an operation's schema never depends on the other operations of the document.
  */
 export class SchemaCompiler {
   private readonly units = new Map<string, Unit>();
@@ -123,7 +133,7 @@ export class SchemaCompiler {
     for (const [target, unit] of [[pointer, root] as const, ...defs]) {
       if (unit.pureRef !== null && this.loopsWithoutSchema(target)) {
         // The analyzer expands such a loop to nothing, so the schema accepts anything there.
-        this.problem({ refs: new Set(), problems }, unit.schema as object, target + '/$ref', 'reference cycle without a schema');
+        this.problem({ problems, refused: new Set(), inlined: new Set() }, unit.schema as object, target + '/$ref', 'reference cycle without a schema');
       }
     }
     if (problems.length > 0) return { schema: null, problems: sortProblems(problems), unchecked: [] };
@@ -183,9 +193,16 @@ export class SchemaCompiler {
     return {
       definition: (ref) => {
         const target = this.refPointers.get(ref);
-        if (target === undefined || this.building.has(target)) return null;
+        if (target === undefined) return null;
+        if (this.building.has(target)) {
+          acc.refused.add(target);
+          return null;
+        }
         const unit = this.unit(target, target === '' ? this.document : this.targets.get(target));
-        for (const next of unit.refs) acc.refs.add(next);
+        acc.inlined.add(target);
+        for (const pointer of unit.inlined) acc.inlined.add(pointer);
+        // Its refusal of itself happened inside itself, on any path.
+        for (const pointer of unit.refused) if (pointer !== target) acc.refused.add(pointer);
         acc.problems.push(...unit.problems);
         return { pointer: target, schema: unit.schema };
       },
@@ -199,8 +216,8 @@ export class SchemaCompiler {
 
   private unit(pointer: string, node: unknown): Unit {
     const cached = this.units.get(pointer);
-    if (cached) return cached;
-    const acc: Accumulator = { refs: new Set(), problems: [] };
+    if (cached && ![...cached.inlined].some((inlined) => this.building.has(inlined))) return cached;
+    const acc: Accumulator = { problems: [], refused: new Set(), inlined: new Set() };
     this.building.add(pointer);
     let schema: unknown;
     try {
@@ -212,9 +229,29 @@ export class SchemaCompiler {
     if (isPlainObject(schema) && Object.keys(schema).length === 1 && typeof schema.$ref === 'string') {
       pureRef = this.refPointers.get(schema.$ref) ?? null;
     }
-    const unit: Unit = { schema, refs: [...acc.refs], problems: acc.problems, pureRef };
-    this.units.set(pointer, unit);
+    const unit: Unit = { schema, refs: this.referencedBy(schema), problems: acc.problems, pureRef, refused: acc.refused, inlined: acc.inlined };
+    if ([...acc.refused].every((refused) => refused === pointer)) this.units.set(pointer, unit);
     return unit;
+  }
+
+  /** The definitions a stored schema references (not those an allOf inlined), in first-seen order. */
+  private referencedBy(schema: unknown): string[] {
+    const out = new Set<string>();
+    const visited = new Set<object>();
+    const visit = (node: unknown): void => {
+      if (!isPlainObject(node) || visited.has(node)) return;
+      visited.add(node);
+      const ref = node.$ref;
+      if (typeof ref === 'string' && ref !== '#') {
+        const target = this.refPointers.get(ref);
+        if (target !== undefined) out.add(target);
+      }
+      if (isPlainObject(node.properties)) for (const name of Object.keys(node.properties)) visit(node.properties[name]);
+      visit(node.items);
+      visit(node.additionalProperties);
+    };
+    visit(schema);
+    return [...out];
   }
 
   private loopsWithoutSchema(start: string): boolean {
@@ -368,7 +405,6 @@ export class SchemaCompiler {
       if (target === undefined) return { at, reason: `unresolved reference ${quote(value)}` };
       this.targets.set(parsed.pointer, target);
     }
-    acc.refs.add(parsed.pointer);
     const ref = fragmentRef(['$defs', this.nameOf(parsed.pointer)]);
     this.refPointers.set(ref, parsed.pointer);
     return ref;
@@ -443,10 +479,17 @@ function valueAlternatives(alternatives: unknown): unknown[] | undefined {
   return nestingDepth(values) > MAX_VALUE_DEPTH ? undefined : values;
 }
 
+/**
+ * `{type: null}`, `{enum: [null]}`, or `{nullable: true}` alone: the last is how OpenAPI 3.0
+ * documents write the null alternative of "X or null" (Qdrant: `anyOf: [{$ref}, {nullable:
+ * true}]`); read literally it allows anything, which no author of such a list means.
+ */
 function isNullSchema(schema: unknown): boolean {
   if (!isPlainObject(schema)) return false;
-  const { type, enum: values, ...rest } = schema;
+  const { type, enum: values, nullable, ...rest } = schema;
   if (Object.keys(rest).some((key) => !ANNOTATIONS.has(key))) return false;
+  if (nullable !== undefined && (nullable !== true || type !== undefined || values !== undefined)) return false;
+  if (nullable === true) return true;
   if (type === 'null' && values === undefined) return true;
   return type === undefined && Array.isArray(values) && values.length === 1 && values[0] === null;
 }
