@@ -184,8 +184,9 @@ export class SchemaCompiler {
       return holder;
     }
     const list = this.notes.get(holder);
-    if (list) list.push({ pointer: at, reason });
-    else this.notes.set(holder, [{ pointer: at, reason }]);
+    if (!list) this.notes.set(holder, [{ pointer: at, reason }]);
+    // A memoised unit's schema meets the same reference-cycle check once per operation using it.
+    else if (!list.some((note) => note.pointer === at && note.reason === reason)) list.push({ pointer: at, reason });
     return holder;
   }
 
