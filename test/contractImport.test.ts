@@ -1536,7 +1536,7 @@ describe('importOpenApi: operations, media types and status selectors', () => {
     }
     expect(rejection(() => importOpenApi({ openapi: '3.0.3', paths: [] }, 'http-api'))).toEqual({ reason: 'paths is not an object', pointers: ['/paths'] });
     expect(rejection(() => importOpenApi({ openapi: '3.1.0', webhooks: 'x' }, 'http-webhook'))).toEqual({ reason: 'webhooks is not an object', pointers: ['/webhooks'] });
-    expect(rejection(() => importOpenApi({ openapi: '3.0.3', paths: {} }, 'http-api'))).toEqual({ reason: 'no importable operations: no entry of paths declares a JSON payload', pointers: ['/paths'] });
+    expect(rejection(() => importOpenApi({ openapi: '3.0.3', paths: {} }, 'http-api'))).toEqual({ reason: 'no importable operations: no entry of paths declares an operation', pointers: ['/paths'] });
     expect(rejection(() => importOpenApi({ openapi: '3.0.3', paths }, 'queue' as never)).reason).toBe('OpenAPI documents can be registered only for http-api and http-webhook Integrations');
   });
 });

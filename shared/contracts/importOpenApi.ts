@@ -76,7 +76,7 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
   const result = importer.result(version);
   if (result.operations.length === 0) {
     if (result.skipped.length === 0) {
-      throw invalidContract(`no importable operations: no entry of ${source} declares a JSON payload`, ['/' + source]);
+      throw invalidContract(`no importable operations: no entry of ${source} declares an operation`, ['/' + source]);
     }
     const pointers = [...new Set(result.skipped.map((entry) => entry.pointer))];
     throw invalidContract(`no importable operations: ${result.skipped.length} payload(s) left out, first: ${result.skipped[0].reason}`, pointers);
