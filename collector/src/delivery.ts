@@ -1,0 +1,371 @@
+// Delivery of queued envelopes to the edge (document 03 "Ingestion", rules for callers):
+// batches of at most 50 envelopes under 1 MiB, one upload in flight at a time, each body
+// serialised once and that exact string signed (again, with a fresh timestamp, on every retry).
+//
+// Outcomes of an upload:
+// - 202 (or another 2xx): delivered. 207: its accepted items delivered, its rejected items
+//   counted in `rejected` and never resent.
+// - 5xx, 408, 409, 425, 429, no answer (network error, timeout): `failedBatches`, and the same
+//   batch (same eventIds, so the edge de-duplicates) is sent again after a capped exponential
+//   backoff with full jitter, or after `Retry-After` when the answer has a valid one.
+// - 401: `rejected`, and delivery stops for good (the credentials are refused; a new token
+//   needs a new collector): what is queued and everything observed later counts in `rejected`.
+// - 403 `observation_monthly_quota_exhausted`: `quotaRejected` and `rejected`; the queue is
+//   discarded (`dropped`) and new observations are refused locally (`dropped`) until the reset.
+// - any other status (400, 403, 404, 413, …): `rejected`; the next batch goes on.
+
+import { backoffDelayMs } from './backoff.js';
+import type { Settings } from './options.js';
+import { BoundedQueue, type Queued } from './queue.js';
+import { parseRetryAfterMs } from './retryAfter.js';
+import type { CollectorCounters } from './types.js';
+import { signedHeaders, type Answer, type Uploader } from './uploader.js';
+
+/** 03 Limits: a batch body is under 1 MiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+const BODY_PREFIX = '{"envelopes":[';
+const BODY_SUFFIX = ']}';
+/** Bytes of a body around its envelopes (ASCII). */
+export const BODY_OVERHEAD = BODY_PREFIX.length + BODY_SUFFIX.length;
+/** The largest envelope that fits a batch of its own. */
+export const MAX_ENVELOPE_BYTES = MAX_BODY_BYTES - 1 - BODY_OVERHEAD;
+
+export const QUOTA_ERROR = 'observation_monthly_quota_exhausted';
+
+export type DeliveryState = NonNullable<CollectorCounters['deliveryState']>;
+
+type Mode = 'running' | 'quota-paused' | 'unauthenticated' | 'closed';
+
+interface Batch {
+  items: Queued[];
+  body: Buffer;
+  text: string;
+}
+
+interface Waiter {
+  target: number;
+  resolve: () => void;
+}
+
+/** The counters the library keeps (deliveryState is read from the delivery at snapshot time). */
+export type MutableCounters = Required<Omit<CollectorCounters, 'deliveryState'>>;
+
+const isRetryable = (status: number): boolean => status === 0 || status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
+
+/** Start of the next UTC calendar month after `nowMs`. */
+function nextUtcMonthMs(nowMs: number): number {
+  const now = new Date(nowMs);
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export class Delivery {
+  private readonly queue: BoundedQueue;
+  private mode: Mode = 'running';
+  private batch: Batch | null = null;
+  private sending = false;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryAtMs = 0;
+  private intervalTimer: NodeJS.Timeout | null = null;
+  /** The oldest queued item has waited a flush interval: a partial batch may go. */
+  private due = false;
+  private pumpScheduled = false;
+  private seq = 0;
+  private flushTarget = 0;
+  private readonly waiters: Waiter[] = [];
+  /** A ref'd handle kept while someone awaits flush(): every other handle is unref'd. */
+  private hold: NodeJS.Timeout | null = null;
+  private quotaUntilMs = 0;
+  private closing: { deadlineMs: number; timer: NodeJS.Timeout | null; resolve: () => void } | null = null;
+  private closed: Promise<void> | null = null;
+
+  constructor(
+    private readonly settings: Settings,
+    private readonly uploader: Uploader,
+    private readonly counters: MutableCounters,
+  ) {
+    this.queue = new BoundedQueue(settings.maxQueueSize);
+  }
+
+  state(): DeliveryState {
+    this.refreshQuota();
+    if (this.mode === 'running' && this.retryTimer !== null) return 'backoff';
+    return this.mode;
+  }
+
+  /**
+   * Whether a new observation may be queued; when not, it is counted here (quota pause or after
+   * close: `dropped`; after a 401: `rejected`).
+   */
+  admit(): boolean {
+    this.refreshQuota();
+    switch (this.mode) {
+      case 'running':
+        return true;
+      case 'unauthenticated':
+        this.counters.rejected++;
+        return false;
+      default:
+        this.counters.dropped++;
+        return false;
+    }
+  }
+
+  enqueue(eventId: string, text: string, bytes: number): void {
+    const dropped = this.queue.push({ seq: ++this.seq, eventId, text, bytes });
+    if (dropped) this.counters.dropped++;
+    this.counters.observed++;
+    if (this.queue.length >= this.settings.maxBatchSize) this.schedulePump();
+    else this.armInterval();
+  }
+
+  /** Resolves once what is queued now is settled, or delivery backs off or stops. Never rejects. */
+  flush(): Promise<void> {
+    this.refreshQuota();
+    const target = this.seq;
+    if (this.mode !== 'running' || this.retryTimer !== null || this.lowestUnsettled() > target) return Promise.resolve();
+    this.flushTarget = Math.max(this.flushTarget, target);
+    return new Promise<void>((resolve) => {
+      this.waiters.push({ target, resolve });
+      this.updateHold();
+      this.schedulePump();
+    });
+  }
+
+  /** Delivers what it can within `timeoutMs`, then stops for good; what is left counts as `dropped`. */
+  close(timeoutMs: number): Promise<void> {
+    if (this.closed) return this.closed;
+    this.refreshQuota();
+    this.closed = new Promise<void>((resolve) => {
+      // This timer is ref'd on purpose: the host awaits close(), which ends by it at the latest.
+      const timer = setTimeout(() => this.finishClose(), timeoutMs);
+      this.closing = { deadlineMs: Date.now() + timeoutMs, timer, resolve };
+    });
+    if (this.mode !== 'running' || (this.retryTimer !== null && this.retryAtMs > (this.closing as { deadlineMs: number }).deadlineMs)) {
+      this.finishClose();
+    } else {
+      this.schedulePump();
+    }
+    return this.closed;
+  }
+
+  private finishClose(): void {
+    const closing = this.closing;
+    if (!closing || this.mode === 'closed') return;
+    this.mode = 'closed';
+    if (closing.timer) clearTimeout(closing.timer);
+    this.clearTimers();
+    this.uploader.abortAll();
+    this.counters.dropped += (this.batch?.items.length ?? 0) + this.queue.clear().length;
+    this.batch = null;
+    this.settleWaiters();
+    closing.resolve();
+  }
+
+  private clearTimers(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.intervalTimer) clearTimeout(this.intervalTimer);
+    this.retryTimer = null;
+    this.intervalTimer = null;
+  }
+
+  private refreshQuota(): void {
+    if (this.mode === 'quota-paused' && Date.now() >= this.quotaUntilMs) {
+      this.mode = 'running';
+      this.quotaUntilMs = 0;
+      this.counters.quotaResetAtSeconds = 0;
+    }
+  }
+
+  private lowestUnsettled(): number {
+    if (this.batch) return this.batch.items[0].seq;
+    return this.queue.peek()?.seq ?? Infinity;
+  }
+
+  private settleWaiters(): void {
+    const stalled = this.mode !== 'running' || this.retryTimer !== null;
+    const lowest = this.lowestUnsettled();
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const waiter = this.waiters[i];
+      if (stalled || lowest > waiter.target) {
+        this.waiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
+    this.updateHold();
+  }
+
+  private updateHold(): void {
+    if (this.waiters.length > 0 && this.hold === null) this.hold = setInterval(() => undefined, 60_000);
+    else if (this.waiters.length === 0 && this.hold !== null) {
+      clearInterval(this.hold);
+      this.hold = null;
+    }
+  }
+
+  private armInterval(): void {
+    if (this.intervalTimer !== null || this.mode !== 'running') return;
+    this.intervalTimer = setTimeout(() => {
+      this.intervalTimer = null;
+      this.due = true;
+      this.schedulePump();
+    }, this.settings.flushIntervalMs);
+    this.intervalTimer.unref();
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    // Off the host's call stack: the batch is built and sent in a later turn of the event loop.
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      try {
+        this.pump();
+      } catch {
+        // Nothing here throws by design; never let a surprise escape into the host's loop.
+      }
+    }).unref();
+  }
+
+  private pump(): void {
+    if (this.mode !== 'running' || this.sending || this.retryTimer !== null) return;
+    if (!this.batch) {
+      const head = this.queue.peek();
+      if (!head) {
+        this.settleWaiters();
+        if (this.closing) this.finishClose();
+        return;
+      }
+      const partial = this.closing !== null || this.due || head.seq <= this.flushTarget;
+      if (this.queue.length < this.settings.maxBatchSize && !partial) {
+        this.armInterval();
+        return;
+      }
+      this.batch = this.takeBatch();
+      this.due = false;
+      if (this.queue.length > 0) this.armInterval();
+    }
+    const batch = this.batch;
+    this.sending = true;
+    void this.upload(batch).then((answer) => {
+      this.sending = false;
+      if (this.mode === 'closed' || this.batch !== batch) return;
+      this.handle(batch, answer);
+    });
+  }
+
+  private takeBatch(): Batch {
+    const items: Queued[] = [];
+    let bytes = BODY_OVERHEAD;
+    for (let item = this.queue.peek(); item && items.length < this.settings.maxBatchSize; item = this.queue.peek()) {
+      const next = bytes + item.bytes + (items.length > 0 ? 1 : 0);
+      if (next >= MAX_BODY_BYTES && items.length > 0) break;
+      items.push(this.queue.shift() as Queued);
+      bytes = next;
+    }
+    const text = BODY_PREFIX + items.map((item) => item.text).join(',') + BODY_SUFFIX;
+    return { items, text, body: Buffer.from(text, 'utf8') };
+  }
+
+  /** One attempt, signed now over the batch's exact body. Never rejects. */
+  private async upload(batch: Batch): Promise<Answer> {
+    try {
+      const headers = { ...signedHeaders(this.settings, batch.text), 'content-type': 'application/json' };
+      return await this.uploader.send(this.settings.ingestUrl, 'POST', headers, batch.body);
+    } catch (error) {
+      return { status: 0, headers: {}, body: '', error: error instanceof Error ? error.message : 'upload failed' };
+    }
+  }
+
+  private handle(batch: Batch, answer: Answer): void {
+    const size = batch.items.length;
+    const status = answer.status;
+    if (status >= 200 && status <= 299) {
+      const accepted = status === 207 ? acceptedOf(answer.body, size) : size;
+      this.counters.delivered += accepted;
+      this.counters.rejected += size - accepted;
+      this.settled();
+    } else if (isRetryable(status)) {
+      this.counters.failedBatches++;
+      this.failures++;
+      const retryAfter = parseRetryAfterMs(answer.headers['retry-after'], this.settings.maxRetryAfterMs);
+      this.retryIn(retryAfter ?? backoffDelayMs(this.failures, this.settings.initialDelayMs, this.settings.maxDelayMs));
+    } else if (status === 401) {
+      this.counters.rejected += size;
+      this.batch = null;
+      this.stop('unauthenticated');
+    } else if (status === 403 && (parseJson(answer.body) as { error?: unknown } | undefined)?.error === QUOTA_ERROR) {
+      this.counters.quotaRejected++;
+      this.counters.rejected += size;
+      this.batch = null;
+      this.pauseForQuota(answer.body);
+    } else {
+      this.counters.rejected += size;
+      this.settled();
+    }
+  }
+
+  private settled(): void {
+    this.batch = null;
+    this.failures = 0;
+    this.settleWaiters();
+    this.schedulePump();
+  }
+
+  private retryIn(delayMs: number): void {
+    const closing = this.closing;
+    if (closing && Date.now() + delayMs > closing.deadlineMs) {
+      this.finishClose();
+      return;
+    }
+    this.retryAtMs = Date.now() + delayMs;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.schedulePump();
+    }, delayMs);
+    this.retryTimer.unref();
+    this.settleWaiters();
+  }
+
+  private pauseForQuota(body: string): void {
+    const now = Date.now();
+    const resetAt = Date.parse(String((parseJson(body) as { resetAt?: unknown } | undefined)?.resetAt));
+    // A reset the local clock already passed (or none) would resend at once: wait for the next month.
+    const until = Number.isFinite(resetAt) && resetAt > now ? resetAt : nextUtcMonthMs(now);
+    this.mode = 'quota-paused';
+    this.quotaUntilMs = until;
+    this.counters.quotaResetAtSeconds = Math.floor(until / 1000);
+    this.counters.dropped += this.queue.clear().length;
+    this.clearTimers();
+    this.due = false;
+    this.settleWaiters();
+    if (this.closing) this.finishClose();
+  }
+
+  private stop(mode: 'unauthenticated'): void {
+    this.mode = mode;
+    this.counters.rejected += this.queue.clear().length;
+    this.clearTimers();
+    this.settleWaiters();
+    if (this.closing) this.finishClose();
+  }
+}
+
+/** Accepted items of a 207 (`results` by index, else `accepted`); unreadable → none. */
+export function acceptedOf(body: string, size: number): number {
+  const parsed = parseJson(body) as { results?: unknown; accepted?: unknown } | undefined;
+  if (Array.isArray(parsed?.results)) {
+    const accepted = parsed.results.filter((result) => (result as { accepted?: unknown } | null)?.accepted === true).length;
+    return Math.min(accepted, size);
+  }
+  const accepted = parsed?.accepted;
+  return typeof accepted === 'number' && Number.isInteger(accepted) && accepted >= 0 && accepted <= size ? accepted : 0;
+}

@@ -1,0 +1,156 @@
+// One observation → one envelope (document 03 "Observation envelope (ingestion)", version 0.3),
+// serialised once here. Everything the edge would refuse is refused here instead (a buildError),
+// so that nothing invalid is queued or sent. The envelope holds the body's structure and keyed
+// hashes of ids: no value of the body, and no raw id, ever goes into it.
+
+import { randomBytes } from 'node:crypto';
+import { PLACEHOLDER_DIGEST, shapeDigest } from './fingerprint.js';
+import { inspectBody } from './inspect.js';
+import { isToken, type Settings } from './options.js';
+import type { Observation, PayloadLocation } from './types.js';
+
+export const ENVELOPE_VERSION = '0.3';
+export const TENANT_PLACEHOLDER = 'ten_authenticated';
+export const ENVIRONMENT_PLACEHOLDER = 'env_authenticated';
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+const FINGERPRINT = /^sha256:[0-9a-f]{64}$/;
+const MAX_DURATION_MS = 86_400_000;
+
+// The edge's rule for a routeTemplate (shared/envelope/validate.ts concreteSegment): a segment
+// that is a UUID, a number of six or more digits, a long hex id or a date is a concrete value.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LONG_NUMBER = /^\d{6,}$/;
+const LONG_HEX_ID = /^(?=.*\d)[0-9a-f]{16,}$/i;
+const DATE_LIKE = /\d{4}-\d{2}-\d{2}/;
+
+/** A route is usually one of a handful: remember the verdicts, boundedly. */
+const routeVerdicts = new Map<string, string | null>();
+const MAX_REMEMBERED_ROUTES = 1024;
+
+function routeProblem(route: unknown, http: boolean): string | null {
+  if (!isToken(route, 256)) return 'routeTemplate must be 1 to 256 printable ASCII characters without spaces';
+  const key = (http ? 'h' : 'l') + route;
+  let verdict = routeVerdicts.get(key);
+  if (verdict === undefined) {
+    verdict = null;
+    if (route.includes('?') || route.includes('#')) verdict = 'routeTemplate must not hold a query string or fragment';
+    else if (http && !route.startsWith('/')) verdict = 'routeTemplate must be an absolute path for an HTTP protocol';
+    else if (route.split(/[/.:]/).some((s) => UUID.test(s) || LONG_NUMBER.test(s) || LONG_HEX_ID.test(s) || DATE_LIKE.test(s))) {
+      verdict = 'routeTemplate must be a stable template without ids, timestamps or dates';
+    }
+    if (routeVerdicts.size >= MAX_REMEMBERED_ROUTES) routeVerdicts.clear();
+    routeVerdicts.set(key, verdict);
+  }
+  return verdict;
+}
+
+// eventIds: `evt_` + 32 hex characters (128 random bits), drawn from a pooled buffer.
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+export function newEventId(): string {
+  if (poolOffset + 16 > pool.length) {
+    pool = randomBytes(4096);
+    poolOffset = 0;
+  }
+  const id = pool.toString('hex', poolOffset, poolOffset + 16);
+  poolOffset += 16;
+  return `evt_${id}`;
+}
+
+/** RFC 3339 UTC with milliseconds, years 1970–9999 (what the edge accepts). */
+function occurredAtOf(value: Date | number | undefined): string | null {
+  const ms = value === undefined ? Date.now() : value instanceof Date ? value.getTime() : typeof value === 'number' ? value : NaN;
+  if (!Number.isFinite(ms) || ms < 0 || ms >= 253402300800000) return null;
+  return new Date(ms).toISOString();
+}
+
+export type Built =
+  | { ok: true; eventId: string; text: string; bytes: number; inspected: boolean }
+  | { ok: false; error: string; inspected?: boolean };
+
+const fail = (error: string, inspected?: boolean): Built => (inspected === undefined ? { ok: false, error } : { ok: false, error, inspected });
+const str = JSON.stringify;
+
+/** The envelope of an observation, serialised, or why there is none. Never throws. */
+export function buildEnvelope(observation: Observation, settings: Settings): Built {
+  try {
+    return build(observation, settings);
+  } catch (error) {
+    return fail(`observation could not be read: ${error instanceof Error ? error.name : 'error'}`);
+  }
+}
+
+function build(o: Observation, s: Settings): Built {
+  if (typeof o !== 'object' || o === null) return fail('observation must be an object');
+  const http = s.protocol === 'http-api' || s.protocol === 'http-webhook';
+  const rawMethod = o.method ?? 'POST';
+  const method = typeof rawMethod === 'string' ? rawMethod.toUpperCase() : '';
+  if (!METHODS.has(method)) return fail('method must be one of GET POST PUT PATCH DELETE HEAD OPTIONS');
+  if (!http && method !== 'POST') return fail(`method must be POST for protocol ${s.protocol}`);
+  const routeError = routeProblem(o.routeTemplate, http);
+  if (routeError) return fail(routeError);
+  const route = o.routeTemplate;
+  const payloadLocation: PayloadLocation = o.payloadLocation ?? (s.protocol === 'http-api' ? 'response' : 'message');
+  if (s.protocol === 'http-api' ? payloadLocation !== 'response' && payloadLocation !== 'request' : payloadLocation !== 'message') {
+    return fail(`payloadLocation ${String(payloadLocation)} does not fit protocol ${s.protocol}`);
+  }
+  const status = o.statusCode;
+  if (!Number.isInteger(status) || !(status === 0 || (status >= 100 && status <= 599))) return fail('statusCode must be 0 or an integer from 100 through 599');
+  const duration = o.durationMs;
+  if (typeof duration !== 'number' || !Number.isFinite(duration) || duration < 0 || duration > MAX_DURATION_MS) return fail('durationMs must be a number from 0 through 86400000');
+  const attempt = o.attempt ?? 1;
+  if (!Number.isInteger(attempt) || attempt < 1 || attempt > 1000) return fail('attempt must be an integer from 1 through 1000');
+  const eventType = o.eventType ?? (s.protocol === 'http-api' ? `${method.toLowerCase()}.${payloadLocation}` : route);
+  if (!isToken(eventType, 128)) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
+  const occurredAt = occurredAtOf(o.occurredAt);
+  if (occurredAt === null) return fail('occurredAt must be a valid time from 1970 through 9999');
+  const observedFingerprint = o.contractFingerprint ?? null;
+  if (observedFingerprint !== null && (typeof observedFingerprint !== 'string' || !FINGERPRINT.test(observedFingerprint))) {
+    return fail('contractFingerprint must be sha256: followed by 64 lowercase hex characters');
+  }
+
+  // Keyed hashes: the raw ids stop here.
+  const correlation = o.correlation ?? {};
+  const outcome = o.outcome ?? {};
+  if (typeof correlation !== 'object' || typeof outcome !== 'object' || correlation === null || outcome === null) return fail('correlation and outcome must be objects');
+  const { sourceEventId, idempotencyKey } = correlation;
+  const { businessObjectId, businessObjectType } = outcome;
+  for (const [name, id] of [['sourceEventId', sourceEventId], ['idempotencyKey', idempotencyKey], ['businessObjectId', businessObjectId]] as const) {
+    if (id !== undefined && typeof id !== 'string') return fail(`${name} must be a string`);
+  }
+  if (businessObjectType !== undefined && !isToken(businessObjectType, 128)) return fail('businessObjectType must be 1 to 128 printable ASCII characters without spaces');
+  const accepted = outcome.accepted ?? (status >= 200 && status <= 299);
+  if (typeof accepted !== 'boolean') return fail('outcome.accepted must be a boolean');
+
+  const inspection = inspectBody(o.body, s.shapeLimits, s.maxInspectedBodyBytes);
+  const digest = inspection.inspected ? shapeDigest(inspection.shape) : PLACEHOLDER_DIGEST;
+
+  let correlationText = '';
+  if (sourceEventId !== undefined || idempotencyKey !== undefined || businessObjectId !== undefined) {
+    const members: string[] = [];
+    if (sourceEventId !== undefined) members.push(`"sourceEventIdHash":${str(s.hash(sourceEventId))}`);
+    if (idempotencyKey !== undefined) members.push(`"idempotencyKeyHash":${str(s.hash(idempotencyKey))}`);
+    members.push(`"hashNamespace":${str(s.hashNamespace)}`);
+    correlationText = `"correlation":{${members.join(',')}},`;
+  }
+  let outcomeText = `"accepted":${accepted}`;
+  if (businessObjectType !== undefined) outcomeText += `,"businessObjectType":${str(businessObjectType)}`;
+  if (businessObjectId !== undefined) outcomeText += `,"businessObjectIdHash":${str(s.hash(businessObjectId))}`;
+
+  const eventId = newEventId();
+  const text = '{'
+    + `"envelopeVersion":"${ENVELOPE_VERSION}","eventId":"${eventId}",`
+    + `"tenantId":"${TENANT_PLACEHOLDER}","environmentId":"${ENVIRONMENT_PLACEHOLDER}",`
+    + `"integrationId":${str(s.integrationKey)},"direction":"${s.direction}","protocol":"${s.protocol}",`
+    + `"occurredAt":"${occurredAt}","operationIdentityVersion":"1","eventType":${str(eventType)},`
+    + correlationText
+    + `"contract":{"observedFingerprint":${observedFingerprint === null ? 'null' : str(observedFingerprint)}},`
+    + `"transport":{"method":"${method}","routeTemplate":${str(route)},"payloadLocation":"${payloadLocation}",`
+    + `"statusCode":${status},"durationMs":${str(duration)},"attempt":${attempt}},`
+    + `"payload":{"storage":"none","schemaFingerprint":"${digest.fingerprint}","schemaShape":${digest.text},`
+    + `"redactionPolicyVersion":${str(s.redactionPolicyVersion)},"schemaInspected":${inspection.inspected}},`
+    + `"outcome":{${outcomeText}}`
+    + '}';
+  return { ok: true, eventId, text, bytes: Buffer.byteLength(text, 'utf8'), inspected: inspection.inspected };
+}
