@@ -248,13 +248,20 @@ export function instrumentFetch(collector: Collector, options: FetchInstrumentat
     }
   }
 
+  /** The pending call of a finished request, no longer tracked. */
+  function take(message: unknown): PendingCall | undefined {
+    const { request } = message as { request: object };
+    const call = calls.get(request);
+    if (!call) return undefined;
+    calls.delete(request);
+    abandoned.unregister(call.inspection);
+    return call;
+  }
+
   function onDone(message: unknown): void {
     try {
-      const { request } = message as { request: object };
-      const call = calls.get(request);
+      const call = take(message);
       if (!call) return;
-      calls.delete(request);
-      abandoned.unregister(call.inspection);
       if (call.statusCode === undefined) return;
       // Parsing waits for the next turn: undici publishes this before it hands the end of the
       // body to the host, which must not wait for the library.
@@ -288,11 +295,8 @@ export function instrumentFetch(collector: Collector, options: FetchInstrumentat
 
   function onError(message: unknown): void {
     try {
-      const { request } = message as { request: object };
-      const call = calls.get(request);
+      const call = take(message);
       if (!call) return;
-      calls.delete(request);
-      abandoned.unregister(call.inspection);
       dropChunks(call);
       release(call.inspection);
       if (call.statusCode === undefined) {
