@@ -1,12 +1,11 @@
 // Setup for the collector library's tests: the compiled edge process on a fixed port (so it can
 // be killed and restarted), and a recording HTTP proxy that keeps every byte a client sends.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { waitFor } from './wait.js';
+import { spawnProcess, type SpawnedProcess } from './processes.js';
 
 /** Limits high enough that a long test run never meets a window or the Sandbox allowance. */
 export const UNLIMITED_EDGE_ENV: Record<string, string> = {
@@ -18,40 +17,15 @@ export const UNLIMITED_EDGE_ENV: Record<string, string> = {
   INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: '100000000',
 };
 
-export interface EdgeProcess {
-  child: ChildProcess;
-  url: string;
-  /** Resolves once the process has exited (after kill()). */
-  exited: Promise<void>;
-  kill(signal: NodeJS.Signals): Promise<void>;
-}
+export type EdgeProcess = SpawnedProcess;
 
 /**
  * The compiled edge (dist/ingest/main.js, `npm run build` first) on `port`, on the test stores,
  * healthy when this resolves. Its clock is the real one (ENABLE_TEST_CLOCK=0), so that other test
  * files' moves of the shared test clock cannot make a collector's signatures stale.
  */
-export async function spawnEdgeProcess(port: number, env: Record<string, string> = {}): Promise<EdgeProcess> {
-  const child = spawn(process.execPath, ['dist/ingest/main.js'], {
-    env: { ...process.env, INGEST_PORT: String(port), ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', ...env },
-    stdio: 'ignore',
-  });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const url = `http://127.0.0.1:${port}`;
-  const kill = async (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    await exited;
-  };
-  try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`the edge exited with ${child.exitCode}`);
-      return (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) || undefined;
-    }, 20_000, 'the edge process to listen');
-  } catch (error) {
-    await kill('SIGKILL');
-    throw error;
-  }
-  return { child, url, exited, kill };
+export function spawnEdgeProcess(port: number, env: Record<string, string> = {}): Promise<EdgeProcess> {
+  return spawnProcess('dist/ingest/main.js', 'INGEST_PORT', { ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', ...env }, port);
 }
 
 export interface RecordedRequest {
