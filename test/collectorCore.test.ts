@@ -14,7 +14,8 @@ import { createKeyedHasher, hashNamespaceOf } from '../collector/src/keyedHash.j
 import { settingsOf, type Settings } from '../collector/src/options.js';
 import { BoundedQueue } from '../collector/src/queue.js';
 import { httpDateMs, parseRetryAfterMs } from '../collector/src/retryAfter.js';
-import { DEFAULT_SHAPE_LIMITS, PLACEHOLDER_SHAPE, mergeShapes, shapeLimitsOf, shapeOf } from '../collector/src/shape.js';
+import { DEFAULT_SHAPE_LIMITS, PLACEHOLDER_SHAPE, matchesShape, mergeShapes, shapeLimitsOf, shapeOf } from '../collector/src/shape.js';
+import { ShapeCache } from '../collector/src/shapeCache.js';
 import { MARK, assertNoValues, assertOnlyStructure, markedValues } from './helpers/collector.js';
 import { freePort } from './helpers/ports.js';
 
@@ -53,6 +54,33 @@ function envelopeOf(observation: Observation, s: Settings = settings()): Record<
   if (!built.ok) throw new Error(built.error);
   return JSON.parse(built.text);
 }
+
+describe('remembered shapes (shapeCache.ts)', () => {
+  const limits = shapeLimitsOf({ maxDepth: 6, maxFields: 5, maxArrayItems: 4 });
+  const json = fc.jsonValue({ maxDepth: 7 });
+
+  it('matchesShape is true only for a value whose shape is exactly the one given (it may say false when unsure)', () => {
+    fc.assert(fc.property(json, json, (a, b) => {
+      const shape = shapeOf(a, limits);
+      if (matchesShape(b, shape, limits)) expect(shapeOf(b, limits)).toStrictEqual(shape);
+    }), { numRuns: 2_000 });
+  });
+
+  it('matches the usual case: the same structure with other values', () => {
+    const shape = shapeOf({ id: 'a', n: 1, tags: ['x'], nested: { ok: true, at: null } });
+    expect(matchesShape({ id: 'b', n: 2, tags: ['y', 'z'], nested: { ok: false, at: null } }, shape)).toBe(true);
+    expect(matchesShape({ id: 'b', n: 2.5, tags: ['y'], nested: { ok: false, at: null } }, shape)).toBe(false);
+    expect(matchesShape({ id: 'b', n: 2, tags: ['y'], nested: { ok: false, at: null, extra: 1 } }, shape)).toBe(false);
+    expect(matchesShape({ id: 'b', n: 2, tags: ['y'], nested: { ok: false } }, shape)).toBe(false);
+  });
+
+  it('gives the digest a fresh build gives, for every body of an operation, whatever it saw before', () => {
+    fc.assert(fc.property(fc.array(json, { minLength: 1, maxLength: 20 }), (bodies) => {
+      const cache = new ShapeCache(limits);
+      for (const body of bodies) expect(cache.digestOf('GET /x response 200', body)).toStrictEqual(shapeDigest(shapeOf(body, limits)));
+    }), { numRuns: 300 });
+  });
+});
 
 describe('shapes (00-decisions §5)', () => {
   it('gives each JSON kind, integers apart from other numbers, and never a value', () => {

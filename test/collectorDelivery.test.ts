@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
@@ -218,7 +220,9 @@ describe('the monthly quota (403)', () => {
     const integration = await newIntegration();
     const edge = await inProcessEdge({ limits: { sandboxMonthlyAllowance: 60 } });
     const proxy = await proxyTo(edge.url);
-    const collector = libraryCollector(integration, proxy.url, { maxBatchSize: 50, flushIntervalMs: 60_000 });
+    // One upload at a time, so that batches wait in the queue behind the refused one (with more in
+    // flight, those already sent are refused by the edge in turn and counted in `rejected`).
+    const collector = libraryCollector(integration, proxy.url, { maxBatchSize: 50, flushIntervalMs: 60_000, maxConcurrentUploads: 1 });
     for (let i = 0; i < 50; i++) collector.observe(order(i));
     await collector.flush();
     expect(collector.counters().delivered).toBe(50);
@@ -304,6 +308,41 @@ describe('batches', () => {
     }
     expect(sizes[0].envelopes).toBe(2);
     expect(sizes.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('go up to maxConcurrentUploads at once to the edge, every envelope delivered once', { timeout: 30_000 }, async () => {
+    const integration = await newIntegration();
+    const edge = await inProcessEdge();
+    // In front of the real edge: holds each upload 50 ms and counts how many are open at once.
+    let open = 0;
+    let peak = 0;
+    const gate = createServer((request, response) => {
+      open++;
+      peak = Math.max(peak, open);
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', async () => {
+        await sleep(50);
+        const headers: Record<string, string> = {};
+        for (const name of ['authorization', 'content-type', 'x-service-connection', 'x-service-signature']) headers[name] = String(request.headers[name] ?? '');
+        const answer = await fetch(edge.url + request.url, { method: request.method, headers, body: request.method === 'POST' ? Buffer.concat(chunks) : undefined });
+        response.writeHead(answer.status, { 'content-type': 'application/json' });
+        response.end(await answer.text());
+        open--;
+      });
+    });
+    await new Promise<void>((done) => gate.listen(0, '127.0.0.1', done));
+    try {
+      const collector = libraryCollector(integration, `http://127.0.0.1:${(gate.address() as AddressInfo).port}`, { flushIntervalMs: 10, maxConcurrentUploads: 3 });
+      for (let i = 0; i < 500; i++) collector.observe(order(i));
+      await collector.flush();
+      expect(collector.counters()).toMatchObject({ observed: 500, delivered: 500, rejected: 0, failedBatches: 0 });
+      expect(peak).toBe(3);
+      const result = await clickhouse.query({ query: `SELECT count() AS rows, uniqExact(event_id) AS ids FROM observations WHERE connection_id = ${sqlLiteral(integration.connectionId)}`, format: 'JSONEachRow' });
+      expect(await result.json()).toEqual([{ rows: '500', ids: '500' }]);
+    } finally {
+      await new Promise((done) => gate.close(done));
+    }
   });
 
   it('rejected items of a 207 are counted and never resent', async () => {

@@ -1,6 +1,9 @@
 // Delivery of queued envelopes to the edge (document 03 "Ingestion", rules for callers):
-// batches of at most 50 envelopes under 1 MiB, one upload in flight at a time, each body
-// serialised once and that exact string signed (again, with a fresh timestamp, on every retry).
+// batches of at most 50 envelopes under 1 MiB, up to `maxConcurrentUploads` uploads in flight
+// (the edge answers once a batch is durable, tens of milliseconds: one at a time would cap a
+// collector near a thousand envelopes a second), each body serialised once and that exact string
+// signed (again, with a fresh timestamp, on every retry). A retryable failure pauses new uploads
+// until its backoff ends; the failed batches go first then.
 //
 // Outcomes of an upload:
 // - 202 (or another 2xx): delivered. 207: its accepted items delivered, its rejected items
@@ -69,8 +72,9 @@ function parseJson(text: string): unknown {
 export class Delivery {
   private readonly queue: BoundedQueue;
   private mode: Mode = 'running';
-  private batch: Batch | null = null;
-  private sending = false;
+  private readonly inFlight = new Set<Batch>();
+  /** Batches whose upload failed retryably, oldest first: sent again when the backoff ends. */
+  private retries: Batch[] = [];
   private failures = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   private retryAtMs = 0;
@@ -164,8 +168,9 @@ export class Delivery {
     if (closing.timer) clearTimeout(closing.timer);
     this.clearTimers();
     this.uploader.abortAll();
-    this.counters.dropped += (this.batch?.items.length ?? 0) + this.queue.clear().length;
-    this.batch = null;
+    this.counters.dropped += this.pendingItems() + this.queue.clear().length;
+    this.inFlight.clear();
+    this.retries = [];
     this.settleWaiters();
     closing.resolve();
   }
@@ -186,8 +191,18 @@ export class Delivery {
   }
 
   private lowestUnsettled(): number {
-    if (this.batch) return this.batch.items[0].seq;
-    return this.queue.peek()?.seq ?? Infinity;
+    let lowest = this.queue.peek()?.seq ?? Infinity;
+    for (const batch of this.inFlight) lowest = Math.min(lowest, batch.items[0].seq);
+    for (const batch of this.retries) lowest = Math.min(lowest, batch.items[0].seq);
+    return lowest;
+  }
+
+  /** Envelopes taken from the queue and not settled: in flight or waiting for a retry. */
+  private pendingItems(): number {
+    let count = 0;
+    for (const batch of this.inFlight) count += batch.items.length;
+    for (const batch of this.retries) count += batch.items.length;
+    return count;
   }
 
   private settleWaiters(): void {
@@ -236,28 +251,34 @@ export class Delivery {
   }
 
   private pump(): void {
-    if (this.mode !== 'running' || this.sending || this.retryTimer !== null) return;
-    if (!this.batch) {
-      const head = this.queue.peek();
-      if (!head) {
-        this.settleWaiters();
-        if (this.closing) this.finishClose();
-        return;
+    if (this.mode !== 'running' || this.retryTimer !== null) return;
+    while (this.inFlight.size < this.settings.maxConcurrentUploads) {
+      let batch = this.retries.shift();
+      if (batch === undefined) {
+        const head = this.queue.peek();
+        if (!head) break;
+        const partial = this.closing !== null || this.due || head.seq <= this.flushTarget;
+        if (this.queue.length < this.settings.maxBatchSize && !partial) {
+          this.armInterval();
+          break;
+        }
+        batch = this.takeBatch();
+        this.due = false;
+        if (this.queue.length > 0) this.armInterval();
       }
-      const partial = this.closing !== null || this.due || head.seq <= this.flushTarget;
-      if (this.queue.length < this.settings.maxBatchSize && !partial) {
-        this.armInterval();
-        return;
-      }
-      this.batch = this.takeBatch();
-      this.due = false;
-      if (this.queue.length > 0) this.armInterval();
+      this.send(batch);
     }
-    const batch = this.batch;
-    this.sending = true;
+    if (this.inFlight.size === 0 && this.retries.length === 0 && this.queue.length === 0) {
+      this.settleWaiters();
+      if (this.closing) this.finishClose();
+    }
+  }
+
+  private send(batch: Batch): void {
+    this.inFlight.add(batch);
     void this.upload(batch).then((answer) => {
-      this.sending = false;
-      if (this.mode === 'closed' || this.batch !== batch) return;
+      // After close() the batch was counted as dropped and forgotten.
+      if (!this.inFlight.delete(batch) || this.mode === 'closed') return;
       this.handle(batch, answer);
     });
   }
@@ -295,17 +316,21 @@ export class Delivery {
       this.settled();
     } else if (isRetryable(status)) {
       this.counters.failedBatches++;
+      // Delivery already stopped or paused by another batch's answer: this one goes with the queue.
+      if (this.mode === 'unauthenticated') this.counters.rejected += size;
+      else if (this.mode === 'quota-paused') this.counters.dropped += size;
+      if (this.mode !== 'running') return this.settleWaiters();
       this.failures++;
+      this.retries.push(batch);
+      this.retries.sort((a, b) => a.items[0].seq - b.items[0].seq);
       const retryAfter = parseRetryAfterMs(answer.headers['retry-after'], this.settings.maxRetryAfterMs);
       this.retryIn(retryAfter ?? backoffDelayMs(this.failures, this.settings.initialDelayMs, this.settings.maxDelayMs));
     } else if (status === 401) {
       this.counters.rejected += size;
-      this.batch = null;
       this.stop('unauthenticated');
     } else if (status === 403 && (parseJson(answer.body) as { error?: unknown } | undefined)?.error === QUOTA_ERROR) {
       this.counters.quotaRejected++;
       this.counters.rejected += size;
-      this.batch = null;
       this.pauseForQuota(answer.body);
     } else {
       this.counters.rejected += size;
@@ -314,19 +339,24 @@ export class Delivery {
   }
 
   private settled(): void {
-    this.batch = null;
     this.failures = 0;
     this.settleWaiters();
     this.schedulePump();
   }
 
+  /** Pauses new uploads for `delayMs` (or until a later pause already set ends). */
   private retryIn(delayMs: number): void {
     const closing = this.closing;
     if (closing && Date.now() + delayMs > closing.deadlineMs) {
       this.finishClose();
       return;
     }
-    this.retryAtMs = Date.now() + delayMs;
+    const retryAtMs = Date.now() + delayMs;
+    if (this.retryTimer !== null) {
+      if (retryAtMs <= this.retryAtMs) return this.settleWaiters();
+      clearTimeout(this.retryTimer);
+    }
+    this.retryAtMs = retryAtMs;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.schedulePump();
@@ -343,7 +373,8 @@ export class Delivery {
     this.mode = 'quota-paused';
     this.quotaUntilMs = until;
     this.counters.quotaResetAtSeconds = Math.floor(until / 1000);
-    this.counters.dropped += this.queue.clear().length;
+    this.counters.dropped += this.queue.clear().length + this.retries.reduce((sum, batch) => sum + batch.items.length, 0);
+    this.retries = [];
     this.clearTimers();
     this.due = false;
     this.settleWaiters();
@@ -352,7 +383,8 @@ export class Delivery {
 
   private stop(mode: 'unauthenticated'): void {
     this.mode = mode;
-    this.counters.rejected += this.queue.clear().length;
+    this.counters.rejected += this.queue.clear().length + this.retries.reduce((sum, batch) => sum + batch.items.length, 0);
+    this.retries = [];
     this.clearTimers();
     this.settleWaiters();
     if (this.closing) this.finishClose();

@@ -4,7 +4,7 @@
 // hashes of ids: no value of the body, and no raw id, ever goes into it.
 
 import { randomBytes } from 'node:crypto';
-import { PLACEHOLDER_DIGEST, shapeDigest } from './fingerprint.js';
+import { PLACEHOLDER_DIGEST } from './fingerprint.js';
 import { inspectBody } from './inspect.js';
 import { isToken, type Settings } from './options.js';
 import type { Observation, PayloadLocation } from './types.js';
@@ -123,8 +123,9 @@ function build(o: Observation, s: Settings): Built {
   const accepted = outcome.accepted ?? (status >= 200 && status <= 299);
   if (typeof accepted !== 'boolean') return fail('outcome.accepted must be a boolean');
 
-  const inspection = inspectBody(o.body, s.shapeLimits, s.maxInspectedBodyBytes);
-  const digest = inspection.inspected ? shapeDigest(inspection.shape) : PLACEHOLDER_DIGEST;
+  const operation = `${method} ${route} ${payloadLocation} ${status}`;
+  const inspection = inspectBody(o.body, s.maxInspectedBodyBytes, (value) => s.shapes.digestOf(operation, value));
+  const digest = inspection.inspected ? inspection.digest : PLACEHOLDER_DIGEST;
 
   let correlationText = '';
   if (sourceEventId !== undefined || idempotencyKey !== undefined || businessObjectId !== undefined) {

@@ -12,8 +12,13 @@ export function fingerprint(value: unknown): string {
   return fingerprintOfCanonical(canonicalJson(value));
 }
 
+export interface ShapeDigest {
+  text: string;
+  fingerprint: string;
+}
+
 /** The canonical text and fingerprint of a shape (the text is also what the envelope carries). */
-export function shapeDigest(shape: SchemaShape): { text: string; fingerprint: string } {
+export function shapeDigest(shape: SchemaShape): ShapeDigest {
   const text = canonicalJson(shape);
   return { text, fingerprint: fingerprintOfCanonical(text) };
 }
@@ -21,7 +26,7 @@ export function shapeDigest(shape: SchemaShape): { text: string; fingerprint: st
 const PLACEHOLDER_TEXT = canonicalJson(PLACEHOLDER_SHAPE);
 
 /** The placeholder shape of a body that was not inspected (constant). */
-export const PLACEHOLDER_DIGEST: Readonly<{ text: string; fingerprint: string }> = Object.freeze({
+export const PLACEHOLDER_DIGEST: Readonly<ShapeDigest> = Object.freeze({
   text: PLACEHOLDER_TEXT,
   fingerprint: fingerprintOfCanonical(PLACEHOLDER_TEXT),
 });

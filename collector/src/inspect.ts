@@ -2,10 +2,10 @@
 // else "not inspected" (the envelope then says `schemaInspected: false` with a placeholder shape).
 
 import { TextDecoder } from 'node:util';
-import { shapeOf, type ShapeLimits } from './shape.js';
-import type { ObservedBody, SchemaShape } from './types.js';
+import type { ShapeDigest } from './fingerprint.js';
+import type { ObservedBody } from './types.js';
 
-export type Inspection = { inspected: true; shape: SchemaShape } | { inspected: false };
+export type Inspection = { inspected: true; digest: ShapeDigest } | { inspected: false };
 
 const NOT_INSPECTED: Inspection = Object.freeze({ inspected: false });
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -23,13 +23,16 @@ function utf8LongerThan(text: string, max: number): boolean {
   return Buffer.byteLength(text, 'utf8') > max;
 }
 
-/** Never throws: a body that cannot be read is not inspected. */
-export function inspectBody(body: ObservedBody | undefined, limits: ShapeLimits, maxInspectedBodyBytes: number): Inspection {
+/**
+ * Never throws: a body that cannot be read is not inspected. `digestOf` gives the digest of a
+ * JSON value's shape (ShapeCache.digestOf for the observation's operation).
+ */
+export function inspectBody(body: ObservedBody | undefined, maxInspectedBodyBytes: number, digestOf: (value: unknown) => ShapeDigest): Inspection {
   try {
     if (body === undefined || body === null || typeof body !== 'object') return NOT_INSPECTED;
     if ('json' in body) {
       if (body.json === undefined) return NOT_INSPECTED;
-      return { inspected: true, shape: shapeOf(body.json, limits) };
+      return { inspected: true, digest: digestOf(body.json) };
     }
     if ('raw' in body) {
       const { raw, contentType } = body;
@@ -44,7 +47,7 @@ export function inspectBody(body: ObservedBody | undefined, limits: ShapeLimits,
       } else {
         return NOT_INSPECTED;
       }
-      return { inspected: true, shape: shapeOf(JSON.parse(text), limits) };
+      return { inspected: true, digest: digestOf(JSON.parse(text)) };
     }
     return NOT_INSPECTED;
   } catch {

@@ -2,6 +2,7 @@
 
 import { createKeyedHasher, hashNamespaceOf, type KeyedHasher } from './keyedHash.js';
 import { shapeLimitsOf, type ShapeLimits } from './shape.js';
+import { ShapeCache } from './shapeCache.js';
 import type { CollectorOptions, ConnectionCheckResult, Direction, Protocol } from './types.js';
 
 export interface Settings {
@@ -19,10 +20,13 @@ export interface Settings {
   hash: KeyedHasher;
   hashNamespace: string;
   maxBatchSize: number;
+  maxConcurrentUploads: number;
   flushIntervalMs: number;
   maxQueueSize: number;
   maxInspectedBodyBytes: number;
   shapeLimits: ShapeLimits;
+  /** The last shape per operation (per collector). */
+  shapes: ShapeCache;
   initialDelayMs: number;
   maxDelayMs: number;
   maxRetryAfterMs: number;
@@ -66,6 +70,7 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
   if (!PROTOCOLS.includes(options.protocol)) problems.push(`protocol must be one of ${PROTOCOLS.join(', ')}`);
   if (options.protocol === 'http-api' && options.direction !== 'outbound') problems.push('protocol http-api is outbound');
   if (options.protocol === 'http-webhook' && options.direction !== 'inbound') problems.push('protocol http-webhook is inbound');
+  const shapeLimits = shapeLimitsOf(options.shapeLimits);
   const hashNamespace = hashNamespaceOf(options.hashNamespace);
   if (hashNamespace === null) problems.push('hashNamespace must be 1 to 125 printable characters without spaces');
   const key = options.hashKey;
@@ -93,10 +98,12 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       hash: createKeyedHasher(key),
       hashNamespace,
       maxBatchSize: int(options.maxBatchSize, MAX_BATCH_SIZE, 1, MAX_BATCH_SIZE),
+      maxConcurrentUploads: int(options.maxConcurrentUploads, 4, 1, 16),
       flushIntervalMs: int(options.flushIntervalMs, 1_000, 1, 3_600_000),
       maxQueueSize: int(options.maxQueueSize, 10_000, 1, 10_000_000),
       maxInspectedBodyBytes: int(options.maxInspectedBodyBytes, 256 * 1024, 0, 64 * 1024 * 1024),
-      shapeLimits: shapeLimitsOf(options.shapeLimits),
+      shapeLimits,
+      shapes: new ShapeCache(shapeLimits),
       initialDelayMs,
       maxDelayMs: int(retry.maxDelayMs, 30_000, initialDelayMs, 3_600_000),
       maxRetryAfterMs: int(retry.maxRetryAfterMs, 300_000, 0, 24 * 3_600_000),

@@ -31,6 +31,8 @@ export interface CollectorOptions {
   hashNamespace?: string;
   /** Envelopes per batch, 1–50 (default 50). */
   maxBatchSize?: number;
+  /** Uploads in flight at once, 1–16 (default 4); the edge answers once a batch is durable. */
+  maxConcurrentUploads?: number;
   /** Flush interval of a partial batch (default 1,000 ms). */
   flushIntervalMs?: number;
   /** Observations queued before the oldest is dropped (default 10,000). */

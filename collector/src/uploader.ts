@@ -46,7 +46,7 @@ export class Uploader {
   constructor(protocol: string, private readonly timeoutMs: number) {
     const Agent = protocol === 'https:' ? HttpsAgent : HttpAgent;
     // One upload and one connection check at most at a time.
-    this.agent = new Agent({ keepAlive: true, maxSockets: 2, maxFreeSockets: 1, timeout: 60_000 });
+    this.agent = new Agent({ keepAlive: true, maxSockets: 17, maxFreeSockets: 16, timeout: 60_000 });
   }
 
   /** A request to `target` (an URL of the same endpoint); resolves, never rejects. */
