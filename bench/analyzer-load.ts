@@ -28,9 +28,8 @@
 // per-batch lag to the start of its analysis, and the time from load end to a drained stream.
 // See bench/README.md "Analyzer load".
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,21 +49,9 @@ import {
   flushBenchRedis, fmt, machineCpu, openBenchManagement, percentile, prepareBenchDatabases, processCpuSeconds, stopChild, tokenKey, type BenchCollector, type Sender,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
+import { freePort, parseArgs, spawnNode } from './benchProcess.js';
 
 // ------------------------------------------------------------------ options
-
-function parseArgs(argv: string[]): Map<string, string> {
-  const parsed = new Map<string, string>();
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
-    const [name, inline] = arg.slice(2).split('=', 2);
-    if (inline !== undefined) parsed.set(name, inline);
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) parsed.set(name, argv[++i]);
-    else parsed.set(name, 'true');
-  }
-  return parsed;
-}
 
 const args = parseArgs(process.argv.slice(2));
 const KNOWN = ['duration', 'rate', 'backlog', 'warmup', 'skip-backlog', 'skip-sustained', 'no-analyzer', 'collectors', 'workspaces', 'keep-data', 'json', 'analyzer-log'];
@@ -168,62 +155,12 @@ function shapedEnvelope(integrationKey: string, eventId: string, occurredAt: str
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CORES = cpus().length;
-const children = new Set<ChildProcess>();
-
-function killChildren(): void {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-}
-process.on('exit', () => killChildren());
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    killChildren();
-    process.exit(130);
-  });
-}
-
-/** Spawns a node process and resolves once a line of its stdout matches `ready`. */
-async function spawnReady(name: string, argv: string[], env: Record<string, string | undefined>, ready: RegExp, stderr: 'inherit' | 'pipe' = 'inherit'): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', stderr, 'ipc'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const line = await new Promise<string>((resolveLine, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 30 s`)), 30_000);
-    let buffered = '';
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      const found = buffered.split('\n').find((l) => ready.test(l));
-      if (found) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
-        resolveLine(found);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
-    });
-  });
-  return { child, line };
-}
-
 async function startEdge(): Promise<{ child: ChildProcess; port: number }> {
   const env = { ...process.env, ...benchEdgeEnv(), INGEST_HOST: '127.0.0.1', INGEST_PORT: '0' };
-  const { child, line } = await spawnReady('edge', [resolve(here, 'ingest-target.js'), 'edge'], env, /^\{"ready"/);
+  const { child, line } = await spawnNode('edge', [resolve(here, 'ingest-target.js'), 'edge'], env, /^\{"ready"/);
   return { child, port: (JSON.parse(line) as { port: number }).port };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 interface RunningAnalyzer {
   child: ChildProcess;
@@ -262,7 +199,7 @@ async function startAnalyzer(): Promise<RunningAnalyzer> {
     ...process.env, ...benchEdgeEnv(), ANALYZER_HOST: '127.0.0.1', ANALYZER_PORT: String(port), ANALYZER_WORKER_THREADS: ANALYZER_THREADS,
   };
   const spawnedAt = performance.now();
-  const { child } = await spawnReady('analyzer', [resolve(here, '../analyzer/main.js')], env, /^analyzer listening/, 'pipe');
+  const { child } = await spawnNode('analyzer', [resolve(here, '../analyzer/main.js')], env, /^analyzer listening/, { stderr: 'pipe' });
   const errors = new Map<string, number>();
   watchAnalyzerErrors(child, errors);
   return { child, port, spawnedAt, readyAt: performance.now(), errors };
@@ -882,7 +819,6 @@ main().then(
   () => process.exit(0),
   (error: unknown) => {
     console.error(error);
-    killChildren();
-    process.exit(1);
+    process.exit(1); // the 'exit' hook of benchProcess.ts kills the children
   },
 );

@@ -3,9 +3,8 @@
 // distinct values per index and the same structure, as a vendor's webhooks are; small statistics
 // and process helpers. Imports the collector nowhere: each benchmark imports it as a user does.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 
 /** An order webhook body with `lineCount` line items (values vary with `index`). */
 export function orderEvent(index: number, lineCount: number): Record<string, unknown> {
@@ -89,65 +88,6 @@ export function nearestRank(sorted: ArrayLike<number>, p: number): number {
 /** (max - min) / mean in %. */
 export const spreadPercent = (values: readonly number[]): number => ((Math.max(...values) - Math.min(...values)) / mean(values)) * 100;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** Node processes this benchmark started: killed (by pid, SIGKILL) if the benchmark exits early. */
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => process.exit(130));
-}
-
-/**
- * Spawns `node <argv>` and resolves once a line of its stdout matches `ready` (that line is
- * returned). Its stderr goes to ours; an IPC channel is open.
- */
-export async function spawnNode(name: string, argv: string[], env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs = 30_000): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const line = await new Promise<string>((resolveLine, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${timeoutMs} ms`)), timeoutMs);
-    let buffered = '';
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      const found = buffered.split('\n').find((candidate) => ready.test(candidate));
-      if (found !== undefined) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
-        resolveLine(found);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
-    });
-  });
-  return { child, line };
-}
-
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the child exited. */
-export async function stopNode(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** Sends `message` over IPC and resolves with the child's first answer of type `type`. */
 export function ask<T>(child: ChildProcess, message: { type: string } & Record<string, unknown>, type: string, timeoutMs = 30_000): Promise<T> {

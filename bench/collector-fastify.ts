@@ -50,29 +50,14 @@ import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BENCH_STORES, Recorder, benchEdgeEnv, createBenchCollectors, findPid, fmt, machineCpu, openBenchManagement, prepareBenchDatabases, processCpuSeconds,
+  BENCH_STORES, Recorder, benchEdgeEnv, createBenchCollectors, findPid, fmt, machineCpu, openBenchManagement, prepareBenchDatabases, processCpuSeconds, stopChild,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
-import { ask, bodyTexts, freePort, mean, runSink, spawnNode, spreadPercent, stopNode } from './collector-common.js';
+import { ask, bodyTexts, mean, runSink, spreadPercent } from './collector-common.js';
+import { freePort, parseArgs, spawnNode } from './benchProcess.js';
 
-function parseArgs(argv: string[]): Map<string, string> {
-  const parsed = new Map<string, string>();
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    if (!arg.startsWith('--')) throw new Error(`unexpected argument ${arg}`);
-    const equals = arg.indexOf('=');
-    if (equals !== -1) {
-      parsed.set(arg.slice(2, equals), arg.slice(equals + 1));
-      continue;
-    }
-    const name = arg.slice(2);
-    // --app-node-args takes the next argument whatever it looks like (node flags start with --).
-    if (i + 1 < argv.length && (name === 'app-node-args' || !argv[i + 1].startsWith('--'))) parsed.set(name, argv[++i]);
-    else parsed.set(name, 'true');
-  }
-  return parsed;
-}
-const args = parseArgs(process.argv.slice(2));
+// --app-node-args takes the next argument whatever it looks like (node flags start with --).
+const args = parseArgs(process.argv.slice(2), ['app-node-args']);
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUTE = '/webhooks/orders';
 const TARGET_DROP_PERCENT = 5;
@@ -373,9 +358,9 @@ async function main(): Promise<void> {
   if (options.json) writeFileSync(options.json, JSON.stringify({ options, results, drops, overallDrop, final: final.counters }, null, 2));
   for (const target of targets) {
     target.client.close();
-    await stopNode(target.child);
+    await stopChild(target.child);
   }
-  await stopNode(endpointChild, 20_000);
+  await stopChild(endpointChild);
 }
 
 const role = args.get('role');

@@ -28,7 +28,9 @@
 import { createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createCollector, type CollectorCounters } from '@integration-watch/collector';
-import { bodyTexts, freePort, runSink, spawnNode, stopNode } from './collector-common.js';
+import { bodyTexts, runSink } from './collector-common.js';
+import { freePort, spawnNode } from './benchProcess.js';
+import { stopChild } from './ingest-common.js';
 
 const MB = 1024 * 1024;
 const MAX_QUEUE = 10_000; // the collector's default maxQueueSize (README "Options")
@@ -250,7 +252,7 @@ async function main(): Promise<void> {
     : await Promise.all(scenarios.map(runOne));
   console.log(`\nstalled server: ${stalled.connections()} connections accepted, ${(stalled.bytes() / MB).toFixed(1)} MB read, no byte answered`);
   stalled.close();
-  if (sink) await stopNode(sink.child);
+  if (sink) await stopChild(sink.child);
 
   const mb = (bytes: number) => (bytes / MB).toFixed(1);
   console.log('\n| scenario | calls | calls/s | heap baseline | heap peak | heap plateau (max drift) | heap after GC | rss peak | rss plateau | queue full at | first drop at | observed | dropped | queued at end | failedBatches | dropped in all after close |');

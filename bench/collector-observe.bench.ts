@@ -34,7 +34,9 @@
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
 import { createCollector, type Collector, type Observation } from '@integration-watch/collector';
-import { bodyTexts, runSink, spawnNode, stopNode } from './collector-common.js';
+import { bodyTexts, runSink } from './collector-common.js';
+import { spawnNode } from './benchProcess.js';
+import { stopChild } from './ingest-common.js';
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 2000);
 const BODY_BYTES = Number(process.env.BENCH_BODY_BYTES ?? 2048);
@@ -175,5 +177,5 @@ async function main(): Promise<void> {
       + (c.dropped === 0 && c.delivered === c.observed && c.buildErrors === 0 ? ' — queue never overflowed' : ' — CHECK: drops, build errors or undelivered envelopes'));
     await collector.close(1_000);
   }
-  await stopNode(sink);
+  await stopChild(sink);
 }
