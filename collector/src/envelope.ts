@@ -140,7 +140,10 @@ function build(o: Observation, s: Settings): Built {
   if (businessObjectId !== undefined) outcomeText += `,"businessObjectIdHash":${str(s.hash(businessObjectId))}`;
 
   const eventId = newEventId();
-  const text = '{'
+  // The shape's text is the bulk of the envelope: its UTF-8 length is known with its digest, so
+  // only the parts around it are measured (and the text is not flattened here, only when joined
+  // into a batch).
+  const head = '{'
     + `"envelopeVersion":"${ENVELOPE_VERSION}","eventId":"${eventId}",`
     + `"tenantId":"${TENANT_PLACEHOLDER}","environmentId":"${ENVIRONMENT_PLACEHOLDER}",`
     + `"integrationId":${str(s.integrationKey)},"direction":"${s.direction}","protocol":"${s.protocol}",`
@@ -149,9 +152,11 @@ function build(o: Observation, s: Settings): Built {
     + `"contract":{"observedFingerprint":${observedFingerprint === null ? 'null' : str(observedFingerprint)}},`
     + `"transport":{"method":"${method}","routeTemplate":${str(route)},"payloadLocation":"${payloadLocation}",`
     + `"statusCode":${status},"durationMs":${str(duration)},"attempt":${attempt}},`
-    + `"payload":{"storage":"none","schemaFingerprint":"${digest.fingerprint}","schemaShape":${digest.text},`
-    + `"redactionPolicyVersion":${str(s.redactionPolicyVersion)},"schemaInspected":${inspection.inspected}},`
+    + `"payload":{"storage":"none","schemaFingerprint":"${digest.fingerprint}","schemaShape":`;
+  const tail = `,"redactionPolicyVersion":${str(s.redactionPolicyVersion)},"schemaInspected":${inspection.inspected}},`
     + `"outcome":{${outcomeText}}`
     + '}';
-  return { ok: true, eventId, text, bytes: Buffer.byteLength(text, 'utf8'), inspected: inspection.inspected };
+  const text = head + digest.text + tail;
+  const bytes = Buffer.byteLength(head, 'utf8') + digest.bytes + Buffer.byteLength(tail, 'utf8');
+  return { ok: true, eventId, text, bytes, inspected: inspection.inspected };
 }

@@ -15,12 +15,14 @@ export function fingerprint(value: unknown): string {
 export interface ShapeDigest {
   text: string;
   fingerprint: string;
+  /** UTF-8 length of `text` (field names may be any text). */
+  bytes: number;
 }
 
 /** The canonical text and fingerprint of a shape (the text is also what the envelope carries). */
 export function shapeDigest(shape: SchemaShape): ShapeDigest {
   const text = canonicalJson(shape);
-  return { text, fingerprint: fingerprintOfCanonical(text) };
+  return { text, fingerprint: fingerprintOfCanonical(text), bytes: Buffer.byteLength(text, 'utf8') };
 }
 
 const PLACEHOLDER_TEXT = canonicalJson(PLACEHOLDER_SHAPE);
@@ -29,4 +31,5 @@ const PLACEHOLDER_TEXT = canonicalJson(PLACEHOLDER_SHAPE);
 export const PLACEHOLDER_DIGEST: Readonly<ShapeDigest> = Object.freeze({
   text: PLACEHOLDER_TEXT,
   fingerprint: fingerprintOfCanonical(PLACEHOLDER_TEXT),
+  bytes: Buffer.byteLength(PLACEHOLDER_TEXT, 'utf8'),
 });

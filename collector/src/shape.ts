@@ -194,51 +194,68 @@ export function mergeShapes(shapes: readonly SchemaShape[], limits: ShapeLimits 
   return { kind } as SchemaShape;
 }
 
-/**
- * Whether `shapeOf(value, limits)` would be exactly `shape`, by a walk that builds nothing. A
- * body shaped like the previous one of its operation then costs this walk, not a new tree and
- * digest. Whenever the answer is not certain (a `toJSON`, a bigint, an omitted or over-long
- * field, a cut level, array items of differing shapes) it is false, and the caller builds.
- */
-export function matchesShape(value: unknown, shape: SchemaShape, limits: ShapeLimits = DEFAULT_SHAPE_LIMITS): boolean {
-  return matches(value, shape, 1, limits, { nodes: 0 });
+/** A shape prepared for matching: an object's fields in a Map, its field count precomputed. */
+export interface ShapeMatcher {
+  kind: Kind;
+  fields?: Map<string, ShapeMatcher>;
+  items?: ShapeMatcher;
 }
 
-function matches(value: unknown, shape: SchemaShape, level: number, limits: ShapeLimits, budget: { nodes: number }): boolean {
+export function shapeMatcher(shape: SchemaShape): ShapeMatcher {
+  if (shape.kind === 'object') {
+    const fields = new Map<string, ShapeMatcher>();
+    for (const name of Object.keys(shape.fields)) fields.set(name, shapeMatcher(shape.fields[name]));
+    return { kind: 'object', fields };
+  }
+  if (shape.kind === 'array') return shape.items === undefined ? { kind: 'array' } : { kind: 'array', items: shapeMatcher(shape.items) };
+  return { kind: shape.kind };
+}
+
+/**
+ * Whether `shapeOf(value, limits)` would be exactly the shape `matcher` was prepared from, by a
+ * walk that builds nothing. A body shaped like a recent one of its operation then costs this
+ * walk, not a new tree and digest. Whenever the answer is not certain (a `toJSON`, a bigint, an
+ * omitted or over-long field, a cut level, array items of differing shapes) it is false, and the
+ * caller builds.
+ */
+export function matchesShape(value: unknown, matcher: ShapeMatcher, limits: ShapeLimits = DEFAULT_SHAPE_LIMITS): boolean {
+  return matches(value, matcher, 1, limits, { nodes: 0 });
+}
+
+function matches(value: unknown, matcher: ShapeMatcher, level: number, limits: ShapeLimits, budget: { nodes: number }): boolean {
   if (++budget.nodes > MAX_SHAPE_NODES) return false;
   switch (typeof value) {
-    case 'string': return shape.kind === 'string';
-    case 'boolean': return shape.kind === 'boolean';
+    case 'string': return matcher.kind === 'string';
+    case 'boolean': return matcher.kind === 'boolean';
     case 'number':
-      if (!Number.isFinite(value)) return shape.kind === 'null';
-      return shape.kind === (Number.isInteger(value) ? 'integer' : 'number');
+      if (!Number.isFinite(value)) return matcher.kind === 'null';
+      return matcher.kind === (Number.isInteger(value) ? 'integer' : 'number');
     case 'object': break;
     default: return false;
   }
-  if (value === null) return shape.kind === 'null';
+  if (value === null) return matcher.kind === 'null';
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function' || level >= limits.maxDepth) return false;
   if (Array.isArray(value)) {
-    if (shape.kind !== 'array') return false;
+    if (matcher.kind !== 'array') return false;
     const count = Math.min(value.length, limits.maxArrayItems);
-    if (count === 0) return shape.items === undefined;
-    if (shape.items === undefined) return false;
-    for (let i = 0; i < count; i++) if (!matches(value[i], shape.items, level + 1, limits, budget)) return false;
+    if (count === 0) return matcher.items === undefined;
+    const items = matcher.items;
+    if (items === undefined) return false;
+    for (let i = 0; i < count; i++) if (!matches(value[i], items, level + 1, limits, budget)) return false;
     return true;
   }
-  if (shape.kind !== 'object') return false;
-  const fields = shape.fields;
+  const fields = matcher.fields;
+  if (fields === undefined) return false;
   const names = Object.keys(value as object);
-  if (names.length > limits.maxFields) return false;
-  let expected = 0;
-  for (const name in fields) if (Object.hasOwn(fields, name)) expected++;
-  if (names.length !== expected) return false;
+  if (names.length !== fields.size || names.length > limits.maxFields) return false;
   const record = value as Record<string, unknown>;
-  for (const name of names) {
-    if (!Object.hasOwn(fields, name)) return false;
-    const field = record[name];
+  for (let i = 0; i < names.length; i++) {
+    const child = fields.get(names[i]);
+    if (child === undefined) return false;
+    const field = record[names[i]];
     const type = typeof field;
     if (type === 'undefined' || type === 'function' || type === 'symbol') return false;
-    if (!matches(field, fields[name], level + 1, limits, budget)) return false;
+    if (!matches(field, child, level + 1, limits, budget)) return false;
   }
   return true;
 }

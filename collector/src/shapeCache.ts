@@ -5,17 +5,20 @@
 // hashing it is most of an observation's cost (bench/RESULTS.md).
 
 import { shapeDigest, type ShapeDigest } from './fingerprint.js';
-import { matchesShape, shapeOf, type ShapeLimits } from './shape.js';
-import type { SchemaShape } from './types.js';
+import { matchesShape, shapeMatcher, shapeOf, type ShapeLimits, type ShapeMatcher } from './shape.js';
 
-/** Shapes remembered per operation, most recently matched first. */
+/**
+ * Shapes remembered per operation, the most often matched first (bodies of an operation often
+ * cycle through their variants: most-recent-first would try the right one last).
+ */
 const SHAPES_PER_OPERATION = 8;
 /** Operations remembered at most; past it the cache starts over (a bound, not an LRU). */
 const MAX_OPERATIONS = 1024;
 
 interface Entry {
-  shape: SchemaShape;
+  matcher: ShapeMatcher;
   digest: ShapeDigest;
+  hits: number;
 }
 
 export class ShapeCache {
@@ -29,10 +32,11 @@ export class ShapeCache {
     if (recent !== undefined) {
       for (let i = 0; i < recent.length; i++) {
         const entry = recent[i];
-        if (!matchesShape(value, entry.shape, this.limits)) continue;
-        if (i > 0) {
-          recent.splice(i, 1);
-          recent.unshift(entry);
+        if (!matchesShape(value, entry.matcher, this.limits)) continue;
+        entry.hits++;
+        for (let j = i; j > 0 && recent[j - 1].hits < entry.hits; j--) {
+          recent[j] = recent[j - 1];
+          recent[j - 1] = entry;
         }
         return entry.digest;
       }
@@ -43,8 +47,9 @@ export class ShapeCache {
     }
     const shape = shapeOf(value, this.limits);
     const digest = shapeDigest(shape);
-    recent.unshift({ shape, digest });
-    if (recent.length > SHAPES_PER_OPERATION) recent.pop();
+    // A new shape replaces the least matched one.
+    if (recent.length >= SHAPES_PER_OPERATION) recent.pop();
+    recent.push({ matcher: shapeMatcher(shape), digest, hits: 1 });
     return digest;
   }
 }
