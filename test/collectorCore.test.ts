@@ -295,16 +295,33 @@ describe('the bounded queue', () => {
   it('drops its oldest item when full and stays in order across compactions', () => {
     const queue = new BoundedQueue(3);
     const item = (seq: number) => ({ seq, eventId: `evt_${seq}`, text: '{}', bytes: 2 });
-    expect(queue.push(item(1))).toBeUndefined();
+    expect(queue.push(item(1))).toBe(0);
     queue.push(item(2));
     queue.push(item(3));
-    expect(queue.push(item(4))?.seq).toBe(1);
+    expect(queue.push(item(4))).toBe(1);
     expect(queue.shift()?.seq).toBe(2);
     const big = new BoundedQueue(5000);
     for (let i = 0; i < 10_000; i++) big.push(item(i));
     for (let i = 5000; i < 8000; i++) expect(big.shift()?.seq).toBe(i);
     expect(big.length).toBe(2000);
     expect(big.clear().map((q) => q.seq)).toStrictEqual(Array.from({ length: 2000 }, (_, i) => 8000 + i));
+  });
+
+  it('drops its oldest items to stay within its bytes, and counts bytes through shift and clear', () => {
+    const queue = new BoundedQueue(100, 10);
+    const item = (seq: number, bytes: number) => ({ seq, eventId: `evt_${seq}`, text: 'x'.repeat(bytes), bytes });
+    expect(queue.push(item(1, 4))).toBe(0);
+    expect(queue.push(item(2, 4))).toBe(0);
+    expect(queue.push(item(3, 6))).toBe(1);
+    expect([queue.length, queue.bytes, queue.peek()?.seq]).toStrictEqual([2, 10, 2]);
+    // An item over the bound on its own is still kept (alone): envelopes are under 1 MiB, the bound is 1 MiB or more.
+    expect(queue.push(item(4, 20))).toBe(2);
+    expect([queue.length, queue.bytes, queue.peek()?.seq]).toStrictEqual([1, 20, 4]);
+    queue.shift();
+    expect(queue.bytes).toBe(0);
+    queue.push(item(5, 3));
+    queue.clear();
+    expect(queue.bytes).toBe(0);
   });
 });
 

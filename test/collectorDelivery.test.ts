@@ -94,7 +94,7 @@ describe('delivery exactly once', () => {
     const integration = await newIntegration();
     const port = await freePort();
     // Raised limits; a 1-s insert timeout settles the batch the kill interrupted within seconds;
-    // no group-commit wait, since this collector sends one batch at a time.
+    // no group-commit wait, since this collector has at most 4 batches in flight.
     const env = {
       ...UNLIMITED_EDGE_ENV, INGEST_INSERT_TIMEOUT_MS: '1000', INGEST_GROUP_COMMIT_MIN_WAIT_MS: '0', INGEST_GROUP_COMMIT_MAX_WAIT_MS: '0',
     };
@@ -102,7 +102,8 @@ describe('delivery exactly once', () => {
     cleanups.push(() => edge.kill('SIGKILL'));
     const checks: ConnectionCheckResult[] = [];
     const collector = libraryCollector(integration, edge.url, {
-      maxQueueSize: TOTAL, flushIntervalMs: 20, retry: { initialDelayMs: 20, maxDelayMs: 500 }, requestTimeoutMs: 5_000,
+      // Room for every observation (about 900 bytes each) while the edge is down: none may drop.
+      maxQueueSize: TOTAL, maxQueueBytes: 256 * 1024 * 1024, flushIntervalMs: 20, retry: { initialDelayMs: 20, maxDelayMs: 500 }, requestTimeoutMs: 5_000,
       connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
     });
     const producing = (async () => {

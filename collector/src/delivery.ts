@@ -96,7 +96,7 @@ export class Delivery {
     private readonly uploader: Uploader,
     private readonly counters: MutableCounters,
   ) {
-    this.queue = new BoundedQueue(settings.maxQueueSize);
+    this.queue = new BoundedQueue(settings.maxQueueSize, settings.maxQueueBytes);
   }
 
   state(): DeliveryState {
@@ -124,8 +124,7 @@ export class Delivery {
   }
 
   enqueue(eventId: string, text: string, bytes: number): void {
-    const dropped = this.queue.push({ seq: ++this.seq, eventId, text, bytes });
-    if (dropped) this.counters.dropped++;
+    this.counters.dropped += this.queue.push({ seq: ++this.seq, eventId, text, bytes });
     this.counters.observed++;
     if (this.queue.length >= this.settings.maxBatchSize) this.schedulePump();
     else this.armInterval();

@@ -23,6 +23,7 @@ export interface Settings {
   maxConcurrentUploads: number;
   flushIntervalMs: number;
   maxQueueSize: number;
+  maxQueueBytes: number;
   maxInspectedBodyBytes: number;
   shapeLimits: ShapeLimits;
   /** The last shape per operation (per collector). */
@@ -101,6 +102,7 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       maxConcurrentUploads: int(options.maxConcurrentUploads, 4, 1, 16),
       flushIntervalMs: int(options.flushIntervalMs, 1_000, 1, 3_600_000),
       maxQueueSize: int(options.maxQueueSize, 10_000, 1, 10_000_000),
+      maxQueueBytes: int(options.maxQueueBytes, 64 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
       maxInspectedBodyBytes: int(options.maxInspectedBodyBytes, 256 * 1024, 0, 64 * 1024 * 1024),
       shapeLimits,
       shapes: new ShapeCache(shapeLimits),

@@ -1,4 +1,5 @@
-// The bounded FIFO of serialised envelopes waiting for delivery: full, it drops its oldest item.
+// The bounded FIFO of serialised envelopes waiting for delivery, bounded by count and by bytes
+// (an envelope may be up to 1 MiB): full, it drops its oldest items.
 
 export interface Queued {
   /** Position in the order of arrival (flush() waits for the items queued before it). */
@@ -12,8 +13,10 @@ export interface Queued {
 export class BoundedQueue {
   private items: Queued[] = [];
   private head = 0;
+  /** UTF-8 bytes of the queued texts. */
+  bytes = 0;
 
-  constructor(readonly capacity: number) {}
+  constructor(readonly capacity: number, readonly maxBytes = Infinity) {}
 
   get length(): number {
     return this.items.length - this.head;
@@ -23,10 +26,15 @@ export class BoundedQueue {
     return this.items[this.head];
   }
 
-  /** Appends `item`; returns the oldest item it pushed out, if the queue was full. */
-  push(item: Queued): Queued | undefined {
-    const dropped = this.length >= this.capacity ? this.shift() : undefined;
+  /** Appends `item`; returns how many of the oldest items it pushed out to stay within bounds. */
+  push(item: Queued): number {
+    let dropped = 0;
+    while (this.length > 0 && (this.length >= this.capacity || this.bytes + item.bytes > this.maxBytes)) {
+      this.shift();
+      dropped++;
+    }
     this.items.push(item);
+    this.bytes += item.bytes;
     return dropped;
   }
 
@@ -35,6 +43,7 @@ export class BoundedQueue {
     const item = this.items[this.head];
     this.items[this.head] = undefined as unknown as Queued;
     this.head++;
+    this.bytes -= item.bytes;
     // Compact now and then, so that shifting stays O(1) amortised and memory is released.
     if (this.head >= 1024 && this.head * 2 >= this.items.length) {
       this.items = this.items.slice(this.head);
@@ -48,6 +57,7 @@ export class BoundedQueue {
     const all = this.items.slice(this.head);
     this.items = [];
     this.head = 0;
+    this.bytes = 0;
     return all;
   }
 }

@@ -37,6 +37,8 @@ export interface CollectorOptions {
   flushIntervalMs?: number;
   /** Observations queued before the oldest is dropped (default 10,000). */
   maxQueueSize?: number;
+  /** Bytes of queued envelopes before the oldest are dropped (default 64 MiB, at least 1 MiB). */
+  maxQueueBytes?: number;
   /** Bodies larger than this are not inspected (default 256 KiB). */
   maxInspectedBodyBytes?: number;
   /** Bounds of the shape tree (defaults: depth 32, 500 fields per object, 64 array items examined). */
