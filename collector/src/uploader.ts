@@ -45,7 +45,7 @@ export class Uploader {
 
   constructor(protocol: string, private readonly timeoutMs: number) {
     const Agent = protocol === 'https:' ? HttpsAgent : HttpAgent;
-    // One upload and one connection check at most at a time.
+    // Up to 16 uploads (maxConcurrentUploads) and the connection check at once.
     this.agent = new Agent({ keepAlive: true, maxSockets: 17, maxFreeSockets: 16, timeout: 60_000 });
   }
 
