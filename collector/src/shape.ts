@@ -245,17 +245,20 @@ function matches(value: unknown, matcher: ShapeMatcher, level: number, limits: S
     return true;
   }
   const fields = matcher.fields;
-  if (fields === undefined) return false;
-  const names = Object.keys(value as object);
-  if (names.length !== fields.size || names.length > limits.maxFields) return false;
+  if (fields === undefined || fields.size > limits.maxFields) return false;
   const record = value as Record<string, unknown>;
-  for (let i = 0; i < names.length; i++) {
-    const child = fields.get(names[i]);
+  let count = 0;
+  // for-in allocates no array of names; an inherited enumerable name (not in Object.keys, which
+  // shapeOf reads) makes the answer uncertain, hence false.
+  for (const name in record) {
+    if (!Object.hasOwn(record, name)) return false;
+    const child = fields.get(name);
     if (child === undefined) return false;
-    const field = record[names[i]];
+    const field = record[name];
     const type = typeof field;
     if (type === 'undefined' || type === 'function' || type === 'symbol') return false;
     if (!matches(field, child, level + 1, limits, budget)) return false;
+    count++;
   }
-  return true;
+  return count === fields.size;
 }
