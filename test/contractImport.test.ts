@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors/index.js';
 import { fingerprint, FINGERPRINT_PATTERN } from '../shared/fingerprint.js';
 import { importJsonSchema } from '../shared/contracts/importJsonSchema.js';
 import { importOpenApi, isJsonMediaType } from '../shared/contracts/importOpenApi.js';
 import type { ImportedOperation, ImportResult, UncheckedSubschema } from '../shared/contracts/types.js';
+import { asImported, declaredPayloads, escape, isObject, resolvePointer, unescape, type DeclaredPayload, type Json } from './helpers/corpusPayloads.js';
 
 // Issue 3 (contract importer), Done means: every corpus document is imported here.
 // 00-decisions §7: every declared payload of a published document is an operation; what lies
@@ -23,7 +23,6 @@ interface ManifestEntry {
   cycles: string[][];
 }
 
-type Json = Record<string, unknown>;
 
 const manifest: ManifestEntry[] = JSON.parse(readFileSync(CORPUS + 'manifest.json', 'utf8'));
 const load = (file: string): Json => JSON.parse(readFileSync(CORPUS + file, 'utf8'));
@@ -51,25 +50,12 @@ const byKey = (result: ImportResult, key: string) => {
   expect(operation, `operation ${key}`).toBeDefined();
   return operation as ImportedOperation;
 };
-const escape = (token: string) => token.replace(/~/g, '~0').replace(/\//g, '~1');
-const unescape = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 /** `pointer` is `ancestor` or lies inside it. */
 const within = (pointer: string, ancestor: string) => pointer === ancestor || pointer.startsWith(ancestor + '/');
 /** The (pointer, reason) pairs of unchecked entries, as `skipped` lists them: deduplicated and sorted. */
 const asSkipped = (unchecked: readonly UncheckedSubschema[]) => [...new Map(unchecked.map(({ pointer, reason }) => [pointer + '\u0000' + reason, { pointer, reason }])).values()]
   .sort((a, b) => compare(a.pointer, b.pointer) || compare(a.reason, b.reason));
 
-/** The node an RFC 6901 pointer names inside `root` (own members only), or undefined. */
-function resolvePointer(root: unknown, pointer: string): unknown {
-  if (pointer === '') return root;
-  let node = root;
-  for (const token of pointer.slice(1).split('/').map(unescape)) {
-    if (!isObject(node) || !Object.hasOwn(node, token)) return undefined;
-    node = node[token];
-  }
-  return node;
-}
 
 const SUBSET = new Set(['type', 'properties', 'required', 'items', 'enum', 'additionalProperties', '$ref', '$defs']);
 const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
@@ -137,70 +123,8 @@ function expectSkippedListsUnchecked(result: ImportResult): void {
   expect(keys(result)).toEqual([...keys(result)].sort(compare));
 }
 
-interface DeclaredPayload {
-  key: string;
-  route: string;
-  /** Where the payload is declared and, through local references, defined. */
-  pointers: string[];
-  /** Declares content with a JSON media type (the issue's measure). */
-  json: boolean;
-}
 
-const PATH_ITEM_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'query'];
-const SUPPORTED_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);
-const JSON_MEDIA = /^application\/([^\s/;]+\+)?json\s*(;|$)/i;
 
-// An independent, deliberately simple walk of what a document declares: every request body and
-// response (http-api) or request body (http-webhook) of every operation, with the pointers of
-// where it is declared. An operation of a supported method that declares no payload at all is
-// one payload too (its observation must not be an unknown operation).
-function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): DeclaredPayload[] {
-  const resolve = (node: unknown, pointer: string): [unknown, string[]] => {
-    const pointers = [pointer];
-    for (let hops = 0; hops < 32 && isObject(node) && typeof node.$ref === 'string' && node.$ref.startsWith('#/'); hops++) {
-      const target = node.$ref.slice(1);
-      node = resolvePointer(document, target.split('/').map((token) => escape(unescape(decodeURIComponent(token)))).join('/'));
-      pointers.push(target);
-    }
-    return [node, pointers];
-  };
-  const payloadKey = (method: string, name: string, location: string, code: string) => {
-    const selector = /^[1-5]xx$/i.test(code) ? code.toUpperCase() : /^default$/i.test(code) ? 'default' : code;
-    return `${method.toUpperCase()} ${name}:${location}:${selector}`;
-  };
-  const hasJson = (body: unknown) => isObject(body) && isObject(body.content) && Object.keys(body.content).some((type) => JSON_MEDIA.test(type.trim()));
-  const payloads: DeclaredPayload[] = [];
-  const container = document[source] as Json;
-  for (const [name, rawItem] of Object.entries(container)) {
-    if (source === 'paths' && name.startsWith('x-')) continue;
-    const [item, itemPointers] = resolve(rawItem, `/${source}/${escape(name)}`);
-    if (!isObject(item)) continue;
-    for (const method of PATH_ITEM_METHODS) {
-      const operation = item[method];
-      if (!isObject(operation)) continue;
-      const at = (suffix: string) => itemPointers.map((pointer) => `${pointer}/${method}${suffix}`);
-      const supported = SUPPORTED_METHODS.has(method);
-      let count = 0;
-      if (Object.hasOwn(operation, 'requestBody')) {
-        const [body, pointers] = resolve(operation.requestBody, at('/requestBody').at(-1) as string);
-        payloads.push({ key: payloadKey(method, name, source === 'paths' ? 'request' : 'message', 'default'), route: name, pointers: [...at('/requestBody'), ...pointers], json: hasJson(body) });
-        count++;
-      }
-      if (source === 'paths' && isObject(operation.responses)) {
-        for (const [code, rawResponse] of Object.entries(operation.responses)) {
-          if (code.startsWith('x-')) continue;
-          const [response, pointers] = resolve(rawResponse, at(`/responses/${escape(code)}`).at(-1) as string);
-          // A method outside 01 Limits leaves out only what declares content.
-          if (!supported && isObject(response) && !Object.hasOwn(response, 'content')) continue;
-          payloads.push({ key: payloadKey(method, name, 'response', code), route: name, pointers: [...at(`/responses/${escape(code)}`), ...pointers], json: hasJson(response) });
-          count++;
-        }
-      }
-      if (count === 0 && supported) payloads.push({ key: payloadKey(method, name, source === 'paths' ? 'response' : 'message', 'default'), route: name, pointers: at(''), json: false });
-    }
-  }
-  return payloads;
-}
 
 /**
  * Exact accounting: every declared payload is an operation or is left out with a reason, and
@@ -221,8 +145,6 @@ function expectExactAccounting(document: Json, source: 'paths' | 'webhooks', res
   return { payloads, imported };
 }
 
-/** The document the importer reads: a Swagger 2.0 document through its OpenAPI 3.0 conversion. */
-const asImported = (document: Json): Json => (document.swagger === '2.0' ? (upgradeFromTwoToThree(structuredClone(document)) as Json) : document);
 const uncheckedCount = (result: ImportResult) => result.operations.reduce((sum, operation) => sum + operation.unchecked.length, 0);
 
 // Per corpus document and protocol (http-api from paths, http-webhook from webhooks):

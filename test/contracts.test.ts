@@ -11,7 +11,7 @@ import { encodeInventoryCursor } from '../management/integrations/inventoryCurso
 import { setWritePause } from '../management/maintenance.js';
 import { importOpenApi } from '../shared/contracts/index.js';
 import { fingerprint } from '../shared/fingerprint.js';
-import { jsonPayloadKeys } from './helpers/corpusPayloads.js';
+import { asImported, declaredPayloads } from './helpers/corpusPayloads.js';
 import { bootstrapWorkspace, callWithKey, callWithSession, createTestContext, type TestContext } from './helpers/context.js';
 import { createIntegration, insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
 import {
@@ -159,7 +159,8 @@ describe('POST /v1/integrations/{integrationId}/contracts', () => {
         const documented = new Set(body.skipped.map((item: { pointer: string; reason: string }) => `${item.pointer} ${item.reason}`));
         for (const op of full.operations as Read[]) for (const item of op.unchecked) expect(documented.has(`${item.pointer} ${item.reason}`), `${entry.file} ${item.pointer}`).toBe(true);
         const keys = new Set(full.operations.map((op: Read) => op.operationKey));
-        const json = jsonPayloadKeys(loadCorpusDocument(entry.file), protocol);
+        const json = declaredPayloads(asImported(loadCorpusDocument(entry.file)), protocol === 'http-api' ? 'paths' : 'webhooks')
+          .filter((payload) => payload.json).map((payload) => payload.key);
         const found = json.filter((payload) => keys.has(payload)).length;
         payloads += json.length;
         imported += found;
