@@ -55,6 +55,13 @@ export type MutableCounters = Required<Omit<CollectorCounters, 'deliveryState'>>
 
 const isRetryable = (status: number): boolean => status === 0 || status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
 
+/** Envelopes in `batches`. */
+function itemsOf(batches: Iterable<Batch>): number {
+  let count = 0;
+  for (const batch of batches) count += batch.items.length;
+  return count;
+}
+
 /** Start of the next UTC calendar month after `nowMs`. */
 function nextUtcMonthMs(nowMs: number): number {
   const now = new Date(nowMs);
@@ -198,10 +205,7 @@ export class Delivery {
 
   /** Envelopes taken from the queue and not settled: in flight or waiting for a retry. */
   private pendingItems(): number {
-    let count = 0;
-    for (const batch of this.inFlight) count += batch.items.length;
-    for (const batch of this.retries) count += batch.items.length;
-    return count;
+    return itemsOf(this.inFlight) + itemsOf(this.retries);
   }
 
   private settleWaiters(): void {
@@ -372,7 +376,7 @@ export class Delivery {
     this.mode = 'quota-paused';
     this.quotaUntilMs = until;
     this.counters.quotaResetAtSeconds = Math.floor(until / 1000);
-    this.counters.dropped += this.queue.clear().length + this.retries.reduce((sum, batch) => sum + batch.items.length, 0);
+    this.counters.dropped += this.queue.clear().length + itemsOf(this.retries);
     this.retries = [];
     this.clearTimers();
     this.due = false;
@@ -382,7 +386,7 @@ export class Delivery {
 
   private stop(mode: 'unauthenticated'): void {
     this.mode = mode;
-    this.counters.rejected += this.queue.clear().length + this.retries.reduce((sum, batch) => sum + batch.items.length, 0);
+    this.counters.rejected += this.queue.clear().length + itemsOf(this.retries);
     this.retries = [];
     this.clearTimers();
     this.settleWaiters();

@@ -11,7 +11,8 @@ const NOT_INSPECTED: Inspection = Object.freeze({ inspected: false });
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** `application/json` and `application/<anything>+json`, parameters ignored, any case. */
-export function isJsonContentType(contentType: string): boolean {
+export function isJsonContentType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
   const media = contentType.split(';', 1)[0].trim().toLowerCase();
   return media === 'application/json' || (media.startsWith('application/') && media.endsWith('+json'));
 }

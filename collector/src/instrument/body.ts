@@ -3,6 +3,7 @@
 
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
+import { isJsonContentType } from '../inspect.js';
 import type { ObservedBody } from '../types.js';
 
 /** Default bound of an inspected body (the collector's default `maxInspectedBodyBytes`). */
@@ -11,12 +12,8 @@ export const DEFAULT_MAX_BYTES = 256 * 1024;
 export type NotInspected = Extract<ObservedBody, { notInspected: unknown }>['notInspected'];
 export const notInspected = (reason: NotInspected): ObservedBody => ({ notInspected: reason });
 
-/** `application/json` and `application/<x>+json`, parameters ignored, any case (the core's rule for raw bodies). */
-export function isJsonContentType(contentType: string | undefined): boolean {
-  if (!contentType) return false;
-  const essence = contentType.split(';', 1)[0].trim().toLowerCase();
-  return essence === 'application/json' || (essence.startsWith('application/') && essence.endsWith('+json'));
-}
+// The core's rule for raw bodies, so that a helper and `observe({raw})` agree on what is JSON.
+export { isJsonContentType };
 
 /** A Content-Length value as a number, or undefined when absent or not a plain decimal. */
 export function contentLength(value: string | undefined): number | undefined {
