@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 // Process-level helpers shared by the benchmarks that drive several processes: command-line
 // options, and child Node processes that are killed if the benchmark exits early.
 
@@ -78,4 +79,9 @@ export function freePort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+/** Pins a process and all its threads to one CPU (util-linux taskset), so benches can keep apart what they compare from what drives them. */
+export function pinToCpu(pid: number, cpu: number): void {
+  execFileSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' });
 }

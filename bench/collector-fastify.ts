@@ -6,7 +6,12 @@
 //
 //   npm run build && npx tsc -p bench/tsconfig.json && node dist/bench/collector-fastify.js
 //   node dist/bench/collector-fastify.js [--rounds 6] [--round-seconds 5] [--warmup 3] [--connections 32]
-//        [--body-bytes 2048] [--endpoint edge|sink] [--json FILE] [--app-node-args "--cpu-prof --cpu-prof-dir=/tmp/prof"]
+//        [--body-bytes 2048] [--endpoint edge|sink] [--limits spec|raised] [--pin] [--json FILE] [--app-node-args "--cpu-prof --cpu-prof-dir=/tmp/prof"]
+//
+// `--pin` pins both apps (all their threads) to CPU 1 and this driver and the endpoint process to
+// CPU 0 (taskset): the app under load then has a core of its own, and its requests/s measure its
+// own cost per request instead of how the scheduler shares two cores among four busy processes
+// (unpinned, rounds of the same app differ by up to 40 % on this machine).
 //
 // `--app-node-args` adds node flags to both app processes, e.g. to profile them (the profiles are
 // written when the apps stop; summarise one with dist/bench/collector-cpuprofile.js).
@@ -26,6 +31,14 @@
 //   direction inbound, protocol http-webhook); `--endpoint sink` a process that answers every
 //   upload 202 at once: no group-commit wait and no ClickHouse or edge CPU on the machine, so the
 //   collector delivers nearly everything it observes and the app pays for that delivery too.
+// - `--limits spec` (default): the edge keeps document 03's limits (6,000 observations and 600
+//   requests a minute per Integration, 30,000 per workspace) and the collector its default budget,
+//   which it reads from the edge's connection check: what a user runs. It builds at most the
+//   budget (a tenth at once, then 90 a second) and counts the rest in `throttled`.
+//   `--limits raised`: the edge's limits raised (bench/ingest-common.ts benchEdgeEnv) and the
+//   collector's budget lifted (`maxObservationsPerMinute: 0`): it builds every observation, the
+//   case of an operator who raised the limits. With `--endpoint sink`, `spec` leaves the collector
+//   its default budget (6,000 a minute: the sink's answer to the connection check has no limits).
 //
 // Against the real edge each upload waits for the group commit (≥ 50 ms), so delivery is bounded
 // by maxConcurrentUploads (default 4) batches of 50 per commit wait; what the queue cannot hold is
@@ -53,8 +66,8 @@ import {
   BENCH_STORES, Recorder, benchEdgeEnv, createBenchCollectors, findPid, fmt, machineCpu, openBenchManagement, prepareBenchDatabases, processCpuSeconds, stopChild,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
-import { ask, bodyTexts, mean, runSink, spreadPercent } from './collector-common.js';
-import { freePort, parseArgs, spawnNode } from './benchProcess.js';
+import { ask, bodyTexts, mean, median, runSink, spreadPercent } from './collector-common.js';
+import { freePort, parseArgs, pinToCpu, spawnNode } from './benchProcess.js';
 
 // --app-node-args takes the next argument whatever it looks like (node flags start with --).
 const args = parseArgs(process.argv.slice(2), ['app-node-args']);
@@ -67,9 +80,12 @@ interface CollectorConfig {
   integrationKey: string;
   connectionKey: string;
   ingestToken: string;
+  maxObservationsPerMinute?: number;
 }
 
-type Counters = { observed: number; delivered: number; dropped: number; failedBatches: number; rejected: number; buildErrors: number; skippedInspections: number };
+type Counters = {
+  observed: number; delivered: number; dropped: number; throttled: number; failedBatches: number; rejected: number; buildErrors: number; skippedInspections: number;
+};
 interface AppStatus {
   type: 'status';
   counters: (Counters & { connectionStatus: number; deliveryState?: string }) | null;
@@ -147,9 +163,14 @@ async function createWebhookIntegration(): Promise<Omit<CollectorConfig, 'endpoi
   }
 }
 
-async function startEdge(): Promise<{ child: ChildProcess; port: number }> {
+/** Document 03's limits (shared/config.ts defaults), in place of benchEdgeEnv's raised ones. */
+const SPEC_LIMITS_ENV = {
+  INGEST_INTEGRATION_REQUESTS_PER_MIN: '600', INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: '6000', INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: '30000',
+};
+
+async function startEdge(limits: 'spec' | 'raised'): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
-  const env = { ...process.env, ...benchEdgeEnv(), INGEST_HOST: '127.0.0.1', INGEST_PORT: String(port) };
+  const env = { ...process.env, ...benchEdgeEnv(), ...(limits === 'spec' ? SPEC_LIMITS_ENV : {}), INGEST_HOST: '127.0.0.1', INGEST_PORT: String(port) };
   const { child } = await spawnNode('edge', [resolve(here, '../ingest/main.js')], env, /listening on/);
   return { child, port };
 }
@@ -219,7 +240,7 @@ async function closedLoop(target: Target, connections: number, seconds: number, 
   return { seconds: (end - started) / 1000 };
 }
 
-const counterNames: (keyof Counters)[] = ['observed', 'delivered', 'dropped', 'failedBatches', 'rejected', 'buildErrors', 'skippedInspections'];
+const counterNames: (keyof Counters)[] = ['observed', 'delivered', 'dropped', 'throttled', 'failedBatches', 'rejected', 'buildErrors', 'skippedInspections'];
 const countersOf = (status: AppStatus): Counters | null => (status.counters ? Object.fromEntries(counterNames.map((name) => [name, status.counters![name]])) as Counters : null);
 const minus = (a: Counters, b: Counters): Counters => Object.fromEntries(counterNames.map((name) => [name, a[name] - b[name]])) as Counters;
 const plus = (a: Counters, b: Counters): Counters => Object.fromEntries(counterNames.map((name) => [name, a[name] + b[name]])) as Counters;
@@ -256,7 +277,7 @@ function printPhase(result: PhaseResult): void {
   const c = result.collector;
   console.log(`round ${result.round + 1} ${result.variant.padEnd(12)} ${fmt(result.perSecond).padStart(7)} req/s  p50 ${fmt(result.p50, 2)} ms  p99 ${fmt(result.p99, 2)} ms`
     + `${result.non200 ? `  non-200 ${result.non200} (${result.errorSample ?? ''})` : ''}  app ${fmt(result.appCpuUsPerRequest, 1)} µs CPU/req  CPU % [${cpu}] machine ${fmt(result.machineBusyPercent)} %`
-    + (c ? `  collector: observed ${fmt(c.observed)}, delivered ${fmt(c.delivered)}, dropped ${fmt(c.dropped)}, failedBatches ${c.failedBatches}, rejected ${c.rejected}` : ''));
+    + (c ? `  collector: observed ${fmt(c.observed)}, throttled ${fmt(c.throttled)}, delivered ${fmt(c.delivered)}, dropped ${fmt(c.dropped)}, failedBatches ${c.failedBatches}, rejected ${c.rejected}` : ''));
 }
 
 // ------------------------------------------------------------------ main
@@ -269,24 +290,29 @@ async function main(): Promise<void> {
   };
   const options = {
     rounds: num('rounds', 6), roundSeconds: num('round-seconds', 5), warmup: num('warmup', 3), connections: num('connections', 32),
-    bodyBytes: num('body-bytes', 2048), endpoint: args.get('endpoint') ?? 'edge', json: args.get('json'),
+    bodyBytes: num('body-bytes', 2048), endpoint: args.get('endpoint') ?? 'edge', limits: args.get('limits') ?? 'spec', json: args.get('json'),
     appNodeArgs: (args.get('app-node-args') ?? '').split(' ').filter((arg) => arg !== ''),
+    pin: args.has('pin'),
   };
   if (options.endpoint !== 'edge' && options.endpoint !== 'sink') throw new Error('--endpoint must be edge or sink');
+  if (options.limits !== 'spec' && options.limits !== 'raised') throw new Error('--limits must be spec or raised');
+  // The sink answers the connection check 202 without limits: the collector keeps its default budget.
+  const budget = options.limits === 'spec' ? {} : { maxObservationsPerMinute: 0 };
 
   let endpointChild: ChildProcess;
   let config: CollectorConfig;
   if (options.endpoint === 'edge') {
     const credentials = await createWebhookIntegration();
-    const edge = await startEdge();
+    const edge = await startEdge(options.limits as 'spec' | 'raised');
     endpointChild = edge.child;
-    config = { endpoint: `http://127.0.0.1:${edge.port}`, ...credentials };
+    config = { endpoint: `http://127.0.0.1:${edge.port}`, ...credentials, ...budget };
     console.log(`edge: node dist/ingest/main.js on port ${edge.port} (pid ${edge.child.pid}), bench stores ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, `
-      + `Live inbound http-webhook Integration ${credentials.integrationKey}`);
+      + `Live inbound http-webhook Integration ${credentials.integrationKey}, limits ${options.limits}, `
+      + `collector budget ${budget.maxObservationsPerMinute === 0 ? 'lifted' : "the edge's"}`);
   } else {
     const { child, line } = await spawnNode('sink', [fileURLToPath(import.meta.url), '--role', 'sink'], process.env, /^\{"ready"/);
     endpointChild = child;
-    config = { endpoint: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`, integrationKey: 'int_bench_sink', connectionKey: 'conn_bench_sink', ingestToken: 'tok_bench_sink_0123456789abcdef' };
+    config = { endpoint: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`, integrationKey: 'int_bench_sink', connectionKey: 'conn_bench_sink', ingestToken: 'tok_bench_sink_0123456789abcdef', ...budget };
     console.log(`endpoint: a 202 sink at ${config.endpoint} (pid ${child.pid})`);
   }
 
@@ -297,6 +323,12 @@ async function main(): Promise<void> {
     const port = (JSON.parse(line) as { port: number }).port;
     console.log(`app ${variant}: pid ${child.pid}, port ${port}`);
     targets.push({ variant, child, client: new RawHttpClient('127.0.0.1', port, options.connections, 30_000), requests: requestsFor(port, options.bodyBytes) });
+  }
+  if (options.pin) {
+    pinToCpu(process.pid, 0);
+    if (endpointChild.pid) pinToCpu(endpointChild.pid, 0);
+    for (const target of targets) if (target.child.pid) pinToCpu(target.child.pid, 1);
+    console.log('pinned: apps to CPU 1; driver and endpoint to CPU 0');
   }
   const pids: Record<string, number | null> = {
     plain: targets[0].child.pid ?? null, instrumented: targets[1].child.pid ?? null, [options.endpoint]: endpointChild.pid ?? null,
@@ -345,11 +377,11 @@ async function main(): Promise<void> {
     + `${fmt(cpuPerRequest(plain), 1)} | ${fmt(cpuPerRequest(instrumented), 1)} | ${fmt(cpuPerRequest(instrumented) - cpuPerRequest(plain), 1)} | `
     + `${collectorTotal ? `${fmt(collectorTotal.observed)} / ${fmt(collectorTotal.delivered)} / ${fmt(collectorTotal.dropped)}` : '–'} |`);
   console.log(`\nthroughput drop ${fmt(overallDrop, 1)} % overall (target ≤ ${TARGET_DROP_PERCENT} %: ${overallDrop <= TARGET_DROP_PERCENT ? 'met' : 'NOT met'}); `
-    + `per round ${drops.map((d) => `${fmt(d, 1)} %`).join(', ')} (min ${fmt(Math.min(...drops), 1)}, max ${fmt(Math.max(...drops), 1)}); `
+    + `per round ${drops.map((d) => `${fmt(d, 1)} %`).join(', ')} (median ${fmt(median(drops), 1)}, min ${fmt(Math.min(...drops), 1)}, max ${fmt(Math.max(...drops), 1)}); `
     + `plain req/s spread ${fmt(spreadPercent(plain.map((r) => r.perSecond)), 1)} %, instrumented ${fmt(spreadPercent(instrumented.map((r) => r.perSecond)), 1)} %`);
   if (collectorTotal) {
     console.log(`collector during the measured phases: observed ${fmt(collectorTotal.observed)} (${fmt(collectorTotal.observed / measuredSeconds)}/s), `
-      + `delivered ${fmt(collectorTotal.delivered)} (${fmt(collectorTotal.delivered / measuredSeconds)}/s), dropped ${fmt(collectorTotal.dropped)} `
+      + `throttled ${fmt(collectorTotal.throttled)}, delivered ${fmt(collectorTotal.delivered)} (${fmt(collectorTotal.delivered / measuredSeconds)}/s), dropped ${fmt(collectorTotal.dropped)} `
       + `(${fmt((collectorTotal.dropped / Math.max(1, collectorTotal.observed)) * 100, 1)} % of observed), failedBatches ${collectorTotal.failedBatches}, rejected ${collectorTotal.rejected}, `
       + `buildErrors ${collectorTotal.buildErrors}`);
   }

@@ -20,6 +20,8 @@ interface Window {
   limit: number;
   cost: number;
   code: WindowCode;
+  /** What the window counts: a batch is one request and its items are observations. */
+  counts: 'requests' | 'observations';
 }
 
 /**
@@ -115,16 +117,31 @@ export class Admission {
     const windows: Window[] = [];
     if (credential.mode === 'sandbox') {
       windows.push(
-        { key: IngestKeys.sandboxAccountRequests(credential.accountId), limit: limits.sandboxAccountRequestsPerMin, cost: 1, code: 'sandbox_request_rate_limited' },
-        { key: IngestKeys.sandboxAccountEnvelopes(credential.accountId), limit: limits.sandboxAccountEnvelopesPerMin, cost: itemCount, code: 'sandbox_observation_rate_limited' },
+        { key: IngestKeys.sandboxAccountRequests(credential.accountId), limit: limits.sandboxAccountRequestsPerMin, cost: 1, code: 'sandbox_request_rate_limited', counts: 'requests' },
+        { key: IngestKeys.sandboxAccountEnvelopes(credential.accountId), limit: limits.sandboxAccountEnvelopesPerMin, cost: itemCount, code: 'sandbox_observation_rate_limited', counts: 'observations' },
       );
     }
     windows.push(
-      { key: IngestKeys.integrationRequests(credential.connectionId), limit: limits.integrationRequestsPerMin, cost: 1, code: 'workload_rate_limited' },
-      { key: IngestKeys.integrationObservations(credential.connectionId), limit: limits.integrationObservationsPerMin, cost: itemCount, code: 'workload_rate_limited' },
-      { key: IngestKeys.workspaceObservations(credential.workspaceId), limit: limits.workspaceObservationsPerMin, cost: itemCount, code: 'workload_rate_limited' },
+      { key: IngestKeys.integrationRequests(credential.connectionId), limit: limits.integrationRequestsPerMin, cost: 1, code: 'workload_rate_limited', counts: 'requests' },
+      { key: IngestKeys.integrationObservations(credential.connectionId), limit: limits.integrationObservationsPerMin, cost: itemCount, code: 'workload_rate_limited', counts: 'observations' },
+      { key: IngestKeys.workspaceObservations(credential.workspaceId), limit: limits.workspaceObservationsPerMin, cost: itemCount, code: 'workload_rate_limited', counts: 'observations' },
     );
     return windows;
+  }
+
+  /**
+   * The most a collector of this connection can send per minute, from the same windows (the
+   * connection check tells collectors, which pace themselves to it; the workspace's window is
+   * shared with its other Integrations, so this is an upper bound).
+   */
+  budgetOf(credential: IngestCredential): { observationsPerMinute: number; requestsPerMinute: number } {
+    let observationsPerMinute = Number.MAX_SAFE_INTEGER;
+    let requestsPerMinute = Number.MAX_SAFE_INTEGER;
+    for (const window of this.windowsOf(credential, 1)) {
+      if (window.counts === 'requests') requestsPerMinute = Math.min(requestsPerMinute, window.limit);
+      else observationsPerMinute = Math.min(observationsPerMinute, window.limit);
+    }
+    return { observationsPerMinute, requestsPerMinute };
   }
 
   async admit(credential: IngestCredential, request: AdmissionRequest): Promise<AdmissionResult> {

@@ -399,6 +399,7 @@ export class IngestPipeline {
         direction: credential.direction,
         protocol: credential.protocol,
         credentialStatus: 'active',
+        limits: this.admission.budgetOf(credential),
       });
     }
   }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { validateEnvelope } from '../shared/envelope/validate.js';
 import { canonicalJson as referenceCanonicalJson, fingerprint as referenceFingerprint } from '../shared/fingerprint.js';
 import { backoffDelayMs } from '../collector/src/backoff.js';
+import { ObservationBudget } from '../collector/src/budget.js';
 import { canonicalJson } from '../collector/src/canonicalJson.js';
 import { createCollector } from '../collector/src/collector.js';
 import type { CollectorOptions, Observation, SchemaShape } from '../collector/src/types.js';
@@ -234,6 +235,63 @@ describe('keyed hashes', () => {
     expect(hashNamespaceOf('has space')).toBeNull();
     expect(hashNamespaceOf('x'.repeat(126))).toBeNull();
     expect(hashNamespaceOf('x'.repeat(125))).toHaveLength(128);
+  });
+});
+
+describe('the observation budget (budget.ts)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('lets a tenth of the minute through at once, then refills the rest evenly', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const budget = new ObservationBudget(600);
+    let taken = 0;
+    while (budget.take()) taken++;
+    expect(taken).toBe(60);
+    vi.advanceTimersByTime(1_000);
+    taken = 0;
+    while (budget.take()) taken++;
+    expect(taken).toBe(9);
+  });
+
+  it('never lets more than the budget through in any 60 seconds, whatever the arrivals', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 1_000 }),
+      // Arrivals: a gap in ms, then a burst of requests at one instant.
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 1, max: 60 })), { minLength: 1, maxLength: 1_500, size: 'max' }),
+      (perMinute, arrivals) => {
+        vi.useFakeTimers({ toFake: ['Date'] });
+        try {
+          const budget = new ObservationBudget(perMinute);
+          const admitted: number[] = [];
+          for (const [gap, burst] of arrivals) {
+            vi.advanceTimersByTime(gap);
+            for (let i = 0; i < burst; i++) if (budget.take()) admitted.push(Date.now());
+          }
+          for (let start = 0, end = 0; end < admitted.length; end++) {
+            while (admitted[end] - admitted[start] >= 60_000) start++;
+            if (end - start + 1 > perMinute) return false;
+          }
+          return true;
+        } finally {
+          vi.useRealTimers();
+        }
+      },
+    ), { numRuns: 100 });
+  });
+
+  it('0 lifts it, and a clock stepped back refills nothing', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const lifted = new ObservationBudget(0);
+    for (let i = 0; i < 100_000; i++) expect(lifted.take()).toBe(true);
+    const budget = new ObservationBudget(60);
+    for (let i = 0; i < 6; i++) expect(budget.take()).toBe(true);
+    expect(budget.take()).toBe(false);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    expect(budget.take()).toBe(false);
+    budget.set(0);
+    expect(budget.take()).toBe(true);
   });
 });
 

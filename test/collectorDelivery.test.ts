@@ -52,6 +52,8 @@ function libraryCollector(integration: Pick<Collector, 'integrationKey' | 'conne
     protocol: integration.protocol,
     hashKey: 'delivery-test',
     connectionCheck: false,
+    // These tests are about delivery: the observation budget has its own.
+    maxObservationsPerMinute: 0,
     ...options,
   });
   cleanups.push(() => collector.close(0));
@@ -104,6 +106,9 @@ describe('delivery exactly once', () => {
     const collector = libraryCollector(integration, edge.url, {
       // Room for every observation (about 900 bytes each) while the edge is down: none may drop.
       maxQueueSize: TOTAL, maxQueueBytes: 256 * 1024 * 1024, flushIntervalMs: 20, retry: { initialDelayMs: 20, maxDelayMs: 500 }, requestTimeoutMs: 5_000,
+      // The edge's limits are raised, so is the collector's budget (before the check answers it
+      // would be the default 6,000 a minute).
+      maxObservationsPerMinute: 0,
       connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
     });
     const producing = (async () => {
@@ -213,6 +218,36 @@ describe('429 with Retry-After', () => {
       expect(next.headers['x-service-signature']).not.toBe(attempt.headers['x-service-signature']);
     }
     expect(collector.counters()).toMatchObject({ failedBatches: refused.length, rejected: 0, dropped: 0 });
+  });
+});
+
+describe('the observation budget', () => {
+  it("paces the collector to the edge's budget from the connection check: nothing past it is built, and no 429", { timeout: 30_000 }, async () => {
+    // A Sandbox Integration: the edge's limits are 1,000 observations and 100 requests a minute.
+    const integration = await newIntegration();
+    const edge = await inProcessEdge();
+    const proxy = await proxyTo(edge.url);
+    const checks: ConnectionCheckResult[] = [];
+    const collector = libraryCollector(integration, proxy.url, {
+      maxObservationsPerMinute: undefined, connectionCheck: true, onConnectionCheck: (result) => checks.push(result), flushIntervalMs: 10,
+    });
+    await waitFor(() => checks[0], 5_000, 'the connection check');
+    expect(checks[0].body).toMatchObject({ limits: { observationsPerMinute: 1_000, requestsPerMinute: 100 } });
+    // A burst of 1,000: a tenth of the minute's budget is built at once, the rest counted.
+    for (let i = 0; i < 1_000; i++) collector.observe(order(i));
+    const first = collector.counters();
+    expect(first.observed).toBeGreaterThanOrEqual(100);
+    expect(first.observed).toBeLessThanOrEqual(101);
+    expect(first.throttled).toBe(1_000 - first.observed);
+    await collector.flush();
+    expect(collector.counters()).toMatchObject({ delivered: first.observed, failedBatches: 0, rejected: 0, dropped: 0 });
+    expect(new Set(uploads(proxy).map((r) => r.status))).toStrictEqual(new Set([202]));
+    // The rest of the budget comes evenly: 900 over the minute, 15 a second.
+    await sleep(1_000);
+    for (let i = 0; i < 100; i++) collector.observe(order(i));
+    const refilled = collector.counters().observed - first.observed;
+    expect(refilled).toBeGreaterThanOrEqual(14);
+    expect(refilled).toBeLessThan(100);
   });
 });
 

@@ -62,11 +62,11 @@ interface Row {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An Integration of the given protocol and a library collector sending its observations to the edge. */
-async function integration(name: string, protocol: IntegrationConfig['protocol'], direction?: IntegrationConfig['direction']) {
+async function integration(name: string, protocol: IntegrationConfig['protocol'], direction?: IntegrationConfig['direction'], options: Partial<lib.CollectorOptions> = {}) {
   const config = await createCollector(ctx, apiKey, { protocol, ...(direction ? { direction } : {}), name });
   const collector = lib.createCollector({
     endpoint: edge.url, integrationKey: config.integrationKey, connectionKey: config.connectionKey, ingestToken: config.ingestToken,
-    direction: config.direction, protocol: config.protocol, connectionCheck: false, flushIntervalMs: 60_000,
+    direction: config.direction, protocol: config.protocol, connectionCheck: false, flushIntervalMs: 60_000, ...options,
   });
   opened.push(collector);
   return { config, collector };
@@ -442,6 +442,35 @@ describe('fastifyCollector and expressCollector (inbound http-webhook)', () => {
     const stored = await observationRows(clickhouse, config.connectionId);
     expect(stored.filter((entry) => entry.source_event_id_hash !== '').map((entry) => entry.status_code)).toEqual([200]);
     expect(JSON.stringify(stored)).not.toContain('evt_1NffrFeUfNV2Hib');
+  });
+
+  it('reads nothing of a request past the observation budget, and the host gets every answer', async () => {
+    // 60 a minute: 6 at once (a tenth), then one every 1.2 s.
+    const { config, collector } = await integration('Budgeted webhooks', 'http-webhook', undefined, { maxObservationsPerMinute: 60 });
+    const app = Fastify({ logger: false });
+    let correlations = 0;
+    await app.register(instrument.fastifyCollector, {
+      collector,
+      correlation: () => {
+        correlations++;
+        return {};
+      },
+    });
+    app.post('/webhooks/:provider', async () => ({ received: true }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
+    try {
+      for (let i = 0; i < 20; i++) expect(await post(`${base}/webhooks/stripe`, JSON.stringify(WEBHOOK), 'application/json')).toBe(200);
+    } finally {
+      await app.close();
+    }
+    const observed = collector.counters().observed;
+    // The twenty requests take well under the 1.2 s of one more place.
+    expect(observed).toBeGreaterThanOrEqual(6);
+    expect(observed).toBeLessThanOrEqual(7);
+    expect(collector.counters()).toMatchObject({ throttled: 20 - observed, buildErrors: 0 });
+    expect(correlations).toBe(observed);
+    expect(await storedRows(config, collector, observed)).toHaveLength(observed);
   });
 
   it('records Express 5 webhooks: baseUrl + route path, express.json() and express.raw() bodies, absent bodies', async () => {

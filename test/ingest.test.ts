@@ -612,7 +612,26 @@ describe('GET /v1/collector/connection', () => {
       direction: 'outbound',
       protocol: 'http-api',
       credentialStatus: 'active',
+      // The smallest admission windows of a Live connection: its own and its workspace's.
+      limits: {
+        observationsPerMinute: Math.min(edge.config.limits.integrationObservationsPerMin, edge.config.limits.workspaceObservationsPerMin),
+        requestsPerMinute: edge.config.limits.integrationRequestsPerMin,
+      },
     });
+  });
+
+  it('tells collectors the budget of the windows the admission enforces, a Sandbox account\'s included', async () => {
+    const limited = await startEdge(ctx, clickhouse, {
+      limits: { integrationObservationsPerMin: 700, integrationRequestsPerMin: 70, workspaceObservationsPerMin: 500, sandboxAccountEnvelopesPerMin: 300, sandboxAccountRequestsPerMin: 90 },
+    });
+    try {
+      const live = (await setup({ mode: 'live' })).collector;
+      const sandbox = (await setup({ mode: 'sandbox' })).collector;
+      expect((await checkConnection(limited, live)).body.limits).toStrictEqual({ observationsPerMinute: 500, requestsPerMinute: 70 });
+      expect((await checkConnection(limited, sandbox)).body.limits).toStrictEqual({ observationsPerMinute: 300, requestsPerMinute: 70 });
+    } finally {
+      await limited.close();
+    }
   });
 
   it('answers 401 when credentials or signing fail', async () => {

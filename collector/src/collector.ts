@@ -2,6 +2,7 @@
 // method is wrapped, invalid options give a collector that sends nothing and says why
 // (onConnectionCheck, `deliveryState: 'misconfigured'`), failures become counters.
 
+import { DEFAULT_OBSERVATIONS_PER_MINUTE, ObservationBudget } from './budget.js';
 import { Delivery, MAX_ENVELOPE_BYTES, type MutableCounters } from './delivery.js';
 import { buildEnvelope } from './envelope.js';
 import { settingsOf, type Settings } from './options.js';
@@ -15,7 +16,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 function newCounters(): MutableCounters {
   return {
     observed: 0, delivered: 0, failedBatches: 0, rejected: 0, dropped: 0, buildErrors: 0,
-    skippedInspections: 0, pendingInspections: 0, quotaRejected: 0, quotaResetAtSeconds: 0, connectionStatus: -1,
+    skippedInspections: 0, pendingInspections: 0, quotaRejected: 0, quotaResetAtSeconds: 0, throttled: 0, connectionStatus: -1,
   };
 }
 
@@ -29,6 +30,12 @@ function report(callback: ((result: ConnectionCheckResult) => void) | undefined,
   } catch {
     // the host's own callback failed: nothing to do
   }
+}
+
+/** The edge's observation budget for this connection, from the connection check's `limits`, if it says. */
+function edgeBudget(result: ConnectionCheckResult): number | undefined {
+  const perMinute = (result.body as { limits?: { observationsPerMinute?: unknown } } | undefined)?.limits?.observationsPerMinute;
+  return result.ok && typeof perMinute === 'number' && Number.isInteger(perMinute) && perMinute > 0 ? perMinute : undefined;
 }
 
 /** The signed `GET <endpoint>/v1/collector/connection` (signature over `<t>.` and the empty body). Never rejects. */
@@ -95,6 +102,13 @@ export function createCollector(options: CollectorOptions): Collector {
       observe() {
         counters.buildErrors++;
       },
+      admit() {
+        counters.buildErrors++;
+        return false;
+      },
+      observeAdmitted() {
+        counters.buildErrors++;
+      },
       flush: () => Promise.resolve(),
       close: () => Promise.resolve(),
       counters: () => ({ ...counters, deliveryState: 'misconfigured' }),
@@ -108,13 +122,35 @@ export function createCollector(options: CollectorOptions): Collector {
   const s = settings;
   const uploader = new Uploader(s.ingestUrl.protocol, s.requestTimeoutMs);
   const delivery = new Delivery(s, uploader, counters);
+  const budget = new ObservationBudget(s.maxObservationsPerMinute ?? DEFAULT_OBSERVATIONS_PER_MINUTE);
 
   if (s.connectionCheck) {
     void checkConnection(s, uploader).then((result) => {
       counters.connectionStatus = result.status;
+      // Without an explicit budget, the edge's own for this connection applies.
+      const edge = s.maxObservationsPerMinute === undefined ? edgeBudget(result) : undefined;
+      if (edge !== undefined) budget.set(edge);
       report(s.onConnectionCheck, result);
     });
   }
+
+  /** Whether an observation starting now is built; when not, counted where it belongs. */
+  const admit = (): boolean => {
+    if (!delivery.admit()) return false;
+    if (budget.take()) return true;
+    counters.throttled++;
+    return false;
+  };
+
+  const build = (observation: Observation): void => {
+    const built = buildEnvelope(observation, s);
+    if (built.inspected === false) counters.skippedInspections++;
+    if (!built.ok || built.bytes > MAX_ENVELOPE_BYTES) {
+      counters.buildErrors++;
+      return;
+    }
+    delivery.enqueue(built.eventId, built.text, built.bytes);
+  };
 
   return {
     direction: s.direction,
@@ -122,14 +158,23 @@ export function createCollector(options: CollectorOptions): Collector {
 
     observe(observation: Observation): void {
       try {
-        if (!delivery.admit()) return;
-        const built = buildEnvelope(observation, s);
-        if (built.inspected === false) counters.skippedInspections++;
-        if (!built.ok || built.bytes > MAX_ENVELOPE_BYTES) {
-          counters.buildErrors++;
-          return;
-        }
-        delivery.enqueue(built.eventId, built.text, built.bytes);
+        if (admit()) build(observation);
+      } catch {
+        counters.buildErrors++;
+      }
+    },
+
+    admit(): boolean {
+      try {
+        return admit();
+      } catch {
+        return false;
+      }
+    },
+
+    observeAdmitted(observation: Observation): void {
+      try {
+        build(observation);
       } catch {
         counters.buildErrors++;
       }

@@ -16,6 +16,7 @@ export const ENVIRONMENT_PLACEHOLDER = 'env_authenticated';
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 const FINGERPRINT = /^sha256:[0-9a-f]{64}$/;
 const MAX_DURATION_MS = 86_400_000;
+const str = JSON.stringify;
 
 // The edge's rule for a routeTemplate (shared/envelope/validate.ts concreteSegment): a segment
 // that is a UUID, a number of six or more digits, a long hex id or a date is a concrete value.
@@ -48,6 +49,15 @@ function routeProblem(route: unknown, http: boolean): string | null {
 // eventIds: `evt_` + 32 hex characters (128 random bits), drawn from a pooled buffer.
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
+/** The members every envelope of a collector shares, serialised once (Settings.envelopeFragments). */
+export function envelopeFragmentsOf(integrationKey: string, direction: string, protocol: string, redactionPolicyVersion: string): { head: string; payloadTail: string } {
+  return {
+    head: `{"envelopeVersion":"${ENVELOPE_VERSION}","tenantId":"${TENANT_PLACEHOLDER}","environmentId":"${ENVIRONMENT_PLACEHOLDER}",`
+      + `"integrationId":${str(integrationKey)},"direction":${str(direction)},"protocol":${str(protocol)},"operationIdentityVersion":"1",`,
+    payloadTail: `,"redactionPolicyVersion":${str(redactionPolicyVersion)},"schemaInspected":`,
+  };
+}
+
 export function newEventId(): string {
   if (poolOffset + 16 > pool.length) {
     pool = randomBytes(4096);
@@ -58,11 +68,24 @@ export function newEventId(): string {
   return `evt_${id}`;
 }
 
-/** RFC 3339 UTC with milliseconds, years 1970–9999 (what the edge accepts). */
-function occurredAtOf(value: Date | number | undefined): string | null {
+/**
+ * RFC 3339 UTC with milliseconds, years 1970–9999 (what the edge accepts). Most calls fall in the
+ * same second as the previous one: its `YYYY-MM-DDTHH:MM:SS.` is kept and only the milliseconds
+ * are appended.
+ */
+let secondStartMs = -1;
+let secondPrefix = '';
+const MILLIS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
+export function occurredAtOf(value: Date | number | undefined): string | null {
   const ms = value === undefined ? Date.now() : value instanceof Date ? value.getTime() : typeof value === 'number' ? value : NaN;
   if (!Number.isFinite(ms) || ms < 0 || ms >= 253402300800000) return null;
-  return new Date(ms).toISOString();
+  const whole = Math.floor(ms);
+  const second = whole - (whole % 1000);
+  if (second !== secondStartMs) {
+    secondPrefix = new Date(second).toISOString().slice(0, 20);
+    secondStartMs = second;
+  }
+  return secondPrefix + MILLIS[whole - second];
 }
 
 export type Built =
@@ -70,7 +93,6 @@ export type Built =
   | { ok: false; error: string; inspected?: boolean };
 
 const fail = (error: string, inspected?: boolean): Built => (inspected === undefined ? { ok: false, error } : { ok: false, error, inspected });
-const str = JSON.stringify;
 
 /** The envelope of an observation, serialised, or why there is none. Never throws. */
 export function buildEnvelope(observation: Observation, settings: Settings): Built {
@@ -116,9 +138,9 @@ function build(o: Observation, s: Settings): Built {
   if (typeof correlation !== 'object' || typeof outcome !== 'object' || correlation === null || outcome === null) return fail('correlation and outcome must be objects');
   const { sourceEventId, idempotencyKey } = correlation;
   const { businessObjectId, businessObjectType } = outcome;
-  for (const [name, id] of [['sourceEventId', sourceEventId], ['idempotencyKey', idempotencyKey], ['businessObjectId', businessObjectId]] as const) {
-    if (id !== undefined && typeof id !== 'string') return fail(`${name} must be a string`);
-  }
+  if (sourceEventId !== undefined && typeof sourceEventId !== 'string') return fail('sourceEventId must be a string');
+  if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') return fail('idempotencyKey must be a string');
+  if (businessObjectId !== undefined && typeof businessObjectId !== 'string') return fail('businessObjectId must be a string');
   if (businessObjectType !== undefined && !isToken(businessObjectType, 128)) return fail('businessObjectType must be 1 to 128 printable ASCII characters without spaces');
   const accepted = outcome.accepted ?? (status >= 200 && status <= 299);
   if (typeof accepted !== 'boolean') return fail('outcome.accepted must be a boolean');
@@ -140,23 +162,18 @@ function build(o: Observation, s: Settings): Built {
   if (businessObjectId !== undefined) outcomeText += `,"businessObjectIdHash":${str(s.hash(businessObjectId))}`;
 
   const eventId = newEventId();
-  // The shape's text is the bulk of the envelope: its UTF-8 length is known with its digest, so
-  // only the parts around it are measured (and the text is not flattened here, only when joined
-  // into a batch).
-  const head = '{'
-    + `"envelopeVersion":"${ENVELOPE_VERSION}","eventId":"${eventId}",`
-    + `"tenantId":"${TENANT_PLACEHOLDER}","environmentId":"${ENVIRONMENT_PLACEHOLDER}",`
-    + `"integrationId":${str(s.integrationKey)},"direction":"${s.direction}","protocol":"${s.protocol}",`
-    + `"occurredAt":"${occurredAt}","operationIdentityVersion":"1","eventType":${str(eventType)},`
+  // Every member around the shape is ASCII (tokens checked above or in the options, hex digests,
+  // numbers, fixed words), so the parts' UTF-8 lengths are their string lengths; the shape's text,
+  // the bulk of the envelope, comes with its length from the digest and is not flattened here,
+  // only when joined into a batch.
+  const head = `${s.envelopeFragments.head}"eventId":"${eventId}","occurredAt":"${occurredAt}","eventType":${str(eventType)},`
     + correlationText
-    + `"contract":{"observedFingerprint":${observedFingerprint === null ? 'null' : str(observedFingerprint)}},`
+    + `"contract":{"observedFingerprint":${observedFingerprint === null ? 'null' : `"${observedFingerprint}"`}},`
     + `"transport":{"method":"${method}","routeTemplate":${str(route)},"payloadLocation":"${payloadLocation}",`
     + `"statusCode":${status},"durationMs":${str(duration)},"attempt":${attempt}},`
     + `"payload":{"storage":"none","schemaFingerprint":"${digest.fingerprint}","schemaShape":`;
-  const tail = `,"redactionPolicyVersion":${str(s.redactionPolicyVersion)},"schemaInspected":${inspection.inspected}},`
-    + `"outcome":{${outcomeText}}`
-    + '}';
+  const tail = `${s.envelopeFragments.payloadTail}${inspection.inspected}},"outcome":{${outcomeText}}}`;
   const text = head + digest.text + tail;
-  const bytes = Buffer.byteLength(head, 'utf8') + digest.bytes + Buffer.byteLength(tail, 'utf8');
+  const bytes = head.length + digest.bytes + tail.length;
   return { ok: true, eventId, text, bytes, inspected: inspection.inspected };
 }

@@ -1,5 +1,7 @@
 // The options, checked once and turned into settings with every default applied.
 
+import { DEFAULT_OBSERVATIONS_PER_MINUTE } from './budget.js';
+import { envelopeFragmentsOf } from './envelope.js';
 import { createKeyedHasher, hashNamespaceOf, type KeyedHasher } from './keyedHash.js';
 import { shapeLimitsOf, type ShapeLimits } from './shape.js';
 import { ShapeCache } from './shapeCache.js';
@@ -25,6 +27,8 @@ export interface Settings {
   maxQueueSize: number;
   maxQueueBytes: number;
   maxInspectedBodyBytes: number;
+  /** Undefined: the edge's budget (collector.ts). */
+  maxObservationsPerMinute: number | undefined;
   shapeLimits: ShapeLimits;
   /** The last shape per operation (per collector). */
   shapes: ShapeCache;
@@ -33,6 +37,8 @@ export interface Settings {
   maxRetryAfterMs: number;
   requestTimeoutMs: number;
   redactionPolicyVersion: string;
+  /** The envelope members that are the same for every observation of this collector. */
+  envelopeFragments: { head: string; payloadTail: string };
   onConnectionCheck?: (result: ConnectionCheckResult) => void;
   connectionCheck: boolean;
 }
@@ -104,6 +110,7 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       maxQueueSize: int(options.maxQueueSize, 10_000, 1, 10_000_000),
       maxQueueBytes: int(options.maxQueueBytes, 64 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
       maxInspectedBodyBytes: int(options.maxInspectedBodyBytes, 256 * 1024, 0, 64 * 1024 * 1024),
+      maxObservationsPerMinute: options.maxObservationsPerMinute === undefined ? undefined : int(options.maxObservationsPerMinute, DEFAULT_OBSERVATIONS_PER_MINUTE, 0, 1_000_000_000),
       shapeLimits,
       shapes: new ShapeCache(shapeLimits),
       initialDelayMs,
@@ -111,6 +118,7 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       maxRetryAfterMs: int(retry.maxRetryAfterMs, 300_000, 0, 24 * 3_600_000),
       requestTimeoutMs: int(options.requestTimeoutMs, 10_000, 1, 600_000),
       redactionPolicyVersion,
+      envelopeFragments: envelopeFragmentsOf(options.integrationKey, options.direction, options.protocol, redactionPolicyVersion),
       ...(options.onConnectionCheck ? { onConnectionCheck: options.onConnectionCheck } : {}),
       connectionCheck: options.connectionCheck !== false,
     },

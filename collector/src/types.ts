@@ -51,6 +51,14 @@ export interface CollectorOptions {
   redactionPolicyVersion?: string;
   /** Called once with the result of the start-up connection check (never throws into the host). */
   onConnectionCheck?: (result: ConnectionCheckResult) => void;
+  /**
+   * Observations built per minute at most (a token bucket: a tenth at once, the rest evenly); past
+   * it an observation is counted in `throttled` and nothing of it is read. Default: the edge's
+   * budget for the connection, from the connection check (document 03 Limits: 6,000 per
+   * Integration, 1,000 for a Sandbox account), 6,000 until it answers. 0 lifts the budget (for an
+   * edge whose operator raised the limits).
+   */
+  maxObservationsPerMinute?: number;
   /** Skip the start-up connection check (tests, short-lived scripts). */
   connectionCheck?: boolean;
 }
@@ -117,6 +125,11 @@ export interface CollectorCounters {
   /** Unix seconds of the UTC quota reset while a quota pause is active, else 0. */
   quotaResetAtSeconds: number;
   /**
+   * Observations not built because the observation budget was spent (`maxObservationsPerMinute`):
+   * the edge would have refused them (429). Additive field of this library.
+   */
+  throttled: number;
+  /**
    * HTTP status of the start-up connection check (`GET /v1/collector/connection`): 0 when no
    * answer arrived, -1 while it runs or when it is skipped (`connectionCheck: false`).
    * Additive field of this library (always present in its snapshots).
@@ -132,8 +145,16 @@ export interface CollectorCounters {
 }
 
 export interface Collector {
-  /** Queues one observation. Never throws. */
+  /** Queues one observation (unless the budget is spent, see `throttled`). Never throws. */
   observe(observation: Observation): void;
+  /**
+   * For instrumentation that must decide before it captures anything: whether an operation
+   * starting now will be observed. True takes its place in the budget; then record it with
+   * `observeAdmitted`. False is already counted (`throttled`, `dropped` or `rejected`). Never throws.
+   */
+  admit(): boolean;
+  /** Queues an observation `admit()` let in. Never throws. */
+  observeAdmitted(observation: Observation): void;
   /** Sends what is queued now; resolves when done or when delivery is paused. Never rejects. */
   flush(): Promise<void>;
   /** Flushes what it can within `timeoutMs` (default 5,000), then stops for good. Never rejects. */

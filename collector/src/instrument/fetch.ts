@@ -22,7 +22,7 @@ import type { Collector, ObservedBody, Observation, PayloadLocation } from '../t
 import {
   DEFAULT_MAX_BYTES, contentLength, decodableEncoding, isJsonContentType, notInspected, parseJsonBytes, parseJsonText,
 } from './body.js';
-import { elapsed, record, start, tryCall, type Started } from './observe.js';
+import { admitted, elapsed, recordAdmitted, start, tryCall, type Started } from './observe.js';
 import { routeResolver, transportMethod, type RouteOptions } from './route.js';
 
 export interface FetchInstrumentationOptions extends RouteOptions {
@@ -87,6 +87,8 @@ function planner(collector: Collector, options: FetchInstrumentationOptions): (u
     if (!allowed(url.origin)) return undefined;
     const own = tryCall(() => collector.isOwnRequest(url));
     if (own !== false) return undefined;
+    // Past the collector's budget the call is not followed at all.
+    if (!admitted(collector)) return undefined;
     return { method, routeTemplate: resolve(url.href, url.pathname, method) };
   };
 }
@@ -284,7 +286,7 @@ export function instrumentFetch(collector: Collector, options: FetchInstrumentat
           body = call.declaredLength === undefined || call.declaredLength > 0 ? notInspected('stream') : notInspected('absent');
         }
       }
-      record(collector, observation(call.plan, call.started, call.statusCode ?? 0, call.durationMs ?? elapsed(call.started), body));
+      recordAdmitted(collector, observation(call.plan, call.started, call.statusCode ?? 0, call.durationMs ?? elapsed(call.started), body));
     } catch {
       // Never into the host.
     } finally {
@@ -301,10 +303,10 @@ export function instrumentFetch(collector: Collector, options: FetchInstrumentat
       release(call.inspection);
       if (call.statusCode === undefined) {
         // 03 transport rule 1: no protocol response arrived.
-        record(collector, observation(call.plan, call.started, 0, elapsed(call.started), notInspected('absent')));
+        recordAdmitted(collector, observation(call.plan, call.started, 0, elapsed(call.started), notInspected('absent')));
       } else {
         // The response arrived but its body did not complete (reset, aborted, cancelled by the host).
-        record(collector, observation(call.plan, call.started, call.statusCode, call.durationMs ?? elapsed(call.started), call.verdict ?? notInspected('error')));
+        recordAdmitted(collector, observation(call.plan, call.started, call.statusCode, call.durationMs ?? elapsed(call.started), call.verdict ?? notInspected('error')));
       }
     } catch {
       // Never into the host.
@@ -436,13 +438,13 @@ export function observeFetch(collector: Collector, fetchImpl: FetchFunction = gl
     try {
       response = await wrappedCalls.run(true, () => fetchImpl(input, init));
     } catch (error) {
-      record(collector, { ...observation(target, started, 0, elapsed(started), sentBody ?? notInspected('absent')), payloadLocation });
+      recordAdmitted(collector, { ...observation(target, started, 0, elapsed(started), sentBody ?? notInspected('absent')), payloadLocation });
       throw error;
     }
 
     try {
       const durationMs = elapsed(started);
-      const done = (body: ObservedBody) => record(collector, { ...observation(target, started, response.status, durationMs, body), payloadLocation });
+      const done = (body: ObservedBody) => recordAdmitted(collector, { ...observation(target, started, response.status, durationMs, body), payloadLocation });
       if (sentBody !== undefined) {
         done(sentBody);
       } else {

@@ -12,6 +12,24 @@ export function record(collector: Collector, observation: Observation): void {
   }
 }
 
+/** Whether the collector observes an operation starting now (Collector.admit); false if it throws. */
+export function admitted(collector: Collector): boolean {
+  try {
+    return collector.admit() === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Queues an observation `admitted` let in; a failure of the collector never reaches the host. */
+export function recordAdmitted(collector: Collector, observation: Observation): void {
+  try {
+    collector.observeAdmitted(observation);
+  } catch {
+    // Collector.observeAdmitted never throws; if one did, the host must not notice.
+  }
+}
+
 /** A monotonic start mark plus the wall-clock time the operation began. */
 export interface Started {
   mark: number;

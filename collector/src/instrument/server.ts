@@ -8,7 +8,7 @@
 
 import type { Collector, Observation } from '../types.js';
 import { DEFAULT_MAX_BYTES, contentLength, headerValue, notInspected, serverBody } from './body.js';
-import { elapsed, record, start, tryCall, type Started } from './observe.js';
+import { admitted, elapsed, recordAdmitted, start, tryCall, type Started } from './observe.js';
 import { acceptableRoute, strippedPath, transportMethod } from './route.js';
 
 export interface InboundOptions {
@@ -39,27 +39,46 @@ interface InboundRequest {
   body?: unknown;
 }
 
-/** Builds and records one inbound observation; never throws. */
-function recordInbound(
-  collector: Collector, options: InboundOptions, request: InboundRequest, frameworkRoute: unknown, statusCode: number, started: Started,
-): void {
+/** An inbound request the collector observes: its verb and route template. */
+interface Admitted {
+  method: string;
+  route: string;
+}
+
+/**
+ * Whether to observe an inbound request, and as what; never throws. The collector's budget is
+ * asked last when `include` is given (a request it excludes must not spend it), else first, so
+ * that past the budget nothing of the request is read.
+ */
+function admitInbound(collector: Collector, options: InboundOptions, rawMethod: unknown, url: string, frameworkRoute: unknown): Admitted | undefined {
   try {
-    const method = transportMethod(request.method);
-    if (!method || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) return;
-    let routeTemplate: string | undefined = acceptableRoute(frameworkRoute) ? frameworkRoute : undefined;
-    if (routeTemplate === undefined) {
-      const given = tryCall(() => options.routeTemplate?.(request.url, method));
-      routeTemplate = acceptableRoute(given) ? given : strippedPath(request.url);
+    if (!options.include && !admitted(collector)) return undefined;
+    const method = transportMethod(rawMethod);
+    if (!method) return undefined;
+    let route: string | undefined = acceptableRoute(frameworkRoute) ? frameworkRoute : undefined;
+    if (route === undefined) {
+      const given = tryCall(() => options.routeTemplate?.(url, method));
+      route = acceptableRoute(given) ? given : strippedPath(url);
     }
-    const route = routeTemplate;
-    if (options.include && tryCall(() => options.include?.(method, route)) !== true) return;
+    const template = route;
+    if (options.include && (tryCall(() => options.include?.(method, template)) !== true || !admitted(collector))) return undefined;
+    return { method, route };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Builds and records the observation of an admitted inbound request once it was answered; never throws. */
+function recordInbound(collector: Collector, options: InboundOptions, request: InboundRequest, admitted: Admitted, statusCode: number, started: Started): void {
+  try {
+    if (!Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) return;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     const body = options.inspectBodies === false
       ? notInspected('absent')
       : serverBody(request.body, headerValue(request.headers, 'content-type'), contentLength(headerValue(request.headers, 'content-length')), maxBytes);
     const correlation = tryCall(() => options.correlation?.(request));
-    record(collector, {
-      method, routeTemplate: route, payloadLocation: 'message', statusCode, durationMs: elapsed(started), occurredAt: started.at, body,
+    recordAdmitted(collector, {
+      method: admitted.method, routeTemplate: admitted.route, payloadLocation: 'message', statusCode, durationMs: elapsed(started), occurredAt: started.at, body,
       ...(correlation ? { correlation } : {}),
     });
   } catch {
@@ -83,6 +102,8 @@ export interface FastifyRequestLike {
 /** The members of a Fastify reply read here. */
 export interface FastifyReplyLike {
   statusCode: number;
+  /** The Node response: its 'finish' event ends an observed request. */
+  raw: { once(event: 'finish', listener: () => void): unknown };
 }
 
 type HookDone = (error?: Error) => void;
@@ -90,7 +111,6 @@ type HookDone = (error?: Error) => void;
 /** The member of a Fastify instance used here. */
 export interface FastifyInstanceLike {
   addHook(name: 'onRequest', hook: (request: FastifyRequestLike, reply: FastifyReplyLike, done: HookDone) => void): unknown;
-  addHook(name: 'onResponse', hook: (request: FastifyRequestLike, reply: FastifyReplyLike, done: HookDone) => void): unknown;
 }
 
 export interface FastifyCollectorOptions extends InboundOptions {
@@ -105,21 +125,14 @@ function fastifyCollectorPlugin(instance: FastifyInstanceLike, options: FastifyC
   try {
     const collector = options?.collector;
     if (collector && observesInboundWebhooks(collector)) {
-      const started = new WeakMap<object, Started>();
-      instance.addHook('onRequest', (request, _reply, next) => {
+      // One onRequest hook, and a 'finish' listener on admitted requests only: an onResponse hook
+      // would make Fastify add response listeners to every request, throttled or not.
+      instance.addHook('onRequest', (request, reply, next) => {
         try {
-          started.set(request, start());
-        } catch {
-          // Never into the host.
-        }
-        next();
-      });
-      instance.addHook('onResponse', (request, reply, next) => {
-        try {
-          const began = started.get(request);
-          if (began) {
-            started.delete(request);
-            recordInbound(collector, options, request, request.routeOptions?.url, reply.statusCode, began);
+          const admitted = admitInbound(collector, options, request.method, request.url, request.routeOptions?.url);
+          if (admitted) {
+            const started = start();
+            reply.raw.once('finish', () => recordInbound(collector, options, request, admitted, reply.statusCode, started));
           }
         } catch {
           // Never into the host.
@@ -138,7 +151,7 @@ function fastifyCollectorPlugin(instance: FastifyInstanceLike, options: FastifyC
  * Fastify's encapsulation (`Symbol.for('skip-override')`), so its hooks apply to the context it is
  * registered in (the whole app when registered on the root; register it inside a plugin to cover
  * that plugin's routes only, or use `include`). Records method, Fastify's route template as is
- * (`/webhooks/:provider`), the reply's status code, the duration from onRequest to onResponse and
+ * (`/webhooks/:provider`), the reply's status code, the duration from onRequest to the response's end and
  * the parsed JSON request body (payloadLocation `message`). Registers nothing unless the collector
  * is an inbound `http-webhook` one.
  */
@@ -190,12 +203,14 @@ export function expressCollector(collector: Collector, options: InboundOptions =
   if (!observesInboundWebhooks(collector)) return (_request, _response, next) => next();
   return (request, response, next) => {
     try {
-      const began = start();
+      const started = start();
       response.once('finish', () => {
         try {
-          recordInbound(collector, options, {
-            method: request.method, url: request.originalUrl ?? request.url, headers: request.headers, body: request.body,
-          }, expressRoute(request), response.statusCode, began);
+          const url = request.originalUrl ?? request.url;
+          const admitted = admitInbound(collector, options, request.method, url, expressRoute(request));
+          if (admitted) {
+            recordInbound(collector, options, { method: request.method, url, headers: request.headers, body: request.body }, admitted, response.statusCode, started);
+          }
         } catch {
           // Never into the host.
         }
