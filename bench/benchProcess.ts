@@ -81,7 +81,15 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Pins a process and all its threads to one CPU (util-linux taskset), so benches can keep apart what they compare from what drives them. */
-export function pinToCpu(pid: number, cpu: number): void {
-  execFileSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' });
+/** The CPU list a process may run on (`taskset -p`), e.g. `0,1` or `0-1`. */
+export function cpuAffinity(pid: number): string {
+  return execFileSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' }).trim().split(':').pop()!.trim();
+}
+
+/**
+ * Pins a process and all its threads to CPUs (util-linux taskset), so benches can keep apart what
+ * they compare from what drives them. `cpus` is a taskset list: `1`, `0-1`.
+ */
+export function pinToCpu(pid: number, cpus: number | string): void {
+  execFileSync('taskset', ['-a', '-cp', String(cpus), String(pid)], { stdio: 'ignore' });
 }

@@ -8,8 +8,9 @@
 //   node dist/bench/collector-fastify.js [--rounds 6] [--round-seconds 5] [--warmup 3] [--connections 32]
 //        [--body-bytes 2048] [--endpoint edge|sink] [--limits spec|raised] [--pin] [--json FILE] [--app-node-args "--cpu-prof --cpu-prof-dir=/tmp/prof"]
 //
-// `--pin` pins both apps (all their threads) to CPU 1 and this driver and the endpoint process to
-// CPU 0 (taskset): the app under load then has a core of its own, and its requests/s measure its
+// `--pin` pins both apps (all their threads) to CPU 1 and this driver, the endpoint process and the
+// stores (ClickHouse, Redis, PostgreSQL; their affinity is restored at the end) to CPU 0
+// (taskset): the app under load then has a core of its own, and its requests/s measure its
 // own cost per request instead of how the scheduler shares two cores among four busy processes
 // (unpinned, rounds of the same app differ by up to 40 % on this machine).
 //
@@ -67,7 +68,7 @@ import {
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
 import { ask, bodyTexts, mean, median, runSink, spreadPercent } from './collector-common.js';
-import { freePort, parseArgs, pinToCpu, spawnNode } from './benchProcess.js';
+import { cpuAffinity, freePort, parseArgs, pinToCpu, spawnNode } from './benchProcess.js';
 
 // --app-node-args takes the next argument whatever it looks like (node flags start with --).
 const args = parseArgs(process.argv.slice(2), ['app-node-args']);
@@ -324,16 +325,20 @@ async function main(): Promise<void> {
     console.log(`app ${variant}: pid ${child.pid}, port ${port}`);
     targets.push({ variant, child, client: new RawHttpClient('127.0.0.1', port, options.connections, 30_000), requests: requestsFor(port, options.bodyBytes) });
   }
-  if (options.pin) {
-    pinToCpu(process.pid, 0);
-    if (endpointChild.pid) pinToCpu(endpointChild.pid, 0);
-    for (const target of targets) if (target.child.pid) pinToCpu(target.child.pid, 1);
-    console.log('pinned: apps to CPU 1; driver and endpoint to CPU 0');
-  }
   const pids: Record<string, number | null> = {
     plain: targets[0].child.pid ?? null, instrumented: targets[1].child.pid ?? null, [options.endpoint]: endpointChild.pid ?? null,
     ...(options.endpoint === 'edge' ? { clickhouse: findPid('clickhouse'), redis: findPid('redis-server'), postgres: findPid('postgres') } : {}),
   };
+  // The stores' own affinity, given back at the end (they outlive this run).
+  const stores = ['clickhouse', 'redis', 'postgres'].map((name) => pids[name]).filter((pid): pid is number => typeof pid === 'number');
+  const storeAffinity = new Map(stores.map((pid) => [pid, cpuAffinity(pid)]));
+  if (options.pin) {
+    pinToCpu(process.pid, 0);
+    if (endpointChild.pid) pinToCpu(endpointChild.pid, 0);
+    for (const pid of stores) pinToCpu(pid, 0);
+    for (const target of targets) if (target.child.pid) pinToCpu(target.child.pid, 1);
+    console.log('pinned: apps to CPU 1; driver, endpoint and stores to CPU 0');
+  }
   console.log(`node ${process.version}; ${options.rounds} rounds × ${options.roundSeconds} s per app (alternating), warm-up ${options.warmup} s per app, `
     + `${options.connections} connections, bodies ${Math.min(...targets[0].requests.map((r) => r.body.length))}–${Math.max(...targets[0].requests.map((r) => r.body.length))} bytes`);
 
@@ -393,6 +398,7 @@ async function main(): Promise<void> {
     await stopChild(target.child);
   }
   await stopChild(endpointChild);
+  for (const [pid, cpus] of storeAffinity) pinToCpu(pid, cpus);
 }
 
 const role = args.get('role');

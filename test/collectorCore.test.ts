@@ -17,6 +17,7 @@ import { BoundedQueue } from '../collector/src/queue.js';
 import { httpDateMs, parseRetryAfterMs } from '../collector/src/retryAfter.js';
 import { DEFAULT_SHAPE_LIMITS, PLACEHOLDER_SHAPE, matchesShape, mergeShapes, shapeLimitsOf, shapeMatcher, shapeOf } from '../collector/src/shape.js';
 import { ShapeCache } from '../collector/src/shapeCache.js';
+import { compileMatcher } from '../collector/src/compiledMatcher.js';
 import { MARK, assertNoValues, assertOnlyStructure, markedValues } from './helpers/collector.js';
 import { freePort } from './helpers/ports.js';
 
@@ -79,6 +80,73 @@ describe('remembered shapes (shapeCache.ts)', () => {
     fc.assert(fc.property(fc.array(json, { minLength: 1, maxLength: 20 }), (bodies) => {
       const cache = new ShapeCache(limits);
       for (const body of bodies) expect(cache.digestOf('GET /x response 200', body)).toStrictEqual(shapeDigest(shapeOf(body, limits)));
+    }), { numRuns: 300 });
+  });
+});
+
+describe('generated shape checks (compiledMatcher.ts)', () => {
+  const limits = shapeLimitsOf({ maxDepth: 6, maxFields: 5, maxArrayItems: 4 });
+  const json = fc.jsonValue({ maxDepth: 7 });
+  /** The same structure with other values (strings, integers, numbers and booleans changed). */
+  const revalued = (value: unknown, salt: number): unknown => {
+    if (typeof value === 'string') return `${value}${salt}`;
+    if (typeof value === 'number') return Number.isInteger(value) ? value + salt : Math.floor(value) + 0.5;
+    if (typeof value === 'boolean') return !value;
+    if (Array.isArray(value)) return value.map((item) => revalued(item, salt));
+    if (value !== null && typeof value === 'object') {
+      const copy: Record<string, unknown> = {};
+      for (const [name, field] of Object.entries(value)) Object.defineProperty(copy, name, { value: revalued(field, salt), enumerable: true, writable: true, configurable: true });
+      return copy;
+    }
+    return value;
+  };
+  const compiledOf = (value: unknown, under = limits) => {
+    const matcher = shapeMatcher(shapeOf(value, under));
+    return { matcher, compiled: compileMatcher(matcher, under) };
+  };
+
+  it('answer as the generic walk on JSON values, other bodies and the same structure with other values', () => {
+    fc.assert(fc.property(json, json, fc.integer({ min: 1, max: 9 }), (a, b, salt) => {
+      const { matcher, compiled } = compiledOf(a);
+      if (compiled === null) return; // a field named __proto__ (below)
+      expect(compiled(b)).toBe(matchesShape(b, matcher, limits));
+      const same = revalued(a, salt);
+      expect(compiled(same)).toBe(matchesShape(same, matcher, limits));
+      expect(compiled(a)).toBe(matchesShape(a, matcher, limits));
+    }), { numRuns: 3_000 });
+  });
+
+  it('read kinds as shapeOf does, and say false when unsure', () => {
+    const { compiled } = compiledOf({ id: 'a', n: 1, x: 1.5, gone: null, tags: ['t'], none: [], nested: { ok: true } }, DEFAULT_SHAPE_LIMITS);
+    const check = compiled!;
+    expect(check({ id: 'b', n: 2, x: 2.5, gone: null, tags: ['u', 'v'], none: [], nested: { ok: false } })).toBe(true);
+    expect(check({ id: 'b', n: 2, x: 2.5, gone: Number.NaN, tags: ['u'], none: [], nested: { ok: false } })).toBe(true);
+    expect(check({ id: 'b', n: 2.5, x: 2.5, gone: null, tags: ['u'], none: [], nested: { ok: false } })).toBe(false);
+    expect(check({ id: 'b', n: 2, x: 2, gone: null, tags: ['u'], none: [], nested: { ok: false } })).toBe(false);
+    expect(check({ id: 'b', n: 2, x: 2.5, gone: null, tags: [], none: [], nested: { ok: false } })).toBe(false);
+    expect(check({ id: 'b', n: 2, x: 2.5, gone: null, tags: ['u'], none: [1], nested: { ok: false } })).toBe(false);
+    expect(check({ id: 'b', n: 2, x: 2.5, gone: null, tags: ['u'], none: [], nested: { ok: false }, extra: 1 })).toBe(false);
+    expect(check({ id: 'b', n: 2, x: 2.5, gone: null, tags: ['u'], none: [], nested: { ok: false, toJSON: () => ({}) } })).toBe(false);
+    expect(check({ id: 'b', n: 2, x: 2.5, tags: ['u'], none: [], nested: { ok: false }, other: null })).toBe(false);
+    class Body { id = 'b'; n = 2; x = 2.5; gone = null; tags = ['u']; none = []; nested = { ok: false }; }
+    expect(check(new Body())).toBe(false);
+    // An enumerable name on Object.prototype: for-in lists it everywhere, so nothing is certain.
+    (Object.prototype as Record<string, unknown>).polluted = 1;
+    try {
+      expect(check({ id: 'b', n: 2, x: 2.5, gone: null, tags: ['u'], none: [], nested: { ok: false } })).toBe(false);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+    expect(compiledOf(JSON.parse('{"__proto__": {"a": 1}}')).compiled).toBeNull();
+  });
+
+  it('give the remembered shapes the digests a fresh build gives, bodies recurring', () => {
+    fc.assert(fc.property(fc.array(json, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(), { minLength: 10, maxLength: 40 }), (bodies, picks) => {
+      const cache = new ShapeCache(limits);
+      for (const [index, pick] of picks.entries()) {
+        const body = revalued(bodies[pick % bodies.length], index + 1);
+        expect(cache.digestOf('GET /x response 200', body)).toStrictEqual(shapeDigest(shapeOf(body, limits)));
+      }
     }), { numRuns: 300 });
   });
 });

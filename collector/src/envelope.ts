@@ -25,30 +25,32 @@ const LONG_NUMBER = /^\d{6,}$/;
 const LONG_HEX_ID = /^(?=.*\d)[0-9a-f]{16,}$/i;
 const DATE_LIKE = /\d{4}-\d{2}-\d{2}/;
 
-/** A route is usually one of a handful: remember the verdicts, boundedly. */
-const routeVerdicts = new Map<string, string | null>();
+/** A route's verdict and its JSON text (a route is usually one of a handful: remembered, boundedly). */
+interface RouteVerdict {
+  problem: string | null;
+  json: string;
+}
+const routeVerdicts = { http: new Map<string, RouteVerdict>(), other: new Map<string, RouteVerdict>() };
 const MAX_REMEMBERED_ROUTES = 1024;
 
-function routeProblem(route: unknown, http: boolean): string | null {
-  if (!isToken(route, 256)) return 'routeTemplate must be 1 to 256 printable ASCII characters without spaces';
-  const key = (http ? 'h' : 'l') + route;
-  let verdict = routeVerdicts.get(key);
+function routeVerdict(route: unknown, http: boolean): RouteVerdict {
+  if (!isToken(route, 256)) return { problem: 'routeTemplate must be 1 to 256 printable ASCII characters without spaces', json: '' };
+  const remembered = http ? routeVerdicts.http : routeVerdicts.other;
+  let verdict = remembered.get(route);
   if (verdict === undefined) {
-    verdict = null;
-    if (route.includes('?') || route.includes('#')) verdict = 'routeTemplate must not hold a query string or fragment';
-    else if (http && !route.startsWith('/')) verdict = 'routeTemplate must be an absolute path for an HTTP protocol';
+    let problem: string | null = null;
+    if (route.includes('?') || route.includes('#')) problem = 'routeTemplate must not hold a query string or fragment';
+    else if (http && !route.startsWith('/')) problem = 'routeTemplate must be an absolute path for an HTTP protocol';
     else if (route.split(/[/.:]/).some((s) => UUID.test(s) || LONG_NUMBER.test(s) || LONG_HEX_ID.test(s) || DATE_LIKE.test(s))) {
-      verdict = 'routeTemplate must be a stable template without ids, timestamps or dates';
+      problem = 'routeTemplate must be a stable template without ids, timestamps or dates';
     }
-    if (routeVerdicts.size >= MAX_REMEMBERED_ROUTES) routeVerdicts.clear();
-    routeVerdicts.set(key, verdict);
+    verdict = { problem, json: str(route) };
+    if (remembered.size >= MAX_REMEMBERED_ROUTES) remembered.clear();
+    remembered.set(route, verdict);
   }
   return verdict;
 }
 
-// eventIds: `evt_` + 32 hex characters (128 random bits), drawn from a pooled buffer.
-let pool = Buffer.alloc(0);
-let poolOffset = 0;
 /** The members every envelope of a collector shares, serialised once (Settings.envelopeFragments). */
 export function envelopeFragmentsOf(integrationKey: string, direction: string, protocol: string, redactionPolicyVersion: string): { head: string; payloadTail: string } {
   return {
@@ -58,6 +60,9 @@ export function envelopeFragmentsOf(integrationKey: string, direction: string, p
   };
 }
 
+// eventIds: `evt_` + 32 hex characters (128 random bits), drawn from a pooled buffer.
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
 export function newEventId(): string {
   if (poolOffset + 16 > pool.length) {
     pool = randomBytes(4096);
@@ -110,8 +115,8 @@ function build(o: Observation, s: Settings): Built {
   const method = typeof rawMethod === 'string' ? rawMethod.toUpperCase() : '';
   if (!METHODS.has(method)) return fail('method must be one of GET POST PUT PATCH DELETE HEAD OPTIONS');
   if (!http && method !== 'POST') return fail(`method must be POST for protocol ${s.protocol}`);
-  const routeError = routeProblem(o.routeTemplate, http);
-  if (routeError) return fail(routeError);
+  const verdict = routeVerdict(o.routeTemplate, http);
+  if (verdict.problem !== null) return fail(verdict.problem);
   const route = o.routeTemplate;
   const payloadLocation: PayloadLocation = o.payloadLocation ?? (s.protocol === 'http-api' ? 'response' : 'message');
   if (s.protocol === 'http-api' ? payloadLocation !== 'response' && payloadLocation !== 'request' : payloadLocation !== 'message') {
@@ -124,7 +129,8 @@ function build(o: Observation, s: Settings): Built {
   const attempt = o.attempt ?? 1;
   if (!Number.isInteger(attempt) || attempt < 1 || attempt > 1000) return fail('attempt must be an integer from 1 through 1000');
   const eventType = o.eventType ?? (s.protocol === 'http-api' ? `${method.toLowerCase()}.${payloadLocation}` : route);
-  if (!isToken(eventType, 128)) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
+  if (eventType !== route && !isToken(eventType, 128)) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
+  if (eventType === route && route.length > 128) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
   const occurredAt = occurredAtOf(o.occurredAt);
   if (occurredAt === null) return fail('occurredAt must be a valid time from 1970 through 9999');
   const observedFingerprint = o.contractFingerprint ?? null;
@@ -166,10 +172,10 @@ function build(o: Observation, s: Settings): Built {
   // numbers, fixed words), so the parts' UTF-8 lengths are their string lengths; the shape's text,
   // the bulk of the envelope, comes with its length from the digest and is not flattened here,
   // only when joined into a batch.
-  const head = `${s.envelopeFragments.head}"eventId":"${eventId}","occurredAt":"${occurredAt}","eventType":${str(eventType)},`
+  const head = `${s.envelopeFragments.head}"eventId":"${eventId}","occurredAt":"${occurredAt}","eventType":${eventType === route ? verdict.json : str(eventType)},`
     + correlationText
     + `"contract":{"observedFingerprint":${observedFingerprint === null ? 'null' : `"${observedFingerprint}"`}},`
-    + `"transport":{"method":"${method}","routeTemplate":${str(route)},"payloadLocation":"${payloadLocation}",`
+    + `"transport":{"method":"${method}","routeTemplate":${verdict.json},"payloadLocation":"${payloadLocation}",`
     + `"statusCode":${status},"durationMs":${str(duration)},"attempt":${attempt}},`
     + `"payload":{"storage":"none","schemaFingerprint":"${digest.fingerprint}","schemaShape":`;
   const tail = `${s.envelopeFragments.payloadTail}${inspection.inspected}},"outcome":{${outcomeText}}}`;

@@ -4,6 +4,7 @@
 // shape (matchesShape) allocates nothing, where building a tree, serialising it canonically and
 // hashing it is most of an observation's cost (bench/RESULTS.md).
 
+import { compileMatcher, type CompiledMatcher } from './compiledMatcher.js';
 import { shapeDigest, type ShapeDigest } from './fingerprint.js';
 import { matchesShape, shapeMatcher, shapeOf, type ShapeLimits, type ShapeMatcher } from './shape.js';
 
@@ -15,10 +16,15 @@ const SHAPES_PER_OPERATION = 8;
 /** Operations remembered at most; past it the cache starts over (a bound, not an LRU). */
 const MAX_OPERATIONS = 1024;
 
+/** Matches of a shape before its check is generated (compiledMatcher.ts): a shape seen once costs no code. */
+const COMPILE_AFTER_HITS = 2;
+
 interface Entry {
   matcher: ShapeMatcher;
   digest: ShapeDigest;
   hits: number;
+  /** The generated check, once the shape recurred; null when it could not be generated. */
+  compiled: CompiledMatcher | null | undefined;
 }
 
 export class ShapeCache {
@@ -32,8 +38,9 @@ export class ShapeCache {
     if (recent !== undefined) {
       for (let i = 0; i < recent.length; i++) {
         const entry = recent[i];
-        if (!matchesShape(value, entry.matcher, this.limits)) continue;
+        if (!(entry.compiled ? entry.compiled(value) : matchesShape(value, entry.matcher, this.limits))) continue;
         entry.hits++;
+        if (entry.compiled === undefined && entry.hits > COMPILE_AFTER_HITS) entry.compiled = compileMatcher(entry.matcher, this.limits);
         for (let j = i; j > 0 && recent[j - 1].hits < entry.hits; j--) {
           recent[j] = recent[j - 1];
           recent[j - 1] = entry;
@@ -49,7 +56,7 @@ export class ShapeCache {
     const digest = shapeDigest(shape);
     // A new shape replaces the least matched one.
     if (recent.length >= SHAPES_PER_OPERATION) recent.pop();
-    recent.push({ matcher: shapeMatcher(shape), digest, hits: 1 });
+    recent.push({ matcher: shapeMatcher(shape), digest, hits: 1, compiled: undefined });
     return digest;
   }
 }
