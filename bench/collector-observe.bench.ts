@@ -28,8 +28,9 @@
 // Tasks: `{ json }` (a parsed body: what fastifyCollector and expressCollector pass), `{ raw }`
 // (text the library parses), `{ json }` plus a correlation id (its keyed hash, as with the
 // helpers' `correlation` option), a body `notInspected` (the envelope alone: what every call
-// pays whatever the body) and JSON.parse of the text alone (reference). 256 distinct bodies of
-// ~2 KB are cycled (an order webhook: nested objects, 6 line items; bench/collector-common.ts).
+// pays whatever the body), `{ json }` past the budget (a collector of 1 observation a minute: what
+// a call costs once the budget is spent) and JSON.parse of the text alone (reference). 256
+// distinct bodies of ~2 KB are cycled (an order webhook: nested objects, 6 line items; bench/collector-common.ts).
 
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
   console.log(`node ${process.version}, ${BODIES} distinct bodies of ${Math.min(...sizes)}–${Math.max(...sizes)} bytes, `
     + `${TIME_MS} ms measured per task, flush every ${CHUNK} calls (untimed) to a 202 sink at ${endpoint}`);
 
-  const newCollector = (): Collector => createCollector({
+  const newCollector = (maxObservationsPerMinute: number): Collector => createCollector({
     endpoint,
     integrationKey: 'int_bench_observe',
     connectionKey: 'conn_bench_observe',
@@ -80,8 +81,8 @@ async function main(): Promise<void> {
     direction: 'inbound',
     protocol: 'http-webhook',
     hashKey: 'bench-hash-key',
-    // Every call builds its envelope: the budget (which would skip all but 6,000 a minute) is lifted.
-    maxObservationsPerMinute: 0,
+    // 0: every call builds its envelope (the default budget would skip all but 6,000 a minute).
+    maxObservationsPerMinute,
     connectionCheck: false,
   });
 
@@ -95,6 +96,8 @@ async function main(): Promise<void> {
     call: (collector: Collector, i: number) => void;
     /** Not a collector call: no collector, no flush. */
     reference?: boolean;
+    /** The collector's maxObservationsPerMinute (default 0: no budget). */
+    budget?: number;
   }
   const allVariants: Variant[] = [
     { name: 'observe { json } (parsed 2 KB body)', call: (c, i) => c.observe({ ...base(i), body: { json: parsed[i & (BODIES - 1)] } }) },
@@ -104,6 +107,8 @@ async function main(): Promise<void> {
       call: (c, i) => c.observe({ ...base(i), body: { json: parsed[i & (BODIES - 1)] }, correlation: { sourceEventId: `evt_${i}` } }),
     },
     { name: 'observe, body notInspected (envelope only)', call: (c, i) => c.observe({ ...base(i), body: { notInspected: 'absent' } }) },
+    // What a call costs once the budget is spent (counted in throttled, nothing read).
+    { name: 'observe { json } past the budget', call: (c, i) => c.observe({ ...base(i), body: { json: parsed[i & (BODIES - 1)] } }), budget: 1 },
     { name: 'reference: JSON.parse of the 2 KB text alone', call: (_c, i) => void JSON.parse(texts[i & (BODIES - 1)]), reference: true },
   ];
   const variants = allVariants.filter((variant) => process.env.BENCH_ONLY === undefined || variant.name.includes(process.env.BENCH_ONLY));
@@ -112,7 +117,7 @@ async function main(): Promise<void> {
   const stats = new Map<string, TaskStats>();
   const collectors = new Map<string, Collector>();
   for (const variant of variants) {
-    const collector = newCollector();
+    const collector = newCollector(variant.budget ?? 0);
     collectors.set(variant.name, collector);
     const taskStats: TaskStats = { flushedEnvelopes: 0, flushCpuUs: 0, flushWallMs: 0, tightLoopCallsPerSecond: [] };
     stats.set(variant.name, taskStats);
@@ -175,7 +180,7 @@ async function main(): Promise<void> {
     console.log(`  ${variant.name}: delivery CPU ${(s.flushCpuUs / Math.max(1, s.flushedEnvelopes)).toFixed(2)} µs/envelope `
       + `(wall ${((s.flushWallMs * 1000) / Math.max(1, s.flushedEnvelopes)).toFixed(2)} µs/envelope); observed ${c.observed.toLocaleString('en-US')}, `
       + `delivered ${c.delivered.toLocaleString('en-US')}, dropped ${c.dropped}, buildErrors ${c.buildErrors}, rejected ${c.rejected}, `
-      + `failedBatches ${c.failedBatches}, skippedInspections ${c.skippedInspections}, state ${c.deliveryState}`
+      + `failedBatches ${c.failedBatches}, skippedInspections ${c.skippedInspections}, throttled ${c.throttled.toLocaleString('en-US')}, state ${c.deliveryState}`
       + (c.dropped === 0 && c.delivered === c.observed && c.buildErrors === 0 ? ' — queue never overflowed' : ' — CHECK: drops, build errors or undelivered envelopes'));
     await collector.close(1_000);
   }
