@@ -67,8 +67,11 @@ export async function bootstrap(deps: Deps, input: BootstrapInput): Promise<Boot
     let workspace = existing.rows[0] ? { id: existing.rows[0].id, slug: existing.rows[0].slug, tenantId: existing.rows[0].tenant_id } : null;
     if (!workspace) {
       const base = slugFromName(name);
-      const taken = await db.query('SELECT 1 FROM workspaces WHERE slug = $1', [base]);
-      const slug = taken.rowCount ? `${base.slice(0, 40)}-${randomBytes(3).toString('hex')}` : base;
+      // Concurrent bootstraps of one name take turns (held until commit), so the second sees the
+      // first one's slug as taken instead of failing on the unique index.
+      await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`workspace-slug ${base}`]);
+      let slug = base;
+      while ((await db.query('SELECT 1 FROM workspaces WHERE slug = $1', [slug])).rowCount) slug = `${base.slice(0, 40)}-${randomBytes(3).toString('hex')}`;
       const created = await insertWorkspace(db, { accountId, ownerUserId: user.id, name, slug, model, active: true, now });
       workspace = { id: created.id, slug: created.slug, tenantId: created.tenantId };
       await recordAudit(db, { workspaceId: created.id, actorType: 'operator', actorId: null, action: 'workspace.create', targetId: created.id, at: now });
