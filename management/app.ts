@@ -13,6 +13,7 @@ import billingRoutes from './billing/index.js';
 import connectionsRoutes from './connections/index.js';
 import contractsRoutes from './contracts/index.js';
 import credentialsRoutes from './credentials/index.js';
+import rulesRoutes from './rules/index.js';
 import environmentsRoutes from './environments/index.js';
 import incidentsRoutes from './incidents/index.js';
 import integrationsRoutes from './integrations/index.js';
@@ -61,6 +62,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(connectionsRoutes);
   await app.register(credentialsRoutes);
   await app.register(contractsRoutes);
+  await app.register(rulesRoutes);
   await app.register(observationsRoutes);
   await app.register(usageRoutes);
   await app.register(incidentsRoutes);

@@ -27,6 +27,8 @@ export const RedisKeys = {
   testClockOffset: 'clock:offset_ms',
   credentialEpoch: (connectionId: string) => `cred_epoch:${connectionId}`,
   workspaceCreations: (userId: string) => `ws_create:${userId}`,
+  /** 02 Limits: a workspace's rule mutations of the last minute (a sliding window). */
+  ruleMutations: (workspaceId: string) => `rule_mut:${workspaceId}`,
   /** Account total of accepted Sandbox observations in a UTC month (`YYYY-MM`), an integer string. */
   sandboxMonthlyUsage: (accountId: string, period: string) => `usage:sandbox:${accountId}:${period}`,
   /** One workspace's accepted observations of a mode in a UTC month, an integer string. */

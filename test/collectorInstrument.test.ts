@@ -644,7 +644,7 @@ describe('hooks never throw into the host', () => {
     };
     const hostile: lib.Collector = {
       direction: 'outbound', protocol: 'http-api',
-      observe: broken, flush: broken, close: broken, counters: broken, beginInspection: broken, isOwnRequest: () => false,
+      observe: broken, admit: broken, observeAdmitted: broken, flush: broken, close: broken, counters: broken, beginInspection: broken, isOwnRequest: () => false,
     };
     const unsubscribe = instrument.instrumentFetch(hostile, { routeTemplate: broken });
     try {

@@ -22,6 +22,7 @@ interface Schema {
   minItems?: number;
   minLength?: number;
   minimum?: number;
+  minProperties?: number;
   additionalProperties?: unknown;
 }
 
@@ -75,6 +76,7 @@ beforeAll(async () => {
     // Well-formed and unknown: these reads answer 404 for any id they cannot find.
     eventId: 'evt_storable0',
     incidentId: newId('inc_'),
+    ruleId: newId('rule_'),
   });
   Object.assign(requiredQuery, {
     '/v1/observations/:eventId': `integrationId=${created.integration.connectionId}`,
@@ -86,12 +88,19 @@ afterAll(async () => { await ctx.close(); });
 /** The same form with another last character: well-formed, and naming nothing stored. */
 const unknownLike = (value: string) => value.slice(0, -1) + (value.endsWith('0') ? '1' : '0');
 
-/** A body that passes the schema: required members only, first enum values, null or `{}` where allowed. */
+/**
+ * A body that passes the schema: required members (and optional ones in order up to
+ * `minProperties`), first enum values, null or `{}` where allowed.
+ */
 function sample(schema: Schema): unknown {
   if (schema.anyOf) return sample(schema.anyOf[schema.anyOf.length - 1]);
   if (schema.enum) return schema.enum[0];
   switch ([schema.type].flat()[0]) {
-    case 'object': return Object.fromEntries((schema.required ?? []).map((name) => [name, sample(schema.properties?.[name] ?? {})]));
+    case 'object': {
+      const names = [...(schema.required ?? [])];
+      for (const name of Object.keys(schema.properties ?? {})) if (names.length < (schema.minProperties ?? 0) && !names.includes(name)) names.push(name);
+      return Object.fromEntries(names.map((name) => [name, sample(schema.properties?.[name] ?? {})]));
+    }
     case 'array': return schema.minItems ? [sample(schema.items ?? {})] : [];
     case 'string': return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
     case 'integer': case 'number': return schema.minimum ?? 0;

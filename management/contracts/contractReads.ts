@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { withTransaction } from '../../shared/db/transaction.js';
+import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
@@ -7,9 +7,9 @@ import { loadContractConnection, requireCanonicalWorkspace, requireVersionIdForm
 import { decodeContractCursor, encodeContractCursor } from './contractCursor.js';
 import { findVersion, listVersions, readOperations } from './contractStore.js';
 import { versionView, type ContractVersionView } from './contractViews.js';
+import { pageLimit } from '../pagination/pageLimit.js';
 
 export const DEFAULT_CONTRACT_LIMIT = 25;
-const LIMIT_SYNTAX = /^(100|[1-9][0-9]?)$/;
 
 /** The raw query of the list route; values are strings (no coercion). */
 export interface ContractListQuery {
@@ -24,13 +24,6 @@ export interface ContractListPage {
   nextCursor: string | null;
 }
 
-/** A page is one snapshot: the connection, its versions and their operations agree. */
-function inSnapshot<T>(deps: Deps, fn: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(deps.pool, async (db) => {
-    await db.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    return fn(db);
-  });
-}
 
 /**
  * GET /v1/integrations/{integrationId}/contracts (01 Contract API): newest first (`createdAt`
@@ -39,10 +32,9 @@ function inSnapshot<T>(deps: Deps, fn: (db: pg.PoolClient) => Promise<T>): Promi
  * foreign cursor (400 `invalid_contract_cursor`).
  */
 export async function listContracts(deps: Deps, principal: ApiKeyPrincipal, integrationId: string, query: ContractListQuery): Promise<ContractListPage> {
-  if (query.limit !== undefined && !LIMIT_SYNTAX.test(query.limit)) throw new AppError('invalid_contract_query');
-  const limit = query.limit === undefined ? DEFAULT_CONTRACT_LIMIT : Number(query.limit);
+  const limit = pageLimit(query.limit, DEFAULT_CONTRACT_LIMIT, 'invalid_contract_query');
   requireCanonicalWorkspace(principal);
-  return inSnapshot(deps, async (db) => {
+  return inReadSnapshot(deps.pool, async (db) => {
     const connection = await loadContractConnection(db, principal, integrationId);
     const secret = deps.config.secretEncryptionKey;
     const after = query.cursor === undefined ? null : decodeContractCursor(secret, query.cursor, connection.id);
@@ -66,7 +58,7 @@ export async function listContracts(deps: Deps, principal: ApiKeyPrincipal, inte
  */
 export async function readContract(deps: Deps, principal: ApiKeyPrincipal, integrationId: string, contractVersionId: string): Promise<ContractVersionView> {
   requireCanonicalWorkspace(principal);
-  return inSnapshot(deps, async (db) => {
+  return inReadSnapshot(deps.pool, async (db) => {
     const connection = await loadContractConnection(db, principal, integrationId);
     requireVersionIdForm(contractVersionId);
     const version = await findVersion(db, connection.id, contractVersionId);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { withTransaction } from '../../shared/db/transaction.js';
+import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
@@ -7,9 +7,9 @@ import { findConnectionForWorkspace, type Mode } from '../connections/connection
 import type { Deps } from '../deps.js';
 import { decodeIncidentCursor, encodeIncidentCursor, type IncidentListBinding } from './incidentCursor.js';
 import { readIncidentDetail, readIncidentPage, type IncidentDetailView, type IncidentStatus, type IncidentView } from './incidentStore.js';
+import { pageLimit } from '../pagination/pageLimit.js';
 
 export const DEFAULT_INCIDENT_LIMIT = 25;
-const LIMIT_SYNTAX = /^(100|[1-9][0-9]?)$/;
 const MODES: readonly string[] = ['sandbox', 'live'] satisfies Mode[];
 const STATUSES: readonly string[] = ['open', 'resolved'] satisfies IncidentStatus[];
 
@@ -39,13 +39,6 @@ function requireMode(mode: string | undefined): Mode {
   return mode as Mode;
 }
 
-/** A page (or a detail and its findings) is one snapshot. */
-function inSnapshot<T>(deps: Deps, fn: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(deps.pool, async (db) => {
-    await db.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    return fn(db);
-  });
-}
 
 /**
  * GET /v1/incidents (00-decisions §5): the incidents of one exact connection (`integrationId` is
@@ -61,11 +54,10 @@ export async function listIncidents(deps: Deps, principal: ApiKeyPrincipal, quer
   const mode = requireMode(query.mode);
   if (query.status !== undefined && !STATUSES.includes(query.status)) throw new AppError('invalid_incident_query');
   const status = (query.status ?? null) as IncidentStatus | null;
-  if (query.limit !== undefined && !LIMIT_SYNTAX.test(query.limit)) throw new AppError('invalid_incident_query');
-  const limit = query.limit === undefined ? DEFAULT_INCIDENT_LIMIT : Number(query.limit);
+  const limit = pageLimit(query.limit, DEFAULT_INCIDENT_LIMIT, 'invalid_incident_query');
   if (!hasIdForm(integrationId, 'int_')) throw new AppError('connection_not_found');
 
-  return inSnapshot(deps, async (db) => {
+  return inReadSnapshot(deps.pool, async (db) => {
     const connection = await findConnectionForWorkspace(db, principal.workspaceId, integrationId);
     // A connection of the other mode does not exist in this one (docs/decisions.md).
     if (!connection || connection.mode !== mode) throw new AppError('connection_not_found');
@@ -89,7 +81,7 @@ export async function listIncidents(deps: Deps, principal: ApiKeyPrincipal, quer
 export async function readIncident(deps: Deps, principal: ApiKeyPrincipal, incidentId: string, query: IncidentDetailQuery): Promise<IncidentDetailView> {
   const mode = requireMode(query.mode);
   if (!hasIdForm(incidentId, 'inc_')) throw new AppError('incident_not_found');
-  return inSnapshot(deps, async (db) => {
+  return inReadSnapshot(deps.pool, async (db) => {
     const incident = await readIncidentDetail(db, principal.workspaceId, incidentId);
     if (!incident || incident.mode !== mode) throw new AppError('incident_not_found');
     return incident;

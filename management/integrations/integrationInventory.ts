@@ -1,9 +1,10 @@
 import type pg from 'pg';
-import { withTransaction } from '../../shared/db/transaction.js';
+import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
+import { pageLimit } from '../pagination/pageLimit.js';
 import { listWorkspaceEnvironments, resolveModeTopology, type ModeTopology } from '../environments/environmentStore.js';
 import type { WorkspaceModel } from '../workspaces/workspaceStore.js';
 import { assertCursorSyntax, decodeInventoryCursor, encodeInventoryCursor } from './inventoryCursor.js';
@@ -16,7 +17,6 @@ import {
 } from './integrationStore.js';
 
 export const DEFAULT_INVENTORY_LIMIT = 50;
-const LIMIT_SYNTAX = /^(100|[1-9][0-9]?)$/;
 
 /** The raw query of GET /v1/integrations; values are strings (no coercion). */
 export interface InventoryQuery {
@@ -30,16 +30,6 @@ export type InventoryPage =
   | { model: 'canonical'; items: CanonicalIntegration[]; nextCursor: string | null }
   | { model: WorkspaceModel; items: CompatibilityItem[]; nextCursor: string | null };
 
-/**
- * One page is one snapshot (01: each page is a consistent snapshot): Integrations and their
- * slots are read in a single REPEATABLE READ, READ ONLY transaction.
- */
-function inSnapshot<T>(deps: Deps, fn: (db: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(deps.pool, async (db) => {
-    await db.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    return fn(db);
-  });
-}
 
 /** The canonical topology of the key's workspace, or 409 `workspace_modes_unavailable`. */
 async function requireTopology(db: pg.PoolClient, principal: ApiKeyPrincipal): Promise<ModeTopology> {
@@ -54,8 +44,7 @@ async function requireTopology(db: pg.PoolClient, principal: ApiKeyPrincipal): P
  * incomplete or mixed workspace), then the cursor's binding (400 `invalid_inventory_cursor`).
  */
 export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, query: InventoryQuery): Promise<InventoryPage> {
-  if (query.limit !== undefined && !LIMIT_SYNTAX.test(query.limit)) throw new AppError('invalid_inventory_query');
-  const limit = query.limit === undefined ? DEFAULT_INVENTORY_LIMIT : Number(query.limit);
+  const limit = pageLimit(query.limit, DEFAULT_INVENTORY_LIMIT, 'invalid_inventory_query');
   if (query.view === 'canonical' && query.environmentId !== undefined) throw new AppError('invalid_inventory_query');
   if (query.cursor !== undefined) assertCursorSyntax(query.cursor);
   if (query.environmentId !== undefined && !hasIdForm(query.environmentId, 'env_')) throw new AppError('invalid_inventory_query');
@@ -64,7 +53,7 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
 
   if (query.view === 'canonical') {
     if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
-    return inSnapshot(deps, async (db) => {
+    return inReadSnapshot(deps.pool, async (db) => {
       const topology = await requireTopology(db, principal);
       const afterId = query.cursor === undefined ? null
         : decodeInventoryCursor(secret, query.cursor, { view: 'canonical', workspaceId, environmentId: null });
@@ -78,7 +67,7 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
   }
 
   const environmentId = query.environmentId ?? null;
-  return inSnapshot(deps, async (db) => {
+  return inReadSnapshot(deps.pool, async (db) => {
     const listed = await listWorkspaceEnvironments(db, workspaceId);
     if (!listed) throw new AppError('service_unavailable');
     // The filter is an exact environment of this workspace; another workspace's id is a bad query.
@@ -102,7 +91,7 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
  */
 export async function readIntegration(deps: Deps, principal: ApiKeyPrincipal, integrationId: string): Promise<CanonicalIntegration> {
   if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
-  return inSnapshot(deps, async (db) => {
+  return inReadSnapshot(deps.pool, async (db) => {
     const topology = await requireTopology(db, principal);
     if (!hasIdForm(integrationId, 'wint_')) throw new AppError('integration_not_found');
     const integration = await readCanonicalIntegration(db, principal.workspaceId, integrationId, topology);

@@ -1,4 +1,5 @@
 import { AppError, type ErrorCode } from '../../shared/errors/index.js';
+import { pageLimit } from '../pagination/pageLimit.js';
 
 /**
  * Parsing of the observation read queries (00-decisions §5). Query values arrive as strings
@@ -7,13 +8,9 @@ import { AppError, type ErrorCode } from '../../shared/errors/index.js';
  */
 
 export const DEFAULT_OBSERVATION_LIMIT = 25;
-const LIMIT_SYNTAX = /^(100|[1-9][0-9]?)$/;
-
 /** `limit`: 1 to 100, default 25 (03 Limits: CLI list pages, the same for API keys). */
 export function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_OBSERVATION_LIMIT;
-  if (!LIMIT_SYNTAX.test(raw)) throw new AppError('invalid_evidence_query');
-  return Number(raw);
+  return pageLimit(raw, DEFAULT_OBSERVATION_LIMIT, 'invalid_evidence_query');
 }
 
 // RFC 3339 `date-time`: `T` (either case), optional fraction, `Z` or a numeric offset. A `+` that a

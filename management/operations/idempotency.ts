@@ -137,3 +137,9 @@ export async function readOwnOperation(deps: Deps, principal: ApiKeyPrincipal, o
   if (!rows[0]) throw new AppError('operation_not_found');
   return rows[0];
 }
+
+/** Whether the workspace already holds an operation under this Idempotency-Key (a retry, not new work). */
+export async function operationExists(deps: Deps, workspaceId: string, idempotencyKey: string): Promise<boolean> {
+  const { rowCount } = await deps.pool.query('SELECT 1 FROM operations WHERE workspace_id = $1 AND idempotency_key = $2', [workspaceId, idempotencyKey]);
+  return (rowCount ?? 0) > 0;
+}

@@ -24,3 +24,11 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     }
   }
 }
+
+/** Runs `fn` in one REPEATABLE READ, READ ONLY transaction: everything it reads is one snapshot. */
+export function inReadSnapshot<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    return fn(client);
+  });
+}

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { readConnectionRule } from './ruleService.js';
+import { noQuery, readResponse, ruleParams } from './schemas.js';
+
+/** GET /v1/connections/{connectionId}/reconciliation-rules/{ruleId} (02). */
+export default async function getRuleRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { connectionId: string; ruleId: string } }>('/v1/connections/:connectionId/reconciliation-rules/:ruleId', {
+    onRequest: [apiKeyAuth('integrations:read')],
+    config: { validationError: 'invalid_rule_request' },
+    schema: { params: ruleParams, querystring: noQuery, response: { 200: readResponse } },
+  }, async (request, reply) => {
+    const read = await readConnectionRule(app.deps, principalOf(request), request.params.connectionId, request.params.ruleId);
+    return reply.header('Cache-Control', 'no-store').send(read);
+  });
+}

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { listConnectionRules } from './ruleService.js';
+import { connectionParams, listQuery, listResponse } from './schemas.js';
+
+/** GET /v1/connections/{connectionId}/reconciliation-rules (02): oldest first, `limit` 1–100. */
+export default async function listRulesRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { connectionId: string }; Querystring: { limit?: string; cursor?: string } }>('/v1/connections/:connectionId/reconciliation-rules', {
+    onRequest: [apiKeyAuth('integrations:read')],
+    config: { validationError: 'invalid_rule_request' },
+    schema: { params: connectionParams, querystring: listQuery, response: { 200: listResponse } },
+  }, async (request, reply) => {
+    const page = await listConnectionRules(app.deps, principalOf(request), request.params.connectionId, request.query);
+    return reply.header('Cache-Control', 'no-store').send(page);
+  });
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { readIdempotencyKey } from '../operations/idempotency.js';
+import { mutateRule, type RuleAction, type RuleMutationBody } from './ruleService.js';
+import { connectionParams, createBody, deleteBody, noQuery, receiptSchema, ruleParams, updateBody } from './schemas.js';
+
+const ROUTES = {
+  create: { method: 'POST', url: '/v1/connections/:connectionId/reconciliation-rules', params: connectionParams, body: createBody },
+  update: { method: 'PATCH', url: '/v1/connections/:connectionId/reconciliation-rules/:ruleId', params: ruleParams, body: updateBody },
+  delete: { method: 'DELETE', url: '/v1/connections/:connectionId/reconciliation-rules/:ruleId', params: ruleParams, body: deleteBody },
+} as const;
+
+/** Registers one of POST, PATCH and DELETE of 02 "Reconciliation rules". */
+export function registerRuleMutation(app: FastifyInstance, action: RuleAction): void {
+  const route = ROUTES[action];
+  app.route<{ Params: { connectionId: string; ruleId?: string }; Body: RuleMutationBody }>({
+    method: route.method,
+    url: route.url,
+    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    // The Idempotency-Key header is checked before the body, as on every keyed route.
+    preValidation: async (request) => { readIdempotencyKey(request); },
+    config: { validationError: 'invalid_rule_request' },
+    schema: { params: route.params, querystring: noQuery, body: route.body, response: { 200: receiptSchema, 201: receiptSchema } },
+    handler: async (request, reply) => {
+      const result = await mutateRule(app.deps, principalOf(request), {
+        action,
+        connectionId: request.params.connectionId,
+        ...(request.params.ruleId !== undefined ? { ruleId: request.params.ruleId } : {}),
+        body: request.body,
+        idempotencyKey: readIdempotencyKey(request),
+      });
+      reply.header('Cache-Control', 'no-store');
+      return reply.code(result.statusCode).send(result.body);
+    },
+  });
+}
