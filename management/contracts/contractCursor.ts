@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
-import { openSignedCursor, signCursor } from '../pagination/signedCursor.js';
+import { isCursorTimestamp, openSignedCursor, signCursor } from '../pagination/signedCursor.js';
 
 /** The position after which the next page of a connection's contract list starts. */
 export interface ContractListPosition {
@@ -16,7 +16,6 @@ interface CursorPayload {
 }
 
 const DOMAIN = 'contract-list-cursor/v1';
-const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** An opaque cursor bound to one connection (01: valid for one integration only). */
 export function encodeContractCursor(secret: Buffer, connectionId: string, after: ContractListPosition): string {
@@ -29,7 +28,7 @@ function isPayload(value: unknown): value is CursorPayload {
   const payload = value as Record<string, unknown>;
   return payload.v === 1
     && typeof payload.conn === 'string'
-    && typeof payload.at === 'string' && ISO_MILLIS.test(payload.at) && !Number.isNaN(Date.parse(payload.at))
+    && isCursorTimestamp(payload.at)
     && hasIdForm(payload.id, 'cv_');
 }
 

@@ -9,6 +9,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const CURSOR_SYNTAX = /^[A-Za-z0-9_-]{1,600}\.[A-Za-z0-9_-]{43}$/;
 
+const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A position's timestamp in a cursor payload: `toISOString()` text of a real instant. */
+export function isCursorTimestamp(value: unknown): value is string {
+  return typeof value === 'string' && ISO_MILLIS.test(value) && !Number.isNaN(Date.parse(value));
+}
+
 /** True when `raw` has the cursor form (payload and MAC), whatever its content. */
 export function hasSignedCursorSyntax(raw: string): boolean {
   return CURSOR_SYNTAX.test(raw);

@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
-import { openSignedCursor, signCursor } from '../pagination/signedCursor.js';
+import { isCursorTimestamp, openSignedCursor, signCursor } from '../pagination/signedCursor.js';
 import type { RuleListPosition } from './ruleStore.js';
 
 interface CursorPayload {
@@ -12,7 +12,6 @@ interface CursorPayload {
 }
 
 const DOMAIN = 'rule-list-cursor/v1';
-const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** An opaque cursor bound to one connection and the configuration revision its page was read at. */
 export function encodeRuleCursor(secret: Buffer, connectionId: string, revision: string, after: RuleListPosition): string {
@@ -26,7 +25,7 @@ function isPayload(value: unknown): value is CursorPayload {
   return payload.v === 1
     && typeof payload.conn === 'string'
     && typeof payload.rev === 'string'
-    && typeof payload.at === 'string' && ISO_MILLIS.test(payload.at) && !Number.isNaN(Date.parse(payload.at))
+    && isCursorTimestamp(payload.at)
     && hasIdForm(payload.id, 'rule_');
 }
 

@@ -1,11 +1,6 @@
 /** JSON Schemas of the reconciliation rule routes (02 "Reconciliation rules"). */
 
-export const connectionParams = {
-  type: 'object',
-  required: ['connectionId'],
-  properties: { connectionId: { type: 'string' } },
-  additionalProperties: false,
-} as const;
+export { connectionParams } from '../credentials/schemas.js';
 
 export const ruleParams = {
   type: 'object',
