@@ -174,7 +174,8 @@ export function createCollector(options: CollectorOptions): Collector {
 
     observeAdmitted(observation: Observation): void {
       try {
-        build(observation);
+        // Delivery may have stopped since admit() (close, a 401, a quota pause): counted there.
+        if (delivery.admit()) build(observation);
       } catch {
         counters.buildErrors++;
       }
