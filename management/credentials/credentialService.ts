@@ -7,7 +7,8 @@ import { constantTimeEqual, sha256Hex } from '../../shared/secrets.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
 import { readOwnOperation, runOperation, type OperationResponse, type StoredOperation } from '../operations/idempotency.js';
-import { findConnectionForWorkspace, type ConnectionRecord, type CredentialStatus } from '../connections/connectionStore.js';
+import type { ConnectionRecord, CredentialStatus } from '../connections/connectionStore.js';
+import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import {
   endActiveCredential,
   findActiveTokenHash,
@@ -35,10 +36,8 @@ function requireConnectionId(connectionId: string): void {
   if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
 }
 
-async function loadConnection(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
-  const connection = await findConnectionForWorkspace(db, principal.workspaceId, connectionId, { forUpdate });
-  if (!connection) throw new AppError('connection_not_found');
-  return connection;
+function loadConnection(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
+  return loadWorkspaceConnection(db, principal.workspaceId, connectionId, { forUpdate });
 }
 
 export async function readCredentialStatus(deps: Deps, principal: ApiKeyPrincipal, connectionId: string): Promise<CredentialState> {
@@ -76,14 +75,10 @@ function planTransition(action: CredentialAction, status: CredentialStatus): Tra
  * rotate replays say that it cannot be recovered.
  */
 export async function credentialReceiptReplay(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, stored: StoredOperation): Promise<Record<string, unknown>> {
-  const current = stored.connection_id
-    ? await findConnectionForWorkspace(db, principal.workspaceId, stored.connection_id, { includeDeleted: true })
-    : null;
-  const historical = !current || current.deletedAt !== null || current.revision !== stored.recorded_revision;
   return {
     ...stored.receipt,
     replayed: true,
-    historical,
+    historical: await isHistoricalReceipt(db, principal.workspaceId, stored),
     credentialRecoveryRequired: stored.receipt.action !== 'revoke',
   };
 }

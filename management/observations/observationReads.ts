@@ -1,7 +1,7 @@
 import { AppError } from '../../shared/errors/index.js';
-import { hasIdForm } from '../../shared/ids.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
-import { findConnectionForWorkspace, type ConnectionRecord } from '../connections/connectionStore.js';
+import type { ConnectionRecord } from '../connections/connectionStore.js';
+import { loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import type { AppDeps } from '../deps.js';
 import { decodeObservationCursor, encodeObservationCursor, type ObservationCursorScope, type ObservationPosition } from './observationCursor.js';
 import {
@@ -43,11 +43,8 @@ export function requireConnectionParam(integrationId: string | undefined): strin
   return integrationId;
 }
 
-export async function loadReadableConnection(deps: AppDeps, principal: ApiKeyPrincipal, connectionId: string): Promise<ConnectionRecord> {
-  if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
-  const connection = await findConnectionForWorkspace(deps.pool, principal.workspaceId, connectionId);
-  if (!connection) throw new AppError('connection_not_found');
-  return connection;
+export function loadReadableConnection(deps: AppDeps, principal: ApiKeyPrincipal, connectionId: string): Promise<ConnectionRecord> {
+  return loadWorkspaceConnection(deps.pool, principal.workspaceId, connectionId);
 }
 
 const HOUR_MS = 3_600_000;

@@ -8,6 +8,7 @@ import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
 import type { Deps } from '../deps.js';
 import { recordAudit } from './audit.js';
+import type { RateSlot } from './rateWindow.js';
 
 /** 8 to 128 printable, non-space ASCII characters (every document's Limits). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{8,128}$/;
@@ -45,6 +46,16 @@ export interface OperationOptions {
   replay: (stored: StoredOperation, db: pg.PoolClient) => Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Runs after the final authority check, just before COMMIT (e.g. the Redis epoch bump). */
   beforeCommit?: (outcome: OperationOutcome) => Promise<void>;
+  /**
+   * Takes a slot of a rate limit for new work only: after the replay check (a retry is answered
+   * whatever the rate), given back when the operation does not commit.
+   */
+  reserve?: () => Promise<RateSlot>;
+}
+
+/** What the work may need of the request: the fingerprint that binds its Idempotency-Key. */
+export interface OperationRequest {
+  requestFingerprint: string;
 }
 
 export interface StoredOperation {
@@ -75,12 +86,22 @@ function authorityError(loss: AuthorityLoss, epochChangedCode: ErrorCode): AppEr
  * serialise on (workspace, key); replay the original receipt for an identical request by the
  * same key, or refuse with `idempotency_conflict`; otherwise re-check authority, do the work,
  * store the receipt and the audit row, re-check authority again and commit. Any failure rolls
- * back every write.
+ * back every write (and gives back the rate slot that new work took, `reserve`).
  */
-export async function runOperation(deps: Deps, options: OperationOptions, work: (db: pg.PoolClient) => Promise<OperationOutcome>): Promise<OperationResponse> {
+export async function runOperation(
+  deps: Deps, options: OperationOptions, work: (db: pg.PoolClient, request: OperationRequest) => Promise<OperationOutcome>,
+): Promise<OperationResponse> {
   const { principal } = options;
   const requestFingerprint = fingerprint({ kind: options.kind, request: options.request });
-  return withTransaction(deps.pool, async (db) => {
+  let slot: RateSlot | undefined;
+  try {
+    return await withTransaction(deps.pool, (db) => attempt(db));
+  } catch (error) {
+    await slot?.release().catch(() => undefined);
+    throw error;
+  }
+
+  async function attempt(db: pg.PoolClient): Promise<OperationResponse> {
     // A space separates the parts: neither holds one, and PostgreSQL text cannot carry NUL.
     await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${principal.workspaceId} ${options.idempotencyKey}`]);
     const existing = await db.query<StoredOperation>(
@@ -95,11 +116,17 @@ export async function runOperation(deps: Deps, options: OperationOptions, work: 
       }
       return { statusCode: 200, body: await options.replay(stored, db) };
     }
+    if (options.reserve) {
+      // A retried transaction gives back the slot of the attempt before it.
+      await slot?.release();
+      slot = undefined;
+      slot = await options.reserve();
+    }
 
     const before = await recheckAuthority(db, principal, options.scope, deps.clock.nowMs());
     if (before) throw authorityError(before, options.epochChangedCode);
 
-    const outcome = await work(db);
+    const outcome = await work(db, { requestFingerprint });
     const now = deps.clock.now();
     await db.query(
       `INSERT INTO operations (id, kind, workspace_id, api_key_id, idempotency_key, request_fingerprint,
@@ -124,7 +151,7 @@ export async function runOperation(deps: Deps, options: OperationOptions, work: 
     if (after) throw authorityError(after, options.epochChangedCode);
     await options.beforeCommit?.(outcome);
     return { statusCode: outcome.statusCode, body: outcome.response };
-  });
+  }
 }
 
 /** Reads a stored receipt by id for the key that performed it; anything else is 404. */
@@ -138,8 +165,3 @@ export async function readOwnOperation(deps: Deps, principal: ApiKeyPrincipal, o
   return rows[0];
 }
 
-/** Whether the workspace already holds an operation under this Idempotency-Key (a retry, not new work). */
-export async function operationExists(deps: Deps, workspaceId: string, idempotencyKey: string): Promise<boolean> {
-  const { rowCount } = await deps.pool.query('SELECT 1 FROM operations WHERE workspace_id = $1 AND idempotency_key = $2', [workspaceId, idempotencyKey]);
-  return (rowCount ?? 0) > 0;
-}

@@ -6,15 +6,15 @@ import type pg from 'pg';
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { nextRevision } from '../../shared/db/revision.js';
 import { AppError } from '../../shared/errors/index.js';
-import { fingerprint } from '../../shared/fingerprint.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { RedisKeys } from '../../shared/redis.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
-import { findConnectionForWorkspace, type ConnectionRecord } from '../connections/connectionStore.js';
+import type { ConnectionRecord } from '../connections/connectionStore.js';
+import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
 import type { Deps } from '../deps.js';
-import { operationExists, readOwnOperation, runOperation, type OperationResponse, type StoredOperation } from '../operations/idempotency.js';
-import { reserveSlot, type RateSlot } from '../operations/rateWindow.js';
+import { readOwnOperation, runOperation, type OperationResponse, type StoredOperation } from '../operations/idempotency.js';
+import { reserveSlot } from '../operations/rateWindow.js';
 import { pageLimit } from '../pagination/pageLimit.js';
 import { decodeRuleCursor, encodeRuleCursor } from './ruleCursor.js';
 import {
@@ -65,11 +65,8 @@ const contextOf = (connection: ConnectionRecord): RuleContext => ({
   connectionId: connection.id, workspaceIntegrationId: connection.integrationId, mode: connection.mode, revision: connection.revision,
 });
 
-async function loadConnection(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
-  // Only a runtime `int_` id names a connection; another workspace's is not found either.
-  const connection = hasIdForm(connectionId, 'int_') ? await findConnectionForWorkspace(db, principal.workspaceId, connectionId, { forUpdate }) : null;
-  if (!connection) throw new AppError('connection_not_found');
-  return connection;
+function loadConnection(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
+  return loadWorkspaceConnection(db, principal.workspaceId, connectionId, { forUpdate });
 }
 
 async function loadRule(db: pg.Pool | pg.PoolClient, connectionId: string, ruleId: string, forUpdate = false): Promise<RuleRecord> {
@@ -124,11 +121,7 @@ export interface RuleMutationInput {
 
 /** The replay of a stored receipt: `historical` is computed now (the revision moved or the connection is gone). */
 async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, stored: StoredOperation): Promise<Record<string, unknown>> {
-  const current = stored.connection_id
-    ? await findConnectionForWorkspace(db, principal.workspaceId, stored.connection_id, { includeDeleted: true })
-    : null;
-  const historical = !current || current.deletedAt !== null || current.revision !== stored.recorded_revision;
-  return { ...stored.receipt, replayed: true, historical };
+  return { ...stored.receipt, replayed: true, historical: await isHistoricalReceipt(db, principal.workspaceId, stored) };
 }
 
 /** The definition after the mutation: create sets every field, update keeps what it omits. */
@@ -154,76 +147,60 @@ function definitionAfter(action: RuleAction, body: RuleMutationBody, current: Ru
 export async function mutateRule(deps: Deps, principal: ApiKeyPrincipal, input: RuleMutationInput): Promise<OperationResponse> {
   requireCanonicalWorkspace(principal);
   const kind = KINDS[input.action];
-  const request = { connectionId: input.connectionId, ruleId: input.ruleId ?? null, body: input.body };
-  const requestFingerprint = fingerprint({ kind, request });
-  let slot: RateSlot | null = null;
-  try {
-    slot = await reserveSlot(
-      deps.redis,
-      { key: RedisKeys.ruleMutations(principal.workspaceId), windowMs: 60_000, limit: RULE_MUTATIONS_PER_MINUTE, code: 'rate_limited' },
-      deps.clock.nowMs(),
-    );
-  } catch (error) {
-    // A retry of a completed mutation is answered from its receipt (or refused as a conflict)
-    // whatever the rate: only new mutations count.
-    if (!(await operationExists(deps, principal.workspaceId, input.idempotencyKey))) throw error;
-  }
-  let created = false;
-  try {
-    const result = await runOperation(
-      deps,
-      {
-        kind,
-        principal,
-        scope: 'integrations:manage',
-        idempotencyKey: input.idempotencyKey,
-        request,
-        epochChangedCode: 'connection_configuration_changed',
-        replay: (stored, db) => receiptReplay(db, principal, stored),
-      },
-      async (db) => {
-        const connection = await loadConnection(db, principal, input.connectionId, true);
-        const current = input.ruleId === undefined ? null : await loadRule(db, connection.id, input.ruleId, true);
-        if (connection.revision !== input.body.expectedRevision) throw new AppError('connection_configuration_changed');
-        if (input.action === 'delete' && current && (await hasIncidentHistory(db, current.id))) throw new AppError('expected_outcome_has_incident_history');
-        const now = deps.clock.now();
-        const revision = await nextRevision(db);
-        let rule: RuleRecord;
-        if (input.action === 'create') {
-          rule = await insertRule(db, { id: newId('rule_'), connectionId: connection.id, workspaceId: principal.workspaceId, definition: definitionAfter('create', input.body, null), now });
-        } else if (input.action === 'update') {
-          rule = await updateRule(db, current!.id, definitionAfter('update', input.body, current), now);
-        } else {
-          rule = current!;
-          await deleteRule(db, rule.id);
-        }
-        await setConnectionRevision(db, connection.id, revision);
+  return runOperation(
+    deps,
+    {
+      kind,
+      principal,
+      scope: 'integrations:manage',
+      idempotencyKey: input.idempotencyKey,
+      request: { connectionId: input.connectionId, ruleId: input.ruleId ?? null, body: input.body },
+      epochChangedCode: 'connection_configuration_changed',
+      replay: (stored, db) => receiptReplay(db, principal, stored),
+      reserve: () => reserveSlot(
+        deps.redis,
+        { key: RedisKeys.ruleMutations(principal.workspaceId), windowMs: 60_000, limit: RULE_MUTATIONS_PER_MINUTE, code: 'rate_limited' },
+        deps.clock.nowMs(),
+      ),
+    },
+    async (db, { requestFingerprint }) => {
+      const connection = await loadConnection(db, principal, input.connectionId, true);
+      const current = input.ruleId === undefined ? null : await loadRule(db, connection.id, input.ruleId, true);
+      if (connection.revision !== input.body.expectedRevision) throw new AppError('connection_configuration_changed');
+      if (input.action === 'delete' && current && (await hasIncidentHistory(db, current.id))) throw new AppError('expected_outcome_has_incident_history');
+      const now = deps.clock.now();
+      const revision = await nextRevision(db);
+      let rule: RuleRecord;
+      if (input.action === 'create') {
+        rule = await insertRule(db, { id: newId('rule_'), connectionId: connection.id, workspaceId: principal.workspaceId, definition: definitionAfter('create', input.body, null), now });
+      } else if (input.action === 'update') {
+        rule = await updateRule(db, current!.id, definitionAfter('update', input.body, current), now);
+      } else {
+        rule = current!;
+        await deleteRule(db, rule.id);
+      }
+      await setConnectionRevision(db, connection.id, revision);
 
-        const operationId = newId('ruleop_');
-        // Delete keeps the removed definition (02 Rule mutation receipt).
-        const receipt = {
-          connectionId: connection.id, workspaceIntegrationId: connection.integrationId, mode: connection.mode, revision,
-          operationId, action: kind, status: 'completed', expectedRevision: input.body.expectedRevision, requestFingerprint,
-          completedAt: now.toISOString(), rule: ruleView(rule),
-        };
-        return {
-          operationId,
-          statusCode: input.action === 'create' ? 201 : 200,
-          response: { ...receipt, replayed: false, historical: false },
-          receipt,
-          integrationId: connection.integrationId,
-          connectionId: connection.id,
-          recordedRevision: revision,
-          // Redacted: ids and the revision; the rule's types are configuration, not payload values.
-          audit: { action: kind, targetId: rule.id, metadata: { connectionId: connection.id, revision, enabled: rule.enabled } },
-        };
-      },
-    );
-    created = result.statusCode !== 200 || result.body.replayed !== true;
-    return result;
-  } finally {
-    if (!created && slot) await slot.release().catch(() => undefined);
-  }
+      const operationId = newId('ruleop_');
+      // Delete keeps the removed definition (02 Rule mutation receipt).
+      const receipt = {
+        connectionId: connection.id, workspaceIntegrationId: connection.integrationId, mode: connection.mode, revision,
+        operationId, action: kind, status: 'completed', expectedRevision: input.body.expectedRevision, requestFingerprint,
+        completedAt: now.toISOString(), rule: ruleView(rule),
+      };
+      return {
+        operationId,
+        statusCode: input.action === 'create' ? 201 : 200,
+        response: { ...receipt, replayed: false, historical: false },
+        receipt,
+        integrationId: connection.integrationId,
+        connectionId: connection.id,
+        recordedRevision: revision,
+        // Redacted: ids and the revision; the rule's types are configuration, not payload values.
+        audit: { action: kind, targetId: rule.id, metadata: { connectionId: connection.id, revision, enabled: rule.enabled } },
+      };
+    },
+  );
 }
 
 /** GET /v1/rule-operations/{operationId}: the completed receipt, for the key that performed it. */
