@@ -129,8 +129,8 @@ function build(o: Observation, s: Settings): Built {
   const attempt = o.attempt ?? 1;
   if (!Number.isInteger(attempt) || attempt < 1 || attempt > 1000) return fail('attempt must be an integer from 1 through 1000');
   const eventType = o.eventType ?? (s.protocol === 'http-api' ? `${method.toLowerCase()}.${payloadLocation}` : route);
-  if (eventType !== route && !isToken(eventType, 128)) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
-  if (eventType === route && route.length > 128) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
+  // The route is a token already: as the default eventType only its length is left to check.
+  if (eventType === route ? route.length > 128 : !isToken(eventType, 128)) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
   const occurredAt = occurredAtOf(o.occurredAt);
   if (occurredAt === null) return fail('occurredAt must be a valid time from 1970 through 9999');
   const observedFingerprint = o.contractFingerprint ?? null;
