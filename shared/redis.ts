@@ -29,6 +29,8 @@ export const RedisKeys = {
   workspaceCreations: (userId: string) => `ws_create:${userId}`,
   /** 02 Limits: a workspace's rule mutations of the last minute (a sliding window). */
   ruleMutations: (workspaceId: string) => `rule_mut:${workspaceId}`,
+  /** 02 Limits: a workspace's previews of the last minute, shared by setup, copy and compensation. */
+  configurationPreviews: (workspaceId: string) => `cfg_preview:${workspaceId}`,
   /** Account total of accepted Sandbox observations in a UTC month (`YYYY-MM`), an integer string. */
   sandboxMonthlyUsage: (accountId: string, period: string) => `usage:sandbox:${accountId}:${period}`,
   /** One workspace's accepted observations of a mode in a UTC month, an integer string. */
