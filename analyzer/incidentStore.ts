@@ -94,12 +94,12 @@ async function insertIncident(db: pg.PoolClient, connection: AnalysedConnection,
   await db.query(
     `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status,
         resolution_state, contract_version_id, summary, affected_records, observation_ids, evidence_truncated,
-        first_observed_at, last_observed_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', 'active', $9, '', $10, $11, $12, $13, $14, $15, $15)`,
+        first_observed_at, last_observed_at, created_at, updated_at, rule_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', 'active', $9, '', $10, $11, $12, $13, $14, $15, $15, $16)`,
     [
       id, connection.id, connection.workspaceId, connection.integrationId, connection.environmentId, connection.mode,
       aggregate.operationKey, aggregate.kind, aggregate.contractVersionId, aggregate.count, aggregate.eventIds,
-      aggregate.count > aggregate.eventIds.length, at(aggregate.firstMs), at(aggregate.lastMs), now,
+      aggregate.count > aggregate.eventIds.length, at(aggregate.firstMs), at(aggregate.lastMs), now, aggregate.ruleId ?? null,
     ],
   );
   await upsertFindings(db, id, aggregate, false);

@@ -8,6 +8,7 @@ import type { ComparePool } from './comparePool.js';
 import type { ContractCache, LoadedContract } from './contractCache.js';
 import { addToIncidents, claimBatches, lockConnections, refreshConnectionState } from './incidentStore.js';
 import type { AnalysisJobEntry } from './jobStream.js';
+import { evaluateRules } from './ruleEvaluation.js';
 import type { AnalyzerMetrics } from './metrics.js';
 
 /** What live analysis and reanalysis share: the stores, the clock, compiled contracts, the memo. */
@@ -25,9 +26,8 @@ export interface AnalysisDeps {
  * the connections are locked, the batches claimed (a batch some delivery already committed adds
  * nothing), their observations read from ClickHouse grouped by shape, compared with each
  * connection's active contract, and the incidents they touch updated.
- *
- * Rule evaluation (document 02, reconciliation) belongs here too: it will read the same groups'
- * correlation hashes and add `expected-outcome-missing` aggregates beside the shape ones.
+ * Reconciliation rules are evaluated in the same transaction (ruleEvaluation.ts): a batch's
+ * deadlines are opened and satisfied exactly when the batch is claimed.
  */
 export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJobEntry[]): Promise<void> {
   if (jobs.length === 0) return;
@@ -35,6 +35,7 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
   let analysed = 0;
   const aggregatesOut: IncidentAggregate[] = [];
   let opened = 0;
+  let ruleSources = 0;
   await withTransaction(deps.pool, async (db) => {
     analysed = 0;
     aggregatesOut.length = 0;
@@ -44,7 +45,8 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
     const fresh = jobs.filter((job) => claimed.has(job.batchId) && connections.has(job.connectionId));
     // Batches received before the connection's last reanalysis are already in its counts.
     const counted = fresh.filter((job) => job.receivedAtMs > (connections.get(job.connectionId)?.reanalysedThroughMs ?? 0));
-    const groups = await groupsOfBatches(deps.clickhouse, counted);
+    const [groups, sources] = await Promise.all([groupsOfBatches(deps.clickhouse, counted), evaluateRules(db, deps.clickhouse, fresh, now)]);
+    ruleSources = sources;
     const contracts = new Map<string, LoadedContract>();
     for (const connection of connections.values()) {
       if (connection.activeContractVersionId === null) continue;
@@ -73,6 +75,7 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
   const committedMs = deps.clock.nowMs();
   deps.metrics.envelopes.inc(analysed);
   deps.metrics.incidentsOpened.inc(opened);
+  deps.metrics.ruleSources.inc(ruleSources);
   for (const aggregate of aggregatesOut) {
     for (const finding of aggregate.findings.values()) deps.metrics.findings.inc({ kind: finding.finding.kind }, finding.count);
   }

@@ -18,6 +18,8 @@ export function analyzerMetrics(registry: Registry) {
     comparisons: new Counter({ name: 'analyzer_comparisons_total', help: 'Shape comparisons computed (memo misses)', registers }),
     memoHits: new Counter({ name: 'analyzer_memo_hits_total', help: 'Shape comparisons answered by the memo', registers }),
     reanalyses: new Counter({ name: 'analyzer_reanalyses_total', help: 'Reanalysis jobs handled, by outcome', labelNames: ['outcome'], registers }),
+    ruleSources: new Counter({ name: 'analyzer_rule_sources_total', help: 'Source observations of enabled reconciliation rules evaluated', registers }),
+    ruleDeadlines: new Counter({ name: 'analyzer_rule_deadlines_total', help: 'Reconciliation deadlines taken at stream time, by outcome: fired, or cleared (satisfied by a stored outcome, or the rule changed)', labelNames: ['outcome'], registers }),
     backlog: new Gauge({ name: 'analyzer_stream_backlog', help: 'Stream entries not yet delivered to the group (lag) at the last check', registers }),
   };
 }

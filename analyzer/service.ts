@@ -13,6 +13,9 @@ import { JobStream, type Delivery } from './jobStream.js';
 import { analyseJobs, type AnalysisDeps } from './liveAnalysis.js';
 import { analyzerMetrics } from './metrics.js';
 import { runNextReanalysis } from './reanalysis.js';
+import { applyRuleChanges } from './ruleChanges.js';
+import { FIRE_BATCH, fireDueDeadlines, type RuleFiringDeps } from './ruleFiring.js';
+import { StreamTime } from './streamTime.js';
 
 export interface AnalyzerDeps {
   config: AnalyzerConfig;
@@ -42,7 +45,7 @@ function sleep(ms: number, stopped: AbortSignal): Promise<void> {
 
 /**
  * The analyzer: live analysis of the job stream, claims of entries left by dead consumers,
- * reanalysis from the outbox, and pruning of batch markers. Any number of processes may run
+ * reanalysis from the outbox, reconciliation deadlines at stream time, and pruning of batch markers. Any number of processes may run
  * against the same stores: the consumer group gives each entry to one consumer, the outbox rows
  * and connections are locked while their results commit.
  */
@@ -50,6 +53,7 @@ export class Analyzer {
   readonly stream: JobStream;
   private readonly compare: ComparePool;
   private readonly live: AnalysisDeps;
+  private readonly firing: RuleFiringDeps;
   private readonly metrics: ReturnType<typeof analyzerMetrics>;
   private running = false;
   private readonly stopping = new AbortController();
@@ -65,6 +69,10 @@ export class Analyzer {
     this.live = {
       pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, contracts: new ContractCache(deps.pool), compare: this.compare, metrics: this.metrics,
     };
+    const streamTime = new StreamTime(deps.redis, deps.clock, {
+      stream: deps.stream ?? RedisKeys.analysisJobs, admissionInFlightMs: deps.config.admissionInFlightMs, graceMs: deps.config.ruleGraceMs,
+    });
+    this.firing = { pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, streamTime, graceMs: deps.config.ruleGraceMs };
     this.log = deps.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -79,6 +87,7 @@ export class Analyzer {
     }
     this.loops.push(this.loop('claim', () => this.claimRound()));
     this.loops.push(this.loop('reanalysis', () => this.reanalysisRound()));
+    this.loops.push(this.loop('rules', () => this.ruleRound()));
     this.loops.push(this.loop('prune', () => this.pruneRound()));
   }
 
@@ -133,6 +142,15 @@ export class Analyzer {
     await this.deps.clock.sync();
     const ran = await runNextReanalysis(this.live);
     return ran ? 0 : this.deps.config.reanalysisPollMs;
+  }
+
+  private async ruleRound(): Promise<number> {
+    await this.deps.clock.sync();
+    const changes = await applyRuleChanges(this.deps.pool, this.deps.clock);
+    const { taken, fired } = await fireDueDeadlines(this.firing);
+    this.metrics.ruleDeadlines.inc({ outcome: 'fired' }, fired);
+    this.metrics.ruleDeadlines.inc({ outcome: 'cleared' }, taken - fired);
+    return taken >= FIRE_BATCH || changes > 0 ? 0 : this.deps.config.rulePollMs;
   }
 
   private async pruneRound(): Promise<number> {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { admissionInFlightMs } from '../shared/admissionTiming.js';
 import type { Config } from '../shared/config.js';
 import { RedisKeys, type AnalysisJob } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
@@ -88,10 +89,8 @@ export class Admission {
   private commits: PendingCommit[] = [];
 
   constructor(private readonly redis: Redis, private readonly config: Config, readonly analysisStream: string = RedisKeys.analysisJobs) {
-    // An admitted eventId stays "in flight" at most this long: queue wait and insert both time
-    // out after insertTimeoutMs (see GroupCommitWriter), plus the group-commit wait and a margin.
-    const longestWait = Math.max(config.ingest.groupCommitMaxWaitMs, config.ingest.groupCommitBusyWaitMs);
-    this.pendingMs = 3 * config.ingest.insertTimeoutMs + longestWait + 5_000;
+    // An admitted eventId stays "in flight" at most this long (the analyzer relies on it too).
+    this.pendingMs = admissionInFlightMs(config.ingest);
   }
 
   /**

@@ -1,3 +1,5 @@
+import { RedisKeys } from '../shared/redis.js';
+
 /**
  * Redis keys that only the ingest edge uses (shared ones live in shared/redis.ts). Window keys
  * are hashes of per-second buckets; de-duplication hashes are per connection and period.
@@ -18,8 +20,8 @@ export const IngestKeys = {
   committedBatch: (batchId: string) => `dc:${batchId}`,
   /** A batch's admission record until it is settled (see RECORD_FUNCTIONS in admissionScripts.ts). */
   admissionRecord: (batchId: string) => `ib:${batchId}`,
-  /** Sorted set of the unsettled batches, scored by deadline (ms). */
-  pendingBatches: 'ingest:pending',
+  /** Sorted set of the unsettled batches, scored by deadline (ms); the analyzer reads it too. */
+  pendingBatches: RedisKeys.pendingAdmissions,
   /** Held by the process settling an overdue batch, so that several edges do not all query ClickHouse for it. */
   resolving: (batchId: string) => `ir:${batchId}`,
 } as const;

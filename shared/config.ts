@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import { admissionInFlightMs } from './admissionTiming.js';
 
 /**
  * Typed configuration, read once from the environment and validated; a bad value stops the
@@ -88,6 +89,16 @@ export interface AnalyzerConfig {
   batchMarkerRetentionSeconds: number;
   /** How often the outbox is polled for reanalysis jobs. */
   reanalysisPollMs: number;
+  /** How often due reconciliation deadlines are looked for (analyzer/ruleFiring.ts). */
+  rulePollMs: number;
+  /**
+   * Stream time stays this far behind the service clock (analyzer/streamTime.ts): a request
+   * stamped with its receipt time but not yet admitted, and the clocks of several hosts, are
+   * covered by it.
+   */
+  ruleGraceMs: number;
+  /** The ingest edge's admissionInFlightMs (shared/admissionTiming.ts), from the ingest settings. */
+  admissionInFlightMs: number;
 }
 
 export interface IngestLimits {
@@ -166,27 +177,28 @@ const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(str(env, 'DATA_DIR', './.data'));
   const host = (name: string) => str(env, name, '127.0.0.1');
+  const ingest: IngestEdgeConfig = {
+    host: host('INGEST_HOST'),
+    port: int(env, 'INGEST_PORT', 8080, 0, 65535),
+    dedupWindowSeconds: int(env, 'INGEST_DEDUP_WINDOW_SECONDS', 7 * 24 * 3600, 60),
+    groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 30_000, 1, 1_000_000),
+    groupCommitMinWaitMs: int(env, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 50, 0, 10_000),
+    groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 200, 0, 10_000),
+    groupCommitBusyWaitMs: int(env, 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 400, 0, 10_000),
+    groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),
+    insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
+    settleIntervalMs: int(env, 'INGEST_SETTLE_INTERVAL_MS', 1_000, 100, 3_600_000),
+    connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
+    analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
+    workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),
+    sharedSlots: int(env, 'INGEST_SHARED_SLOTS', 2048, 0, 65_536),
+  };
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://svc:svc@127.0.0.1:5432/svc', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:']),
     clickhouseUrl: url(env, 'CLICKHOUSE_URL', 'http://127.0.0.1:8123', ['http:', 'https:']),
     clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'svc'),
-    ingest: {
-      host: host('INGEST_HOST'),
-      port: int(env, 'INGEST_PORT', 8080, 0, 65535),
-      dedupWindowSeconds: int(env, 'INGEST_DEDUP_WINDOW_SECONDS', 7 * 24 * 3600, 60),
-      groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 30_000, 1, 1_000_000),
-      groupCommitMinWaitMs: int(env, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 50, 0, 10_000),
-      groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 200, 0, 10_000),
-      groupCommitBusyWaitMs: int(env, 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 400, 0, 10_000),
-      groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),
-      insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
-      settleIntervalMs: int(env, 'INGEST_SETTLE_INTERVAL_MS', 1_000, 100, 3_600_000),
-      connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
-      analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
-      workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),
-      sharedSlots: int(env, 'INGEST_SHARED_SLOTS', 2048, 0, 65_536),
-    },
+    ingest,
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
     analyzer: {
       host: host('ANALYZER_HOST'),
@@ -199,6 +211,9 @@ export function loadConfig(env: Env = process.env): Config {
       memoEntries: int(env, 'ANALYZER_MEMO_ENTRIES', 100_000, 0, 10_000_000),
       batchMarkerRetentionSeconds: int(env, 'ANALYZER_BATCH_MARKER_RETENTION_SECONDS', 24 * 3600, 60),
       reanalysisPollMs: int(env, 'ANALYZER_REANALYSIS_POLL_MS', 500, 10, 60_000),
+      rulePollMs: int(env, 'ANALYZER_RULE_POLL_MS', 1_000, 10, 60_000),
+      ruleGraceMs: int(env, 'ANALYZER_RULE_GRACE_MS', 2_000, 0, 600_000),
+      admissionInFlightMs: admissionInFlightMs(ingest),
     },
     dataDir,
     secretEncryptionKey: encryptionKey(env, dataDir),

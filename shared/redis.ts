@@ -31,6 +31,11 @@ export const RedisKeys = {
   ruleMutations: (workspaceId: string) => `rule_mut:${workspaceId}`,
   /** 02 Limits: a workspace's previews of the last minute, shared by setup, copy and compensation. */
   configurationPreviews: (workspaceId: string) => `cfg_preview:${workspaceId}`,
+  /**
+   * Sorted set of the ingest edge's unsettled batches, scored `receivedAtMs + admissionInFlightMs`
+   * (shared/admissionTiming.ts): written by the edge, read by the analyzer's stream time.
+   */
+  pendingAdmissions: 'ingest:pending',
   /** Account total of accepted Sandbox observations in a UTC month (`YYYY-MM`), an integer string. */
   sandboxMonthlyUsage: (accountId: string, period: string) => `usage:sandbox:${accountId}:${period}`,
   /** One workspace's accepted observations of a mode in a UTC month, an integer string. */

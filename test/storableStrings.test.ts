@@ -24,7 +24,11 @@ interface Schema {
   minimum?: number;
   minProperties?: number;
   additionalProperties?: unknown;
+  pattern?: string;
 }
+
+/** Values of the patterns body schemas use (a sample must pass the schema to reach the handler). */
+const PATTERN_SAMPLES: Record<string, string> = { '^sha256:[0-9a-f]{64}$': `sha256:${'0'.repeat(64)}` };
 
 interface Route {
   method: string;
@@ -102,7 +106,7 @@ function sample(schema: Schema): unknown {
       return Object.fromEntries(names.map((name) => [name, sample(schema.properties?.[name] ?? {})]));
     }
     case 'array': return schema.minItems ? [sample(schema.items ?? {})] : [];
-    case 'string': return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+    case 'string': return PATTERN_SAMPLES[schema.pattern ?? ''] ?? 'x'.repeat(Math.max(1, schema.minLength ?? 1));
     case 'integer': case 'number': return schema.minimum ?? 0;
     case 'boolean': return false;
     default: return null;

@@ -22,6 +22,25 @@ export interface SessionPrincipal {
   emailVerified: boolean;
 }
 
+/**
+ * A console user acting in one workspace as its owner or admin (02 Authentication 4): the
+ * session-side performer of an operation, who alone may replay and read its receipt.
+ */
+export interface WorkspaceUserActor {
+  kind: 'workspace_user';
+  userId: string;
+  /** The session the user acts through; it must still be current when the operation commits. */
+  sessionId: string;
+  workspaceId: string;
+  role: 'owner' | 'admin';
+  model: 'canonical' | 'legacy';
+  /** The workspace authorization epoch seen when the actor was loaded. */
+  authEpoch: string;
+}
+
+/** Whoever performs and owns an operation (operations/idempotency.ts). */
+export type OperationActor = ApiKeyPrincipal | WorkspaceUserActor;
+
 declare module 'fastify' {
   interface FastifyRequest {
     apiKey?: ApiKeyPrincipal;

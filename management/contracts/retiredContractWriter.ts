@@ -24,7 +24,7 @@ const body = {
 } as const;
 
 /** True when the user owns or administers the workspace of this live connection. */
-async function isOwnedConnection(db: Queryable, connectionId: string, userId: string): Promise<boolean> {
+export async function isOwnedConnection(db: Queryable, connectionId: string, userId: string): Promise<boolean> {
   const { rows } = await db.query(
     `SELECT 1 FROM connections c
        JOIN integrations i ON i.id = c.integration_id

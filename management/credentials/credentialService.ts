@@ -27,7 +27,7 @@ export const CREDENTIAL_OPERATION_KINDS: Record<CredentialAction, string> = {
 };
 
 /** 01 Connection credential lifecycle: canonical connections only. */
-export function requireCanonicalWorkspace(principal: ApiKeyPrincipal): void {
+export function requireCanonicalWorkspace(principal: Pick<ApiKeyPrincipal, 'model'>): void {
   if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
 }
 

@@ -4,8 +4,9 @@ import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError, type ErrorCode } from '../../shared/errors/index.js';
 import { fingerprint } from '../../shared/fingerprint.js';
 import { recheckAuthority, type AuthorityLoss } from '../auth/apiKeyAuth.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { OperationActor } from '../auth/principal.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
+import { recheckWorkspaceUser, type WorkspaceUserLoss } from '../auth/workspaceUserAuth.js';
 import type { Deps } from '../deps.js';
 import { recordAudit } from './audit.js';
 import type { RateSlot } from './rateWindow.js';
@@ -35,7 +36,9 @@ export interface OperationOutcome {
 
 export interface OperationOptions {
   kind: string;
-  principal: ApiKeyPrincipal;
+  /** The performer: an API key, or a console user acting as owner or admin of the workspace. */
+  principal: OperationActor;
+  /** The scope an API key needs; a workspace user needs the owner or admin role instead. */
   scope: WorkspaceScope;
   idempotencyKey: string;
   /** The normalised request (route target and body); its fingerprint binds the key. */
@@ -62,6 +65,7 @@ export interface StoredOperation {
   id: string;
   kind: string;
   api_key_id: string | null;
+  user_id: string | null;
   request_fingerprint: string;
   connection_id: string | null;
   integration_id: string | null;
@@ -75,8 +79,28 @@ export interface OperationResponse {
   body: Record<string, unknown>;
 }
 
-function authorityError(loss: AuthorityLoss, epochChangedCode: ErrorCode): AppError {
+const OPERATION_COLUMNS = 'id, kind, api_key_id, user_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
+
+/** The operations columns that name the performer: exactly one of them is set. */
+function actorColumns(actor: OperationActor): { apiKeyId: string | null; userId: string | null } {
+  return actor.kind === 'api_key' ? { apiKeyId: actor.keyId, userId: null } : { apiKeyId: null, userId: actor.userId };
+}
+
+function isPerformer(stored: StoredOperation, actor: OperationActor): boolean {
+  const { apiKeyId, userId } = actorColumns(actor);
+  return stored.api_key_id === apiKeyId && stored.user_id === userId;
+}
+
+function recheckActor(db: pg.PoolClient, deps: Deps, actor: OperationActor, scope: WorkspaceScope): Promise<AuthorityLoss | WorkspaceUserLoss | null> {
+  return actor.kind === 'api_key'
+    ? recheckAuthority(db, actor, scope, deps.clock.nowMs())
+    : recheckWorkspaceUser(db, actor, deps.clock.now());
+}
+
+function authorityError(loss: AuthorityLoss | WorkspaceUserLoss, epochChangedCode: ErrorCode): AppError {
   if (loss === 'key') return new AppError('insufficient_scope');
+  if (loss === 'session') return new AppError('unauthenticated');
+  if (loss === 'role') return new AppError('forbidden');
   if (loss === 'workspace') return new AppError('workspace_unavailable');
   return new AppError(epochChangedCode);
 }
@@ -84,9 +108,10 @@ function authorityError(loss: AuthorityLoss, epochChangedCode: ErrorCode): AppEr
 /**
  * The one idempotency and receipt mechanism (issue: foundation, item 4). In one transaction:
  * serialise on (workspace, key); replay the original receipt for an identical request by the
- * same key, or refuse with `idempotency_conflict`; otherwise re-check authority, do the work,
- * store the receipt and the audit row, re-check authority again and commit. Any failure rolls
- * back every write (and gives back the rate slot that new work took, `reserve`).
+ * same performer (API key or console user), or refuse with `idempotency_conflict`; otherwise
+ * re-check authority, do the work, store the receipt and the audit row, re-check authority again
+ * and commit. Any failure rolls back every write (and gives back the rate slot that new work
+ * took, `reserve`).
  */
 export async function runOperation(
   deps: Deps, options: OperationOptions, work: (db: pg.PoolClient, request: OperationRequest) => Promise<OperationOutcome>,
@@ -105,13 +130,12 @@ export async function runOperation(
     // A space separates the parts: neither holds one, and PostgreSQL text cannot carry NUL.
     await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${principal.workspaceId} ${options.idempotencyKey}`]);
     const existing = await db.query<StoredOperation>(
-      `SELECT id, kind, api_key_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at
-         FROM operations WHERE workspace_id = $1 AND idempotency_key = $2`,
+      `SELECT ${OPERATION_COLUMNS} FROM operations WHERE workspace_id = $1 AND idempotency_key = $2`,
       [principal.workspaceId, options.idempotencyKey],
     );
     const stored = existing.rows[0];
     if (stored) {
-      if (stored.kind !== options.kind || stored.request_fingerprint !== requestFingerprint || stored.api_key_id !== principal.keyId) {
+      if (stored.kind !== options.kind || stored.request_fingerprint !== requestFingerprint || !isPerformer(stored, principal)) {
         throw new AppError('idempotency_conflict');
       }
       return { statusCode: 200, body: await options.replay(stored, db) };
@@ -123,23 +147,24 @@ export async function runOperation(
       slot = await options.reserve();
     }
 
-    const before = await recheckAuthority(db, principal, options.scope, deps.clock.nowMs());
+    const before = await recheckActor(db, deps, principal, options.scope);
     if (before) throw authorityError(before, options.epochChangedCode);
 
     const outcome = await work(db, { requestFingerprint });
     const now = deps.clock.now();
+    const performer = actorColumns(principal);
     await db.query(
-      `INSERT INTO operations (id, kind, workspace_id, api_key_id, idempotency_key, request_fingerprint,
+      `INSERT INTO operations (id, kind, workspace_id, api_key_id, user_id, idempotency_key, request_fingerprint,
                                integration_id, connection_id, recorded_revision, status_code, receipt, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [outcome.operationId, options.kind, principal.workspaceId, principal.keyId, options.idempotencyKey, requestFingerprint,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [outcome.operationId, options.kind, principal.workspaceId, performer.apiKeyId, performer.userId, options.idempotencyKey, requestFingerprint,
         outcome.integrationId ?? null, outcome.connectionId ?? null, outcome.recordedRevision ?? null, outcome.statusCode,
         JSON.stringify(outcome.receipt), now],
     );
     await recordAudit(db, {
       workspaceId: principal.workspaceId,
-      actorType: 'api_key',
-      actorId: principal.keyId,
+      actorType: principal.kind === 'api_key' ? 'api_key' : 'user',
+      actorId: performer.apiKeyId ?? performer.userId,
       action: outcome.audit.action,
       targetId: outcome.audit.targetId,
       metadata: { operationId: outcome.operationId, ...outcome.audit.metadata },
@@ -147,19 +172,23 @@ export async function runOperation(
     });
 
     await deps.hooks?.beforeAuthorityRecheck?.(options.kind);
-    const after = await recheckAuthority(db, principal, options.scope, deps.clock.nowMs());
+    const after = await recheckActor(db, deps, principal, options.scope);
     if (after) throw authorityError(after, options.epochChangedCode);
     await options.beforeCommit?.(outcome);
     return { statusCode: outcome.statusCode, body: outcome.response };
   }
 }
 
-/** Reads a stored receipt by id for the key that performed it; anything else is 404. */
-export async function readOwnOperation(deps: Deps, principal: ApiKeyPrincipal, operationId: string, kinds: readonly string[]): Promise<StoredOperation> {
+/**
+ * Reads a stored receipt by id for the performer that made it (the same API key, or the same
+ * console user); anything else, another actor of the same workspace included, is 404.
+ */
+export async function readOwnOperation(deps: Deps, principal: OperationActor, operationId: string, kinds: readonly string[]): Promise<StoredOperation> {
+  const performer = actorColumns(principal);
   const { rows } = await deps.pool.query<StoredOperation>(
-    `SELECT id, kind, api_key_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at
-       FROM operations WHERE id = $1 AND workspace_id = $2 AND api_key_id = $3 AND kind = ANY($4)`,
-    [operationId, principal.workspaceId, principal.keyId, kinds],
+    `SELECT ${OPERATION_COLUMNS} FROM operations
+      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4 AND kind = ANY($5)`,
+    [operationId, principal.workspaceId, performer.apiKeyId, performer.userId, kinds],
   );
   if (!rows[0]) throw new AppError('operation_not_found');
   return rows[0];

@@ -5,10 +5,11 @@
 import type pg from 'pg';
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { nextRevision } from '../../shared/db/revision.js';
+import { enqueueRuleChange, type RuleChangeJob } from '../../shared/analysis/ruleChangeJob.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { RedisKeys } from '../../shared/redis.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { ApiKeyPrincipal, OperationActor } from '../auth/principal.js';
 import type { ConnectionRecord } from '../connections/connectionStore.js';
 import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
@@ -27,7 +28,7 @@ export const DEFAULT_RULE_LIMIT = 25;
 export const RULE_MUTATIONS_PER_MINUTE = 60;
 
 export type RuleAction = 'create' | 'update' | 'delete';
-const KINDS: Record<RuleAction, string> = { create: 'rule.create', update: 'rule.update', delete: 'rule.delete' };
+const KINDS: Record<RuleAction, RuleChangeJob['action']> = { create: 'rule.create', update: 'rule.update', delete: 'rule.delete' };
 
 /** 02 Reconciliation rule, as every route shows it. */
 export interface RuleView {
@@ -65,7 +66,7 @@ const contextOf = (connection: ConnectionRecord): RuleContext => ({
   connectionId: connection.id, workspaceIntegrationId: connection.integrationId, mode: connection.mode, revision: connection.revision,
 });
 
-function loadConnection(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
+function loadConnection(db: pg.Pool | pg.PoolClient, principal: OperationActor, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
   return loadWorkspaceConnection(db, principal.workspaceId, connectionId, { forUpdate });
 }
 
@@ -83,17 +84,23 @@ export async function listConnectionRules(
   const limit = pageLimit(query.limit, DEFAULT_RULE_LIMIT, 'invalid_rule_request');
   return inReadSnapshot(deps.pool, async (db) => {
     const connection = await loadConnection(db, principal, connectionId);
-    const secret = deps.config.secretEncryptionKey;
-    const after = query.cursor === undefined ? null : decodeRuleCursor(secret, query.cursor, connection.id, connection.revision);
-    const rows = await listRules(db, connection.id, after, limit);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      ...contextOf(connection),
-      rules: page.map(ruleView),
-      nextCursor: rows.length > limit && last ? encodeRuleCursor(secret, connection.id, connection.revision, last) : null,
-    };
+    return { ...contextOf(connection), ...(await readRulePage(deps, db, connection, query.cursor, limit)) };
   });
+}
+
+/** One page of a connection's rules in the caller's read snapshot (the API list and the console read). */
+export async function readRulePage(
+  deps: Deps, db: pg.PoolClient, connection: ConnectionRecord, cursor: string | undefined, limit: number,
+): Promise<{ rules: RuleView[]; nextCursor: string | null }> {
+  const secret = deps.config.secretEncryptionKey;
+  const after = cursor === undefined ? null : decodeRuleCursor(secret, cursor, connection.id, connection.revision);
+  const rows = await listRules(db, connection.id, after, limit);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    rules: page.map(ruleView),
+    nextCursor: rows.length > limit && last ? encodeRuleCursor(secret, connection.id, connection.revision, last) : null,
+  };
 }
 
 /** GET …/reconciliation-rules/{ruleId}. */
@@ -120,7 +127,7 @@ export interface RuleMutationInput {
 }
 
 /** The replay of a stored receipt: `historical` is computed now (the revision moved or the connection is gone). */
-async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, stored: StoredOperation): Promise<Record<string, unknown>> {
+async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: OperationActor, stored: StoredOperation): Promise<Record<string, unknown>> {
   return { ...stored.receipt, replayed: true, historical: await isHistoricalReceipt(db, principal.workspaceId, stored) };
 }
 
@@ -144,7 +151,7 @@ function definitionAfter(action: RuleAction, body: RuleMutationBody, current: Ru
  * A new mutation takes a slot of the workspace's minute (429 `rate_limited`); an identical retry
  * or a refused mutation gives its slot back.
  */
-export async function mutateRule(deps: Deps, principal: ApiKeyPrincipal, input: RuleMutationInput): Promise<OperationResponse> {
+export async function mutateRule(deps: Deps, principal: OperationActor, input: RuleMutationInput): Promise<OperationResponse> {
   requireCanonicalWorkspace(principal);
   const kind = KINDS[input.action];
   return runOperation(
@@ -180,6 +187,7 @@ export async function mutateRule(deps: Deps, principal: ApiKeyPrincipal, input: 
         await deleteRule(db, rule.id);
       }
       await setConnectionRevision(db, connection.id, revision);
+      await enqueueRuleChange(db, { connectionId: connection.id, ruleId: rule.id, action: kind, revision }, now);
 
       const operationId = newId('ruleop_');
       // Delete keeps the removed definition (02 Rule mutation receipt).
@@ -203,8 +211,8 @@ export async function mutateRule(deps: Deps, principal: ApiKeyPrincipal, input: 
   );
 }
 
-/** GET /v1/rule-operations/{operationId}: the completed receipt, for the key that performed it. */
-export async function readRuleOperation(deps: Deps, principal: ApiKeyPrincipal, operationId: string): Promise<Record<string, unknown>> {
+/** GET …/rule-operations/{operationId}: the completed receipt, for the key or console user that performed it. */
+export async function readRuleOperation(deps: Deps, principal: OperationActor, operationId: string): Promise<Record<string, unknown>> {
   requireCanonicalWorkspace(principal);
   if (!hasIdForm(operationId, 'ruleop_')) throw new AppError('operation_not_found');
   const stored = await readOwnOperation(deps, principal, operationId, Object.values(KINDS));

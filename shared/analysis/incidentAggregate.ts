@@ -3,8 +3,8 @@ import { EVIDENCE_LIMIT } from './observationGroups.js';
 import type { AnalysedOperation, Finding, ObservedOperation } from './types.js';
 import { observedOperationKey, transportErrorFinding, unknownOperationFinding } from './compare.js';
 
-/** 00-decisions §5 incident kinds the analyzer opens from shapes (rules bring `expected-outcome-missing`). */
-export type IncidentKind = 'schema-drift' | 'unknown-operation' | 'transport-errors';
+/** 00-decisions §5 incident kinds: three from shapes, `expected-outcome-missing` from reconciliation rules. */
+export type IncidentKind = 'schema-drift' | 'unknown-operation' | 'transport-errors' | 'expected-outcome-missing';
 
 /** A contract version ready for analysis: its id and how an observation finds its operation. */
 export interface ContractForAnalysis {
@@ -46,6 +46,8 @@ export interface IncidentAggregate {
   eventIds: string[];
   /** Keyed by findingKey. */
   findings: Map<string, FindingAggregate>;
+  /** `expected-outcome-missing` only: the rule whose deadlines passed (one open incident per rule). */
+  ruleId?: string;
 }
 
 export const incidentKey = (connectionId: string, operationKey: string, kind: string): string => `${connectionId}\n${operationKey}\n${kind}`;
@@ -139,16 +141,22 @@ const FINDING_WORDS: Record<Finding['kind'], string> = {
   type_mismatch: 'type mismatch',
   unknown_operation: 'unknown operation',
   transport_error: 'transport error',
+  'expected-outcome-missing': 'expected outcome missing',
 };
 
 const KIND_WORDS: Record<IncidentKind, string> = {
   'schema-drift': 'Payloads differ from the active contract',
   'unknown-operation': 'Observed an operation the active contract does not declare',
   'transport-errors': 'Outbound calls got no protocol response',
+  'expected-outcome-missing': 'Expected outcomes did not follow their source events',
 };
 
 /** The incident's `summary` in plain words (03: detail is redacted; paths and kinds only). */
 export function incidentSummary(kind: IncidentKind, operationKey: string, findings: Iterable<Finding>, affected: number): string {
+  if (kind === 'expected-outcome-missing') {
+    const rule = [...findings][0];
+    return `${KIND_WORDS[kind]}${rule ? `: ${rule.expected}` : ''} (${affected} source observation${affected === 1 ? '' : 's'}).`;
+  }
   const list = [...findings].filter((f) => f.kind !== 'unknown_operation' && f.kind !== 'transport_error')
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.kind < b.kind ? -1 : 1));
   const shown = list.slice(0, 5).map((f) => `${FINDING_WORDS[f.kind]} at ${f.path === '' ? '(root)' : f.path}`

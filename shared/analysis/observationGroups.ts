@@ -96,6 +96,11 @@ async function selectGroups(clickhouse: ClickHouseClient, where: string, withSha
  */
 export function groupsOfBatches(clickhouse: ClickHouseClient, batches: readonly BatchRef[]): Promise<ObservationGroup[]> {
   if (batches.length === 0) return Promise.resolve([]);
+  return selectGroups(clickhouse, batchesWhere(batches), false);
+}
+
+/** The WHERE condition that picks the rows of the given (non-empty) list of batches; see groupsOfBatches. */
+export function batchesWhere(batches: readonly BatchRef[]): string {
   const ranges = new Map<string, { from: number; to: number }>();
   for (const batch of batches) {
     const range = ranges.get(batch.connectionId);
@@ -105,10 +110,9 @@ export function groupsOfBatches(clickhouse: ClickHouseClient, batches: readonly 
       range.to = Math.max(range.to, batch.receivedAtMs);
     }
   }
-  const where = `(${[...ranges].map(([connectionId, range]) => `(connection_id = ${sqlLiteral(connectionId)}`
+  return `(${[...ranges].map(([connectionId, range]) => `(connection_id = ${sqlLiteral(connectionId)}`
     + ` AND received_at_ms >= ${sqlLiteral(range.from)} AND received_at_ms <= ${sqlLiteral(range.to)})`).join(' OR ')})`
     + ` AND batch_id IN (${[...new Set(batches.map((batch) => batch.batchId))].map(sqlLiteral).join(', ')})`;
-  return selectGroups(clickhouse, where, false);
 }
 
 /** A connection's observations received in [fromMs, toMs), grouped, with their shape texts. */

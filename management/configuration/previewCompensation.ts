@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { previewCompensation } from './configurationService.js';
+import { emptyBody, noQuery, operationParams, reviewSchema } from './schemas.js';
+
+/** POST /v1/configuration-operations/{operationId}/compensation-preview (02): 201 compensation review. */
+export default async function previewCompensationRoute(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { operationId: string } }>('/v1/configuration-operations/:operationId/compensation-preview', {
+    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    config: { validationError: 'invalid_configuration_request' },
+    schema: { params: operationParams, querystring: noQuery, body: emptyBody, response: { 201: reviewSchema } },
+  }, async (request, reply) => {
+    const review = await previewCompensation(app.deps, principalOf(request), request.params.operationId);
+    return reply.code(201).header('Cache-Control', 'no-store').send(review);
+  });
+}

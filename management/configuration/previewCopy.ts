@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { previewCopy, type CopyPreviewBody } from './configurationService.js';
+import { connectionParams, copyPreviewBody, noQuery, reviewSchema } from './schemas.js';
+
+/** POST /v1/connections/{connectionId}/configuration-copy/preview (02): 201 copy review. */
+export default async function previewCopyRoute(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { connectionId: string }; Body: CopyPreviewBody }>('/v1/connections/:connectionId/configuration-copy/preview', {
+    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    config: { validationError: 'invalid_configuration_request' },
+    schema: { params: connectionParams, querystring: noQuery, body: copyPreviewBody, response: { 201: reviewSchema } },
+  }, async (request, reply) => {
+    const review = await previewCopy(app.deps, principalOf(request), request.params.connectionId, request.body);
+    return reply.code(201).header('Cache-Control', 'no-store').send(review);
+  });
+}

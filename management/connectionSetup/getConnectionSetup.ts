@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { noQuery, operationParams, statusSchema } from './schemas.js';
+import { readSetup } from './setupService.js';
+
+/** GET /v1/connection-setup/{operationId} (02): pending or expired review, or the completed receipt. */
+export default async function getConnectionSetupRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { operationId: string } }>('/v1/connection-setup/:operationId', {
+    onRequest: [apiKeyAuth('integrations:manage')],
+    config: { validationError: 'invalid_connection_setup' },
+    schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
+  }, async (request, reply) => {
+    const status = await readSetup(app.deps, principalOf(request), request.params.operationId);
+    return reply.header('Cache-Control', 'no-store').send(status);
+  });
+}

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { rejectPausedWrite } from '../maintenance.js';
+import { integrationParams, noQuery, previewBody, reviewSchema } from './schemas.js';
+import { previewSetup, type SetupPreviewBody } from './setupService.js';
+
+/** POST /v1/integrations/{workspaceIntegrationId}/connections/preview (02 "Second-mode setup"): 201 review. */
+export default async function previewConnectionSetupRoute(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { workspaceIntegrationId: string }; Body: SetupPreviewBody }>('/v1/integrations/:workspaceIntegrationId/connections/preview', {
+    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    config: { validationError: 'invalid_connection_setup' },
+    schema: { params: integrationParams, querystring: noQuery, body: previewBody, response: { 201: reviewSchema } },
+  }, async (request, reply) => {
+    const review = await previewSetup(app.deps, principalOf(request), request.params.workspaceIntegrationId, request.body);
+    return reply.code(201).header('Cache-Control', 'no-store').send(review);
+  });
+}

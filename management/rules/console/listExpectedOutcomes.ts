@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import { sessionAuth, sessionOf } from '../../auth/sessionAuth.js';
+import { readExpectedOutcomes } from './consoleRuleService.js';
+import { expectedOutcomesParams, expectedOutcomesResponse, listQuery } from './schemas.js';
+
+/** GET /workspaces/{workspaceSlug}/integrations/{connectionId}/expected-outcomes (02): owner or admin. */
+export default async function listExpectedOutcomesRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { workspaceSlug: string; connectionId: string }; Querystring: { limit?: string; cursor?: string } }>(
+    '/workspaces/:workspaceSlug/integrations/:connectionId/expected-outcomes',
+    {
+      onRequest: [sessionAuth()],
+      config: { validationError: 'invalid_rule_request' },
+      schema: { params: expectedOutcomesParams, querystring: listQuery, response: { 200: expectedOutcomesResponse } },
+    },
+    async (request, reply) => {
+      const view = await readExpectedOutcomes(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.connectionId, request.query);
+      return reply.header('Cache-Control', 'no-store').send(view);
+    },
+  );
+}
