@@ -299,6 +299,18 @@ export function findPid(prefix: string): number | null {
   return null;
 }
 
+/** CPU seconds of every process whose name starts with `prefix` (PostgreSQL's backends, say). */
+export function processesCpuSeconds(prefix: string): number {
+  let seconds = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(prefix)) seconds += processCpuSeconds(Number(entry)) || 0;
+    } catch { /* gone */ }
+  }
+  return seconds;
+}
+
 /** Busy and total CPU time of the whole machine (seconds, all cores). */
 export function machineCpu(): { busy: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
