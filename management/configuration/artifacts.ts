@@ -157,7 +157,8 @@ export interface CopyInput {
   revision: string;
   /** The destination revision the copy started from; defaults to `revision` (a connection created by this transaction). */
   previousRevision?: string;
-  apiKeyId: string;
+  /** The key that applies the copy, recorded on its drafts; null when a console user applies it. */
+  apiKeyId: string | null;
   now: Date;
   /** Answered when a snapshot contract no longer matches its source version; 409 `configuration_preview_stale` by default. */
   staleCode?: ErrorCode;

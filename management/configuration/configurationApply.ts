@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { nextRevision } from '../../shared/db/revision.js';
 import { AppError } from '../../shared/errors/index.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { OperationActor } from '../auth/principal.js';
 import type { ConnectionRecord } from '../connections/connectionStore.js';
 import { loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import { setConnectionRevision } from '../contracts/contractStore.js';
@@ -17,6 +17,7 @@ import { copyArtifacts, findDestinationConflicts, type CopiedArtifacts } from '.
 import { assertCompensable } from './compensation.js';
 import { findCompletion, findIntegrationIdentity, findOwnReview, type ReviewRecord } from './configurationStore.js';
 import { actionOfId, receiptReplay } from './configurationService.js';
+import { reviewerOf } from './reviewer.js';
 import { PROOF_SCHEMA } from './snapshot.js';
 
 export interface ApplyInput {
@@ -33,14 +34,14 @@ async function lockConnections(db: pg.PoolClient, workspaceId: string, ids: read
 }
 
 /**
- * The checks every apply makes, in order: the review is this key's (404), the fingerprint is its
+ * The checks every apply makes, in order: the review is this actor's (404), the fingerprint is its
  * own (409 `approval_mismatch`), it was not completed by another request (409
  * `configuration_preview_stale`: the review is spent), it has not expired (409
  * `configuration_preview_expired`), and the authorization and Integration it was made under are
  * unchanged (409 `configuration_preview_stale`; a deleted Integration is 404).
  */
-async function loadApplicableReview(deps: Deps, db: pg.PoolClient, principal: ApiKeyPrincipal, input: ApplyInput): Promise<ReviewRecord> {
-  const review = await findOwnReview(db, principal.workspaceId, principal.keyId, input.operationId, { forUpdate: true });
+async function loadApplicableReview(deps: Deps, db: pg.PoolClient, principal: OperationActor, input: ApplyInput): Promise<ReviewRecord> {
+  const review = await findOwnReview(db, principal.workspaceId, reviewerOf(principal), input.operationId, { forUpdate: true });
   if (!review) throw new AppError('operation_not_found');
   if (review.fingerprint !== input.approvalFingerprint) throw new AppError('approval_mismatch');
   if (await findCompletion(db, principal.workspaceId, review.id)) throw new AppError('configuration_preview_stale');
@@ -53,7 +54,7 @@ async function loadApplicableReview(deps: Deps, db: pg.PoolClient, principal: Ap
 }
 
 /** Copy: source and destination exactly as reviewed (any change, even one reverted, moved a revision). */
-async function applyCopy(db: pg.PoolClient, principal: ApiKeyPrincipal, review: ReviewRecord, now: Date): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
+async function applyCopy(db: pg.PoolClient, principal: OperationActor, review: ReviewRecord, now: Date): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
   const locked = await lockConnections(db, principal.workspaceId, [review.destinationConnectionId, review.sourceConnectionId!]);
   const destination = locked.get(review.destinationConnectionId)!;
   const source = locked.get(review.sourceConnectionId!)!;
@@ -70,7 +71,7 @@ async function applyCopy(db: pg.PoolClient, principal: ApiKeyPrincipal, review: 
     parts,
     revision,
     previousRevision: destination.revision,
-    apiKeyId: principal.keyId,
+    apiKeyId: reviewerOf(principal).apiKeyId,
     now,
   });
   await setConnectionRevision(db, destination.id, revision);
@@ -78,8 +79,8 @@ async function applyCopy(db: pg.PoolClient, principal: ApiKeyPrincipal, review: 
 }
 
 /** Compensation: the copy must still be reversible (compensation.ts); removes exactly what it created. */
-async function applyCompensation(db: pg.PoolClient, principal: ApiKeyPrincipal, review: ReviewRecord): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
-  const copy = await findOwnReview(db, principal.workspaceId, principal.keyId, review.originalOperationId!);
+async function applyCompensation(db: pg.PoolClient, principal: OperationActor, review: ReviewRecord): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
+  const copy = await findOwnReview(db, principal.workspaceId, reviewerOf(principal), review.originalOperationId!);
   const completion = copy ? await findCompletion(db, principal.workspaceId, copy.id) : null;
   if (!copy || !completion) throw new AppError('configuration_compensation_unavailable');
   const destination = (await lockConnections(db, principal.workspaceId, [review.destinationConnectionId])).get(review.destinationConnectionId)!;
@@ -96,7 +97,7 @@ async function applyCompensation(db: pg.PoolClient, principal: ApiKeyPrincipal, 
  * is 409 `idempotency_conflict`. The review's expiry is checked again just before COMMIT, so a
  * review that expires during apply leaves nothing behind.
  */
-export async function applyConfigurationOperation(deps: Deps, principal: ApiKeyPrincipal, input: ApplyInput): Promise<OperationResponse> {
+export async function applyConfigurationOperation(deps: Deps, principal: OperationActor, input: ApplyInput): Promise<OperationResponse> {
   requireCanonicalWorkspace(principal);
   const action = actionOfId(input.operationId);
   if (!action) throw new AppError('operation_not_found');

@@ -1,14 +1,13 @@
 // 02 "Configuration copy and compensation (existing destination)": copy and compensation reviews
-// and the status read. Apply is in configurationApply.ts. The caller is one parameter (an API key
-// principal today; the browser-session adapters will pass theirs).
+// and the status read. Apply is in configurationApply.ts. The caller is the operation actor: an API
+// key on `/v1`, a console owner or admin through the browser-session adapters (console/).
 
 import type pg from 'pg';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { RedisKeys } from '../../shared/redis.js';
-import { recheckAuthority } from '../auth/apiKeyAuth.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { OperationActor } from '../auth/principal.js';
 import { findConnectionForWorkspace, type ConnectionRecord } from '../connections/connectionStore.js';
 import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
@@ -22,6 +21,7 @@ import {
   findCompletion, findIntegrationIdentity, findOwnReview, insertReview,
   type ConfigurationAction, type IntegrationIdentityRow, type ReviewRecord,
 } from './configurationStore.js';
+import { auditActorOf, recheckReviewer, reviewerOf, tenantIdOf } from './reviewer.js';
 import { approvalFingerprint, buildSnapshot, type ReviewSnapshot } from './snapshot.js';
 
 /** 02: a review lasts ten minutes from server time. */
@@ -62,7 +62,7 @@ export function actionOfId(operationId: string): ConfigurationAction | null {
 }
 
 /** A completed receipt as replays and status reads show it: `historical` computed now. */
-export async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, stored: StoredOperation): Promise<Record<string, unknown>> {
+export async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: OperationActor, stored: StoredOperation): Promise<Record<string, unknown>> {
   return { ...stored.receipt, replayed: true, historical: await isHistoricalReceipt(db, principal.workspaceId, stored) };
 }
 
@@ -71,7 +71,7 @@ export async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: ApiK
  * refused), then one REPEATABLE READ transaction so the snapshot is one consistent read, with
  * authority rechecked before the review and its audit row are written.
  */
-async function preview(deps: Deps, principal: ApiKeyPrincipal, build: (db: pg.PoolClient) => Promise<ReviewRecord>): Promise<ReviewView> {
+async function preview(deps: Deps, principal: OperationActor, build: (db: pg.PoolClient) => Promise<ReviewRecord>): Promise<ReviewView> {
   requireCanonicalWorkspace(principal);
   const slot = await reserveSlot(
     deps.redis,
@@ -82,15 +82,11 @@ async function preview(deps: Deps, principal: ApiKeyPrincipal, build: (db: pg.Po
     const review = await withTransaction(deps.pool, async (db) => {
       await db.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       const built = await build(db);
-      const loss = await recheckAuthority(db, principal, 'integrations:manage', deps.clock.nowMs());
-      // A moved authorization epoch is left to apply: the review keeps the epoch it was made under.
-      if (loss === 'key') throw new AppError('insufficient_scope');
-      if (loss === 'workspace') throw new AppError('workspace_unavailable');
+      await recheckReviewer(db, deps, principal);
       await insertReview(db, built);
       await recordAudit(db, {
         workspaceId: principal.workspaceId,
-        actorType: 'api_key',
-        actorId: principal.keyId,
+        ...auditActorOf(principal),
         action: `${built.action}.preview`,
         targetId: built.id,
         metadata: {
@@ -122,8 +118,11 @@ interface ReviewParts {
   copiedArtifacts: CopiedArtifacts | null;
 }
 
-function reviewRecord(deps: Deps, principal: ApiKeyPrincipal, input: ReviewParts & { sourceConnectionId: string | null; sourceRevision: string | null }): ReviewRecord {
-  const snapshot = buildSnapshot({ identity: input.identity, tenantId: principal.tenantId, source: input.source, destination: input.destination, parts: input.parts });
+async function reviewRecord(
+  deps: Deps, db: pg.PoolClient, principal: OperationActor, input: ReviewParts & { sourceConnectionId: string | null; sourceRevision: string | null },
+): Promise<ReviewRecord> {
+  const tenantId = await tenantIdOf(db, principal);
+  const snapshot = buildSnapshot({ identity: input.identity, tenantId, source: input.source, destination: input.destination, parts: input.parts });
   assertSnapshotSize(snapshot);
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + REVIEW_LIFETIME_MS);
@@ -131,7 +130,7 @@ function reviewRecord(deps: Deps, principal: ApiKeyPrincipal, input: ReviewParts
     id: input.id,
     action: input.action,
     workspaceId: principal.workspaceId,
-    apiKeyId: principal.keyId,
+    ...reviewerOf(principal),
     authEpoch: principal.authEpoch,
     integrationId: input.identity.id,
     integrationRevision: input.identity.revision,
@@ -152,7 +151,7 @@ function reviewRecord(deps: Deps, principal: ApiKeyPrincipal, input: ReviewParts
   };
 }
 
-async function integrationOf(db: pg.PoolClient, principal: ApiKeyPrincipal, connection: ConnectionRecord): Promise<IntegrationIdentityRow> {
+async function integrationOf(db: pg.PoolClient, principal: OperationActor, connection: ConnectionRecord): Promise<IntegrationIdentityRow> {
   const identity = await findIntegrationIdentity(db, principal.workspaceId, connection.integrationId);
   // A live connection's Integration is live (connectionStore joins it), so this is only a guard.
   if (!identity || identity.deleted) throw new AppError('integration_not_found');
@@ -173,7 +172,7 @@ export interface CopyPreviewBody {
  * of the source's artifacts (400 `configuration_selection_invalid`) and none whose declared
  * version or rule pair the destination already has (409 `configuration_destination_conflict`).
  */
-export async function previewCopy(deps: Deps, principal: ApiKeyPrincipal, destinationConnectionId: string, body: CopyPreviewBody): Promise<ReviewView> {
+export async function previewCopy(deps: Deps, principal: OperationActor, destinationConnectionId: string, body: CopyPreviewBody): Promise<ReviewView> {
   return preview(deps, principal, async (db) => {
     const destination = await loadWorkspaceConnection(db, principal.workspaceId, destinationConnectionId);
     const source = hasIdForm(body.sourceConnectionId, 'int_')
@@ -187,7 +186,7 @@ export async function previewCopy(deps: Deps, principal: ApiKeyPrincipal, destin
     if (contractVersionIds.length + ruleIds.length === 0) throw new AppError('configuration_selection_invalid');
     const parts = await selectArtifacts(db, { workspaceId: principal.workspaceId, sourceConnection: source, contractVersionIds, ruleIds });
     await findDestinationConflicts(db, destination.id, parts);
-    return reviewRecord(deps, principal, {
+    return reviewRecord(deps, db, principal, {
       id: newId('concopy_'),
       action: 'configuration.copy',
       identity: await integrationOf(db, principal, destination),
@@ -204,20 +203,20 @@ export async function previewCopy(deps: Deps, principal: ApiKeyPrincipal, destin
 
 /**
  * POST /v1/configuration-operations/{operationId}/compensation-preview: a review reversing a
- * completed copy of this key. Its snapshot repeats the copy's source and artifacts with the
+ * completed copy of this actor. Its snapshot repeats the copy's source and artifacts with the
  * destination as it is now; `copiedArtifacts` names what apply would remove.
  */
-export async function previewCompensation(deps: Deps, principal: ApiKeyPrincipal, operationId: string): Promise<ReviewView> {
+export async function previewCompensation(deps: Deps, principal: OperationActor, operationId: string): Promise<ReviewView> {
   requireCanonicalWorkspace(principal);
   if (!hasIdForm(operationId, 'concopy_')) throw new AppError('operation_not_found');
   return preview(deps, principal, async (db) => {
-    const copy = await findOwnReview(db, principal.workspaceId, principal.keyId, operationId);
+    const copy = await findOwnReview(db, principal.workspaceId, reviewerOf(principal), operationId);
     if (!copy || copy.action !== 'configuration.copy') throw new AppError('operation_not_found');
     const completion = await findCompletion(db, principal.workspaceId, copy.id);
     if (!completion) throw new AppError('configuration_compensation_unavailable');
     const destination = await findConnectionForWorkspace(db, principal.workspaceId, copy.destinationConnectionId);
     const copied = await assertCompensable(db, { review: copy, completion }, destination);
-    return reviewRecord(deps, principal, {
+    return reviewRecord(deps, db, principal, {
       id: newId('concomp_'),
       action: 'configuration.compensate',
       identity: await integrationOf(db, principal, destination!),
@@ -235,12 +234,12 @@ export async function previewCompensation(deps: Deps, principal: ApiKeyPrincipal
 /**
  * GET /v1/configuration-operations/{operationId}: the completed receipt, else the review
  * (`previewed`, or `expired` with its original fingerprint, snapshot and expiry). Only the key
- * that made the review reads it; anything else is 404 `operation_not_found`.
+ * or user that made the review reads it; anything else is 404 `operation_not_found`.
  */
-export async function readConfigurationOperation(deps: Deps, principal: ApiKeyPrincipal, operationId: string): Promise<Record<string, unknown>> {
+export async function readConfigurationOperation(deps: Deps, principal: OperationActor, operationId: string): Promise<Record<string, unknown>> {
   requireCanonicalWorkspace(principal);
   if (!actionOfId(operationId)) throw new AppError('operation_not_found');
-  const review = await findOwnReview(deps.pool, principal.workspaceId, principal.keyId, operationId);
+  const review = await findOwnReview(deps.pool, principal.workspaceId, reviewerOf(principal), operationId);
   if (!review) throw new AppError('operation_not_found');
   const completion = await findCompletion(deps.pool, principal.workspaceId, review.id);
   if (completion) return receiptReplay(deps.pool, principal, completion);

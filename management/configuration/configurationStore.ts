@@ -1,10 +1,11 @@
-// SQL of configuration reviews (migrations/postgres/1732000005000_configuration_operations.sql) and
-// of the Integration identity a review binds.
+// SQL of configuration reviews (migrations/postgres/1732000005000_configuration_operations.sql and
+// 1732000009000_session_reviews.sql) and of the Integration identity a review binds.
 
 import type { Queryable } from '../../shared/db/pool.js';
 import type { Direction, Protocol } from '../connections/connectionStore.js';
 import type { StoredOperation } from '../operations/idempotency.js';
 import type { CopiedArtifacts } from './artifacts.js';
+import type { Reviewer } from './reviewer.js';
 import type { ReviewSnapshot } from './snapshot.js';
 
 export type ConfigurationAction = 'configuration.copy' | 'configuration.compensate';
@@ -14,7 +15,9 @@ export interface ReviewRecord {
   id: string;
   action: ConfigurationAction;
   workspaceId: string;
-  apiKeyId: string;
+  /** The actor of the review (reviewer.ts): exactly one of `apiKeyId` and `userId` is set. */
+  apiKeyId: string | null;
+  userId: string | null;
   authEpoch: string;
   integrationId: string;
   integrationRevision: string;
@@ -35,7 +38,8 @@ interface ReviewRow {
   id: string;
   action: ConfigurationAction;
   workspace_id: string;
-  api_key_id: string;
+  api_key_id: string | null;
+  user_id: string | null;
   auth_epoch: string;
   integration_id: string;
   integration_revision: string;
@@ -52,7 +56,7 @@ interface ReviewRow {
   created_at: Date;
 }
 
-const COLUMNS = `id, action, workspace_id, api_key_id, auth_epoch, integration_id, integration_revision,
+const COLUMNS = `id, action, workspace_id, api_key_id, user_id, auth_epoch, integration_id, integration_revision,
   destination_connection_id, destination_revision, destination_credential_epoch, source_connection_id,
   source_revision, original_operation_id, fingerprint, snapshot, copied_artifacts, expires_at, created_at`;
 
@@ -62,6 +66,7 @@ function toRecord(row: ReviewRow): ReviewRecord {
     action: row.action,
     workspaceId: row.workspace_id,
     apiKeyId: row.api_key_id,
+    userId: row.user_id,
     authEpoch: row.auth_epoch,
     integrationId: row.integration_id,
     integrationRevision: row.integration_revision,
@@ -82,8 +87,8 @@ function toRecord(row: ReviewRow): ReviewRecord {
 export async function insertReview(db: Queryable, review: ReviewRecord): Promise<void> {
   await db.query(
     `INSERT INTO configuration_reviews (${COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-    [review.id, review.action, review.workspaceId, review.apiKeyId, review.authEpoch, review.integrationId, review.integrationRevision,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+    [review.id, review.action, review.workspaceId, review.apiKeyId, review.userId, review.authEpoch, review.integrationId, review.integrationRevision,
       review.destinationConnectionId, review.destinationRevision, review.destinationCredentialEpoch, review.sourceConnectionId,
       review.sourceRevision, review.originalOperationId, review.fingerprint, JSON.stringify(review.snapshot),
       review.copiedArtifacts === null ? null : JSON.stringify(review.copiedArtifacts), review.expiresAt, review.createdAt],
@@ -91,13 +96,14 @@ export async function insertReview(db: Queryable, review: ReviewRecord): Promise
 }
 
 /**
- * The review made by this key in this workspace, or null: another key's review is
+ * The review made by this key or user in this workspace, or null: another actor's review is
  * indistinguishable from none (02 Authentication 2). `forUpdate` serialises applies of one review.
  */
-export async function findOwnReview(db: Queryable, workspaceId: string, apiKeyId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<ReviewRecord | null> {
+export async function findOwnReview(db: Queryable, workspaceId: string, reviewer: Reviewer, id: string, options: { forUpdate?: boolean } = {}): Promise<ReviewRecord | null> {
   const { rows } = await db.query<ReviewRow>(
-    `SELECT ${COLUMNS} FROM configuration_reviews WHERE id = $1 AND workspace_id = $2 AND api_key_id = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, workspaceId, apiKeyId],
+    `SELECT ${COLUMNS} FROM configuration_reviews
+      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [id, workspaceId, reviewer.apiKeyId, reviewer.userId],
   );
   return rows[0] ? toRecord(rows[0]) : null;
 }
@@ -130,4 +136,10 @@ export async function findIntegrationIdentity(db: Queryable, workspaceId: string
     [integrationId, workspaceId],
   );
   return rows[0] ?? null;
+}
+
+/** The workspace's tenant id (a snapshot's `identity.tenantId`). */
+export async function findWorkspaceTenantId(db: Queryable, workspaceId: string): Promise<string> {
+  const { rows } = await db.query<{ tenant_id: string }>('SELECT tenant_id FROM workspaces WHERE id = $1', [workspaceId]);
+  return rows[0].tenant_id;
 }

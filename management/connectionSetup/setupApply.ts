@@ -7,9 +7,10 @@ import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import { bumpCredentialEpoch } from '../../shared/redis.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { OperationActor } from '../auth/principal.js';
 import { findConnectionForWorkspace, insertConnection, type ConnectionRecord } from '../connections/connectionStore.js';
 import { copyArtifacts } from '../configuration/artifacts.js';
+import { reviewerOf, tenantIdOf } from '../configuration/reviewer.js';
 import { PROOF_SCHEMA } from '../configuration/snapshot.js';
 import { insertActiveCredential } from '../credentials/credentialStore.js';
 import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
@@ -43,15 +44,15 @@ interface CheckedReview {
 
 /**
  * The review's state machine and the rechecks of 02 "States and transitions", in the order
- * configuration copy uses: a review of this key (404), its own approval fingerprint, not already
+ * configuration copy uses: a review of this actor (404), its own approval fingerprint, not already
  * applied under another Idempotency-Key (stale: the review is spent), not expired, the
  * authorization epoch it was made under, the Integration (404 when deleted); then the reviewed
  * state rebuilt under the locks of the Integration and the source: equal configuration
  * fingerprints mean identity, source revision, destination environment and selection are
  * unchanged, and the destination slot must still be empty.
  */
-async function checkReview(db: pg.PoolClient, deps: Deps, principal: ApiKeyPrincipal, input: SetupApplyInput): Promise<CheckedReview> {
-  const review = await findSetupReview(db, { workspaceId: principal.workspaceId, apiKeyId: principal.keyId, operationId: input.operationId }, { forUpdate: true });
+async function checkReview(db: pg.PoolClient, deps: Deps, principal: OperationActor, input: SetupApplyInput): Promise<CheckedReview> {
+  const review = await findSetupReview(db, { workspaceId: principal.workspaceId, reviewer: reviewerOf(principal), operationId: input.operationId }, { forUpdate: true });
   if (!review) throw new AppError('operation_not_found');
   if (input.approvalFingerprint !== review.fingerprint) throw new AppError('approval_mismatch');
   if (review.completedAt !== null) throw stale();
@@ -74,11 +75,11 @@ async function checkReview(db: pg.PoolClient, deps: Deps, principal: ApiKeyPrinc
 
 /** The snapshot as the current state gives it; a selection no longer valid is a changed configuration. */
 async function rebuildOrStale(
-  db: pg.PoolClient, principal: ApiKeyPrincipal, review: SetupReviewRecord, integration: SetupIntegration, source: ConnectionRecord | null, topology: ModeTopology,
+  db: pg.PoolClient, principal: OperationActor, review: SetupReviewRecord, integration: SetupIntegration, source: ConnectionRecord | null, topology: ModeTopology,
 ): Promise<SetupSnapshot> {
   try {
     return await buildSetupSnapshot(db, {
-      tenantId: principal.tenantId,
+      tenantId: await tenantIdOf(db, principal),
       workspaceId: principal.workspaceId,
       integration,
       source,
@@ -93,7 +94,7 @@ async function rebuildOrStale(
 }
 
 /** Inserts the connection; the unique slot index is the last word on "destination absent". */
-async function insertDestination(db: pg.PoolClient, principal: ApiKeyPrincipal, checked: CheckedReview, revision: string, now: Date) {
+async function insertDestination(db: pg.PoolClient, principal: OperationActor, checked: CheckedReview, revision: string, now: Date) {
   try {
     return await insertConnection(db, {
       integrationId: checked.integration.id,
@@ -112,7 +113,7 @@ async function insertDestination(db: pg.PoolClient, principal: ApiKeyPrincipal, 
 }
 
 /** The writes of a checked review; also answers the review's expiry for the last look before COMMIT. */
-async function performSetup(db: pg.PoolClient, deps: Deps, principal: ApiKeyPrincipal, input: SetupApplyInput): Promise<{ outcome: OperationOutcome; expiresAt: Date }> {
+async function performSetup(db: pg.PoolClient, deps: Deps, principal: OperationActor, input: SetupApplyInput): Promise<{ outcome: OperationOutcome; expiresAt: Date }> {
   const checked = await checkReview(db, deps, principal, input);
   const { review, integration, snapshot } = checked;
   const now = deps.clock.now();
@@ -126,7 +127,7 @@ async function performSetup(db: pg.PoolClient, deps: Deps, principal: ApiKeyPrin
     destination: { connectionId: created.id, direction: integration.direction, protocol: integration.protocol },
     parts: snapshot,
     revision,
-    apiKeyId: principal.keyId,
+    apiKeyId: reviewerOf(principal).apiKeyId,
     now,
     staleCode: 'connection_preview_stale',
   });
@@ -183,7 +184,7 @@ async function performSetup(db: pg.PoolClient, deps: Deps, principal: ApiKeyPrin
  * during the apply rolls everything back. The ingest edge's credential epoch moves before and
  * after COMMIT, as on Integration creation.
  */
-export async function applySetup(deps: Deps, principal: ApiKeyPrincipal, input: SetupApplyInput): Promise<OperationResponse> {
+export async function applySetup(deps: Deps, principal: OperationActor, input: SetupApplyInput): Promise<OperationResponse> {
   requireCanonicalWorkspace(principal);
   if (!hasIdForm(input.operationId, 'consetup_')) throw new AppError('operation_not_found');
   let expiresAtMs = Number.POSITIVE_INFINITY;

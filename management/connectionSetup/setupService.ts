@@ -6,10 +6,10 @@ import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { RedisKeys } from '../../shared/redis.js';
-import { recheckAuthority } from '../auth/apiKeyAuth.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { OperationActor } from '../auth/principal.js';
 import { findConnectionForWorkspace, type ConnectionRecord, type Mode } from '../connections/connectionStore.js';
 import { assertSnapshotSize } from '../configuration/artifacts.js';
+import { auditActorOf, recheckReviewer, reviewerOf, tenantIdOf } from '../configuration/reviewer.js';
 import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
 import type { Deps } from '../deps.js';
 import { resolveModeTopology, type ModeTopology } from '../environments/environmentStore.js';
@@ -58,7 +58,7 @@ async function loadSource(db: pg.PoolClient, input: {
   return source;
 }
 
-const previewSlot = (deps: Deps, principal: ApiKeyPrincipal): Promise<RateSlot> => reserveSlot(
+const previewSlot = (deps: Deps, principal: OperationActor): Promise<RateSlot> => reserveSlot(
   deps.redis,
   { key: RedisKeys.configurationPreviews(principal.workspaceId), windowMs: 60_000, limit: PREVIEWS_PER_MINUTE, code: 'rate_limited' },
   deps.clock.nowMs(),
@@ -69,10 +69,10 @@ const previewSlot = (deps: Deps, principal: ApiKeyPrincipal): Promise<RateSlot> 
  * preview minute (given back when the preview is refused), then in one REPEATABLE READ
  * transaction: the Integration (404), the destination slot still empty (409
  * `connection_already_configured`: copy is the way to fill an existing one), the source and
- * selection (400), the 1 MiB bound (409), the key's authority, then the stored review and its
+ * selection (400), the 1 MiB bound (409), the actor's authority, then the stored review and its
  * audit row. Nothing else is created.
  */
-export async function previewSetup(deps: Deps, principal: ApiKeyPrincipal, integrationId: string, body: SetupPreviewBody): Promise<SetupReviewView> {
+export async function previewSetup(deps: Deps, principal: OperationActor, integrationId: string, body: SetupPreviewBody): Promise<SetupReviewView> {
   requireCanonicalWorkspace(principal);
   const slot = await previewSlot(deps, principal);
   try {
@@ -87,7 +87,7 @@ export async function previewSetup(deps: Deps, principal: ApiKeyPrincipal, integ
         workspaceId: principal.workspaceId, integrationId: integration.id, sourceConnectionId: body.sourceConnectionId, destinationMode: body.destinationMode, topology,
       });
       const snapshot = await buildSetupSnapshot(db, {
-        tenantId: principal.tenantId,
+        tenantId: await tenantIdOf(db, principal),
         workspaceId: principal.workspaceId,
         integration,
         source,
@@ -96,10 +96,7 @@ export async function previewSetup(deps: Deps, principal: ApiKeyPrincipal, integ
         ruleIds: body.ruleIds,
       });
       assertSnapshotSize(snapshot);
-      const loss = await recheckAuthority(db, principal, 'integrations:manage', deps.clock.nowMs());
-      // A moved authorization epoch is left to apply: the review keeps the epoch it was made under.
-      if (loss === 'key') throw new AppError('insufficient_scope');
-      if (loss === 'workspace') throw new AppError('workspace_unavailable');
+      await recheckReviewer(db, deps, principal);
 
       const now = deps.clock.now();
       const id = newId('consetup_');
@@ -107,7 +104,7 @@ export async function previewSetup(deps: Deps, principal: ApiKeyPrincipal, integ
       const review = {
         id,
         workspaceId: principal.workspaceId,
-        apiKeyId: principal.keyId,
+        ...reviewerOf(principal),
         authEpoch: principal.authEpoch,
         integrationId: integration.id,
         destinationMode: body.destinationMode,
@@ -122,8 +119,7 @@ export async function previewSetup(deps: Deps, principal: ApiKeyPrincipal, integ
       await insertSetupReview(db, review);
       await recordAudit(db, {
         workspaceId: principal.workspaceId,
-        actorType: 'api_key',
-        actorId: principal.keyId,
+        ...auditActorOf(principal),
         action: `${SETUP_ACTION}.preview`,
         targetId: integration.id,
         metadata: {
@@ -141,7 +137,7 @@ export async function previewSetup(deps: Deps, principal: ApiKeyPrincipal, integ
 }
 
 /** A completed setup's receipt as replays and status reads show it: never the token. */
-export async function setupReceiptReplay(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, stored: StoredOperation): Promise<Record<string, unknown>> {
+export async function setupReceiptReplay(db: pg.Pool | pg.PoolClient, principal: OperationActor, stored: StoredOperation): Promise<Record<string, unknown>> {
   return {
     ...stored.receipt,
     replayed: true,
@@ -153,12 +149,12 @@ export async function setupReceiptReplay(db: pg.Pool | pg.PoolClient, principal:
 /**
  * GET /v1/connection-setup/{operationId}: the pending review, `expired` past its expiry (server
  * time now, whenever the request was sent), or the completed, credential-free receipt. Only the
- * key that made the preview reads it; every other caller gets 404 `operation_not_found`.
+ * key or user that made the preview reads it; every other caller gets 404 `operation_not_found`.
  */
-export async function readSetup(deps: Deps, principal: ApiKeyPrincipal, operationId: string): Promise<Record<string, unknown>> {
+export async function readSetup(deps: Deps, principal: OperationActor, operationId: string): Promise<Record<string, unknown>> {
   requireCanonicalWorkspace(principal);
   const review = hasIdForm(operationId, 'consetup_')
-    ? await findSetupReview(deps.pool, { workspaceId: principal.workspaceId, apiKeyId: principal.keyId, operationId })
+    ? await findSetupReview(deps.pool, { workspaceId: principal.workspaceId, reviewer: reviewerOf(principal), operationId })
     : null;
   if (!review) throw new AppError('operation_not_found');
   if (review.completedAt === null) return { ...reviewView(review, deps.clock.nowMs()) };

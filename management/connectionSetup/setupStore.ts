@@ -1,12 +1,15 @@
 import type { Queryable } from '../../shared/db/pool.js';
 import type { Direction, Mode, Protocol } from '../connections/connectionStore.js';
+import type { Reviewer } from '../configuration/reviewer.js';
 import type { SetupSnapshot } from './setupSnapshot.js';
 
 /** One stored review of a second-mode setup (02 "Second-mode setup"). */
 export interface SetupReviewRecord {
   id: string;
   workspaceId: string;
-  apiKeyId: string;
+  /** The actor of the review (configuration/reviewer.ts): exactly one of `apiKeyId` and `userId` is set. */
+  apiKeyId: string | null;
+  userId: string | null;
   /** The workspace authorization epoch the preview was made under. */
   authEpoch: string;
   integrationId: string;
@@ -24,7 +27,8 @@ export interface SetupReviewRecord {
 interface SetupReviewRow {
   id: string;
   workspace_id: string;
-  api_key_id: string;
+  api_key_id: string | null;
+  user_id: string | null;
   auth_epoch: string;
   integration_id: string;
   destination_mode: Mode;
@@ -38,13 +42,14 @@ interface SetupReviewRow {
   completed_at: Date | null;
 }
 
-const COLUMNS = `id, workspace_id, api_key_id, auth_epoch, integration_id, destination_mode, source_connection_id,
+const COLUMNS = `id, workspace_id, api_key_id, user_id, auth_epoch, integration_id, destination_mode, source_connection_id,
   contract_version_ids, rule_ids, snapshot, fingerprint, expires_at, created_at, completed_at`;
 
 const recordOf = (row: SetupReviewRow): SetupReviewRecord => ({
   id: row.id,
   workspaceId: row.workspace_id,
   apiKeyId: row.api_key_id,
+  userId: row.user_id,
   authEpoch: String(row.auth_epoch),
   integrationId: row.integration_id,
   destinationMode: row.destination_mode,
@@ -61,23 +66,25 @@ const recordOf = (row: SetupReviewRow): SetupReviewRecord => ({
 export async function insertSetupReview(db: Queryable, review: Omit<SetupReviewRecord, 'completedAt'>): Promise<void> {
   await db.query(
     `INSERT INTO connection_setups (${COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL)`,
-    [review.id, review.workspaceId, review.apiKeyId, review.authEpoch, review.integrationId, review.destinationMode,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULL)`,
+    [review.id, review.workspaceId, review.apiKeyId, review.userId, review.authEpoch, review.integrationId, review.destinationMode,
       review.sourceConnectionId, review.contractVersionIds, review.ruleIds, JSON.stringify(review.snapshot), review.fingerprint,
       review.expiresAt, review.createdAt],
   );
 }
 
 /**
- * A review of the workspace made by this API key, or null: another key's review is not found
- * (02: the key of the preview is the key of apply and recovery). `forUpdate` serialises applies.
+ * A review of the workspace made by this API key or console user, or null: another actor's review
+ * is not found (02: the key of the preview is the key of apply and recovery; for a browser session,
+ * the user). `forUpdate` serialises applies.
  */
 export async function findSetupReview(
-  db: Queryable, input: { workspaceId: string; apiKeyId: string; operationId: string }, options: { forUpdate?: boolean } = {},
+  db: Queryable, input: { workspaceId: string; reviewer: Reviewer; operationId: string }, options: { forUpdate?: boolean } = {},
 ): Promise<SetupReviewRecord | null> {
   const { rows } = await db.query<SetupReviewRow>(
-    `SELECT ${COLUMNS} FROM connection_setups WHERE id = $1 AND workspace_id = $2 AND api_key_id = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [input.operationId, input.workspaceId, input.apiKeyId],
+    `SELECT ${COLUMNS} FROM connection_setups
+      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [input.operationId, input.workspaceId, input.reviewer.apiKeyId, input.reviewer.userId],
   );
   return rows[0] ? recordOf(rows[0]) : null;
 }

@@ -185,7 +185,8 @@ export interface NewContractVersion {
   protocol: Protocol;
   registeredFromRevision: string;
   connectionRevision: string;
-  apiKeyId: string;
+  /** Null for a draft a console user's configuration copy or setup created. */
+  apiKeyId: string | null;
   now: Date;
 }
 

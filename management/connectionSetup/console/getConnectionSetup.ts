@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { sessionAuth, sessionOf } from '../../auth/sessionAuth.js';
+import { readConsoleSetup } from './consoleSetupService.js';
+import { noQuery, operationParams, statusSchema } from './schemas.js';
+
+/** GET /workspaces/{workspaceSlug}/connection-setup/{operationId} (02): the user's review or completed receipt. */
+export default async function consoleGetConnectionSetupRoute(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { workspaceSlug: string; operationId: string } }>('/workspaces/:workspaceSlug/connection-setup/:operationId', {
+    onRequest: [sessionAuth()],
+    config: { validationError: 'invalid_connection_setup' },
+    schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
+  }, async (request, reply) => {
+    const status = await readConsoleSetup(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.operationId);
+    return reply.header('Cache-Control', 'no-store').send(status);
+  });
+}
