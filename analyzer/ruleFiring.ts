@@ -29,6 +29,8 @@ export interface FiringRound {
   taken: number;
   /** Of those, the ones that produced a finding. */
   fired: number;
+  /** Incidents opened by those findings. */
+  opened: number;
 }
 
 /** `expected-outcome-missing` incidents are one per (connection, rule): the rule's id is their key. */
@@ -52,13 +54,13 @@ function missingFinding(rule: EvaluatedRule): Finding {
  */
 export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRound> {
   const earliest = await earliestDeadlineMs(deps.pool);
-  if (earliest === null || earliest > deps.clock.nowMs() - deps.graceMs) return { taken: 0, fired: 0 };
+  if (earliest === null || earliest > deps.clock.nowMs() - deps.graceMs) return { taken: 0, fired: 0, opened: 0 };
   const streamNowMs = await deps.streamTime.nowMs();
   const candidates = await dueDeadlines(deps.pool, streamNowMs, FIRE_BATCH);
-  if (candidates.length === 0) return { taken: 0, fired: 0 };
+  if (candidates.length === 0) return { taken: 0, fired: 0, opened: 0 };
   const outcomes = await outcomesOf(deps.clickhouse, candidates);
   const now = deps.clock.now();
-  let result: FiringRound = { taken: 0, fired: 0 };
+  let result: FiringRound = { taken: 0, fired: 0, opened: 0 };
   await withTransaction(deps.pool, async (db) => {
     const connections = await lockConnections(db, candidates.map((d) => d.connectionId));
     const taken = await takeDeadlines(db, candidates);
@@ -82,12 +84,13 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
       if (list === undefined) byConnection.set(connection.id, [aggregate]);
       else list.push(aggregate);
     }
+    let opened = 0;
     for (const [connectionId, aggregates] of byConnection) {
-      await addToIncidents(db, connections.get(connectionId)!, aggregates, now);
+      opened += await addToIncidents(db, connections.get(connectionId)!, aggregates, now);
       await refreshConnectionState(db, connectionId, null);
     }
     await markEvaluated(db, [...rules.keys()], now);
-    result = { taken: taken.length, fired: [...missing.values()].reduce((sum, list) => sum + list.length, 0) };
+    result = { taken: taken.length, fired: [...missing.values()].reduce((sum, list) => sum + list.length, 0), opened };
   });
   return result;
 }

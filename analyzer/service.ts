@@ -147,8 +147,10 @@ export class Analyzer {
   private async ruleRound(): Promise<number> {
     await this.deps.clock.sync();
     const changes = await applyRuleChanges(this.deps.pool, this.deps.clock);
-    const { taken, fired } = await fireDueDeadlines(this.firing);
+    const { taken, fired, opened } = await fireDueDeadlines(this.firing);
     this.metrics.ruleDeadlines.inc({ outcome: 'fired' }, fired);
+    this.metrics.findings.inc({ kind: 'expected-outcome-missing' }, fired);
+    this.metrics.incidentsOpened.inc(opened);
     this.metrics.ruleDeadlines.inc({ outcome: 'cleared' }, taken - fired);
     return taken >= FIRE_BATCH || changes > 0 ? 0 : this.deps.config.rulePollMs;
   }

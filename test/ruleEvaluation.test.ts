@@ -3,10 +3,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { RedisKeys } from '../shared/redis.js';
+import { StreamTime } from '../analyzer/streamTime.js';
 import { startAnalyzer, streamDrained, findingsOf, incidentsOf, type RunningAnalyzer } from './helpers/analyzer.js';
 import { readConnectionRow } from './helpers/connections.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
-import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
+import { createCollector, envelope, ManualClock, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -280,5 +281,41 @@ describe('rule evaluation across an analyzer killed between a source and its dea
     expect(incidents).toHaveLength(1);
     expect(incidents[0].affected_records).toBe('2');
     expect(await deadlinesOf(rule)).toBe(0);
+  });
+});
+
+describe('stream time', () => {
+  const stream = 'analysis:jobs:stream-time-test';
+  const inFlightMs = 20_000;
+  afterEach(async () => {
+    await ctx.deps.redis.del(stream);
+    await ctx.deps.redis.zrem(RedisKeys.pendingAdmissions, 'stream-time-test');
+  });
+
+  it('stays behind the grace, an unsettled admission, and every unacknowledged job, scanned or not', async () => {
+    const clock = new ManualClock();
+    const streamTime = new StreamTime(ctx.deps.redis, clock, { stream, admissionInFlightMs: inFlightMs, graceMs: GRACE_MS });
+    const now = clock.nowMs();
+    const idle = await streamTime.nowMs();
+    expect(idle).toBeGreaterThanOrEqual(now - GRACE_MS);
+    expect(idle).toBeLessThanOrEqual(clock.nowMs() - GRACE_MS);
+
+    // An admitted batch received 5 s ago whose rows are not yet known stored.
+    await ctx.deps.redis.zadd(RedisKeys.pendingAdmissions, now - 5_000 + inFlightMs, 'stream-time-test');
+    expect(await streamTime.nowMs()).toBe(now - 5_000);
+    await ctx.deps.redis.zrem(RedisKeys.pendingAdmissions, 'stream-time-test');
+
+    // A job received 8 s ago, not yet acknowledged, behind a newer one.
+    await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now - 1_000));
+    await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now - 8_000));
+    expect(await streamTime.nowMs()).toBe(now - 8_000);
+
+    // Past the entries read, a job may have been received up to admissionInFlightMs before it was added.
+    await ctx.deps.redis.del(stream);
+    for (let i = 0; i < 300; i++) await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now));
+    await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now - 60_000));
+    const time = await streamTime.nowMs();
+    expect(time).toBeLessThanOrEqual(now - inFlightMs + 1_000);
+    expect(time).toBeGreaterThan(now - inFlightMs - 5_000);
   });
 });
