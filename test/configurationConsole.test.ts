@@ -4,15 +4,17 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { csrfTokenFor } from '../management/auth/sessionAuth.js';
 import { PREVIEWS_PER_MINUTE } from '../management/configuration/configurationService.js';
 import { setWritePause } from '../management/maintenance.js';
-import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
+import { expectedProof } from './helpers/configuration.js';
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
-import { addWorkspaceMember, createConsoleUser, type ConsoleUser } from './helpers/consoleUsers.js';
+import { addWorkspaceMember, createConsoleUser, REFUSED_CONSOLE_CALLERS, type ConsoleUser } from './helpers/consoleUsers.js';
 import {
-  bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, newIdempotencyKey, type CallOptions, type TestContext,
+  advanceClock, bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks,
+  type CallOptions, type TestContext,
 } from './helpers/context.js';
 import { openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createIntegration } from './helpers/integrations.js';
+import { createRuleWithKey } from './helpers/rules.js';
 
 // 02 "Browser session adapters" of second-mode setup, configuration copy and compensation, through
 // the real management app, PostgreSQL and Redis: the same flows under /workspaces/{workspaceSlug}
@@ -22,10 +24,7 @@ import { createIntegration } from './helpers/integrations.js';
 let ctx: TestContext;
 beforeAll(async () => { ctx = await createTestContext(); });
 afterAll(async () => { await ctx.close(); });
-afterEach(async () => {
-  ctx.hooks.beforeAuthorityRecheck = undefined;
-  await resetTestClock(ctx.deps.redis);
-});
+afterEach(() => resetClockAndHooks(ctx));
 
 type Json = Record<string, any>;
 type Method = 'GET' | 'POST';
@@ -38,11 +37,6 @@ const setupUrl = (slug: string, operationId: string) => `/workspaces/${slug}/con
 const call = (token: string | null, method: Method, url: string, options: CallOptions = {}) => callWithSession(ctx, token, method, url, options);
 const applyAs = (token: string | null, url: string, approvalFingerprint: string, idempotencyKey: string = newIdempotencyKey()) =>
   call(token, 'POST', `${url}/apply`, { body: { approvalFingerprint }, idempotencyKey });
-
-function expectError(res: LightMyRequestResponse, status: number, error: string): void {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json()).toEqual({ error });
-}
 
 /**
  * A workspace (owner with a session and an API key) with an admin, and two Integrations: one with
@@ -58,12 +52,8 @@ interface World {
 }
 
 async function createRule(key: string, connectionId: string): Promise<string> {
-  const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/reconciliation-rules`, {
-    idempotencyKey: newIdempotencyKey(),
-    body: { expectedRevision: (await readConnectionRow(ctx, connectionId)).revision, sourceEventType: 'order.paid', expectedObjectType: 'shipment', maxDelayMs: 60_000, enabled: true },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().rule.id;
+  const receipt = await createRuleWithKey(ctx, key, connectionId, { sourceEventType: 'order.paid', expectedObjectType: 'shipment', maxDelayMs: 60_000, enabled: true });
+  return receipt.rule.id;
 }
 
 async function world(): Promise<World> {
@@ -135,6 +125,20 @@ async function auditActors(workspaceId: string, action: string): Promise<unknown
   return (await ctx.deps.pool.query('SELECT actor_type, actor_id FROM audit_events WHERE workspace_id = $1 AND action = $2', [workspaceId, action])).rows;
 }
 
+/**
+ * Another actor's copy review, completed copy and setup review: `token` can neither apply, read
+ * nor compensate them (404 `operation_not_found`).
+ */
+async function expectNotFoundTo(token: string, w: World, reviews: { copy: Json; done: Json; setup: Json }): Promise<void> {
+  const { copy, done, setup } = reviews;
+  expectError(await applyAs(token, operationUrl(w.slug, copy.operationId), copy.fingerprint), 404, 'operation_not_found');
+  expectError(await call(token, 'GET', operationUrl(w.slug, copy.operationId)), 404, 'operation_not_found');
+  expectError(await call(token, 'GET', operationUrl(w.slug, done.operationId)), 404, 'operation_not_found');
+  expectError(await call(token, 'POST', `${operationUrl(w.slug, done.operationId)}/compensation-preview`, { body: {} }), 404, 'operation_not_found');
+  expectError(await applyAs(token, setupUrl(w.slug, setup.operationId), setup.fingerprint), 404, 'operation_not_found');
+  expectError(await call(token, 'GET', setupUrl(w.slug, setup.operationId)), 404, 'operation_not_found');
+}
+
 const roles: ['owner' | 'admin', (w: World) => { token: string; userId: string }][] = [
   ['owner', (w) => ({ token: w.boot.sessionToken, userId: w.boot.user.id })],
   ['admin', (w) => ({ token: w.admin.sessionToken, userId: w.admin.userId })],
@@ -166,7 +170,7 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
     expect(receipt).toMatchObject({
       operationId: review.operationId, action: 'configuration.copy', status: 'completed', connectionId: w.copy.live.connectionId, mode: 'live',
       revision: (await readConnectionRow(ctx, w.copy.live.connectionId)).revision, replayed: false, historical: false,
-      proof: { schema: 'service.configuration-operation/1', approvalFingerprint: review.fingerprint, configurationFingerprint: review.snapshot.fingerprint },
+      proof: expectedProof(review),
     });
     expect(await actorOf('operations', review.operationId)).toEqual({ api_key_id: null, user_id: userId });
     expect(await auditActors(w.boot.workspace.id, 'configuration.copy')).toEqual([{ actor_type: 'user', actor_id: userId }]);
@@ -263,19 +267,9 @@ describe('who may use the routes (02 Authentication 4)', () => {
     return { w, ids: { pending, completed, setup: await previewSetup(w, w.boot.sessionToken) } };
   }
 
-  const callers: [string, (w: World) => Promise<string | null>, number, string][] = [
-    ['a viewer', async (w) => {
-      const viewer = await createConsoleUser(ctx);
-      await addWorkspaceMember(ctx, w.boot.workspace.id, viewer.userId, 'viewer');
-      return viewer.sessionToken;
-    }, 403, 'forbidden'],
-    ['a signed-in non-member', async () => (await createConsoleUser(ctx)).sessionToken, 404, 'workspace_not_found'],
-    ['no session', async () => null, 401, 'unauthenticated'],
-  ];
-
-  it.each(callers)('refuses %s on every route, writing nothing', async (_caller, tokenOf, status, code) => {
+  it.each(REFUSED_CONSOLE_CALLERS)('refuses %s on every route, writing nothing', async (_caller, tokenFor, status, code) => {
     const { w, ids } = await withReviews();
-    const token = await tokenOf(w);
+    const token = await tokenFor(ctx, w.boot.workspace.id);
     const before = await writes(w);
     for (const [label, method, url, body, keyed] of routes(w, ids)) {
       const res = await call(token, method, url, { ...(body === undefined ? {} : { body }), ...(keyed ? { idempotencyKey: newIdempotencyKey() } : {}) });
@@ -358,12 +352,7 @@ describe('the user who previewed is the user who applies and recovers', () => {
     const before = await writes(w);
 
     for (const token of [other.sessionToken, w.boot.sessionToken]) {
-      expectError(await applyAs(token, operationUrl(w.slug, copy.operationId), copy.fingerprint), 404, 'operation_not_found');
-      expectError(await call(token, 'GET', operationUrl(w.slug, copy.operationId)), 404, 'operation_not_found');
-      expectError(await call(token, 'GET', operationUrl(w.slug, done.operationId)), 404, 'operation_not_found');
-      expectError(await call(token, 'POST', `${operationUrl(w.slug, done.operationId)}/compensation-preview`, { body: {} }), 404, 'operation_not_found');
-      expectError(await applyAs(token, setupUrl(w.slug, setup.operationId), setup.fingerprint), 404, 'operation_not_found');
-      expectError(await call(token, 'GET', setupUrl(w.slug, setup.operationId)), 404, 'operation_not_found');
+      await expectNotFoundTo(token, w, { copy, done, setup });
       // The key of the user's apply, reused by anyone else, replays nothing.
       expectError(await applyAs(token, operationUrl(w.slug, done.operationId), done.fingerprint, idempotencyKey), 409, 'idempotency_conflict');
     }
@@ -400,12 +389,7 @@ describe('the user who previewed is the user who applies and recovers', () => {
     const before = await writes(w);
     // The owner's session is not the owner's key.
     for (const token of [w.boot.sessionToken, w.admin.sessionToken]) {
-      expectError(await applyAs(token, operationUrl(w.slug, copy.operationId), copy.fingerprint), 404, 'operation_not_found');
-      expectError(await call(token, 'GET', operationUrl(w.slug, copy.operationId)), 404, 'operation_not_found');
-      expectError(await call(token, 'GET', operationUrl(w.slug, done.operationId)), 404, 'operation_not_found');
-      expectError(await call(token, 'POST', `${operationUrl(w.slug, done.operationId)}/compensation-preview`, { body: {} }), 404, 'operation_not_found');
-      expectError(await applyAs(token, setupUrl(w.slug, setup.operationId), setup.fingerprint), 404, 'operation_not_found');
-      expectError(await call(token, 'GET', setupUrl(w.slug, setup.operationId)), 404, 'operation_not_found');
+      await expectNotFoundTo(token, w, { copy, done, setup });
     }
     expect(await writes(w)).toEqual(before);
   });
@@ -454,7 +438,7 @@ describe('an archived workspace', () => {
     // Only the original user; an expired review stays refused like a pending one.
     expectError(await call(w.boot.sessionToken, 'GET', operationUrl(w.slug, copyDone.operationId)), 404, 'operation_not_found');
     expectError(await call(w.boot.sessionToken, 'GET', setupUrl(w.slug, setupDone.operationId)), 404, 'operation_not_found');
-    await advanceTestClock(ctx.deps.redis, 10 * 60_000);
+    await advanceClock(ctx, 10 * 60_000);
     expectError(await call(user, 'GET', operationUrl(w.slug, copyPending.operationId)), 409, 'workspace_unavailable');
     expectError(await call(user, 'GET', setupUrl(w.slug, setupPending.operationId)), 409, 'workspace_unavailable');
     expect(await writes(w)).toEqual(before);

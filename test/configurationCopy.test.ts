@@ -3,12 +3,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { PREVIEWS_PER_MINUTE } from '../management/configuration/configurationService.js';
 import { setWritePause } from '../management/maintenance.js';
-import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
+import { apiKeyAuthorityLosses } from './helpers/authority.js';
+import { expectedProof } from './helpers/configuration.js';
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
-import { bootstrapWorkspace, callWithKey, countRows, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
+import {
+  advanceClock, bootstrapWorkspace, callWithKey, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
+} from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, ordersOpenApi, registerDraft, registerVersion } from './helpers/contracts.js';
+import { createRuleWithKey } from './helpers/rules.js';
 
 // 02 "Configuration copy and compensation (existing destination)" through the real management app,
 // PostgreSQL and Redis: reviews, apply with receipts and proofs, status reads, compensation, the
@@ -17,10 +21,7 @@ import { activateOk, contractUrl, openApiRegistration, ordersOpenApi, registerDr
 let ctx: TestContext;
 beforeAll(async () => { ctx = await createTestContext(); });
 afterAll(async () => { await ctx.close(); });
-afterEach(async () => {
-  ctx.hooks.beforeAuthorityRecheck = undefined;
-  await resetTestClock(ctx.deps.redis);
-});
+afterEach(() => resetClockAndHooks(ctx));
 
 const TEN_MINUTES = 10 * 60_000;
 const FINGERPRINT = /^sha256:[0-9a-f]{64}$/;
@@ -47,21 +48,8 @@ interface Fixture {
   rules: string[];
 }
 
-function expectError(res: LightMyRequestResponse, statusCode: number, error: string): void {
-  expect(res.statusCode, res.body).toBe(statusCode);
-  expect(res.json()).toEqual({ error });
-}
-
 async function currentRevision(connectionId: string): Promise<string> {
   return (await readConnectionRow(ctx, connectionId)).revision;
-}
-
-async function createRule(key: string, connectionId: string, body: Record<string, unknown>): Promise<Record<string, any>> {
-  const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/reconciliation-rules`, {
-    body: { expectedRevision: await currentRevision(connectionId), ...body }, idempotencyKey: newIdempotencyKey(),
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json();
 }
 
 async function patchRule(key: string, connectionId: string, ruleId: string, body: Record<string, unknown>): Promise<void> {
@@ -85,8 +73,8 @@ async function fixture(): Promise<Fixture> {
   const first = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-01', ordersOpenApi(0)));
   const second = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-02', ordersOpenApi(1)));
   await activateOk(ctx, boot.apiKey.key, sandbox.connectionId, first.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
-  const enabled = await createRule(boot.apiKey.key, sandbox.connectionId, { ...ruleDefinition(0), enabled: true });
-  const disabled = await createRule(boot.apiKey.key, sandbox.connectionId, ruleDefinition(1));
+  const enabled = await createRuleWithKey(ctx, boot.apiKey.key, sandbox.connectionId, { ...ruleDefinition(0), enabled: true });
+  const disabled = await createRuleWithKey(ctx, boot.apiKey.key, sandbox.connectionId, ruleDefinition(1));
   return { boot, sandbox, live, versions: [first.contract.id, second.contract.id], rules: [enabled.rule.id, disabled.rule.id] };
 }
 
@@ -104,6 +92,25 @@ async function copied(f: Fixture): Promise<{ review: Record<string, any>; receip
   const res = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint, idempotencyKey);
   expect(res.statusCode, res.body).toBe(201);
   return { review, receipt: res.json(), idempotencyKey };
+}
+
+/** 02 "Operation receipt (completed)": the first answer to an apply of `review` on the Live destination. */
+function firstReceipt(f: Fixture, review: Record<string, any>, fields: { action: string; revision: string; originalOperationId: string | null; copiedArtifacts: unknown }) {
+  return {
+    operationId: review.operationId,
+    action: fields.action,
+    status: 'completed',
+    connectionId: f.live.connectionId,
+    workspaceIntegrationId: f.live.integrationId,
+    mode: 'live',
+    revision: fields.revision,
+    completedAt: expect.any(String),
+    originalOperationId: fields.originalOperationId,
+    proof: expectedProof(review),
+    copiedArtifacts: fields.copiedArtifacts,
+    replayed: false,
+    historical: false,
+  };
 }
 
 /** Everything apply can write: all of it must be unchanged after a refused request. */
@@ -126,9 +133,10 @@ async function expectNothingWritten(f: Fixture, before: Awaited<ReturnType<typeo
   expect(await writes(f)).toEqual(before);
 }
 
-async function advanceClock(ms: number): Promise<void> {
-  await advanceTestClock(ctx.deps.redis, ms);
-  await ctx.deps.clock.sync();
+/** The owner key's apply of `review`, refused with this answer and writing nothing. */
+async function expectApplyRefused(f: Fixture, review: Record<string, any>, statusCode: number, error: string): Promise<void> {
+  const before = await writes(f);
+  await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), statusCode, error);
 }
 
 describe('copy review, apply and status', () => {
@@ -176,24 +184,15 @@ describe('copy review, apply and status', () => {
     expect(applied.headers['cache-control']).toBe('no-store');
     const receipt = applied.json();
     const after = await writes(f);
-    expect(receipt).toEqual({
-      operationId: review.operationId,
+    expect(receipt).toEqual(firstReceipt(f, review, {
       action: 'configuration.copy',
-      status: 'completed',
-      connectionId: f.live.connectionId,
-      workspaceIntegrationId: f.live.integrationId,
-      mode: 'live',
       revision: after.destination.revision,
-      completedAt: expect.any(String),
       originalOperationId: null,
-      proof: { schema: 'service.configuration-operation/1', approvalFingerprint: review.fingerprint, configurationFingerprint },
       copiedArtifacts: {
         contracts: f.versions.map((id) => ({ sourceContractVersionId: id, destinationContractVersionId: expect.stringMatching(/^cv_/) })),
         rules: f.rules.map((id) => ({ sourceRuleId: id, destinationRuleId: expect.stringMatching(/^rule_/) })),
       },
-      replayed: false,
-      historical: false,
-    });
+    }));
     expect(BigInt(receipt.revision)).toBeGreaterThan(BigInt(before.destination.revision));
     // Drafts and disabled rules only: no credential, no activation; the source is untouched.
     expect(after).toMatchObject({ source: before.source, versions: 2, rules: 2, credentials: 0, receipts: 1, audit: 1 });
@@ -292,7 +291,7 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     from: 'previewed', trigger: 'apply with matching approvalFingerprint', condition: 'before expiry, rechecked in the write transaction', next: 'completed',
     run: async (f) => {
       const review = await reviewed(f);
-      await advanceClock(TEN_MINUTES - 5_000);
+      await advanceClock(ctx, TEN_MINUTES - 5_000);
       const res = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint);
       expect(res.statusCode, res.body).toBe(201);
       expect(res.json().status).toBe('completed');
@@ -303,14 +302,13 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     from: 'previewed', trigger: 'time passes', condition: 'ten minutes elapse', next: 'expired',
     run: async (f) => {
       const review = await reviewed(f);
-      await advanceClock(TEN_MINUTES - 1_000);
+      await advanceClock(ctx, TEN_MINUTES - 1_000);
       expect((await status(f.boot.apiKey.key, review.operationId)).json()).toEqual(review);
-      await advanceClock(1_000);
+      await advanceClock(ctx, 1_000);
       const expired = await status(f.boot.apiKey.key, review.operationId);
       // The original fingerprint, snapshot and expiry: reads never extend a review.
       expect(expired.json()).toEqual({ ...review, status: 'expired' });
-      const before = await writes(f);
-      await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_expired');
+      await expectApplyRefused(f, review, 409, 'configuration_preview_expired');
       expect((await status(f.boot.apiKey.key, review.operationId)).json().status).toBe('expired');
     },
   },
@@ -320,8 +318,7 @@ const transitions: { from: string; trigger: string; condition: string; next: str
       const review = await reviewed(f);
       await patchRule(f.boot.apiKey.key, f.sandbox.connectionId, f.rules[1], { enabled: true });
       await patchRule(f.boot.apiKey.key, f.sandbox.connectionId, f.rules[1], { enabled: false });
-      const before = await writes(f);
-      await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_stale');
+      await expectApplyRefused(f, review, 409, 'configuration_preview_stale');
       expect((await status(f.boot.apiKey.key, review.operationId)).json().status).toBe('previewed');
     },
   },
@@ -329,13 +326,12 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     from: 'previewed', trigger: 'apply', condition: 'destination changed since review, then restored', next: 'unchanged (configuration_preview_stale)',
     run: async (f) => {
       const review = await reviewed(f);
-      const extra = await createRule(f.boot.apiKey.key, f.live.connectionId, ruleDefinition(9));
+      const extra = await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(9));
       const res = await callWithKey(ctx, f.boot.apiKey.key, 'DELETE', `/v1/connections/${f.live.connectionId}/reconciliation-rules/${extra.rule.id}`, {
         body: { expectedRevision: extra.revision }, idempotencyKey: newIdempotencyKey(),
       });
       expect(res.statusCode).toBe(200);
-      const before = await writes(f);
-      await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_stale');
+      await expectApplyRefused(f, review, 409, 'configuration_preview_stale');
     },
   },
   {
@@ -343,8 +339,7 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     run: async (f) => {
       const review = await reviewed(f);
       await issueCredential(f.boot.apiKey.key, f.live.connectionId);
-      const before = await writes(f);
-      await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_stale');
+      await expectApplyRefused(f, review, 409, 'configuration_preview_stale');
     },
   },
   {
@@ -352,8 +347,7 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     run: async (f) => {
       const review = await reviewed(f);
       await ctx.deps.pool.query('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', [f.boot.workspace.id]);
-      const before = await writes(f);
-      await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_stale');
+      await expectApplyRefused(f, review, 409, 'configuration_preview_stale');
     },
   },
   {
@@ -374,7 +368,7 @@ const transitions: { from: string; trigger: string; condition: string; next: str
       const { review, receipt, idempotencyKey } = await copied(f);
       const before = await writes(f);
       // Even after the review's expiry: the receipt is what answers.
-      await advanceClock(TEN_MINUTES);
+      await advanceClock(ctx, TEN_MINUTES);
       const retry = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint, idempotencyKey);
       expect(retry.statusCode).toBe(200);
       expect(retry.json()).toEqual({ ...receipt, replayed: true });
@@ -425,21 +419,12 @@ describe('compensation', () => {
     const removal = await apply(f.boot.apiKey.key, comp.operationId, comp.fingerprint, idempotencyKey);
     expect(removal.statusCode, removal.body).toBe(201);
     const after = await writes(f);
-    expect(removal.json()).toEqual({
-      operationId: comp.operationId,
+    expect(removal.json()).toEqual(firstReceipt(f, comp, {
       action: 'configuration.compensate',
-      status: 'completed',
-      connectionId: f.live.connectionId,
-      workspaceIntegrationId: f.live.integrationId,
-      mode: 'live',
       revision: after.destination.revision,
-      completedAt: expect.any(String),
       originalOperationId: review.operationId,
-      proof: { schema: 'service.configuration-operation/1', approvalFingerprint: comp.fingerprint, configurationFingerprint: comp.snapshot.fingerprint },
       copiedArtifacts: receipt.copiedArtifacts,
-      replayed: false,
-      historical: false,
-    });
+    }));
     expect(BigInt(after.destination.revision)).toBeGreaterThan(BigInt(receipt.revision));
     expect(after).toMatchObject({ versions: 1, rules: 0, receipts: 2, audit: 2 });
     expect(await countRows(ctx, 'contract_versions', 'id = $1', [own.contract.id])).toBe(1);
@@ -509,22 +494,14 @@ describe('compensation', () => {
 });
 
 describe('refused applies write nothing', () => {
-  const authorityLosses = [
-    ['the key is revoked during apply', 'UPDATE api_keys SET revoked_at = now() WHERE id = $1', 'key', 403, 'insufficient_scope'],
-    ['the key expires during apply', "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", 'key', 403, 'insufficient_scope'],
-    ['the key loses integrations:manage during apply', "UPDATE api_keys SET scopes = '{integrations:read}' WHERE id = $1", 'key', 403, 'insufficient_scope'],
-    ['the authorization epoch moves during apply', 'UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', 'workspace', 409, 'configuration_preview_stale'],
-    ['the workspace is archived during apply', "UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", 'workspace', 409, 'workspace_unavailable'],
-  ] as const;
-
-  it.each(authorityLosses)('when %s', async (_label, sql, target, statusCode, error) => {
+  it.each(apiKeyAuthorityLosses('configuration_preview_stale'))('when %s during apply', async (_label, lose, statusCode, error) => {
     const f = await fixture();
     const review = await reviewed(f);
     const before = await writes(f);
     const kinds: string[] = [];
     ctx.hooks.beforeAuthorityRecheck = async (kind) => {
       kinds.push(kind);
-      await ctx.deps.pool.query(sql, [target === 'key' ? f.boot.apiKey.id : f.boot.workspace.id]);
+      await lose(ctx, f.boot);
     };
     const res = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint);
     expect(kinds).toEqual(['configuration.copy']);
@@ -535,7 +512,7 @@ describe('refused applies write nothing', () => {
     const f = await fixture();
     const review = await reviewed(f);
     const before = await writes(f);
-    ctx.hooks.beforeAuthorityRecheck = async () => { await advanceClock(TEN_MINUTES); };
+    ctx.hooks.beforeAuthorityRecheck = async () => { await advanceClock(ctx, TEN_MINUTES); };
     await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_expired');
     expect((await status(f.boot.apiKey.key, review.operationId)).json().status).toBe('expired');
   });
@@ -555,10 +532,9 @@ describe('refused applies write nothing', () => {
     const f = await fixture();
     const review = await reviewed(f);
     await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [f.live.connectionId]);
-    const before = await writes(f);
-    await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 404, 'connection_not_found');
+    await expectApplyRefused(f, review, 404, 'connection_not_found');
     await ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [f.live.integrationId]);
-    await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 404, 'integration_not_found');
+    await expectApplyRefused(f, review, 404, 'integration_not_found');
   });
 });
 
@@ -629,7 +605,7 @@ describe('the error table of Configuration copy and compensation', () => {
       expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId, ruleIds: f.rules }), 400, 'configuration_scope_mismatch');
     }
     // Copy works in either direction between the two modes.
-    const back = await createRule(f.boot.apiKey.key, f.live.connectionId, ruleDefinition(7));
+    const back = await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(7));
     expect((await previewCopy(f.boot.apiKey.key, f.sandbox.connectionId, { sourceConnectionId: f.live.connectionId, ruleIds: [back.rule.id] })).statusCode).toBe(201);
   });
 
@@ -679,7 +655,7 @@ describe('the error table of Configuration copy and compensation', () => {
     await registerDraft(ctx, f.boot.apiKey.key, f.live.connectionId, openApiRegistration('2024-02', ordersOpenApi(5)));
     expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, contractVersionIds: f.versions }), 409, 'configuration_destination_conflict');
     expect((await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, contractVersionIds: [f.versions[0]] })).statusCode).toBe(201);
-    await createRule(f.boot.apiKey.key, f.live.connectionId, { ...ruleDefinition(1), maxDelayMs: 5_000 });
+    await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, { ...ruleDefinition(1), maxDelayMs: 5_000 });
     expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, ruleIds: f.rules }), 409, 'configuration_destination_conflict');
   });
 

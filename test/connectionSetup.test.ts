@@ -4,14 +4,18 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { insertApiKey } from '../management/apiKeys/apiKeyStore.js';
 import { PREVIEWS_PER_MINUTE, REVIEW_LIFETIME_MS } from '../management/connectionSetup/setupService.js';
 import { setWritePause } from '../management/maintenance.js';
-import { advanceTestClock, resetTestClock } from '../shared/clock.js';
+import { resetTestClock } from '../shared/clock.js';
 import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
 import { decryptSecret, sha256Hex } from '../shared/secrets.js';
+import { expectedProof } from './helpers/configuration.js';
 import { readConnectionRow } from './helpers/connections.js';
-import { bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
+import {
+  advanceClock, bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
+} from './helpers/context.js';
 import { openApiRegistration, ordersOpenApi, registerDraft } from './helpers/contracts.js';
 import { createIntegration, insertSlotConnection, type CreatedIntegration } from './helpers/integrations.js';
+import { createRuleWithKey } from './helpers/rules.js';
 
 // 02 "Second-mode setup" through the real management app, PostgreSQL and Redis: preview, apply and
 // status read, the setup rows of "States and transitions", the race of competing reviews, and
@@ -20,10 +24,7 @@ import { createIntegration, insertSlotConnection, type CreatedIntegration } from
 let ctx: TestContext;
 beforeAll(async () => { ctx = await createTestContext(); });
 afterAll(async () => { await ctx.close(); });
-afterEach(async () => {
-  ctx.hooks.beforeAuthorityRecheck = undefined;
-  await resetTestClock(ctx.deps.redis);
-});
+afterEach(() => resetClockAndHooks(ctx));
 
 type Json = Record<string, any>;
 
@@ -43,11 +44,6 @@ function expectFingerprints(review: Json): void {
   expect(review.fingerprint).toBe(fingerprint({ operationId: review.operationId, action: 'connection.setup', expiresAt: review.expiresAt, configurationFingerprint }));
 }
 
-function expectError(res: LightMyRequestResponse, code: number, error: string): void {
-  expect(res.statusCode, res.body).toBe(code);
-  expect(res.json()).toEqual({ error });
-}
-
 /** An Integration with its Sandbox connection, one draft contract and one enabled rule there. */
 interface World {
   boot: BootstrapResult;
@@ -58,15 +54,8 @@ interface World {
   ruleId: string;
 }
 
-async function createRule(key: string, connectionId: string, n = 0): Promise<Json> {
-  const { revision } = await readConnectionRow(ctx, connectionId);
-  const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/reconciliation-rules`, {
-    idempotencyKey: newIdempotencyKey(),
-    body: { expectedRevision: revision, sourceEventType: `order.paid.${n}`, expectedObjectType: 'shipment', maxDelayMs: 60_000, enabled: true },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json();
-}
+const createRule = (key: string, connectionId: string, n = 0): Promise<Json> =>
+  createRuleWithKey(ctx, key, connectionId, { sourceEventType: `order.paid.${n}`, expectedObjectType: 'shipment', maxDelayMs: 60_000, enabled: true });
 
 async function world(boot?: BootstrapResult): Promise<World> {
   const owner = boot ?? await bootstrapWorkspace(ctx);
@@ -109,11 +98,6 @@ async function expectRefused(w: World, run: () => Promise<LightMyRequestResponse
   expect(await writes(w)).toEqual(before);
 }
 
-async function advanceClock(ms: number): Promise<void> {
-  await advanceTestClock(ctx.deps.redis, ms);
-  await ctx.deps.clock.sync();
-}
-
 describe('preview and apply', () => {
   it('sets up an empty Live connection: review, then the connection, its own token shown once, and a credential-free receipt', async () => {
     const boot = await bootstrapWorkspace(ctx);
@@ -143,7 +127,7 @@ describe('preview and apply', () => {
     const body = res.json();
     expect(body).toMatchObject({
       operationId: review.operationId, action: 'connection.setup', status: 'completed', workspaceIntegrationId: w.integrationId, mode: 'live',
-      proof: { schema: 'service.configuration-operation/1', approvalFingerprint: review.fingerprint, configurationFingerprint: review.snapshot.fingerprint },
+      proof: expectedProof(review),
       copiedArtifacts: { contracts: [], rules: [] },
       replayed: false, historical: false, credentialRecoveryRequired: false,
       connection: { id: body.connectionId, workspaceIntegrationId: w.integrationId, environment: { id: live, category: 'live', mode: 'live' }, credentialStatus: 'active', activeContractVersionId: null, revision: body.revision },
@@ -312,7 +296,7 @@ const transitions: TransitionRow[] = [
     async run() {
       const w = await world();
       const review = await previewed(w);
-      await advanceClock(REVIEW_LIFETIME_MS - 5_000);
+      await advanceClock(ctx, REVIEW_LIFETIME_MS - 5_000);
       const before = await writes(w);
       const res = await apply(w.boot.apiKey.key, review.operationId, review.fingerprint);
       expect(res.statusCode, res.body).toBe(201);
@@ -328,9 +312,9 @@ const transitions: TransitionRow[] = [
     async run() {
       const w = await world();
       const review = await previewed(w);
-      await advanceClock(REVIEW_LIFETIME_MS - 1_000);
+      await advanceClock(ctx, REVIEW_LIFETIME_MS - 1_000);
       expect((await status(w.boot.apiKey.key, review.operationId)).json().status).toBe('previewed');
-      await advanceClock(2_000);
+      await advanceClock(ctx, 2_000);
       const read = await status(w.boot.apiKey.key, review.operationId);
       expect(read.statusCode).toBe(200);
       expect(read.json()).toEqual({ ...review, status: 'expired' });
@@ -580,7 +564,7 @@ describe('the Setup error table', () => {
     await expectRefused(w, () => apply(w.boot.apiKey.key, second.operationId, second.fingerprint, idempotencyKey), 409, 'idempotency_conflict');
     await expectRefused(w, () => apply(w.boot.apiKey.key, first.operationId, second.fingerprint, idempotencyKey), 409, 'idempotency_conflict');
     const ruleKey = newIdempotencyKey();
-    await createRuleWithKey(w, ruleKey);
+    await createRuleWithKey(ctx, w.boot.apiKey.key, w.sourceId, { sourceEventType: 'refund.created', expectedObjectType: 'credit_note', maxDelayMs: 5_000 }, ruleKey);
     const third = await previewed(await world(w.boot), { destinationMode: 'live' });
     await expectRefused(w, () => apply(w.boot.apiKey.key, third.operationId, third.fingerprint, ruleKey), 409, 'idempotency_conflict');
   });
@@ -598,18 +582,10 @@ describe('the Setup error table', () => {
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(await reviewCount(w)).toBe(PREVIEWS_PER_MINUTE);
     // The window slides: a minute later previews are accepted again.
-    await advanceClock(60_000);
+    await advanceClock(ctx, 60_000);
     expect((await preview(w.boot.apiKey.key, w.integrationId, { destinationMode: 'live' })).statusCode).toBe(201);
   });
 });
-
-async function createRuleWithKey(w: World, idempotencyKey: string): Promise<void> {
-  const { revision } = await readConnectionRow(ctx, w.sourceId);
-  const res = await callWithKey(ctx, w.boot.apiKey.key, 'POST', `/v1/connections/${w.sourceId}/reconciliation-rules`, {
-    idempotencyKey, body: { expectedRevision: revision, sourceEventType: 'refund.created', expectedObjectType: 'credit_note', maxDelayMs: 5_000 },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-}
 
 describe('authority and expiry during the apply roll everything back', () => {
   const during = (change: () => Promise<void>) => {
@@ -624,15 +600,15 @@ describe('authority and expiry during the apply roll everything back', () => {
       workspaceId: w.boot.workspace.id, scopes: ['integrations:manage'], expiresAt: new Date(Date.now() + 60_000), createdBy: 'test', now: new Date(),
     });
     const review = await previewed(w, fullSelection(w), shortLived.key);
-    during(() => advanceClock(120_000));
+    during(() => advanceClock(ctx, 120_000));
     await expectRefused(w, () => apply(shortLived.key, review.operationId, review.fingerprint), 403, 'insufficient_scope');
   });
 
   it('the review expiring during the apply: 409 connection_preview_expired, nothing written', async () => {
     const w = await world();
     const review = await previewed(w);
-    await advanceClock(REVIEW_LIFETIME_MS - 1_000);
-    during(() => advanceClock(2_000));
+    await advanceClock(ctx, REVIEW_LIFETIME_MS - 1_000);
+    during(() => advanceClock(ctx, 2_000));
     await expectRefused(w, () => apply(w.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'connection_preview_expired');
   });
 
@@ -695,7 +671,7 @@ describe('status and recovery', () => {
 
     const expiring = await make(new Date(Date.now() + 60_000));
     const expiringOp = await completedBy(expiring.key);
-    await advanceClock(120_000);
+    await advanceClock(ctx, 120_000);
     expectError(await status(expiring.key, expiringOp), 401, 'unauthenticated');
     await resetTestClock(ctx.deps.redis);
 
@@ -713,7 +689,7 @@ describe('status and recovery', () => {
   it('uses server time: a review read after its expiry is expired, however early the request was made', async () => {
     const w = await world();
     const review = await previewed(w);
-    await advanceClock(REVIEW_LIFETIME_MS);
+    await advanceClock(ctx, REVIEW_LIFETIME_MS);
     expect((await status(w.boot.apiKey.key, review.operationId)).json()).toEqual({ ...review, status: 'expired' });
     // Reads never extend a review.
     await resetTestClock(ctx.deps.redis);

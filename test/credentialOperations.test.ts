@@ -5,6 +5,7 @@ import { insertApiKey } from '../management/apiKeys/apiKeyStore.js';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { RedisKeys } from '../shared/redis.js';
 import { sha256Hex } from '../shared/secrets.js';
+import { apiKeyAuthorityLosses } from './helpers/authority.js';
 import { insertConnection, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import { bootstrapWorkspace, callWithKey, countRows, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import { createIntegration } from './helpers/integrations.js';
@@ -229,23 +230,14 @@ describe('authority re-checked inside the transaction', () => {
     expect(await countRows(ctx, 'audit_events', "workspace_id = $1 AND action LIKE 'credential.%'", [boot.workspace.id])).toBe(0);
   }
 
-  const cases = [
-    ['a key revoked during the operation', 'UPDATE api_keys SET revoked_at = now() WHERE id = $1', 'key', 403, 'insufficient_scope'],
-    ['a key that expires during the operation', "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", 'key', 403, 'insufficient_scope'],
-    ['a lost scope', "UPDATE api_keys SET scopes = '{integrations:read}' WHERE id = $1", 'key', 403, 'insufficient_scope'],
-    ['a changed authorization epoch', 'UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', 'workspace', 409, 'connection_configuration_changed'],
-    ['an archived workspace', "UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", 'workspace', 409, 'workspace_unavailable'],
-  ] as const;
-
-  for (const [label, sql, target, status, code] of cases) {
-    it(`rolls back credential, receipt and audit for ${label}`, async () => {
+  for (const [label, lose, status, code] of apiKeyAuthorityLosses('connection_configuration_changed')) {
+    it(`rolls back credential, receipt and audit when ${label} during the operation`, async () => {
       const boot = await bootstrapWorkspace(ctx);
       const connection = await insertConnection(ctx, boot);
       const kinds: string[] = [];
       ctx.hooks.beforeAuthorityRecheck = async (kind) => {
         kinds.push(kind);
-        // Another pool connection: the change commits while the operation's transaction is open.
-        await ctx.deps.pool.query(sql, [target === 'key' ? boot.apiKey.id : boot.workspace.id]);
+        await lose(ctx, boot);
       };
       try {
         const res = await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision });

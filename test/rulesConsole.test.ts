@@ -5,9 +5,9 @@ import { csrfTokenFor } from '../management/auth/sessionAuth.js';
 import { RULE_MUTATIONS_PER_MINUTE } from '../management/rules/ruleService.js';
 import { newId } from '../shared/ids.js';
 import { insertConnection, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
-import { addWorkspaceMember, createConsoleUser, type ConsoleUser } from './helpers/consoleUsers.js';
+import { addWorkspaceMember, createConsoleUser, REFUSED_CONSOLE_CALLERS, type ConsoleUser } from './helpers/consoleUsers.js';
 import {
-  bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, newIdempotencyKey, type CallOptions, type TestContext,
+  bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, type CallOptions, type TestContext,
 } from './helpers/context.js';
 import { insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
 
@@ -30,11 +30,6 @@ const definition = (n = 0) => ({ sourceEventType: `order.paid.${n}`, expectedObj
 const call = (token: string | null, method: Method, url: string, options: CallOptions = {}) => callWithSession(ctx, token, method, url, options);
 const keyed = (token: string, method: Method, url: string, body: unknown, idempotencyKey: string = newIdempotencyKey()) =>
   call(token, method, url, { body, idempotencyKey });
-
-function expectError(res: LightMyRequestResponse, status: number, error: string): void {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json()).toMatchObject({ error });
-}
 
 interface Fixture {
   boot: BootstrapResult;
@@ -135,21 +130,11 @@ describe('roles (02 Authentication 4)', () => {
     ['delete', (f, ruleId) => ['DELETE', outcomeUrl(f.slug, f.connection.connectionId, ruleId), { expectedRevision: '1' }]],
     ['receipt', (f, _r, operationId) => ['GET', operationUrl(f.slug, operationId)]],
   ];
-  const callers: [string, (f: Fixture) => Promise<string | null>, number, string][] = [
-    ['a viewer', async (f) => {
-      const viewer = await createConsoleUser(ctx);
-      await addWorkspaceMember(ctx, f.boot.workspace.id, viewer.userId, 'viewer');
-      return viewer.sessionToken;
-    }, 403, 'forbidden'],
-    ['a signed-in non-member', async () => (await createConsoleUser(ctx)).sessionToken, 404, 'workspace_not_found'],
-    ['no session', async () => null, 401, 'unauthenticated'],
-  ];
-
-  for (const [caller, tokenOf, status, code] of callers) {
+  for (const [caller, tokenFor, status, code] of REFUSED_CONSOLE_CALLERS) {
     it(`refuses ${caller} on every route with ${status} ${code}, writing nothing`, async () => {
       const f = await setup();
       const created = await createdBy(f, f.boot.sessionToken, f.connection.revision);
-      const token = await tokenOf(f);
+      const token = await tokenFor(ctx, f.boot.workspace.id);
       const before = await writes(f);
       for (const [label, request] of routes) {
         const [method, url, body] = request(f, created.expectedOutcome.id, created.operation.operationId);

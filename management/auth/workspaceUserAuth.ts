@@ -51,6 +51,17 @@ export async function requireWorkspaceManager(db: Queryable, session: SessionPri
   };
 }
 
+/**
+ * The signed-in owner or admin of an active workspace, for a preview or a mutation of a
+ * browser-session adapter (02: pending reviews and mutations need an active workspace; archived:
+ * 409 `workspace_unavailable`).
+ */
+export async function activeWorkspaceManager(db: Queryable, session: SessionPrincipal, slug: string): Promise<WorkspaceUserActor> {
+  const { actor, status } = await requireWorkspaceManager(db, session, slug);
+  if (status !== 'active') throw new AppError('workspace_unavailable');
+  return actor;
+}
+
 /** What a workspace user lost since the actor was loaded. */
 export type WorkspaceUserLoss = 'session' | 'role' | 'workspace' | 'epoch';
 

@@ -3,13 +3,13 @@
 // of the destination. Shared by configuration copy (this folder) and second-mode setup
 // (management/connectionSetup/); both hold the transaction and the connection locks.
 
-import type { ImportedOperation, UncheckedSubschema } from '../../shared/contracts/index.js';
+import type { ImportedOperation } from '../../shared/contracts/index.js';
 import type { Queryable } from '../../shared/db/pool.js';
 import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { AppError, type ErrorCode } from '../../shared/errors/index.js';
 import { hasIdForm, newId, type IdPrefix } from '../../shared/ids.js';
 import type { ConnectionRecord, Direction, Protocol } from '../connections/connectionStore.js';
-import { DECLARED_VERSION_CONSTRAINT, insertDraftVersion, readOperations } from '../contracts/contractStore.js';
+import { DECLARED_VERSION_CONSTRAINT, insertDraftVersion, readOperations, type ContractOperationRecord } from '../contracts/contractStore.js';
 import { insertRule } from '../rules/ruleStore.js';
 import { hasDeclaredVersion, hasRulePair, readRulesOf, readVersionsById, readVersionsOf } from './artifactStore.js';
 
@@ -22,17 +22,7 @@ export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
  * One operation of a snapshot contract: everything the draft's operation row holds except its
  * id, direction and protocol (the destination's, which equal the source's within one Integration).
  */
-export interface SnapshotOperation {
-  operationKey: string;
-  method: string;
-  routeTemplate: string;
-  eventType: string | null;
-  payloadLocation: string;
-  statusSelector: string;
-  fingerprint: string;
-  schema: Record<string, unknown>;
-  unchecked: UncheckedSubschema[];
-}
+export type SnapshotOperation = Omit<ContractOperationRecord, 'id' | 'contractVersionId' | 'direction' | 'protocol'>;
 
 /** 02 Review snapshot `contracts` entry: what the destination draft will be. */
 export interface SnapshotContract {

@@ -18,7 +18,7 @@ import { assertCompensable } from './compensation.js';
 import { findCompletion, findIntegrationIdentity, findOwnReview, type ReviewRecord } from './configurationStore.js';
 import { actionOfId, receiptReplay } from './configurationService.js';
 import { reviewerOf } from './reviewer.js';
-import { PROOF_SCHEMA } from './snapshot.js';
+import { proofOf } from './snapshot.js';
 
 export interface ApplyInput {
   operationId: string;
@@ -134,7 +134,7 @@ export async function applyConfigurationOperation(deps: Deps, principal: Operati
         revision,
         completedAt: now.toISOString(),
         originalOperationId: review.originalOperationId,
-        proof: { schema: PROOF_SCHEMA, approvalFingerprint: review.fingerprint, configurationFingerprint: review.snapshot.fingerprint },
+        proof: proofOf(review),
         copiedArtifacts: copied,
       };
       return {

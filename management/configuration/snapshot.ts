@@ -10,6 +10,18 @@ import type { ConfigurationAction, IntegrationIdentityRow } from './configuratio
 /** 02 `proof.schema` of every completed receipt. */
 export const PROOF_SCHEMA = 'service.configuration-operation/1';
 
+/** 02 Operation receipt `proof`: the approved review's fingerprint and the configuration it applied. */
+export interface Proof {
+  schema: typeof PROOF_SCHEMA;
+  approvalFingerprint: string;
+  configurationFingerprint: string;
+}
+
+/** The proof of an applied review (copy, compensation or setup). */
+export function proofOf(review: { fingerprint: string; snapshot: { fingerprint: string } }): Proof {
+  return { schema: PROOF_SCHEMA, approvalFingerprint: review.fingerprint, configurationFingerprint: review.snapshot.fingerprint };
+}
+
 export interface ReviewSnapshot extends SnapshotParts {
   identity: { id: string; revision: string; tenantId: string; name: string; provider: string; direction: Direction; protocol: Protocol };
   source: { connectionId: string; environmentId: string; revision: string };

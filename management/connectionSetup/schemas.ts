@@ -3,22 +3,17 @@
  * from them, so only the listed snapshot, receipt and connection fields can leave the service, and
  * `ingestToken` only where the first apply's schema lists it.
  */
-import { FINGERPRINT_PATTERN } from '../../shared/fingerprint.js';
+import { copiedArtifactsSchema, proofSchema, snapshotSchemaWith, snapshotSource } from '../configuration/snapshotSchemas.js';
+import { connectionViewSchema } from '../connections/connectionView.js';
 import { integrationSchema, MODES } from '../integrations/schemas.js';
 
-export { noQuery } from '../rules/schemas.js';
+export { applyBody } from '../configuration/schemas.js';
+export { noQuery, operationParams } from '../rules/schemas.js';
 
 export const integrationParams = {
   type: 'object',
   required: ['workspaceIntegrationId'],
   properties: { workspaceIntegrationId: { type: 'string' } },
-  additionalProperties: false,
-} as const;
-
-export const operationParams = {
-  type: 'object',
-  required: ['operationId'],
-  properties: { operationId: { type: 'string' } },
   additionalProperties: false,
 } as const;
 
@@ -46,77 +41,12 @@ export const previewBody = {
   then: { required: ['sourceConnectionId'] },
 } as const;
 
-export const applyBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['approvalFingerprint'],
-  properties: { approvalFingerprint: { type: 'string', pattern: FINGERPRINT_PATTERN.source } },
-} as const;
-
 const string = { type: 'string' } as const;
-const nullableString = { type: ['string', 'null'] } as const;
-const openObject = { type: 'object', additionalProperties: true } as const;
 
-const snapshotContract = {
-  type: 'object',
-  required: ['sourceContractVersionId', 'declaredVersion', 'signature', 'fingerprint', 'importedFrom', 'lifecycleStatus', 'operations'],
-  properties: {
-    sourceContractVersionId: string,
-    declaredVersion: string,
-    signature: string,
-    fingerprint: string,
-    importedFrom: string,
-    lifecycleStatus: string,
-    operations: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['operationKey', 'method', 'routeTemplate', 'eventType', 'payloadLocation', 'statusSelector', 'fingerprint', 'schema', 'unchecked'],
-        properties: {
-          operationKey: string,
-          method: string,
-          routeTemplate: string,
-          eventType: nullableString,
-          payloadLocation: string,
-          statusSelector: string,
-          fingerprint: string,
-          schema: openObject,
-          unchecked: {
-            type: 'array',
-            items: { type: 'object', required: ['pointer', 'schemaPointer', 'reason'], properties: { pointer: string, schemaPointer: string, reason: string } },
-          },
-        },
-      },
-    },
-  },
-} as const;
-
-const snapshotRule = {
-  type: 'object',
-  required: ['sourceRuleId', 'sourceEventType', 'expectedObjectType', 'maxDelayMs', 'enabled'],
-  properties: { sourceRuleId: string, sourceEventType: string, expectedObjectType: string, maxDelayMs: { type: 'integer' }, enabled: { type: 'boolean' } },
-} as const;
-
-export const snapshotSchema = {
-  type: 'object',
-  required: ['identity', 'source', 'destination', 'contracts', 'rules', 'fingerprint'],
-  properties: {
-    identity: {
-      type: 'object',
-      required: ['id', 'revision', 'tenantId', 'name', 'provider', 'direction', 'protocol'],
-      properties: { id: string, revision: string, tenantId: string, name: string, provider: string, direction: string, protocol: string },
-    },
-    source: {
-      type: ['object', 'null'],
-      required: ['connectionId', 'environmentId', 'revision'],
-      properties: { connectionId: string, environmentId: string, revision: string },
-    },
-    destination: { type: 'object', required: ['mode', 'environmentId'], properties: { mode: string, environmentId: string } },
-    contracts: { type: 'array', items: snapshotContract },
-    rules: { type: 'array', items: snapshotRule },
-    fingerprint: string,
-  },
-} as const;
+const snapshotSchema = snapshotSchemaWith(
+  { ...snapshotSource, type: ['object', 'null'] },
+  { type: 'object', required: ['mode', 'environmentId'], properties: { mode: string, environmentId: string } },
+);
 
 const reviewProperties = {
   operationId: string,
@@ -133,28 +63,6 @@ const reviewRequired = ['operationId', 'action', 'status', 'workspaceIntegration
 /** The preview response, and a pending or expired review read. */
 export const reviewSchema = { type: 'object', required: reviewRequired, properties: reviewProperties } as const;
 
-const connectionSchema = {
-  type: 'object',
-  required: ['id', 'workspaceIntegrationId', 'name', 'provider', 'direction', 'protocol', 'environment', 'revision', 'credentialStatus', 'activeContractVersionId'],
-  properties: {
-    id: string,
-    workspaceIntegrationId: string,
-    name: string,
-    provider: string,
-    direction: string,
-    protocol: string,
-    environment: { type: 'object', required: ['id', 'category', 'mode'], properties: { id: string, category: string, mode: string } },
-    revision: string,
-    credentialStatus: string,
-    activeContractVersionId: nullableString,
-  },
-} as const;
-
-const mapping = (from: string, to: string) => ({
-  type: 'array',
-  items: { type: 'object', required: [from, to], properties: { [from]: string, [to]: string } },
-} as const);
-
 const receiptProperties = {
   operationId: string,
   action: string,
@@ -164,21 +72,10 @@ const receiptProperties = {
   mode: string,
   revision: string,
   completedAt: string,
-  proof: {
-    type: 'object',
-    required: ['schema', 'approvalFingerprint', 'configurationFingerprint'],
-    properties: { schema: string, approvalFingerprint: string, configurationFingerprint: string },
-  },
-  copiedArtifacts: {
-    type: 'object',
-    required: ['contracts', 'rules'],
-    properties: {
-      contracts: mapping('sourceContractVersionId', 'destinationContractVersionId'),
-      rules: mapping('sourceRuleId', 'destinationRuleId'),
-    },
-  },
+  proof: proofSchema,
+  copiedArtifacts: copiedArtifactsSchema,
   integration: integrationSchema,
-  connection: connectionSchema,
+  connection: connectionViewSchema,
   replayed: { type: 'boolean' },
   historical: { type: 'boolean' },
   credentialRecoveryRequired: { type: 'boolean' },

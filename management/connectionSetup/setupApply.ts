@@ -9,9 +9,10 @@ import { hasIdForm } from '../../shared/ids.js';
 import { bumpCredentialEpoch } from '../../shared/redis.js';
 import type { OperationActor } from '../auth/principal.js';
 import { findConnectionForWorkspace, insertConnection, type ConnectionRecord } from '../connections/connectionStore.js';
+import { connectionView } from '../connections/connectionView.js';
 import { copyArtifacts } from '../configuration/artifacts.js';
 import { reviewerOf, tenantIdOf } from '../configuration/reviewer.js';
-import { PROOF_SCHEMA } from '../configuration/snapshot.js';
+import { proofOf } from '../configuration/snapshot.js';
 import { insertActiveCredential } from '../credentials/credentialStore.js';
 import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
 import type { Deps } from '../deps.js';
@@ -24,7 +25,7 @@ import {
   findSetupIntegration, findSetupReview, findSlotConnectionId, markSetupCompleted, setIntegrationRevision,
   type SetupIntegration, type SetupReviewRecord,
 } from './setupStore.js';
-import { connectionView, SETUP_ACTION, type SetupReceipt } from './setupViews.js';
+import { SETUP_ACTION, type SetupReceipt } from './setupViews.js';
 
 export interface SetupApplyInput {
   operationId: string;
@@ -143,7 +144,7 @@ async function performSetup(db: pg.PoolClient, deps: Deps, principal: OperationA
     mode: review.destinationMode,
     revision,
     completedAt: now.toISOString(),
-    proof: { schema: PROOF_SCHEMA, approvalFingerprint: review.fingerprint, configurationFingerprint: review.snapshot.fingerprint },
+    proof: proofOf(review),
     copiedArtifacts,
     integration: (await readCanonicalIntegration(db, principal.workspaceId, integration.id, checked.topology))!,
     connection: connectionView(connection),

@@ -1,6 +1,7 @@
-import type { ConnectionRecord, Mode } from '../connections/connectionStore.js';
+import type { Mode } from '../connections/connectionStore.js';
+import type { ConnectionView } from '../connections/connectionView.js';
 import type { CopiedArtifacts } from '../configuration/artifacts.js';
-import type { PROOF_SCHEMA } from '../configuration/snapshot.js';
+import type { Proof } from '../configuration/snapshot.js';
 import type { CanonicalIntegration } from '../integrations/integrationStore.js';
 import type { SetupSnapshot } from './setupSnapshot.js';
 import type { SetupReviewRecord } from './setupStore.js';
@@ -33,35 +34,6 @@ export function reviewView(review: Omit<SetupReviewRecord, 'completedAt'>, nowMs
   };
 }
 
-/** The new runtime connection as 01 "Connection (single read)" shows it. */
-export interface SetupConnectionView {
-  id: string;
-  workspaceIntegrationId: string;
-  name: string;
-  provider: string;
-  direction: string;
-  protocol: string;
-  environment: { id: string; category: string; mode: Mode };
-  revision: string;
-  credentialStatus: string;
-  activeContractVersionId: string | null;
-}
-
-export function connectionView(connection: ConnectionRecord): SetupConnectionView {
-  return {
-    id: connection.id,
-    workspaceIntegrationId: connection.integrationId,
-    name: connection.name,
-    provider: connection.provider,
-    direction: connection.direction,
-    protocol: connection.protocol,
-    environment: { id: connection.environmentId, category: connection.environmentCategory, mode: connection.environmentMode },
-    revision: connection.revision,
-    credentialStatus: connection.credentialStatus,
-    activeContractVersionId: connection.activeContractVersionId,
-  };
-}
-
 /**
  * The stored, credential-free receipt of a completed setup: the copy receipt's fields (02
  * "Operation receipt (completed)") plus the shared workflow and the new connection as they were
@@ -77,9 +49,10 @@ export interface SetupReceipt {
   /** The new connection's revision after the transaction. */
   revision: string;
   completedAt: string;
-  proof: { schema: typeof PROOF_SCHEMA; approvalFingerprint: string; configurationFingerprint: string };
+  proof: Proof;
   copiedArtifacts: CopiedArtifacts;
   integration: CanonicalIntegration;
-  connection: SetupConnectionView;
+  /** The new runtime connection as 01 "Connection (single read)" shows it. */
+  connection: ConnectionView;
   collectorConfiguration: { integrationKey: string; connectionKey: string };
 }

@@ -4,6 +4,7 @@ import { hasIdForm } from '../../shared/ids.js';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { observationStateOf, type ObservationState } from '../integrations/integrationStore.js';
 import { findConnectionWithEvidence } from './connectionStore.js';
+import { connectionView, connectionViewSchema } from './connectionView.js';
 
 const OBSERVATION_STATES: readonly ObservationState[] = ['waiting_for_observation', 'observed', 'incident_open'];
 
@@ -15,23 +16,9 @@ const OBSERVATION_STATES: readonly ObservationState[] = ['waiting_for_observatio
  */
 const connectionSchema = {
   type: 'object',
-  required: ['id', 'workspaceIntegrationId', 'name', 'provider', 'direction', 'protocol', 'environment', 'revision', 'credentialStatus', 'activeContractVersionId',
-    'latestObservationAt', 'openIncidentCount', 'observationState'],
+  required: [...connectionViewSchema.required, 'latestObservationAt', 'openIncidentCount', 'observationState'],
   properties: {
-    id: { type: 'string' },
-    workspaceIntegrationId: { type: 'string' },
-    name: { type: 'string' },
-    provider: { type: 'string' },
-    direction: { type: 'string' },
-    protocol: { type: 'string' },
-    environment: {
-      type: 'object',
-      required: ['id', 'category', 'mode'],
-      properties: { id: { type: 'string' }, category: { type: 'string' }, mode: { type: 'string' } },
-    },
-    revision: { type: 'string' },
-    credentialStatus: { type: 'string' },
-    activeContractVersionId: { type: ['string', 'null'] },
+    ...connectionViewSchema.properties,
     latestObservationAt: { type: ['string', 'null'] },
     openIncidentCount: { type: 'integer' },
     observationState: { type: 'string', enum: OBSERVATION_STATES },
@@ -58,16 +45,7 @@ export default async function getConnectionRoute(app: FastifyInstance): Promise<
     const connection = await findConnectionWithEvidence(app.deps.pool, principalOf(request).workspaceId, connectionId);
     if (!connection) throw new AppError('connection_not_found');
     return reply.header('Cache-Control', 'no-store').send({
-      id: connection.id,
-      workspaceIntegrationId: connection.integrationId,
-      name: connection.name,
-      provider: connection.provider,
-      direction: connection.direction,
-      protocol: connection.protocol,
-      environment: { id: connection.environmentId, category: connection.environmentCategory, mode: connection.environmentMode },
-      revision: connection.revision,
-      credentialStatus: connection.credentialStatus,
-      activeContractVersionId: connection.activeContractVersionId,
+      ...connectionView(connection),
       latestObservationAt: connection.latestObservationAt ? connection.latestObservationAt.toISOString() : null,
       openIncidentCount: connection.openIncidentCount,
       observationState: observationStateOf(connection.openIncidentCount, connection.latestObservationAt),

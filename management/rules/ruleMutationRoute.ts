@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
-import { mutateRule, type RuleAction, type RuleMutationBody } from './ruleService.js';
+import { mutateRule, type RuleAction, type RuleMutationBody, type RuleMutationInput } from './ruleService.js';
 import { connectionParams, createBody, deleteBody, noQuery, receiptSchema, ruleParams, updateBody } from './schemas.js';
 
 const ROUTES = {
@@ -10,6 +10,19 @@ const ROUTES = {
   update: { method: 'PATCH', url: '/v1/connections/:connectionId/reconciliation-rules/:ruleId', params: ruleParams, body: updateBody },
   delete: { method: 'DELETE', url: '/v1/connections/:connectionId/reconciliation-rules/:ruleId', params: ruleParams, body: deleteBody },
 } as const;
+
+/** The mutation a request asks for (API or console): its path ids, body and Idempotency-Key. */
+export function ruleMutationInput(
+  action: RuleAction, request: FastifyRequest<{ Params: { connectionId: string; ruleId?: string }; Body: RuleMutationBody }>,
+): RuleMutationInput {
+  return {
+    action,
+    connectionId: request.params.connectionId,
+    ...(request.params.ruleId !== undefined ? { ruleId: request.params.ruleId } : {}),
+    body: request.body,
+    idempotencyKey: readIdempotencyKey(request),
+  };
+}
 
 /** Registers one of POST, PATCH and DELETE of 02 "Reconciliation rules". */
 export function registerRuleMutation(app: FastifyInstance, action: RuleAction): void {
@@ -23,13 +36,7 @@ export function registerRuleMutation(app: FastifyInstance, action: RuleAction): 
     config: { validationError: 'invalid_rule_request' },
     schema: { params: route.params, querystring: noQuery, body: route.body, response: { 200: receiptSchema, 201: receiptSchema } },
     handler: async (request, reply) => {
-      const result = await mutateRule(app.deps, principalOf(request), {
-        action,
-        connectionId: request.params.connectionId,
-        ...(request.params.ruleId !== undefined ? { ruleId: request.params.ruleId } : {}),
-        body: request.body,
-        idempotencyKey: readIdempotencyKey(request),
-      });
+      const result = await mutateRule(app.deps, principalOf(request), ruleMutationInput(action, request));
       reply.header('Cache-Control', 'no-store');
       return reply.code(result.statusCode).send(result.body);
     },

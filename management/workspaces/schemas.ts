@@ -13,6 +13,21 @@ export const workspaceSlugParams = {
   properties: { workspaceSlug: { type: 'string' } },
 } as const;
 
+/**
+ * The path parameters of a browser-session adapter: the API route's own, after `{workspaceSlug}`
+ * (02: adapters use the same paths under /workspaces/{workspaceSlug} instead of /v1).
+ */
+export function withWorkspaceSlug<const Required extends readonly string[], const Properties extends object>(
+  params: { required: Required; properties: Properties },
+) {
+  return {
+    type: 'object',
+    required: ['workspaceSlug', ...params.required],
+    properties: { workspaceSlug: { type: 'string' }, ...params.properties },
+    additionalProperties: false,
+  } as const;
+}
+
 export const environmentSummarySchema = {
   type: 'object',
   required: ['id', 'name', 'slug', 'category', 'isDefault'],

@@ -21,6 +21,21 @@ export async function addWorkspaceMember(ctx: TestContext, workspaceId: string, 
   await ctx.deps.pool.query('INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, $3)', [workspaceId, userId, role]);
 }
 
+/**
+ * 02 Authentication 4: the callers a browser-session adapter refuses, with their answers: a viewer
+ * of the workspace, a signed-in non-member and no session. Each makes its session token (null:
+ * none) for the workspace.
+ */
+export const REFUSED_CONSOLE_CALLERS: [string, (ctx: TestContext, workspaceId: string) => Promise<string | null>, number, string][] = [
+  ['a viewer', async (ctx, workspaceId) => {
+    const viewer = await createConsoleUser(ctx);
+    await addWorkspaceMember(ctx, workspaceId, viewer.userId, 'viewer');
+    return viewer.sessionToken;
+  }, 403, 'forbidden'],
+  ['a signed-in non-member', async (ctx) => (await createConsoleUser(ctx)).sessionToken, 404, 'workspace_not_found'],
+  ['no session', async () => null, 401, 'unauthenticated'],
+];
+
 export async function addAccountMember(ctx: TestContext, accountId: string, userId: string, role: 'owner' | 'admin'): Promise<void> {
   await ctx.deps.pool.query('INSERT INTO account_members (account_id, user_id, role) VALUES ($1, $2, $3)', [accountId, userId, role]);
 }

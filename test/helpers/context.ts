@@ -1,6 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { createClock } from '../../shared/clock.js';
+import { expect } from 'vitest';
+import { advanceTestClock, createClock, resetTestClock } from '../../shared/clock.js';
 import { loadConfig } from '../../shared/config.js';
 import { createPool } from '../../shared/db/pool.js';
 import { connectRedis } from '../../shared/redis.js';
@@ -36,6 +37,18 @@ export async function createTestContext(): Promise<TestContext> {
   };
 }
 
+/** After each test of a file that moves the test clock or sets the authority-recheck hook: both back to normal. */
+export async function resetClockAndHooks(ctx: TestContext): Promise<void> {
+  ctx.hooks.beforeAuthorityRecheck = undefined;
+  await resetTestClock(ctx.deps.redis);
+}
+
+/** Moves the operator test clock (shared by every process of the slot) and this app's view of it. */
+export async function advanceClock(ctx: TestContext, ms: number): Promise<void> {
+  await advanceTestClock(ctx.deps.redis, ms);
+  await ctx.deps.clock.sync();
+}
+
 export const uniqueEmail = (label = 'user') => `${label}-${randomBytes(6).toString('hex')}@example.test`;
 
 /** A fresh verified user, account, workspace, session and API key (operator bootstrap). */
@@ -65,6 +78,12 @@ export function callWithSession(ctx: TestContext, sessionToken: string | null, m
   if (sessionToken !== null) headers.cookie = `session=${sessionToken}`;
   if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
   return ctx.app.inject({ method, url, headers, ...(options.body === undefined ? {} : { payload: options.body as object }) });
+}
+
+/** An error answer: the status and exactly `{ error }`. */
+export function expectError(res: LightMyRequestResponse, status: number, error: string): void {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.json()).toEqual({ error });
 }
 
 export const newIdempotencyKey = () => `idem-${randomBytes(8).toString('hex')}`;

@@ -8,13 +8,6 @@ import type { SessionPrincipal, WorkspaceUserActor } from '../../auth/principal.
 import { requireWorkspaceManager } from '../../auth/workspaceUserAuth.js';
 import type { Deps } from '../../deps.js';
 
-/** The signed-in owner or admin of an active workspace, for a preview or an apply (archived: 409 `workspace_unavailable`). */
-export async function activeWorkspaceManager(deps: Deps, session: SessionPrincipal, slug: string): Promise<WorkspaceUserActor> {
-  const { actor, status } = await requireWorkspaceManager(deps.pool, session, slug);
-  if (status !== 'active') throw new AppError('workspace_unavailable');
-  return actor;
-}
-
 /**
  * A status read as the signed-in owner or admin: another actor's operation is 404 first (so the
  * answer reveals nothing of it), then in an archived workspace only a completed receipt is

@@ -4,7 +4,8 @@
 // who previewed is the one who applies and recovers.
 
 import type { SessionPrincipal } from '../../auth/principal.js';
-import { activeWorkspaceManager, readAsWorkspaceManager } from '../../configuration/console/consoleActor.js';
+import { activeWorkspaceManager } from '../../auth/workspaceUserAuth.js';
+import { readAsWorkspaceManager } from '../../configuration/console/consoleActor.js';
 import type { Deps } from '../../deps.js';
 import type { OperationResponse } from '../../operations/idempotency.js';
 import { applySetup, type SetupApplyInput } from '../setupApply.js';
@@ -14,11 +15,11 @@ import type { SetupReviewView } from '../setupViews.js';
 export async function previewConsoleSetup(
   deps: Deps, session: SessionPrincipal, slug: string, integrationId: string, body: SetupPreviewBody,
 ): Promise<SetupReviewView> {
-  return previewSetup(deps, await activeWorkspaceManager(deps, session, slug), integrationId, body);
+  return previewSetup(deps, await activeWorkspaceManager(deps.pool, session, slug), integrationId, body);
 }
 
 export async function applyConsoleSetup(deps: Deps, session: SessionPrincipal, slug: string, input: SetupApplyInput): Promise<OperationResponse> {
-  return applySetup(deps, await activeWorkspaceManager(deps, session, slug), input);
+  return applySetup(deps, await activeWorkspaceManager(deps.pool, session, slug), input);
 }
 
 export function readConsoleSetup(deps: Deps, session: SessionPrincipal, slug: string, operationId: string): Promise<Record<string, unknown>> {

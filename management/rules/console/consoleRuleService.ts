@@ -3,9 +3,8 @@
 // actor, so revisions, uniqueness, the mutation rate, receipts and audit are the same.
 
 import { inReadSnapshot } from '../../../shared/db/transaction.js';
-import { AppError } from '../../../shared/errors/index.js';
 import type { SessionPrincipal } from '../../auth/principal.js';
-import { requireWorkspaceManager } from '../../auth/workspaceUserAuth.js';
+import { activeWorkspaceManager, requireWorkspaceManager } from '../../auth/workspaceUserAuth.js';
 import type { ConnectionRecord } from '../../connections/connectionStore.js';
 import { loadWorkspaceConnection } from '../../connections/workspaceConnection.js';
 import type { Deps } from '../../deps.js';
@@ -65,9 +64,7 @@ export async function readExpectedOutcomes(
 export async function mutateExpectedOutcome(
   deps: Deps, session: SessionPrincipal, slug: string, input: RuleMutationInput,
 ): Promise<OperationResponse> {
-  const { actor, status } = await requireWorkspaceManager(deps.pool, session, slug);
-  if (status !== 'active') throw new AppError('workspace_unavailable');
-  const result = await mutateRule(deps, actor, input);
+  const result = await mutateRule(deps, await activeWorkspaceManager(deps.pool, session, slug), input);
   return { statusCode: result.statusCode, body: { expectedOutcome: result.body.rule, operation: result.body } };
 }
 

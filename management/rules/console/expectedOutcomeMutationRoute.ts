@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sessionAuth, sessionOf } from '../../auth/sessionAuth.js';
 import { readIdempotencyKey } from '../../operations/idempotency.js';
+import { ruleMutationInput } from '../ruleMutationRoute.js';
 import type { RuleAction, RuleMutationBody } from '../ruleService.js';
 import { mutateExpectedOutcome } from './consoleRuleService.js';
 import {
@@ -32,13 +33,7 @@ export function registerExpectedOutcomeMutation(app: FastifyInstance, action: Ru
       response: { 200: expectedOutcomeMutationResponse, 201: expectedOutcomeMutationResponse },
     },
     handler: async (request, reply) => {
-      const result = await mutateExpectedOutcome(app.deps, sessionOf(request), request.params.workspaceSlug, {
-        action,
-        connectionId: request.params.connectionId,
-        ...(request.params.ruleId !== undefined ? { ruleId: request.params.ruleId } : {}),
-        body: request.body,
-        idempotencyKey: readIdempotencyKey(request),
-      });
+      const result = await mutateExpectedOutcome(app.deps, sessionOf(request), request.params.workspaceSlug, ruleMutationInput(action, request));
       reply.header('Cache-Control', 'no-store');
       return reply.code(result.statusCode).send(result.body);
     },

@@ -1,29 +1,13 @@
 /** JSON Schemas of the console rule routes (02 "Console rule routes (browser session)"). */
 
-import { receiptSchema, ruleSchema } from '../schemas.js';
+import { withWorkspaceSlug } from '../../workspaces/schemas.js';
+import { connectionParams, operationParams, receiptSchema, ruleParams, ruleSchema } from '../schemas.js';
 
 export { createBody, deleteBody, listQuery, noQuery, updateBody } from '../schemas.js';
 
-export const expectedOutcomesParams = {
-  type: 'object',
-  required: ['workspaceSlug', 'connectionId'],
-  properties: { workspaceSlug: { type: 'string' }, connectionId: { type: 'string' } },
-  additionalProperties: false,
-} as const;
-
-export const expectedOutcomeParams = {
-  type: 'object',
-  required: ['workspaceSlug', 'connectionId', 'ruleId'],
-  properties: { workspaceSlug: { type: 'string' }, connectionId: { type: 'string' }, ruleId: { type: 'string' } },
-  additionalProperties: false,
-} as const;
-
-export const ruleOperationParams = {
-  type: 'object',
-  required: ['workspaceSlug', 'operationId'],
-  properties: { workspaceSlug: { type: 'string' }, operationId: { type: 'string' } },
-  additionalProperties: false,
-} as const;
+export const expectedOutcomesParams = withWorkspaceSlug(connectionParams);
+export const expectedOutcomeParams = withWorkspaceSlug(ruleParams);
+export const ruleOperationParams = withWorkspaceSlug(operationParams);
 
 /** The console read: the displayed revision, mode, Integration name, management permission and the rules. */
 export const expectedOutcomesResponse = {

@@ -1,0 +1,18 @@
+import { expect } from 'vitest';
+import { readConnectionRow } from './connections.js';
+import { callWithKey, newIdempotencyKey, type TestContext } from './context.js';
+
+/**
+ * Creates a reconciliation rule through POST /v1/connections/{connectionId}/reconciliation-rules
+ * with a workspace key, at the connection's current revision; returns the 201 receipt.
+ */
+export async function createRuleWithKey(
+  ctx: TestContext, key: string, connectionId: string, definition: Record<string, unknown>, idempotencyKey: string = newIdempotencyKey(),
+): Promise<Record<string, any>> {
+  const { revision } = await readConnectionRow(ctx, connectionId);
+  const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/reconciliation-rules`, {
+    idempotencyKey, body: { expectedRevision: revision, ...definition },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
