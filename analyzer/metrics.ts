@@ -20,6 +20,11 @@ export function analyzerMetrics(registry: Registry) {
     reanalyses: new Counter({ name: 'analyzer_reanalyses_total', help: 'Reanalysis jobs handled, by outcome', labelNames: ['outcome'], registers }),
     ruleSources: new Counter({ name: 'analyzer_rule_sources_total', help: 'Source observations of enabled reconciliation rules evaluated', registers }),
     ruleDeadlines: new Counter({ name: 'analyzer_rule_deadlines_total', help: 'Reconciliation deadlines taken at stream time, by outcome: fired, or cleared (satisfied by a stored outcome, or the rule changed)', labelNames: ['outcome'], registers }),
+    ruleStreamLag: new Gauge({
+      name: 'analyzer_rule_stream_time_lag_seconds',
+      help: 'Service clock minus stream time when deadlines were last due: how long verdicts wait for unanalysed or unsettled observations',
+      registers,
+    }),
     backlog: new Gauge({ name: 'analyzer_stream_backlog', help: 'Stream entries not yet delivered to the group (lag) at the last check', registers }),
   };
 }

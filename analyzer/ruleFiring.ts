@@ -31,6 +31,8 @@ export interface FiringRound {
   fired: number;
   /** Incidents opened by those findings. */
   opened: number;
+  /** How far stream time was behind the service clock, when deadlines were due. */
+  streamLagMs?: number;
 }
 
 /** `expected-outcome-missing` incidents are one per (connection, rule): the rule's id is their key. */
@@ -56,11 +58,12 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
   const earliest = await earliestDeadlineMs(deps.pool);
   if (earliest === null || earliest > deps.clock.nowMs() - deps.graceMs) return { taken: 0, fired: 0, opened: 0 };
   const streamNowMs = await deps.streamTime.nowMs();
+  const streamLagMs = Math.max(0, deps.clock.nowMs() - streamNowMs);
   const candidates = await dueDeadlines(deps.pool, streamNowMs, FIRE_BATCH);
-  if (candidates.length === 0) return { taken: 0, fired: 0, opened: 0 };
+  if (candidates.length === 0) return { taken: 0, fired: 0, opened: 0, streamLagMs };
   const outcomes = await outcomesOf(deps.clickhouse, candidates);
   const now = deps.clock.now();
-  let result: FiringRound = { taken: 0, fired: 0, opened: 0 };
+  let result: FiringRound = { taken: 0, fired: 0, opened: 0, streamLagMs };
   await withTransaction(deps.pool, async (db) => {
     const connections = await lockConnections(db, candidates.map((d) => d.connectionId));
     const taken = await takeDeadlines(db, candidates);
@@ -90,7 +93,7 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
       await refreshConnectionState(db, connectionId, null);
     }
     await markEvaluated(db, [...rules.keys()], now);
-    result = { taken: taken.length, fired: [...missing.values()].reduce((sum, list) => sum + list.length, 0), opened };
+    result = { taken: taken.length, fired: [...missing.values()].reduce((sum, list) => sum + list.length, 0), opened, streamLagMs };
   });
   return result;
 }

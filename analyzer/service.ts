@@ -147,7 +147,8 @@ export class Analyzer {
   private async ruleRound(): Promise<number> {
     await this.deps.clock.sync();
     const changes = await applyRuleChanges(this.deps.pool, this.deps.clock);
-    const { taken, fired, opened } = await fireDueDeadlines(this.firing);
+    const { taken, fired, opened, streamLagMs } = await fireDueDeadlines(this.firing);
+    if (streamLagMs !== undefined) this.metrics.ruleStreamLag.set(streamLagMs / 1000);
     this.metrics.ruleDeadlines.inc({ outcome: 'fired' }, fired);
     this.metrics.findings.inc({ kind: 'expected-outcome-missing' }, fired);
     this.metrics.incidentsOpened.inc(opened);
