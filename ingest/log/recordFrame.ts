@@ -1,0 +1,39 @@
+import { crc32 } from 'node:zlib';
+
+/**
+ * One record of the write-ahead log on disk: `[length u32 LE][crc32 u32 LE][payload]`, the CRC
+ * (IEEE, zlib's) over the payload. A record is complete only when all its bytes are there and the
+ * CRC matches: a crash mid-write leaves a torn record at the tail, which reading stops at (and
+ * repair cuts), never a record that reads back different from what was written.
+ */
+export const FRAME_HEADER_BYTES = 8;
+/** No record is larger (a batch's rows are at most the 1 MiB body's, serialised). */
+export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
+export function frame(payload: Buffer): Buffer {
+  if (payload.length > MAX_RECORD_BYTES) throw new RangeError(`a log record of ${payload.length} bytes is over ${MAX_RECORD_BYTES}`);
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  header.writeUInt32LE(payload.length, 0);
+  header.writeUInt32LE(crc32(payload), 4);
+  return Buffer.concat([header, payload]);
+}
+
+export type FrameRead =
+  | { kind: 'record'; payload: Buffer; next: number }
+  /** Nothing more: the buffer ends exactly here. */
+  | { kind: 'end' }
+  /** Bytes follow that are not a whole, intact record: a torn or corrupt tail from `at`. */
+  | { kind: 'corrupt'; at: number; reason: string };
+
+/** Reads the record that starts at `offset` of `data` (a segment's bytes). */
+export function readFrame(data: Buffer, offset: number): FrameRead {
+  if (offset === data.length) return { kind: 'end' };
+  if (data.length - offset < FRAME_HEADER_BYTES) return { kind: 'corrupt', at: offset, reason: 'torn record header' };
+  const length = data.readUInt32LE(offset);
+  if (length > MAX_RECORD_BYTES) return { kind: 'corrupt', at: offset, reason: `record length ${length} over the limit` };
+  const start = offset + FRAME_HEADER_BYTES;
+  if (data.length - start < length) return { kind: 'corrupt', at: offset, reason: 'torn record' };
+  const payload = data.subarray(start, start + length);
+  if (crc32(payload) !== data.readUInt32LE(offset + 4)) return { kind: 'corrupt', at: offset, reason: 'CRC mismatch' };
+  return { kind: 'record', payload, next: start + length };
+}
