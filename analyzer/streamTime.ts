@@ -25,6 +25,8 @@ export interface StreamTimeOptions {
  * - received, not yet admitted: its receipt time is within graceMs of now;
  * - admitted, its rows not yet known stored: its batch is in `RedisKeys.pendingAdmissions`, scored
  *   receipt + admissionInFlightMs, so the lowest score gives the oldest such receipt exactly;
+ * - durable in an edge's write-ahead log, not yet shipped: its batch is in
+ *   `RedisKeys.unshippedBatches`, scored by its receipt;
  * - its analysis job in the stream, not yet acknowledged: the first entries carry their receipt
  *   times; an entry past those read was added later than the last one read, and no batch is
  *   added later than admissionInFlightMs after its receipt.
@@ -37,11 +39,13 @@ export class StreamTime {
     // The Redis server's clock, moved onto the service clock (the test clock's offset included).
     const offsetMs = now - Date.now();
     let time = now - this.options.graceMs;
-    const [pending, entries] = await Promise.all([
+    const [pending, unshipped, entries] = await Promise.all([
       this.redis.zrange(RedisKeys.pendingAdmissions, 0, 0, 'WITHSCORES'),
+      this.redis.zrange(RedisKeys.unshippedBatches, 0, 0, 'WITHSCORES'),
       this.redis.xrange(this.options.stream, '-', '+', 'COUNT', SCAN_ENTRIES) as Promise<[string, string[]][]>,
     ]);
     if (pending.length === 2) time = Math.min(time, Number(pending[1]) - this.options.admissionInFlightMs);
+    if (unshipped.length === 2) time = Math.min(time, Number(unshipped[1]));
     for (const [, fields] of entries) {
       for (let i = 0; i + 1 < fields.length; i += 2) {
         if (fields[i] !== 'receivedAtMs') continue;

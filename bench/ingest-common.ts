@@ -5,7 +5,7 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { migrateClickHouse } from '../shared/clickhouse/migrate.js';
@@ -299,6 +299,40 @@ export function findPid(prefix: string): number | null {
   return null;
 }
 
+/**
+ * The pid of the process listening on TCP `port` of this machine (Linux /proc), or null. Finds
+ * the bench's Redis and ClickHouse when other servers of the same name run beside them (the
+ * cluster tests' shards and nodes).
+ */
+export function findListeningPid(port: number): number | null {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    try {
+      for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+        const fields = line.trim().split(/\s+/);
+        // local_address is <hex ip>:<hex port>; state 0A is LISTEN; the inode is the tenth field.
+        if (fields.length > 9 && fields[3] === '0A' && parseInt(fields[1].split(':')[1], 16) === port) inodes.add(fields[9]);
+      }
+    } catch { /* no IPv6 */ }
+  }
+  if (inodes.size === 0) return null;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      for (const fd of readdirSync(`/proc/${entry}/fd`)) {
+        const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${entry}/fd/${fd}`));
+        if (socket && inodes.has(socket[1])) return Number(entry);
+      }
+    } catch { /* gone, or not ours to read */ }
+  }
+  return null;
+}
+
+/** The pid of the server of a store URL (its port, or `defaultPort`), else the first process named `prefix`. */
+export function storePid(url: string, defaultPort: number, prefix: string): number | null {
+  return findListeningPid(Number(new URL(url).port || defaultPort)) ?? findPid(prefix);
+}
+
 /** CPU seconds of every process whose name starts with `prefix` (PostgreSQL's backends, say). */
 export function processesCpuSeconds(prefix: string): number {
   let seconds = 0;
@@ -389,24 +423,35 @@ export class LoadGenerator {
   private counter = 0;
   /** Every 202 of this target, warm-up included: must equal its rows in ClickHouse. */
   totalAccepted202 = 0;
+  /** The envelopes of those 202s (the senders' templates may differ in size from ENVELOPES_PER_BATCH). */
+  totalAccepted202Envelopes = 0;
 
   constructor(private readonly client: RawHttpClient, private readonly senders: Sender[]) {}
 
-  /** Sends one fresh signed batch; resolves with the status ('202', '503', 'error:ECONNRESET', ...). */
-  async send(recorder: Recorder | null, startedAt: number, windowEnd: number): Promise<void> {
-    const sender = this.senders[this.next];
-    this.next = (this.next + 1) % this.senders.length;
+  /** Envelopes per batch of this generator (its first sender's template). */
+  get batchSize(): number {
+    return this.senders[0].template.size;
+  }
+
+  /**
+   * Sends one fresh signed batch of `sender` (default: the senders in turn); resolves with the
+   * status ('202', '503', 'error:ECONNRESET', ...).
+   */
+  async send(recorder: Recorder | null, startedAt: number, windowEnd: number, sender = this.nextSender()): Promise<void> {
     // Bodies are reused once their request completed: the driver shares the cores with the
     // server under test, and a new 50 KB buffer per request kept its garbage collector busy.
     const body = sender.template.fill(this.counter, sender.spareBodies.pop());
-    this.counter += ENVELOPES_PER_BATCH;
+    this.counter += sender.template.size;
     let status: string;
     try {
       const answer = await this.post(sender, body);
       status = String(answer.status);
       // Answered, so the body was sent whole; after an error it might still be in a write.
       sender.spareBodies.push(body);
-      if (answer.status === 202) this.totalAccepted202 += 1;
+      if (answer.status === 202) {
+        this.totalAccepted202 += 1;
+        this.totalAccepted202Envelopes += sender.template.size;
+      }
       else if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${answer.text.slice(0, 300)}`;
     } catch (error) {
       status = `error:${(error as { code?: string }).code ?? (error as Error).message}`;
@@ -414,6 +459,12 @@ export class LoadGenerator {
     }
     const done = performance.now();
     recorder?.record(done - startedAt, status, done <= windowEnd, startedAt);
+  }
+
+  private nextSender(): Sender {
+    const sender = this.senders[this.next];
+    this.next = (this.next + 1) % this.senders.length;
+    return sender;
   }
 
   /**
@@ -437,12 +488,27 @@ export class LoadGenerator {
   }
 
   /**
-   * Open loop: one batch every 1 / (rate / 50) seconds on a fixed schedule, whatever the answers
+   * Closed loop of collectors: every sender is one collector with exactly one batch in flight,
+   * sending its next batch as soon as the previous one is answered (`wrk -c<senders>` over
+   * pre-signed unique batches), until `seconds` have passed. The client needs a connection per sender.
+   */
+  async collectorLoop(seconds: number, recorder: Recorder | null): Promise<number> {
+    const started = performance.now();
+    const end = started + seconds * 1000;
+    const collector = async (sender: Sender) => {
+      while (performance.now() < end) await this.send(recorder, performance.now(), end, sender);
+    };
+    await Promise.all(this.senders.map(collector));
+    return (end - started) / 1000;
+  }
+
+  /**
+   * Open loop: one batch every 1 / (rate / batchSize) seconds on a fixed schedule, whatever the answers
    * take; latency is measured from the scheduled time. At most `maxOutstanding` requests are
    * outstanding (queued in the pool or in flight); a send due beyond that is skipped and counted.
    */
   async openLoop(rate: number, seconds: number, maxOutstanding: number, recorder: Recorder): Promise<{ seconds: number; skipped: number }> {
-    const intervalMs = 1000 / (rate / ENVELOPES_PER_BATCH);
+    const intervalMs = 1000 / (rate / this.batchSize);
     const started = performance.now();
     const end = started + seconds * 1000;
     const total = Math.floor((seconds * 1000) / intervalMs);

@@ -4,7 +4,7 @@ import { admissionInFlightMs } from '../shared/admissionTiming.js';
 import type { Config } from '../shared/config.js';
 import { RedisKeys, type AnalysisJob } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { ADMIT, COMMIT, RESOLVE } from './admissionScripts.js';
+import { ADMIT, COMMIT, DURABLE, RESOLVE } from './admissionScripts.js';
 import type { IngestCredential } from './credentials.js';
 import { IngestKeys } from './keys.js';
 
@@ -108,7 +108,7 @@ export class Admission {
   }
 
   async load(): Promise<void> {
-    await Promise.all([ADMIT, COMMIT, RESOLVE].map((script) => script.load(this.redis)));
+    await Promise.all([ADMIT, COMMIT, DURABLE, RESOLVE].map((script) => script.load(this.redis)));
   }
 
   private windowsOf(credential: IngestCredential, itemCount: number): Window[] {
@@ -252,6 +252,18 @@ export class Admission {
         for (const commit of waiting) commit.reject(error);
       },
     );
+  }
+
+  /**
+   * Commits batches whose rows are durable in the write-ahead log (see DURABLE): true for each
+   * batch committed (now or before), false for one released meanwhile.
+   */
+  async settleDurable(batches: readonly { batchId: string; receivedAtMs: number }[]): Promise<boolean[]> {
+    if (batches.length === 0) return [];
+    const args: (string | number)[] = [this.config.ingest.dedupWindowSeconds];
+    for (const batch of batches) args.push(batch.batchId, batch.receivedAtMs);
+    const reply = String(await DURABLE.run(this.redis, [IngestKeys.pendingBatches, RedisKeys.unshippedBatches], args));
+    return batches.map((_, index) => reply.charCodeAt(index) === 49);
   }
 
   /** GET /v1/collector/connection: the epoch check and the per-client budget in the same script. */

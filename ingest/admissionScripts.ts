@@ -307,6 +307,37 @@ return table.concat(added)
 `);
 
 /**
+ * DURABLE (write-ahead log, issue 17): batches whose rows are durable in an edge's log are
+ * committed: the eventIds count as stored (`dc:<batch id>`), the admission record is settled,
+ * and the batch moves from the pending set to the unshipped set (scored by its receipt time)
+ * until its rows are in ClickHouse and its analysis job added (the log's shipper removes it).
+ * Asked by the request (to answer it) and again by the shipper before it ships a batch (after a
+ * crash the shipper is the first to ask): one character per batch, 1 when the batch is
+ * committed (now or before), 0 when it was released meanwhile (its rows must not be shipped).
+ *
+ *   KEYS[1] the pending set, KEYS[2] the unshipped set
+ *   ARGV: 1 marker TTL s, then per batch its id and its receipt time (ms)
+ */
+export const DURABLE = new LuaScript(`
+local out = {}
+for i = 2, #ARGV, 2 do
+  local batch = ARGV[i]
+  if redis.call('EXISTS', 'ib:' .. batch) == 1 then
+    redis.call('SET', 'dc:' .. batch, '1', 'EX', ARGV[1])
+    redis.call('DEL', 'ib:' .. batch)
+    redis.call('ZREM', KEYS[1], batch)
+    redis.call('ZADD', KEYS[2], ARGV[i + 1], batch)
+    out[#out + 1] = '1'
+  elseif redis.call('EXISTS', 'dc:' .. batch) == 1 then
+    out[#out + 1] = '1'
+  else
+    out[#out + 1] = '0'
+  end
+end
+return table.concat(out)
+`);
+
+/**
  * RESOLVE: settles a batch whose outcome its process never reported (it died, lost Redis's
  * answer, or its insert timed out), from what ClickHouse holds of it. The eventIds found there
  * stay counted and are marked committed, with an analysis job for them; the others are

@@ -18,6 +18,9 @@ import { CredentialCache, CredentialDecryptError, type IngestCredential } from '
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
 import { GroupCommitWriter, InsertFailedError } from './groupCommit.js';
 import { MachineLoad } from './machineLoad.js';
+import { encodeBatchRecord } from './log/batchRecord.js';
+import { Shipper } from './log/shipper.js';
+import { WriteAheadLog } from './log/writeAheadLog.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows, insertProvesNothingWritten } from './observationsTable.js';
 import { SharedSlots } from './sharedSlots.js';
@@ -118,6 +121,9 @@ export class IngestPipeline {
   private readonly commitRetry: CommitRetryQueue;
   private readonly resolver: AdmissionResolver;
   private readonly machineLoad: MachineLoad | null;
+  /** The write-ahead log and its shipper, when INGEST_WAL_DIR is set (issue 17). */
+  private log: WriteAheadLog | null = null;
+  shipper: Shipper | null = null;
   private active = 0;
   private idle: (() => void)[] = [];
 
@@ -168,6 +174,32 @@ export class IngestPipeline {
       if (!error.message.startsWith('BUSYGROUP')) throw error;
     });
     this.resolver.start();
+    const { ingest } = this.deps.config;
+    if (ingest.walDir !== null) {
+      const log = await WriteAheadLog.open({
+        dir: ingest.walDir,
+        segmentBytes: ingest.walSegmentBytes,
+        onRepair: (repair) => this.deps.logError?.('write-ahead log repaired', new Error(`segment ${repair.segment} cut at ${repair.offset}: ${repair.reason}; ${repair.segmentsRemoved} later segments removed`)),
+      });
+      this.log = log;
+      this.shipper = new Shipper({
+        log, admission: this.admission, redis: this.deps.redis, analysisStream: this.admission.analysisStream,
+        analysisStreamMaxLen: ingest.analysisStreamMaxLen,
+        insert: (body, signal, queryId) => insertObservationRows(this.deps.clickhouse, body, signal, queryId),
+        queryIdPrefix: this.admission.insertQueryPrefix, insertTimeoutMs: ingest.insertTimeoutMs,
+        maxInsertBytes: ingest.shipMaxBytes, intervalMs: ingest.shipIntervalMs, maxLogBytes: ingest.walMaxBytes, maxLogAgeMs: ingest.walMaxAgeMs,
+        nowMs: () => Date.now(),
+        onShipped: (_batches, rows, _bytes, seconds) => {
+          this.deps.metrics.groupCommitRows.observe(rows);
+          this.deps.metrics.insertSeconds.observe(seconds);
+        },
+        onFailure: (error) => {
+          this.deps.metrics.insertFailures.inc();
+          this.deps.logError?.('write-ahead log shipping failed', error);
+        },
+      });
+      await this.shipper.start();
+    }
   }
 
   /**
@@ -212,6 +244,8 @@ export class IngestPipeline {
     await this.writer.drain();
     await this.commitRetry.flush();
     this.commitRetry.stop();
+    await this.shipper?.drain();
+    await this.log?.close();
     this.resolver.stop();
     this.machineLoad?.stop();
     await this.batches.close();
@@ -288,6 +322,7 @@ export class IngestPipeline {
       if (checked.kind === 'batch_shape') throw new BatchShapeError();
       let prepared: PreparedBatch | undefined;
       try {
+        if (this.shipper?.saturated()) throw serviceUnavailable(STORE_RETRY_AFTER_SECONDS);
         if (this.writer.saturated()) throw serviceUnavailable(1);
         const started = process.hrtime.bigint();
         const result = await fromStore(this.admitSettling(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
@@ -350,7 +385,9 @@ export class IngestPipeline {
   /** Persist, then enqueue: the answer is sent only once the rows are committed. */
   private async persist(batch: PreparedBatch): Promise<EdgeResponse> {
     const metrics = this.deps.metrics;
-    if (batch.rows !== null) {
+    if (batch.rows !== null && this.log !== null) {
+      await this.logBatch(batch, this.log);
+    } else if (batch.rows !== null) {
       const failure = await this.writer.write(batch.rows, batch.job.eventIds.length).then(() => null, (error: unknown) => error);
       this.batches.release(batch.rows);
       if (failure !== null) {
@@ -377,6 +414,29 @@ export class IngestPipeline {
     metrics.envelopeCounts.rejected.inc(batch.counts.rejected);
     metrics.queuedRows.set(this.writer.pendingRows);
     return batch.response;
+  }
+
+  /**
+   * The write-ahead log's persist: the batch is answered once its record is durable in the log
+   * and the admission committed it (DURABLE); the shipper inserts it and enqueues its analysis.
+   * A record the admission does not commit (Redis unreachable, or the batch was released
+   * meanwhile) is answered 503: the shipper later commits or drops it by the same rule, so the
+   * answer and what ClickHouse holds never disagree.
+   */
+  private async logBatch(batch: PreparedBatch, log: WriteAheadLog): Promise<void> {
+    const rows = batch.rows!;
+    let appended: Promise<unknown>;
+    try {
+      appended = log.append(encodeBatchRecord({ job: batch.job, rows }));
+    } finally {
+      this.batches.release(rows);
+    }
+    // A failed append leaves the admission to the resolver: after the batch's deadline it finds
+    // no rows in ClickHouse and releases it, and the shipper then drops the record if it exists.
+    await fromStore(appended);
+    const [committed] = await fromStore(this.admission.settleDurable([{ batchId: batch.ticket.batchId, receivedAtMs: batch.job.receivedAtMs }]));
+    this.shipper!.notify();
+    if (!committed) throw serviceUnavailable(1);
   }
 
   /** 03 Collector connection check: signed over `<t>.` and the (empty) body, per-client budget. */

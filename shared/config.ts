@@ -14,6 +14,11 @@ export interface Config {
   redisUrl: string;
   clickhouseUrl: string;
   clickhouseDatabase: string;
+  /**
+   * CLICKHOUSE_CLUSTER: a cluster of CLICKHOUSE_URL's `remote_servers` to migrate as shards
+   * (shared/clickhouse/migrate.ts, README "ClickHouse cluster"); unset: one server.
+   */
+  clickhouseCluster?: string;
   ingest: IngestEdgeConfig;
   management: { host: string; port: number };
   analyzer: AnalyzerConfig;
@@ -63,6 +68,21 @@ export interface IngestEdgeConfig {
    * (ingest/sharedSlots.ts); 0: none. Reserved at start, resident as they are first used.
    */
   sharedSlots: number;
+  /**
+   * The write-ahead log's folder (issue 17): accepted batches are answered once durable there
+   * and shipped to ClickHouse from it. Unset: the group-commit path (answered once inserted);
+   * the log becomes the only path once the fault tests of issue 17 cover it.
+   */
+  walDir: string | null;
+  /** A log segment is closed past this size. */
+  walSegmentBytes: number;
+  /** Past this many unshipped bytes, or an unshipped batch this old, requests get 503 until the log ships. */
+  walMaxBytes: number;
+  walMaxAgeMs: number;
+  /** One ClickHouse insert of the shipper takes at most about this many bytes. */
+  shipMaxBytes: number;
+  /** What is in the log is shipped at the latest this long after it arrived. */
+  shipIntervalMs: number;
 }
 
 /** The analyzer's address and tuning (README lists the variables). */
@@ -171,6 +191,13 @@ function encryptionKey(env: Env, dataDir: string): Buffer {
   return key;
 }
 
+function clickhouseCluster(env: Env): Pick<Config, 'clickhouseCluster'> {
+  const name = str(env, 'CLICKHOUSE_CLUSTER', '');
+  if (name === '') return {};
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ConfigError(`CLICKHOUSE_CLUSTER must be a plain cluster name, got "${name}"`);
+  return { clickhouseCluster: name };
+}
+
 /** INGEST_WORKER_THREADS when unset: the machine's cores, at most 8. */
 const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
 
@@ -192,12 +219,19 @@ export function loadConfig(env: Env = process.env): Config {
     analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
     workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),
     sharedSlots: int(env, 'INGEST_SHARED_SLOTS', 2048, 0, 65_536),
+    walDir: str(env, 'INGEST_WAL_DIR', '') === '' ? null : resolve(str(env, 'INGEST_WAL_DIR', '')),
+    walSegmentBytes: int(env, 'INGEST_WAL_SEGMENT_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
+    walMaxBytes: int(env, 'INGEST_WAL_MAX_BYTES', 2 * 1024 * 1024 * 1024, 1024 * 1024),
+    walMaxAgeMs: int(env, 'INGEST_WAL_MAX_AGE_MS', 15 * 60_000, 1_000),
+    shipMaxBytes: int(env, 'INGEST_SHIP_MAX_BYTES', 16 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
+    shipIntervalMs: int(env, 'INGEST_SHIP_INTERVAL_MS', 1_000, 10, 60_000),
   };
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://svc:svc@127.0.0.1:5432/svc', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:']),
     clickhouseUrl: url(env, 'CLICKHOUSE_URL', 'http://127.0.0.1:8123', ['http:', 'https:']),
     clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'svc'),
+    ...clickhouseCluster(env),
     ingest,
     management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
     analyzer: {

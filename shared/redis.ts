@@ -36,6 +36,12 @@ export const RedisKeys = {
    * (shared/admissionTiming.ts): written by the edge, read by the analyzer's stream time.
    */
   pendingAdmissions: 'ingest:pending',
+  /**
+   * Sorted set of batches durable in an ingest edge's write-ahead log whose rows are not yet in
+   * ClickHouse with their analysis job added, scored by receipt time (ms): the analyzer's stream
+   * time waits for them too.
+   */
+  unshippedBatches: 'ingest:unshipped',
   /** Account total of accepted Sandbox observations in a UTC month (`YYYY-MM`), an integer string. */
   sandboxMonthlyUsage: (accountId: string, period: string) => `usage:sandbox:${accountId}:${period}`,
   /** One workspace's accepted observations of a mode in a UTC month, an integer string. */

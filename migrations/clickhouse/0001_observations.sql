@@ -5,6 +5,9 @@
 -- Partitions are UTC months of receipt, so a copy received in another month is not collapsed.
 -- Timestamps are UInt64 epoch milliseconds: ClickHouse 18.16 has no DateTime64.
 -- Absent optional envelope members are stored as '' (strings) so no column is Nullable.
+-- On a cluster (CLICKHOUSE_CLUSTER, shared/clickhouse/migrate.ts) each shard holds whole
+-- connections, so the de-duplication of a connection's rows happens on one shard:
+-- cluster: distributed observations by cityHash64(connection_id)
 CREATE TABLE IF NOT EXISTS {db}.observations (
   connection_id            String,
   event_id                 String,

@@ -5,5 +5,5 @@ import { migratePostgres } from './migrate.js';
 /** `npm run migrate`: applies PostgreSQL and ClickHouse migrations for the configured stores. */
 const config = loadConfigOrExit();
 await migratePostgres(config.databaseUrl);
-await migrateClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
+await migrateClickHouse(config.clickhouseUrl, config.clickhouseDatabase, undefined, { cluster: config.clickhouseCluster });
 process.stdout.write('migrations applied\n');

@@ -1,0 +1,179 @@
+import type { Redis } from 'ioredis';
+import { RedisKeys } from '../../shared/redis.js';
+import type { Admission } from '../admission.js';
+import { decodeBatchRecord, type BatchRecord } from './batchRecord.js';
+import type { LogPosition, WriteAheadLog } from './writeAheadLog.js';
+
+export interface ShipperOptions {
+  log: WriteAheadLog;
+  admission: Pick<Admission, 'settleDurable'>;
+  redis: Redis;
+  analysisStream: string;
+  analysisStreamMaxLen: number;
+  /** Inserts TabSeparated observation rows (observationsTable.ts insertObservationRows). */
+  insert: (body: Buffer, signal: AbortSignal, queryId: string) => Promise<void>;
+  /** This process's insert query ids begin with it (see Admission.insertQueryPrefix). */
+  queryIdPrefix: string;
+  insertTimeoutMs: number;
+  /** One insert takes at most about this many bytes of records. */
+  maxInsertBytes: number;
+  /** What is in the log is shipped at the latest this long after it arrived. */
+  intervalMs: number;
+  /** Past either, requests are refused (503) until the log has shipped below them. */
+  maxLogBytes: number;
+  maxLogAgeMs: number;
+  nowMs: () => number;
+  onShipped?: (batches: number, rows: number, bytes: number, seconds: number) => void;
+  onFailure?: (error: unknown) => void;
+}
+
+const RETRY_MIN_MS = 200;
+const RETRY_MAX_MS = 2_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Ships the write-ahead log to ClickHouse (issue 17): large inserts (up to maxInsertBytes, or
+ * what arrived within intervalMs), then the analysis jobs of the shipped batches, then the
+ * checkpoint. A crash between any two of these re-sends from the checkpoint on restart: the
+ * same rows again (same receipt time and eventId, so the ReplacingMergeTree keeps one, and
+ * readers count distinct eventIds meanwhile) and the same jobs again (the analyzer's batch
+ * markers skip a batch it already analysed).
+ *
+ * Before shipping, each batch is asked of the admission (DURABLE): a batch whose process died
+ * before committing it is committed now, and one that was released meanwhile (never answered as
+ * accepted) is dropped, so ClickHouse holds exactly the batches answered 202.
+ */
+export class Shipper {
+  private cursor: LogPosition = { segment: 0, offset: 0 };
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private queryCounter = 0;
+  /** Receipt time of the oldest record not yet shipped (null: none, as far as the last read saw). */
+  private oldestUnshippedMs: number | null = null;
+  /** When records were first seen waiting since the last shipment (for intervalMs). */
+  private waitingSinceMs: number | null = null;
+
+  constructor(private readonly options: ShipperOptions) {}
+
+  async start(): Promise<void> {
+    this.cursor = (await this.options.log.loadCheckpoint()) ?? { segment: 0, offset: 0 };
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Told after each append: shipping may be due. */
+  notify(): void {
+    this.waitingSinceMs ??= this.options.nowMs();
+    if (this.options.log.bytesFrom(this.cursor) >= this.options.maxInsertBytes) this.wake?.();
+  }
+
+  /** Whether the log is past its bounds (requests are then refused with 503). */
+  saturated(): boolean {
+    if (this.options.log.bytesFrom(this.cursor) > this.options.maxLogBytes) return true;
+    return this.oldestUnshippedMs !== null && this.options.nowMs() - this.oldestUnshippedMs > this.options.maxLogAgeMs;
+  }
+
+  /** Bytes of the log not yet shipped. */
+  get backlogBytes(): number {
+    return this.options.log.bytesFrom(this.cursor);
+  }
+
+  /** Ships everything durable, then stops (graceful shutdown); what cannot be shipped stays in the log. */
+  async drain(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    try {
+      while (this.options.log.bytesFrom(this.cursor) > 0) await this.shipOnce();
+    } catch (error) {
+      this.options.onFailure?.(error);
+    }
+  }
+
+  /** Stops without shipping what is left (it stays in the log for the next start). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let retryMs = RETRY_MIN_MS;
+    while (this.running) {
+      try {
+        const pending = this.options.log.bytesFrom(this.cursor);
+        const since = this.waitingSinceMs;
+        const due = pending >= this.options.maxInsertBytes || (pending > 0 && (since === null || this.options.nowMs() - since >= this.options.intervalMs));
+        if (!due) {
+          await this.pause(pending > 0 && since !== null ? Math.max(1, this.options.intervalMs - (this.options.nowMs() - since)) : this.options.intervalMs);
+          continue;
+        }
+        await this.shipOnce();
+        retryMs = RETRY_MIN_MS;
+      } catch (error) {
+        this.options.onFailure?.(error);
+        await this.pause(retryMs);
+        retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
+      }
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return Promise.race([sleep(ms), new Promise<void>((resolve) => { this.wake = resolve; })]).finally(() => { this.wake = null; });
+  }
+
+  /** Reads one insert's worth of records and ships them; the checkpoint moves only once all is done. */
+  private async shipOnce(): Promise<void> {
+    const { records, end } = await this.options.log.read(this.cursor, this.options.maxInsertBytes);
+    if (records.length === 0) {
+      this.cursor = end;
+      this.oldestUnshippedMs = null;
+      this.waitingSinceMs = null;
+      return;
+    }
+    const batches = records.map(decodeBatchRecord);
+    this.oldestUnshippedMs = Math.min(...batches.map((batch) => batch.job.receivedAtMs));
+    const committed = await this.options.admission.settleDurable(batches.map((batch) => ({ batchId: batch.job.batchId, receivedAtMs: batch.job.receivedAtMs })));
+    const shipped = batches.filter((_, index) => committed[index]);
+    const started = process.hrtime.bigint();
+    const body = Buffer.concat(shipped.map((batch) => batch.rows));
+    if (body.length > 0) await this.insertWithTimeout(body);
+    await this.enqueue(shipped, batches);
+    await this.options.log.saveCheckpoint(end);
+    this.cursor = end;
+    const rows = shipped.reduce((sum, batch) => sum + batch.job.eventIds.length, 0);
+    this.options.onShipped?.(shipped.length, rows, body.length, Number(process.hrtime.bigint() - started) / 1e9);
+    if (this.options.log.bytesFrom(this.cursor) === 0) {
+      this.oldestUnshippedMs = null;
+      this.waitingSinceMs = null;
+    } else {
+      this.waitingSinceMs = this.options.nowMs();
+    }
+  }
+
+  private async insertWithTimeout(body: Buffer): Promise<void> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.options.insertTimeoutMs);
+    try {
+      await this.options.insert(body, controller.signal, `${this.options.queryIdPrefix}s${(this.queryCounter++).toString(36)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The shipped batches' analysis jobs, and every read batch out of the unshipped set, in one transaction. */
+  private async enqueue(shipped: readonly BatchRecord[], read: readonly BatchRecord[]): Promise<void> {
+    const multi = this.options.redis.multi();
+    for (const { job } of shipped) {
+      multi.xadd(this.options.analysisStream, 'MAXLEN', '~', this.options.analysisStreamMaxLen, '*',
+        'connectionId', job.connectionId, 'workspaceId', job.workspaceId, 'mode', job.mode, 'batchId', job.batchId,
+        'receivedAtMs', String(job.receivedAtMs), 'eventIds', job.eventIds.join(','));
+    }
+    multi.zrem(RedisKeys.unshippedBatches, ...read.map((batch) => batch.job.batchId));
+    const replies = await multi.exec();
+    const failed = replies?.find(([error]) => error !== null);
+    if (!replies || failed) throw failed?.[0] ?? new Error('the analysis jobs were not added');
+  }
+}
