@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClickHouseClient } from '../shared/clickhouse/client.js';
+import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import { RedisKeys } from '../shared/redis.js';
+import { usagePeriodOf } from '../shared/usagePeriod.js';
+import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
+import { createCollector, envelope, postBatch, testClickHouse, ManualClock, type EdgeAddress } from './helpers/ingest.js';
+import { freePort } from './helpers/ports.js';
+import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
+
+// Issue 17 "Done means", store faults under load against the real edge process with its
+// write-ahead log: ClickHouse and Redis are reached through proxies the test cuts and restores.
+// After recovery every envelope answered accepted is in ClickHouse exactly once, no answer was a
+// 500, the usage equals the distinct eventIds stored, and the edge answers 202 again within 5 s
+// of the fault's end.
+
+let ctx: TestContext;
+let clickhouse: ClickHouseClient;
+let clickhouseProxy: TcpProxy;
+let redisProxy: TcpProxy;
+const children = new Set<ChildProcess>();
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  clickhouse = testClickHouse(ctx);
+  clickhouseProxy = await startTcpProxy(Number(new URL(ctx.deps.config.clickhouseUrl).port));
+  redisProxy = await startTcpProxy(Number(new URL(ctx.deps.config.redisUrl).port || 6379));
+});
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await clickhouseProxy?.close();
+  await redisProxy?.close();
+  await clickhouse.close();
+  await ctx.close();
+});
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const UNLIMITED = '1000000000';
+
+function viaProxy(url: string, proxy: TcpProxy): string {
+  const parsed = new URL(url);
+  parsed.port = String(proxy.port);
+  return parsed.toString();
+}
+
+async function spawnEdge(port: number): Promise<ChildProcess> {
+  const walDir = mkdtempSync(join(tmpdir(), 'edge-wal-faults-'));
+  dirs.push(walDir);
+  const child = spawn(process.execPath, ['dist/ingest/main.js'], {
+    env: {
+      ...process.env, INGEST_PORT: String(port), INGEST_WAL_DIR: walDir, INGEST_SHIP_INTERVAL_MS: '200', INGEST_WORKER_THREADS: '0',
+      INGEST_INSERT_TIMEOUT_MS: '1000',
+      CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy), REDIS_URL: viaProxy(ctx.deps.config.redisUrl, redisProxy),
+      INGEST_INTEGRATION_REQUESTS_PER_MIN: UNLIMITED, INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: UNLIMITED, INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: UNLIMITED,
+    },
+    stdio: 'ignore',
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const deadline = Date.now() + 20_000;
+  while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
+    if (Date.now() > deadline) throw new Error('edge not healthy');
+    await sleep(50);
+  }
+  return child;
+}
+
+async function storedCounts(connectionId: string): Promise<{ final: number; distinct: number }> {
+  const result = await clickhouse.query({
+    query: `SELECT (SELECT count() FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)}) AS final,
+                   (SELECT uniqExact(event_id) FROM observations WHERE connection_id = ${sqlLiteral(connectionId)}) AS distinct`,
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ final: string; distinct: string }>();
+  return { final: Number(row.final), distinct: Number(row.distinct) };
+}
+
+/**
+ * 8 collectors sending 20-envelope batches; `fault` runs once `faultAfter` batches were accepted
+ * and returns when the fault has ended. Then every batch not yet accepted is delivered again (the
+ * same body) until it is; returns the answers' statuses and how long after the fault's end the
+ * first 202 came.
+ */
+async function loadThrough(fault: (during: { accepted: () => number }) => Promise<void>, options: { batches: number; faultAfter: number }) {
+  const boot = await bootstrapWorkspace(ctx);
+  const collector = await createCollector(ctx, boot.apiKey.key, { mode: 'live' });
+  const port = await freePort();
+  await spawnEdge(port);
+  const edge: EdgeAddress = { url: `http://127.0.0.1:${port}`, clock: new ManualClock() };
+  const batches = Array.from({ length: options.batches }, () => JSON.stringify({ envelopes: Array.from({ length: 20 }, () => envelope(collector)) }));
+  const accepted = new Set<number>();
+  const statuses = new Map<number, number>();
+  let faultEndedMs: number | null = null;
+  let first202AfterFaultMs: number | null = null;
+  const answer = async (index: number) => {
+    const reply = await postBatch(edge, collector, batches[index]);
+    statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+    if (reply.status === 202) {
+      accepted.add(index);
+      if (faultEndedMs !== null) first202AfterFaultMs ??= Date.now() - faultEndedMs;
+    }
+    return reply;
+  };
+  let next = 0;
+  const senders = Array.from({ length: 8 }, async () => {
+    while (next < batches.length) {
+      const reply = await answer(next++);
+      if (reply.status !== 202) await sleep(100);
+    }
+  });
+  const faultDone = (async () => {
+    while (accepted.size < options.faultAfter) await sleep(10);
+    await fault({ accepted: () => accepted.size });
+    faultEndedMs = Date.now();
+  })();
+  await Promise.all([...senders, faultDone]);
+  for (let index = 0; index < batches.length; index++) {
+    for (let attempt = 0; !accepted.has(index) && attempt < 100; attempt++) {
+      const reply = await answer(index);
+      if (reply.status !== 202) await sleep(200);
+    }
+  }
+  expect(accepted.size).toBe(batches.length);
+  const total = batches.length * 20;
+  const deadline = Date.now() + 30_000;
+  let counts = await storedCounts(collector.connectionId);
+  while (counts.final !== total && Date.now() < deadline) {
+    await sleep(200);
+    counts = await storedCounts(collector.connectionId);
+  }
+  expect(counts).toEqual({ final: total, distinct: total });
+  const { period } = usagePeriodOf(new Date());
+  expect(Number(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(boot.workspace.id, period, 'live')))).toBe(total);
+  expect(statuses.get(500)).toBeUndefined();
+  return { statuses, first202AfterFaultMs: first202AfterFaultMs as number | null };
+}
+
+describe('the edge with its write-ahead log under store faults', () => {
+  it('keeps accepting while ClickHouse is stopped, and ships everything once it is back', { timeout: 120_000 }, async () => {
+    let acceptedDuringCut = 0;
+    const { first202AfterFaultMs } = await loadThrough(async ({ accepted }) => {
+      await clickhouseProxy.cut();
+      const before = accepted();
+      await sleep(5_000);
+      acceptedDuringCut = accepted() - before;
+      await clickhouseProxy.restore();
+    }, { batches: 300, faultAfter: 40 });
+    // The log absorbs the load: answers do not wait for ClickHouse.
+    expect(acceptedDuringCut).toBeGreaterThan(0);
+    expect(first202AfterFaultMs === null || first202AfterFaultMs < 5_000).toBe(true);
+  });
+
+  it('answers 503, never 500, while Redis is stopped, and accepts again within 5 s of its return', { timeout: 120_000 }, async () => {
+    const { statuses, first202AfterFaultMs } = await loadThrough(async () => {
+      await redisProxy.cut();
+      await sleep(3_000);
+      await redisProxy.restore();
+    }, { batches: 200, faultAfter: 40 });
+    expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
+    expect(first202AfterFaultMs).not.toBeNull();
+    expect(first202AfterFaultMs!).toBeLessThan(5_000);
+  });
+});
