@@ -69,6 +69,12 @@ interface PendingCommit {
   reject(error: unknown): void;
 }
 
+interface PendingDurable {
+  batch: { batchId: string; receivedAtMs: number };
+  resolve(committed: boolean): void;
+  reject(error: unknown): void;
+}
+
 const retrySeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /** Batch ids begin with their process's 12 hex characters (Admission.newBatchId). */
@@ -87,6 +93,7 @@ export class Admission {
   private batchCounter = 0;
   private readonly pendingMs: number;
   private commits: PendingCommit[] = [];
+  private durables: PendingDurable[] = [];
 
   constructor(private readonly redis: Redis, private readonly config: Config, readonly analysisStream: string = RedisKeys.analysisJobs) {
     // An admitted eventId stays "in flight" at most this long (the analyzer relies on it too).
@@ -251,6 +258,25 @@ export class Admission {
       (error: unknown) => {
         for (const commit of waiting) commit.reject(error);
       },
+    );
+  }
+
+  /**
+   * Commits one batch whose rows are durable in the write-ahead log: the batches asked for in the
+   * same turn of the event loop (those of one log write) go to Redis as one DURABLE call.
+   */
+  durable(batch: { batchId: string; receivedAtMs: number }): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      if (this.durables.push({ batch, resolve, reject }) === 1) setImmediate(() => this.sendDurables());
+    });
+  }
+
+  private sendDurables(): void {
+    const waiting = this.durables.splice(0, MAX_COMMITS_PER_CALL);
+    if (this.durables.length > 0) setImmediate(() => this.sendDurables());
+    this.settleDurable(waiting.map((entry) => entry.batch)).then(
+      (committed) => waiting.forEach((entry, index) => entry.resolve(committed[index])),
+      (error: unknown) => { for (const entry of waiting) entry.reject(error); },
     );
   }
 

@@ -434,7 +434,7 @@ export class IngestPipeline {
     // A failed append leaves the admission to the resolver: after the batch's deadline it finds
     // no rows in ClickHouse and releases it, and the shipper then drops the record if it exists.
     await fromStore(appended);
-    const [committed] = await fromStore(this.admission.settleDurable([{ batchId: batch.ticket.batchId, receivedAtMs: batch.job.receivedAtMs }]));
+    const committed = await fromStore(this.admission.durable({ batchId: batch.ticket.batchId, receivedAtMs: batch.job.receivedAtMs }));
     this.shipper!.notify();
     if (!committed) throw serviceUnavailable(1);
   }
