@@ -223,7 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
     walSegmentBytes: int(env, 'INGEST_WAL_SEGMENT_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     walMaxBytes: int(env, 'INGEST_WAL_MAX_BYTES', 2 * 1024 * 1024 * 1024, 1024 * 1024),
     walMaxAgeMs: int(env, 'INGEST_WAL_MAX_AGE_MS', 15 * 60_000, 1_000),
-    shipMaxBytes: int(env, 'INGEST_SHIP_MAX_BYTES', 16 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
+    shipMaxBytes: int(env, 'INGEST_SHIP_MAX_BYTES', 32 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
     shipIntervalMs: int(env, 'INGEST_SHIP_INTERVAL_MS', 1_000, 10, 60_000),
   };
   return {
