@@ -58,6 +58,7 @@ export function benchEdgeEnv(): Record<string, string> {
   for (const name of [
     'INGEST_GROUP_COMMIT_MAX_ROWS', 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 'INGEST_INSERT_TIMEOUT_MS',
     'INGEST_WORKER_THREADS', 'INGEST_DEDUP_WINDOW_SECONDS', 'SECRET_ENCRYPTION_KEY', 'DATA_DIR',
+    'INGEST_WAL_DIR', 'INGEST_WAL_SEGMENT_BYTES', 'INGEST_WAL_MAX_BYTES', 'INGEST_WAL_MAX_AGE_MS', 'INGEST_SHIP_MAX_BYTES', 'INGEST_SHIP_INTERVAL_MS',
   ]) {
     const value = process.env[name];
     if (value !== undefined && value !== '') env[name] = value;
@@ -345,12 +346,15 @@ export function processesCpuSeconds(prefix: string): number {
   return seconds;
 }
 
-/** Busy and total CPU time of the whole machine (seconds, all cores). */
-export function machineCpu(): { busy: number; total: number } {
+/**
+ * Busy and total CPU time of the whole machine (seconds, all cores), and the part of the busy time
+ * spent in interrupts (irq + softirq: loopback TCP's receive path, which no process's counters hold).
+ */
+export function machineCpu(): { busy: number; total: number; interrupts: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   const total = line.reduce((sum, value) => sum + value, 0) / 100;
   const idle = (line[3] + line[4]) / 100;
-  return { busy: total - idle, total };
+  return { busy: total - idle, total, interrupts: (line[5] + line[6]) / 100 };
 }
 
 // ------------------------------------------------------------------ load generation (the load drivers' sender)

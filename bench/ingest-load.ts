@@ -110,8 +110,9 @@ const usesBulkShape = phases.includes('open') || phases.includes('closed');
 
 // ------------------------------------------------------------------ CPU accounting (helpers in ingest-common.ts)
 
-interface CpuSnapshot { at: number; driver: number; target: number; redis: number; clickhouse: number; machine: { busy: number; total: number } }
+interface CpuSnapshot { at: number; driver: number; target: number; redis: number; clickhouse: number; machine: { busy: number; total: number; interrupts: number } }
 
+const CORES = cpus().length;
 const stackPids = { redis: storePid(BENCH_STORES.REDIS_URL, 6379, 'redis-server'), clickhouse: storePid(BENCH_STORES.CLICKHOUSE_URL, 8123, 'clickhouse-serv') };
 
 function cpuSnapshot(targetPid: number): CpuSnapshot {
@@ -136,6 +137,8 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
     redis: pct(a.redis, b.redis),
     clickhouse: pct(a.clickhouse, b.clickhouse),
     machineBusy: ((b.machine.busy - a.machine.busy) / (b.machine.total - a.machine.total)) * 100,
+    /** Interrupts, in % of one core (the machine's figures are shares of all cores). */
+    interrupts: ((b.machine.interrupts - a.machine.interrupts) / (b.machine.total - a.machine.total)) * 100 * CORES,
   };
 }
 
@@ -361,7 +364,6 @@ const printServerStats = (label: string, g: ServerStats) => console.log(`   ${la
 // ------------------------------------------------------------------ targets
 
 const here = dirname(fileURLToPath(import.meta.url));
-const CORES = cpus().length;
 const children = new Set<ChildProcess>();
 
 function killChildren(signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -590,7 +592,7 @@ function printPhase(p: PhaseResult): void {
   if (p.cpu) {
     const c = p.cpu;
     console.log(`     cpu (% of one core): target ${fmt(c.target)}, driver ${fmt(c.driver)}, redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}; `
-      + `machine busy ${fmt(c.machineBusy)} % of ${CORES} cores, of which anything else (other processes, interrupts) ${fmt(c.machineBusy * CORES - (c.target + c.driver + c.redis + c.clickhouse))} % of one core`
+      + `machine busy ${fmt(c.machineBusy)} % of ${CORES} cores, of which interrupts ${fmt(c.interrupts)} and anything else ${fmt(c.machineBusy * CORES - c.interrupts - (c.target + c.driver + c.redis + c.clickhouse))} % of one core (other jobs on the machine)`
       // /proc/stat once gave 2 % busy while these processes alone took 28 % of a core (their own
       // counters, read at the same moments). A few points under their sum is tick rounding.
       + `${c.machineBusy * CORES < (c.target + c.driver + c.redis + c.clickhouse) / 2 ? ' (under half the processes\' own sum: /proc/stat is off, ignore the machine figures)' : ''}`);
