@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admissionInFlightMs } from '../shared/admissionTiming.js';
 import { loadConfig, type Config } from '../shared/config.js';
 import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
@@ -259,7 +260,9 @@ describe('batches whose outcome was never reported (issue 12)', () => {
     const start = now();
     const ticket = await admitted(admission, cred, ['evt_u1', 'evt_u2'], start);
     const deadline = Number(await pendingDeadline(ticket.batchId));
-    expect(deadline).toBeGreaterThan(start);
+    // The one timing the edge and the analyzer's stream time share (shared/admissionTiming.ts).
+    expect(deadline).toBe(start + admissionInFlightMs(shortLived().ingest));
+    expect(shortLived().analyzer.admissionInFlightMs).toBe(admissionInFlightMs(config.ingest));
     expect(await admission.pendingBatch(ticket.batchId)).toEqual({ connectionId: cred.connectionId, receivedAtMs: start, eventIds: ['evt_u1', 'evt_u2'] });
     expect(await admission.admit(cred, { nowMs: deadline, itemCount: 1, eventIds: ['evt_u2'] })).toEqual({ kind: 'in_flight' });
     // Past the deadline the eventId is neither new nor a duplicate until the batch is settled.
