@@ -1,15 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, postBatch, testClickHouse, ManualClock, type Collector, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
+import { spawnWalEdge, storedCounts } from './helpers/walEdge.js';
 
 // Issue 17 "Done means": the real edge process (dist/ingest/main.js) with its write-ahead log,
 // killed with SIGKILL under load and restarted on the same log: every envelope answered
@@ -33,35 +33,15 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-const UNLIMITED = '1000000000';
 
 async function spawnEdge(port: number, walDir: string): Promise<{ child: ChildProcess; readyMs: number }> {
-  const child = spawn(process.execPath, ['dist/ingest/main.js'], {
-    env: {
-      ...process.env, INGEST_PORT: String(port), INGEST_WAL_DIR: walDir, INGEST_SHIP_INTERVAL_MS: '200', INGEST_WORKER_THREADS: '0',
-      INGEST_INTEGRATION_REQUESTS_PER_MIN: UNLIMITED, INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: UNLIMITED, INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: UNLIMITED,
-    },
-    stdio: 'ignore',
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  const deadline = Date.now() + 20_000;
-  while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
-    if (Date.now() > deadline) throw new Error('edge not healthy');
-    await sleep(50);
-  }
-  return { child, readyMs: Date.now() };
+  const spawned = await spawnWalEdge(port, walDir);
+  children.add(spawned.child);
+  spawned.child.on('exit', () => children.delete(spawned.child));
+  return spawned;
 }
 
-async function storedCounts(connectionId: string): Promise<{ final: number; distinct: number }> {
-  const result = await clickhouse.query({
-    query: `SELECT (SELECT count() FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)}) AS final,
-                   (SELECT uniqExact(event_id) FROM observations WHERE connection_id = ${sqlLiteral(connectionId)}) AS distinct`,
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ final: string; distinct: string }>();
-  return { final: Number(row.final), distinct: Number(row.distinct) };
-}
+
 
 describe('an edge with its write-ahead log killed under load', () => {
   it('loses nothing it accepted and stores each eventId once', { timeout: 180_000 }, async () => {
@@ -117,10 +97,10 @@ describe('an edge with its write-ahead log killed under load', () => {
 
     const total = batches.length * 20;
     const deadline = Date.now() + 30_000;
-    let counts = await storedCounts(collector.connectionId);
+    let counts = await storedCounts(clickhouse, collector.connectionId);
     while (counts.final !== total && Date.now() < deadline) {
       await sleep(200);
-      counts = await storedCounts(collector.connectionId);
+      counts = await storedCounts(clickhouse, collector.connectionId);
     }
     expect(counts).toEqual({ final: total, distinct: total });
     const { period } = usagePeriodOf(new Date());

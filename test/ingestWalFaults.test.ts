@@ -1,15 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, postBatch, testClickHouse, ManualClock, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
+import { spawnWalEdge, storedCounts } from './helpers/walEdge.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
 
 // Issue 17 "Done means", store faults under load against the real edge process with its
@@ -41,7 +41,17 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-const UNLIMITED = '1000000000';
+
+async function spawnEdge(port: number): Promise<void> {
+  const walDir = mkdtempSync(join(tmpdir(), 'edge-wal-faults-'));
+  dirs.push(walDir);
+  const { child } = await spawnWalEdge(port, walDir, {
+    INGEST_INSERT_TIMEOUT_MS: '1000',
+    CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy), REDIS_URL: viaProxy(ctx.deps.config.redisUrl, redisProxy),
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+}
 
 function viaProxy(url: string, proxy: TcpProxy): string {
   const parsed = new URL(url);
@@ -49,37 +59,7 @@ function viaProxy(url: string, proxy: TcpProxy): string {
   return parsed.toString();
 }
 
-async function spawnEdge(port: number): Promise<ChildProcess> {
-  const walDir = mkdtempSync(join(tmpdir(), 'edge-wal-faults-'));
-  dirs.push(walDir);
-  const child = spawn(process.execPath, ['dist/ingest/main.js'], {
-    env: {
-      ...process.env, INGEST_PORT: String(port), INGEST_WAL_DIR: walDir, INGEST_SHIP_INTERVAL_MS: '200', INGEST_WORKER_THREADS: '0',
-      INGEST_INSERT_TIMEOUT_MS: '1000',
-      CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy), REDIS_URL: viaProxy(ctx.deps.config.redisUrl, redisProxy),
-      INGEST_INTEGRATION_REQUESTS_PER_MIN: UNLIMITED, INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: UNLIMITED, INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: UNLIMITED,
-    },
-    stdio: 'ignore',
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  const deadline = Date.now() + 20_000;
-  while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
-    if (Date.now() > deadline) throw new Error('edge not healthy');
-    await sleep(50);
-  }
-  return child;
-}
 
-async function storedCounts(connectionId: string): Promise<{ final: number; distinct: number }> {
-  const result = await clickhouse.query({
-    query: `SELECT (SELECT count() FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)}) AS final,
-                   (SELECT uniqExact(event_id) FROM observations WHERE connection_id = ${sqlLiteral(connectionId)}) AS distinct`,
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ final: string; distinct: string }>();
-  return { final: Number(row.final), distinct: Number(row.distinct) };
-}
 
 /**
  * 8 collectors sending 20-envelope batches; `fault` runs once `faultAfter` batches were accepted
@@ -129,10 +109,10 @@ async function loadThrough(fault: (during: { accepted: () => number }) => Promis
   expect(accepted.size).toBe(batches.length);
   const total = batches.length * 20;
   const deadline = Date.now() + 30_000;
-  let counts = await storedCounts(collector.connectionId);
+  let counts = await storedCounts(clickhouse, collector.connectionId);
   while (counts.final !== total && Date.now() < deadline) {
     await sleep(200);
-    counts = await storedCounts(collector.connectionId);
+    counts = await storedCounts(clickhouse, collector.connectionId);
   }
   expect(counts).toEqual({ final: total, distinct: total });
   const { period } = usagePeriodOf(new Date());
