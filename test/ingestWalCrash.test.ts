@@ -4,12 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { RedisKeys } from '../shared/redis.js';
-import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, postBatch, testClickHouse, ManualClock, type Collector, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
-import { spawnWalEdge, storedCounts } from './helpers/walEdge.js';
+import { expectStoredOnceAndBilled, spawnWalEdge } from './helpers/walEdge.js';
 
 // Issue 17 "Done means": the real edge process (dist/ingest/main.js) with its write-ahead log,
 // killed with SIGKILL under load and restarted on the same log: every envelope answered
@@ -96,14 +94,6 @@ describe('an edge with its write-ahead log killed under load', () => {
     expect(statuses.get(500)).toBeUndefined();
 
     const total = batches.length * 20;
-    const deadline = Date.now() + 30_000;
-    let counts = await storedCounts(clickhouse, collector.connectionId);
-    while (counts.final !== total && Date.now() < deadline) {
-      await sleep(200);
-      counts = await storedCounts(clickhouse, collector.connectionId);
-    }
-    expect(counts).toEqual({ final: total, distinct: total });
-    const { period } = usagePeriodOf(new Date());
-    expect(Number(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(boot.workspace.id, period, 'live')))).toBe(total);
+    await expectStoredOnceAndBilled(clickhouse, ctx.deps.redis, { connectionId: collector.connectionId, workspaceId: boot.workspace.id }, total);
   });
 });

@@ -4,12 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { RedisKeys } from '../shared/redis.js';
-import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, postBatch, testClickHouse, ManualClock, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
-import { spawnWalEdge, storedCounts } from './helpers/walEdge.js';
+import { expectStoredOnceAndBilled, spawnWalEdge } from './helpers/walEdge.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
 
 // Issue 17 "Done means", store faults under load against the real edge process with its
@@ -108,15 +106,7 @@ async function loadThrough(fault: (during: { accepted: () => number }) => Promis
   }
   expect(accepted.size).toBe(batches.length);
   const total = batches.length * 20;
-  const deadline = Date.now() + 30_000;
-  let counts = await storedCounts(clickhouse, collector.connectionId);
-  while (counts.final !== total && Date.now() < deadline) {
-    await sleep(200);
-    counts = await storedCounts(clickhouse, collector.connectionId);
-  }
-  expect(counts).toEqual({ final: total, distinct: total });
-  const { period } = usagePeriodOf(new Date());
-  expect(Number(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(boot.workspace.id, period, 'live')))).toBe(total);
+  await expectStoredOnceAndBilled(clickhouse, ctx.deps.redis, { connectionId: collector.connectionId, workspaceId: boot.workspace.id }, total);
   expect(statuses.get(500)).toBeUndefined();
   return { statuses, first202AfterFaultMs: first202AfterFaultMs as number | null };
 }

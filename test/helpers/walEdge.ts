@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { expect } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { Redis } from 'ioredis';
 import { sqlLiteral } from '../../shared/clickhouse/escape.js';
+import { RedisKeys } from '../../shared/redis.js';
+import { usagePeriodOf } from '../../shared/usagePeriod.js';
 
 const UNLIMITED = '1000000000';
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -38,4 +42,22 @@ export async function storedCounts(clickhouse: ClickHouseClient, connectionId: s
   });
   const [row] = await result.json<{ final: string; distinct: string }>();
   return { final: Number(row.final), distinct: Number(row.distinct) };
+}
+
+/**
+ * Waits (up to 30 s) for a Live connection's `total` accepted envelopes to be shipped, then
+ * checks each is stored exactly once and the workspace's usage this month equals what is stored.
+ */
+export async function expectStoredOnceAndBilled(
+  clickhouse: ClickHouseClient, redis: Redis, target: { connectionId: string; workspaceId: string }, total: number,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let counts = await storedCounts(clickhouse, target.connectionId);
+  while (counts.final !== total && Date.now() < deadline) {
+    await sleep(200);
+    counts = await storedCounts(clickhouse, target.connectionId);
+  }
+  expect(counts).toEqual({ final: total, distinct: total });
+  const { period } = usagePeriodOf(new Date());
+  expect(Number(await redis.get(RedisKeys.workspaceMonthlyUsage(target.workspaceId, period, 'live')))).toBe(total);
 }
