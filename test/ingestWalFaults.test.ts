@@ -74,20 +74,18 @@ async function loadThrough(fault: (during: { accepted: () => number }) => Promis
   const batches = Array.from({ length: options.batches }, () => JSON.stringify({ envelopes: Array.from({ length: 20 }, () => envelope(collector)) }));
   const accepted = new Set<number>();
   const statuses = new Map<number, number>();
-  let faultEndedMs: number | null = null;
+  let faultEndedMs = 0;
   let first202AfterFaultMs: number | null = null;
   const answer = async (index: number) => {
     const reply = await postBatch(edge, collector, batches[index]);
     statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
-    if (reply.status === 202) {
-      accepted.add(index);
-      if (faultEndedMs !== null) first202AfterFaultMs ??= Date.now() - faultEndedMs;
-    }
+    if (reply.status === 202) accepted.add(index);
     return reply;
   };
   let next = 0;
+  const load = batches.length;
   const senders = Array.from({ length: 8 }, async () => {
-    while (next < batches.length) {
+    while (next < load) {
       const reply = await answer(next++);
       if (reply.status !== 202) await sleep(100);
     }
@@ -96,6 +94,12 @@ async function loadThrough(fault: (during: { accepted: () => number }) => Promis
     while (accepted.size < options.faultAfter) await sleep(10);
     await fault({ accepted: () => accepted.size });
     faultEndedMs = Date.now();
+    // A new batch, sent every 100 ms from the fault's end: how soon the edge accepts again. (A
+    // batch whose admission Redis executed but never answered stays in flight until its
+    // deadline, then is settled; those are delivered again below.)
+    const probe = batches.push(JSON.stringify({ envelopes: Array.from({ length: 20 }, () => envelope(collector)) })) - 1;
+    while ((await answer(probe)).status !== 202 && Date.now() - faultEndedMs < 15_000) await sleep(100);
+    if (accepted.has(probe)) first202AfterFaultMs = Date.now() - faultEndedMs;
   })();
   await Promise.all([...senders, faultDone]);
   for (let index = 0; index < batches.length; index++) {
@@ -123,7 +127,8 @@ describe('the edge with its write-ahead log under store faults', () => {
     }, { batches: 300, faultAfter: 40 });
     // The log absorbs the load: answers do not wait for ClickHouse.
     expect(acceptedDuringCut).toBeGreaterThan(0);
-    expect(first202AfterFaultMs === null || first202AfterFaultMs < 5_000).toBe(true);
+    expect(first202AfterFaultMs).not.toBeNull();
+    expect(first202AfterFaultMs!).toBeLessThan(5_000);
   });
 
   it('answers 503, never 500, while Redis is stopped, and accepts again within 5 s of its return', { timeout: 120_000 }, async () => {
