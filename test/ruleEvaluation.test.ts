@@ -171,8 +171,14 @@ describe('rule evaluation in the running analyzer', () => {
     const collector = await createCollector(ctx, apiKey);
     const rule = await ruleOn(collector, { enabled: true });
     await send(collector, [source(collector, 'hmac:together'), outcome(collector, 'hmac:together')]);
-    await sourcesPastDue(collector, rule, [source(collector, 'hmac:later')], 1);
+    await send(collector, [source(collector, 'hmac:later')]);
+    await drained();
+    expect(await deadlinesOf(rule)).toBe(1);
+    // The outcome arrives in a later batch, before the deadline by the service clock.
     await send(collector, [outcome(collector, 'hmac:later', 'invoice', 1_000)]);
+    await drained();
+    expect(await deadlinesOf(rule)).toBe(0);
+    await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
     await settle();
     expect(await deadlinesOf(rule)).toBe(0);
     expect(await ruleIncidents(collector)).toEqual([]);
