@@ -138,10 +138,11 @@ export function observationRow(prefix: string, envelope: ObservationEnvelope, oc
  * check see whether it still runs). Resolves once ClickHouse answered the insert as done (the
  * rows are committed), rejects on any failure or on `signal`.
  */
-export async function insertObservationRows(client: ClickHouseClient, body: Buffer, signal: AbortSignal, queryId: string): Promise<void> {
+export async function insertObservationRows(client: ClickHouseClient, body: Buffer | readonly Buffer[], signal: AbortSignal, queryId: string): Promise<void> {
   const result = await client.exec({
     query: INSERT_QUERY,
-    values: Readable.from([body]),
+    // Streamed as given: several batches' rows go out without being copied into one buffer.
+    values: Readable.from(Buffer.isBuffer(body) ? [body] : body),
     abort_signal: signal,
     query_id: queryId,
   });

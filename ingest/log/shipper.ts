@@ -10,8 +10,8 @@ export interface ShipperOptions {
   redis: Redis;
   analysisStream: string;
   analysisStreamMaxLen: number;
-  /** Inserts TabSeparated observation rows (observationsTable.ts insertObservationRows). */
-  insert: (body: Buffer, signal: AbortSignal, queryId: string) => Promise<void>;
+  /** Inserts TabSeparated observation rows, streamed from these buffers (observationsTable.ts insertObservationRows). */
+  insert: (body: readonly Buffer[], signal: AbortSignal, queryId: string) => Promise<void>;
   /** This process's insert query ids begin with it (see Admission.insertQueryPrefix). */
   queryIdPrefix: string;
   insertTimeoutMs: number;
@@ -28,6 +28,11 @@ export interface ShipperOptions {
 }
 
 const RETRY_MIN_MS = 200;
+/**
+ * Batches per Redis call of a round (DURABLE, then the jobs): Redis runs one call at a time, so
+ * a round of a thousand batches in one call would hold every request's admission behind it.
+ */
+const BATCHES_PER_CALL = 200;
 const RETRY_MAX_MS = 2_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -135,16 +140,22 @@ export class Shipper {
     }
     const batches = records.map(decodeBatchRecord);
     this.oldestUnshippedMs = Math.min(...batches.map((batch) => batch.job.receivedAtMs));
-    const committed = await this.options.admission.settleDurable(batches.map((batch) => ({ batchId: batch.job.batchId, receivedAtMs: batch.job.receivedAtMs })));
+    const committed: boolean[] = [];
+    for (let from = 0; from < batches.length; from += BATCHES_PER_CALL) {
+      const chunk = batches.slice(from, from + BATCHES_PER_CALL);
+      committed.push(...await this.options.admission.settleDurable(chunk.map((batch) => ({ batchId: batch.job.batchId, receivedAtMs: batch.job.receivedAtMs }))));
+    }
     const shipped = batches.filter((_, index) => committed[index]);
     const started = process.hrtime.bigint();
-    const body = Buffer.concat(shipped.map((batch) => batch.rows));
-    if (body.length > 0) await this.insertWithTimeout(body);
-    await this.enqueue(shipped, batches);
+    const body = shipped.map((batch) => batch.rows);
+    const bytes = body.reduce((sum, rows) => sum + rows.length, 0);
+    if (bytes > 0) await this.insertWithTimeout(body);
+    const shippedIds = new Set(shipped.map((batch) => batch.job.batchId));
+    for (let from = 0; from < batches.length; from += BATCHES_PER_CALL) await this.enqueue(batches.slice(from, from + BATCHES_PER_CALL), shippedIds);
     await this.options.log.saveCheckpoint(end);
     this.cursor = end;
     const rows = shipped.reduce((sum, batch) => sum + batch.job.eventIds.length, 0);
-    this.options.onShipped?.(shipped.length, rows, body.length, Number(process.hrtime.bigint() - started) / 1e9);
+    this.options.onShipped?.(shipped.length, rows, bytes, Number(process.hrtime.bigint() - started) / 1e9);
     if (this.options.log.bytesFrom(this.cursor) === 0) {
       this.oldestUnshippedMs = null;
       this.waitingSinceMs = null;
@@ -153,7 +164,7 @@ export class Shipper {
     }
   }
 
-  private async insertWithTimeout(body: Buffer): Promise<void> {
+  private async insertWithTimeout(body: readonly Buffer[]): Promise<void> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.insertTimeoutMs);
     try {
@@ -163,16 +174,21 @@ export class Shipper {
     }
   }
 
-  /** The shipped batches' analysis jobs, and every read batch out of the unshipped set, in one transaction. */
-  private async enqueue(shipped: readonly BatchRecord[], read: readonly BatchRecord[]): Promise<void> {
-    const multi = this.options.redis.multi();
-    for (const { job } of shipped) {
-      multi.xadd(this.options.analysisStream, 'MAXLEN', '~', this.options.analysisStreamMaxLen, '*',
+  /**
+   * The analysis jobs of the shipped batches among `read`, and `read` out of the unshipped set. A
+   * crash in between leaves a batch in the set (stream time waits) until the restarted edge
+   * ships it again.
+   */
+  private async enqueue(read: readonly BatchRecord[], shippedIds: ReadonlySet<string>): Promise<void> {
+    const pipeline = this.options.redis.pipeline();
+    for (const { job } of read) {
+      if (!shippedIds.has(job.batchId)) continue;
+      pipeline.xadd(this.options.analysisStream, 'MAXLEN', '~', this.options.analysisStreamMaxLen, '*',
         'connectionId', job.connectionId, 'workspaceId', job.workspaceId, 'mode', job.mode, 'batchId', job.batchId,
         'receivedAtMs', String(job.receivedAtMs), 'eventIds', job.eventIds.join(','));
     }
-    multi.zrem(RedisKeys.unshippedBatches, ...read.map((batch) => batch.job.batchId));
-    const replies = await multi.exec();
+    pipeline.zrem(RedisKeys.unshippedBatches, ...read.map((batch) => batch.job.batchId));
+    const replies = await pipeline.exec();
     const failed = replies?.find(([error]) => error !== null);
     if (!replies || failed) throw failed?.[0] ?? new Error('the analysis jobs were not added');
   }
