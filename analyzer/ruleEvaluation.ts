@@ -5,10 +5,30 @@ import { correlatedObservationsOfBatches, type CorrelatedObservation } from './r
 import { enabledRulesOf, insertDeadlines, markEvaluated, satisfyDeadlines, type Deadline, type EvaluatedRule } from './ruleStore.js';
 
 /** An outcome satisfies a source when it is of the rule's type, shares its hash and occurred within its delay. */
-export function satisfies(outcome: Pick<CorrelatedObservation, 'businessObjectType' | 'sourceEventIdHash' | 'occurredAtMs'>, deadline: Deadline): boolean {
+function satisfies(outcome: CorrelatedObservation, deadline: Deadline): boolean {
   return outcome.businessObjectType === deadline.expectedObjectType && outcome.sourceEventIdHash === deadline.sourceEventIdHash
     && outcome.occurredAtMs >= deadline.occurredAtMs && outcome.occurredAtMs <= deadline.dueAtMs;
 }
+
+/** Outcomes by connection and correlation hash, asked whether any satisfies a deadline. */
+export class OutcomeIndex {
+  private readonly byCorrelation = new Map<string, CorrelatedObservation[]>();
+
+  constructor(outcomes: Iterable<CorrelatedObservation>) {
+    for (const outcome of outcomes) {
+      const key = correlationKey(outcome.connectionId, outcome.sourceEventIdHash);
+      const list = this.byCorrelation.get(key);
+      if (list === undefined) this.byCorrelation.set(key, [outcome]);
+      else list.push(outcome);
+    }
+  }
+
+  satisfies(deadline: Deadline): boolean {
+    return (this.byCorrelation.get(correlationKey(deadline.connectionId, deadline.sourceEventIdHash)) ?? []).some((outcome) => satisfies(outcome, deadline));
+  }
+}
+
+const correlationKey = (connectionId: string, hash: string) => `${connectionId}\n${hash}`;
 
 /**
  * Reconciliation of newly analysed batches (00-decisions §5), inside their analysis transaction
@@ -31,28 +51,19 @@ export async function evaluateRules(db: pg.PoolClient, clickhouse: ClickHouseCli
   }
   const observations = await correlatedObservationsOfBatches(clickhouse, batches.filter((batch) => rules.has(batch.connectionId)), sourceTypes, objectTypes);
   const opened: Deadline[] = [];
-  const outcomes: CorrelatedObservation[] = [];
   const evaluated = new Set<string>();
   let sources = 0;
-  // Outcomes of these batches by connection and hash, to pair sources analysed with them.
-  const outcomesByKey = new Map<string, CorrelatedObservation[]>();
-  for (const observation of observations) {
-    const list = rules.get(observation.connectionId) ?? [];
-    if (!list.some((rule) => rule.expectedObjectType === observation.businessObjectType)) continue;
-    outcomes.push(observation);
-    const key = `${observation.connectionId}\n${observation.sourceEventIdHash}`;
-    const same = outcomesByKey.get(key);
-    if (same === undefined) outcomesByKey.set(key, [observation]);
-    else same.push(observation);
-  }
+  const outcomes = observations.filter((observation) =>
+    (rules.get(observation.connectionId) ?? []).some((rule) => rule.expectedObjectType === observation.businessObjectType));
+  // Outcomes of these batches, to pair the sources analysed with them.
+  const paired = new OutcomeIndex(outcomes);
   for (const observation of observations) {
     for (const rule of rules.get(observation.connectionId) ?? []) {
       if (rule.sourceEventType !== observation.eventType) continue;
       evaluated.add(rule.id);
       sources += 1;
       const deadline = deadlineOf(rule, observation);
-      const paired = outcomesByKey.get(`${observation.connectionId}\n${observation.sourceEventIdHash}`) ?? [];
-      if (!paired.some((outcome) => satisfies(outcome, deadline))) opened.push(deadline);
+      if (!paired.satisfies(deadline)) opened.push(deadline);
     }
   }
   // Stored deadlines first: those just opened were already paired with these outcomes above.

@@ -6,8 +6,8 @@ import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
 import { findingKey, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import type { Finding } from '../shared/analysis/types.js';
 import { addToIncidents, lockConnections, refreshConnectionState } from './incidentStore.js';
-import { satisfies } from './ruleEvaluation.js';
-import { storedOutcomes, type CorrelatedObservation } from './ruleObservations.js';
+import { OutcomeIndex } from './ruleEvaluation.js';
+import { storedOutcomes } from './ruleObservations.js';
 import { currentRules, dueDeadlines, earliestDeadlineMs, markEvaluated, takeDeadlines, type Deadline, type EvaluatedRule } from './ruleStore.js';
 import type { StreamTime } from './streamTime.js';
 
@@ -72,7 +72,7 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
     for (const deadline of taken) {
       const rule = rules.get(deadline.ruleId);
       if (!rule?.enabled || rule.sourceEventType !== deadline.sourceEventType || rule.expectedObjectType !== deadline.expectedObjectType) continue;
-      if ((outcomes.get(`${deadline.connectionId}\n${deadline.sourceEventIdHash}`) ?? []).some((outcome) => satisfies(outcome, deadline))) continue;
+      if (outcomes.satisfies(deadline)) continue;
       const list = missing.get(deadline.ruleId);
       if (list === undefined) missing.set(deadline.ruleId, [deadline]);
       else list.push(deadline);
@@ -98,8 +98,8 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
   return result;
 }
 
-/** Outcomes stored for the candidates, by connection and hash. */
-async function outcomesOf(clickhouse: ClickHouseClient, candidates: readonly Deadline[]): Promise<Map<string, CorrelatedObservation[]>> {
+/** Outcomes stored for the candidates. */
+async function outcomesOf(clickhouse: ClickHouseClient, candidates: readonly Deadline[]): Promise<OutcomeIndex> {
   const queries = new Map<string, { connectionId: string; hashes: Set<string>; objectTypes: Set<string>; receivedFromMs: number }>();
   for (const d of candidates) {
     const query = queries.get(d.connectionId);
@@ -111,14 +111,7 @@ async function outcomesOf(clickhouse: ClickHouseClient, candidates: readonly Dea
       query.receivedFromMs = Math.min(query.receivedFromMs, d.occurredAtMs - CLOCK_SKEW_MS);
     }
   }
-  const byKey = new Map<string, CorrelatedObservation[]>();
-  for (const outcome of await storedOutcomes(clickhouse, [...queries.values()])) {
-    const key = `${outcome.connectionId}\n${outcome.sourceEventIdHash}`;
-    const list = byKey.get(key);
-    if (list === undefined) byKey.set(key, [outcome]);
-    else list.push(outcome);
-  }
-  return byKey;
+  return new OutcomeIndex(await storedOutcomes(clickhouse, [...queries.values()]));
 }
 
 function aggregateOf(rule: EvaluatedRule, deadlines: readonly Deadline[], contractVersionId: string | null): IncidentAggregate {
