@@ -7,6 +7,7 @@ import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { ADMIT, COMMIT, DURABLE, RESOLVE } from './admissionScripts.js';
 import type { IngestCredential } from './credentials.js';
 import { IngestKeys } from './keys.js';
+import { TurnBatcher } from './turnBatcher.js';
 
 /** 03 Limits: every budget is per 60-second window, counted in one-second buckets. */
 export const WINDOW_MS = 60_000;
@@ -62,17 +63,10 @@ const JOB_VALUES = 12;
 /** Batches per COMMIT call: a call's arguments stay well under a megabyte (a job is about 1.5 KB). */
 const MAX_COMMITS_PER_CALL = 200;
 
-interface PendingCommit {
-  ticket: AdmissionTicket;
-  job: AnalysisJob;
-  resolve(added: boolean): void;
-  reject(error: unknown): void;
-}
-
-interface PendingDurable {
-  batch: { batchId: string; receivedAtMs: number };
-  resolve(committed: boolean): void;
-  reject(error: unknown): void;
+/** A batch whose rows are durable in the write-ahead log. */
+export interface DurableBatch {
+  batchId: string;
+  receivedAtMs: number;
 }
 
 const retrySeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
@@ -92,8 +86,8 @@ export class Admission {
   private readonly batchPrefix = randomBytes(6).toString('hex');
   private batchCounter = 0;
   private readonly pendingMs: number;
-  private commits: PendingCommit[] = [];
-  private durables: PendingDurable[] = [];
+  private readonly commits = new TurnBatcher((jobs: AnalysisJob[]) => this.sendCommits(jobs), MAX_COMMITS_PER_CALL);
+  private readonly durables = new TurnBatcher((batches: DurableBatch[]) => this.settleDurable(batches), MAX_COMMITS_PER_CALL);
 
   constructor(private readonly redis: Redis, private readonly config: Config, readonly analysisStream: string = RedisKeys.analysisJobs) {
     // An admitted eventId stays "in flight" at most this long (the analyzer relies on it too).
@@ -233,58 +227,36 @@ export class Admission {
    * of the event loop, go to Redis as one COMMIT call (up to MAX_COMMITS_PER_CALL), which costs
    * Redis and the edge one script call per insert instead of one per batch.
    */
-  commit(ticket: AdmissionTicket, job: AnalysisJob): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      if (this.commits.push({ ticket, job, resolve, reject }) === 1) setImmediate(() => this.sendCommits());
-    });
+  commit(job: AnalysisJob): Promise<boolean> {
+    return this.commits.add(job);
   }
 
-  private sendCommits(): void {
-    const waiting = this.commits.splice(0, MAX_COMMITS_PER_CALL);
-    if (this.commits.length > 0) setImmediate(() => this.sendCommits());
+  private async sendCommits(jobs: readonly AnalysisJob[]): Promise<boolean[]> {
     const keys = [this.analysisStream, IngestKeys.pendingBatches];
     const args: (string | number)[] = [this.config.ingest.dedupWindowSeconds, this.config.ingest.analysisStreamMaxLen, JOB_VALUES];
-    for (const { job } of waiting) {
+    for (const job of jobs) {
       args.push(
         'connectionId', job.connectionId, 'workspaceId', job.workspaceId, 'mode', job.mode, 'batchId', job.batchId,
         'receivedAtMs', job.receivedAtMs, 'eventIds', job.eventIds.join(','),
       );
     }
-    COMMIT.run(this.redis, keys, args).then(
-      (reply) => {
-        const added = String(reply);
-        waiting.forEach((commit, index) => commit.resolve(added.charCodeAt(index) === 49));
-      },
-      (error: unknown) => {
-        for (const commit of waiting) commit.reject(error);
-      },
-    );
+    const added = String(await COMMIT.run(this.redis, keys, args));
+    return jobs.map((_, index) => added.charCodeAt(index) === 49);
   }
 
   /**
    * Commits one batch whose rows are durable in the write-ahead log: the batches asked for in the
    * same turn of the event loop (those of one log write) go to Redis as one DURABLE call.
    */
-  durable(batch: { batchId: string; receivedAtMs: number }): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      if (this.durables.push({ batch, resolve, reject }) === 1) setImmediate(() => this.sendDurables());
-    });
-  }
-
-  private sendDurables(): void {
-    const waiting = this.durables.splice(0, MAX_COMMITS_PER_CALL);
-    if (this.durables.length > 0) setImmediate(() => this.sendDurables());
-    this.settleDurable(waiting.map((entry) => entry.batch)).then(
-      (committed) => waiting.forEach((entry, index) => entry.resolve(committed[index])),
-      (error: unknown) => { for (const entry of waiting) entry.reject(error); },
-    );
+  durable(batch: DurableBatch): Promise<boolean> {
+    return this.durables.add(batch);
   }
 
   /**
    * Commits batches whose rows are durable in the write-ahead log (see DURABLE): true for each
    * batch committed (now or before), false for one released meanwhile.
    */
-  async settleDurable(batches: readonly { batchId: string; receivedAtMs: number }[]): Promise<boolean[]> {
+  async settleDurable(batches: readonly DurableBatch[]): Promise<boolean[]> {
     if (batches.length === 0) return [];
     const args: (string | number)[] = [this.config.ingest.dedupWindowSeconds];
     for (const batch of batches) args.push(batch.batchId, batch.receivedAtMs);

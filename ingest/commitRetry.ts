@@ -1,11 +1,6 @@
 import type { AnalysisJob } from '../shared/redis.js';
-import type { Admission, AdmissionTicket } from './admission.js';
+import type { Admission } from './admission.js';
 import type { IngestMetrics } from './metrics.js';
-
-interface Item {
-  ticket: AdmissionTicket;
-  job: AnalysisJob;
-}
 
 /**
  * Committed batches whose COMMIT call (committed marker + analysis job) failed after their rows
@@ -15,16 +10,16 @@ interface Item {
  * its rows carry `batch_id` and `received_at_ms`, from which the analyzer can catch up.
  */
 export class CommitRetryQueue {
-  private items: Item[] = [];
+  private items: AnalysisJob[] = [];
   private timer: NodeJS.Timeout | null = null;
   private running = false;
 
   constructor(private readonly admission: Admission, private readonly metrics: IngestMetrics, private readonly maxItems = 10_000) {}
 
-  add(ticket: AdmissionTicket, job: AnalysisJob): void {
+  add(job: AnalysisJob): void {
     this.metrics.analysisEnqueueFailures.inc();
     if (this.items.length >= this.maxItems) this.items.shift();
-    this.items.push({ ticket, job });
+    this.items.push(job);
     this.metrics.analysisBacklog.set(this.items.length);
     this.schedule();
   }
@@ -49,9 +44,9 @@ export class CommitRetryQueue {
     try {
       const waiting = this.items;
       this.items = [];
-      for (const item of waiting) {
-        const added = await this.admission.commit(item.ticket, item.job).catch(() => null);
-        if (added !== true) this.items.push(item);
+      for (const job of waiting) {
+        const added = await this.admission.commit(job).catch(() => null);
+        if (added !== true) this.items.push(job);
       }
       this.metrics.analysisBacklog.set(this.items.length);
     } finally {

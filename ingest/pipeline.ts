@@ -406,8 +406,8 @@ export class IngestPipeline {
         }
         throw serviceUnavailable(1);
       }
-      const enqueued = await this.admission.commit(batch.ticket, batch.job).catch(() => false);
-      if (!enqueued) this.commitRetry.add(batch.ticket, batch.job);
+      const enqueued = await this.admission.commit(batch.job).catch(() => false);
+      if (!enqueued) this.commitRetry.add(batch.job);
     }
     metrics.envelopeCounts.accepted.inc(batch.counts.accepted);
     metrics.envelopeCounts.duplicate.inc(batch.counts.duplicate);

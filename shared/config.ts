@@ -201,6 +201,9 @@ function clickhouseCluster(env: Env): Pick<Config, 'clickhouseCluster'> {
 /** INGEST_WORKER_THREADS when unset: the machine's cores, at most 8. */
 const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
 
+/** An absolute path, or null for an unset (empty) setting. */
+const optionalPath = (value: string): string | null => (value === '' ? null : resolve(value));
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(str(env, 'DATA_DIR', './.data'));
   const host = (name: string) => str(env, name, '127.0.0.1');
@@ -219,7 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
     workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),
     sharedSlots: int(env, 'INGEST_SHARED_SLOTS', 2048, 0, 65_536),
-    walDir: str(env, 'INGEST_WAL_DIR', '') === '' ? null : resolve(str(env, 'INGEST_WAL_DIR', '')),
+    walDir: optionalPath(str(env, 'INGEST_WAL_DIR', '')),
     walSegmentBytes: int(env, 'INGEST_WAL_SEGMENT_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     walMaxBytes: int(env, 'INGEST_WAL_MAX_BYTES', 2 * 1024 * 1024 * 1024, 1024 * 1024),
     walMaxAgeMs: int(env, 'INGEST_WAL_MAX_AGE_MS', 15 * 60_000, 1_000),

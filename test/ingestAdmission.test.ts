@@ -47,7 +47,7 @@ describe('eventId states', () => {
     expect(first).toMatchObject({ kind: 'admitted', duplicate: [false, false], newCount: 2 });
     expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_b'] })).toEqual({ kind: 'in_flight' });
     if (first.kind !== 'admitted') throw new Error('not admitted');
-    expect(await admission.commit(first.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: first.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_a', 'evt_b'] })).toBe(true);
+    expect(await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: first.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_a', 'evt_b'] })).toBe(true);
     const again = await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_b', 'evt_c', 'evt_a'] });
     expect(again).toMatchObject({ kind: 'admitted', duplicate: [true, false, true], newCount: 1 });
     expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, usagePeriodOf(new Date()).period))).toBe('3');
@@ -86,7 +86,7 @@ describe('eventId states', () => {
     const start = Math.floor(now() / 20_000) * 20_000 + 19_000;
     const first = await admission.admit(cred, { nowMs: start, itemCount: 1, eventIds: ['evt_late'] });
     if (first.kind !== 'admitted') throw new Error('not admitted');
-    await admission.commit(first.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: first.ticket.batchId, receivedAtMs: start, eventIds: ['evt_late'] });
+    await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: first.ticket.batchId, receivedAtMs: start, eventIds: ['evt_late'] });
     const later = await admission.admit(cred, { nowMs: start + 59_000, itemCount: 1, eventIds: ['evt_late'] });
     expect(later).toMatchObject({ kind: 'admitted', duplicate: [true], newCount: 0 });
     if (later.kind !== 'admitted') throw new Error('not admitted');
@@ -168,7 +168,7 @@ describe('release', () => {
     const before = await sums();
     const kept = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_kept'] });
     if (kept.kind !== 'admitted') throw new Error('not admitted');
-    await admission.commit(kept.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: kept.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_kept'] });
+    await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: kept.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_kept'] });
     const between = await sums();
     const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_kept', 'evt_x', 'evt_y'] });
     if (admitted.kind !== 'admitted') throw new Error('not admitted');
@@ -211,7 +211,7 @@ describe('COMMIT', () => {
       if (admitted.kind !== 'admitted') throw new Error('not admitted');
       tickets.push(admitted.ticket);
     }
-    const added = await Promise.all(tickets.map((ticket) => admission.commit(ticket, jobOf(cred, ticket.batchId, ticket.newEventIds))));
+    const added = await Promise.all(tickets.map((ticket) => admission.commit(jobOf(cred, ticket.batchId, ticket.newEventIds))));
     expect(added).toEqual([true, true, true]);
     for (const ticket of tickets) expect(await redis.exists(IngestKeys.committedBatch(ticket.batchId))).toBe(1);
     const entries = await redis.xrange(stream, '-', '+');
@@ -232,12 +232,12 @@ describe('COMMIT', () => {
       if (admitted.kind !== 'admitted') throw new Error('not admitted');
       tickets.push(admitted.ticket);
     }
-    expect(await Promise.all(tickets.map((ticket) => admission.commit(ticket, jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([false, false]);
+    expect(await Promise.all(tickets.map((ticket) => admission.commit(jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([false, false]);
     for (const ticket of tickets) expect(await redis.exists(IngestKeys.committedBatch(ticket.batchId))).toBe(1);
     // The retried call adds each job once, however often it is repeated.
     await redis.del(stream);
     for (let call = 0; call < 2; call += 1) {
-      expect(await Promise.all(tickets.map((ticket) => admission.commit(ticket, jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([true, true]);
+      expect(await Promise.all(tickets.map((ticket) => admission.commit(jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([true, true]);
     }
     expect(await redis.xlen(stream)).toBe(2);
     await redis.del(stream);
@@ -289,7 +289,7 @@ describe('batches whose outcome was never reported (issue 12)', () => {
     expect(await admission.admit(cred, { nowMs: deadline + 1, itemCount: 2, eventIds: ['evt_w1', 'evt_w2'] })).toMatchObject({ kind: 'admitted', newCount: 0 });
     expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date(start)).period, 'live'))).toBe('2');
     // A COMMIT that arrives after the batch was settled adds no second job.
-    expect(await admission.commit(ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: start, eventIds: ticket.newEventIds })).toBe(true);
+    expect(await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: start, eventIds: ticket.newEventIds })).toBe(true);
     expect(await redis.xlen(stream)).toBe(1);
     await redis.del(stream);
   });
@@ -320,7 +320,7 @@ describe('batches whose outcome was never reported (issue 12)', () => {
     const admission = new Admission(redis, shortLived(), stream);
     const cred = credential('live');
     const ticket = await admitted(admission, cred, ['evt_j1']);
-    expect(await admission.commit(ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: now(), eventIds: ['evt_j1'] })).toBe(false);
+    expect(await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: now(), eventIds: ['evt_j1'] })).toBe(false);
     expect(await pendingDeadline(ticket.batchId)).not.toBeNull();
     await redis.del(stream);
     expect(await admission.resolve(ticket.batchId, [])).toEqual({ kept: 1, released: 0 });
@@ -362,7 +362,7 @@ describe('memory of the de-duplication window', () => {
       const eventIds = Array.from({ length: 50 }, () => `evt_${randomBytes(12).toString('hex')}`);
       const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 50, eventIds });
       if (admitted.kind !== 'admitted') throw new Error('not admitted');
-      await admission.commit(admitted.ticket, { connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: admitted.ticket.batchId, receivedAtMs: now(), eventIds });
+      await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: admitted.ticket.batchId, receivedAtMs: now(), eventIds });
       markers += (await redis.memory('USAGE', IngestKeys.committedBatch(admitted.ticket.batchId))) as number;
       stored += eventIds.length;
       dedupKey = admitted.ticket.dedupKey;
