@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, postBatch, testClickHouse, ManualClock, type Collector, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
+import type { EdgeProcess } from './helpers/collector.js';
 import { expectStoredOnceAndBilled, spawnWalEdge } from './helpers/walEdge.js';
 
 // Issue 17 "Done means": the real edge process (dist/ingest/main.js) with its write-ahead log,
@@ -16,7 +16,7 @@ import { expectStoredOnceAndBilled, spawnWalEdge } from './helpers/walEdge.js';
 
 let ctx: TestContext;
 let clickhouse: ClickHouseClient;
-const children = new Set<ChildProcess>();
+const edges = new Set<EdgeProcess>();
 const dirs: string[] = [];
 
 beforeAll(async () => {
@@ -24,7 +24,7 @@ beforeAll(async () => {
   clickhouse = testClickHouse(ctx);
 });
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  await Promise.all([...edges].map((edge) => edge.kill('SIGKILL')));
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   await clickhouse.close();
   await ctx.close();
@@ -32,15 +32,12 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-async function spawnEdge(port: number, walDir: string): Promise<{ child: ChildProcess; readyMs: number }> {
+async function spawnEdge(port: number, walDir: string): Promise<{ process: EdgeProcess; readyMs: number }> {
   // A 1-s insert timeout makes an admission's in-flight deadline about 8 s (shared/admissionTiming.ts).
-  const spawned = await spawnWalEdge(port, walDir, { INGEST_INSERT_TIMEOUT_MS: '1000' });
-  children.add(spawned.child);
-  spawned.child.on('exit', () => children.delete(spawned.child));
-  return spawned;
+  const process = await spawnWalEdge(port, walDir, { INGEST_INSERT_TIMEOUT_MS: '1000' });
+  edges.add(process);
+  return { process, readyMs: Date.now() };
 }
-
-
 
 describe('an edge with its write-ahead log killed under load', () => {
   it('loses nothing it accepted and stores each eventId once', { timeout: 180_000 }, async () => {
@@ -50,7 +47,7 @@ describe('an edge with its write-ahead log killed under load', () => {
     dirs.push(walDir);
     const port = await freePort();
     const edge: EdgeAddress = { url: `http://127.0.0.1:${port}`, clock: new ManualClock() };
-    let { child } = await spawnEdge(port, walDir);
+    const first = await spawnEdge(port, walDir);
 
     const batches = Array.from({ length: 400 }, () => JSON.stringify({ envelopes: Array.from({ length: 20 }, () => envelope(collector)) }));
     const accepted = new Set<number>();
@@ -67,13 +64,12 @@ describe('an edge with its write-ahead log killed under load', () => {
     });
     // Kill the edge in the middle of the load.
     while (accepted.size < 60) await sleep(10);
-    child.kill('SIGKILL');
+    void first.process.kill('SIGKILL');
     await Promise.all(senders);
     const acceptedBeforeKill = accepted.size;
     expect(acceptedBeforeKill).toBeGreaterThan(0);
 
     const restarted = await spawnEdge(port, walDir);
-    child = restarted.child;
     // A new batch from the restart on: how soon the edge accepts again.
     const probe = batches.push(JSON.stringify({ envelopes: Array.from({ length: 20 }, () => envelope(collector)) })) - 1;
     while ((await postBatch(edge, collector, batches[probe])).status !== 202 && Date.now() - restarted.readyMs < 15_000) await sleep(100);

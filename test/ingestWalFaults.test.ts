@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, postBatch, testClickHouse, ManualClock, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
+import type { EdgeProcess } from './helpers/collector.js';
 import { expectStoredOnceAndBilled, spawnWalEdge } from './helpers/walEdge.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
 
@@ -20,7 +20,7 @@ let ctx: TestContext;
 let clickhouse: ClickHouseClient;
 let clickhouseProxy: TcpProxy;
 let redisProxy: TcpProxy;
-const children = new Set<ChildProcess>();
+const edges = new Set<EdgeProcess>();
 const dirs: string[] = [];
 
 beforeAll(async () => {
@@ -30,7 +30,7 @@ beforeAll(async () => {
   redisProxy = await startTcpProxy(Number(new URL(ctx.deps.config.redisUrl).port || 6379));
 });
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  await Promise.all([...edges].map((edge) => edge.kill('SIGKILL')));
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   await clickhouseProxy?.close();
   await redisProxy?.close();
@@ -43,12 +43,10 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 async function spawnEdge(port: number): Promise<void> {
   const walDir = mkdtempSync(join(tmpdir(), 'edge-wal-faults-'));
   dirs.push(walDir);
-  const { child } = await spawnWalEdge(port, walDir, {
+  edges.add(await spawnWalEdge(port, walDir, {
     INGEST_INSERT_TIMEOUT_MS: '1000',
     CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy), REDIS_URL: viaProxy(ctx.deps.config.redisUrl, redisProxy),
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
+  }));
 }
 
 function viaProxy(url: string, proxy: TcpProxy): string {
@@ -56,8 +54,6 @@ function viaProxy(url: string, proxy: TcpProxy): string {
   parsed.port = String(proxy.port);
   return parsed.toString();
 }
-
-
 
 /**
  * 8 collectors sending 20-envelope batches; `fault` runs once `faultAfter` batches were accepted

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
@@ -8,7 +7,7 @@ import { startAnalyzer, streamDrained, findingsOf, incidentsOf, type RunningAnal
 import { readConnectionRow } from './helpers/connections.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, ManualClock, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
-import { freePort } from './helpers/ports.js';
+import { spawnProcess, type SpawnedProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
 
 // 00-decisions §5 "Reconciliation" and issue 16 item 6, against the running analyzer, the real
@@ -257,21 +256,17 @@ describe('rule evaluation in the running analyzer', () => {
 });
 
 describe('rule evaluation across an analyzer killed between a source and its deadline', () => {
-  const children = new Set<ChildProcess>();
+  const analyzers: SpawnedProcess[] = [];
   afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(analyzers.map((process) => process.kill('SIGKILL')));
   });
 
-  async function spawnAnalyzer(): Promise<ChildProcess> {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['dist/analyzer/main.js'], {
-      env: { ...process.env, ANALYZER_PORT: String(port), ANALYZER_RULE_POLL_MS: '50', ANALYZER_RULE_GRACE_MS: String(GRACE_MS), ANALYZER_CLAIM_IDLE_MS: '1000' },
-      stdio: 'ignore',
+  async function spawnAnalyzer(): Promise<SpawnedProcess> {
+    const process = await spawnProcess('dist/analyzer/main.js', 'ANALYZER_PORT', {
+      ANALYZER_RULE_POLL_MS: '50', ANALYZER_RULE_GRACE_MS: String(GRACE_MS), ANALYZER_CLAIM_IDLE_MS: '1000',
     });
-    children.add(child);
-    child.on('exit', () => children.delete(child));
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) || undefined, 15_000, 'the analyzer to listen');
-    return child;
+    analyzers.push(process);
+    return process;
   }
 
   it('loses no evaluation and fires each deadline once', async () => {
@@ -281,7 +276,7 @@ describe('rule evaluation across an analyzer killed between a source and its dea
     const sources = [source(collector, 'hmac:k1'), source(collector, 'hmac:k2')];
     await send(collector, sources);
     await waitFor(async () => ((await deadlinesOf(rule)) === 2 ? true : undefined), 15_000, 'the deadlines to be stored');
-    await new Promise<void>((done) => { first.once('exit', () => done()); first.kill('SIGKILL'); });
+    await first.kill('SIGKILL');
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
     await spawnAnalyzer();
     await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '2' ? true : undefined), 20_000, 'both deadlines fired after the restart');

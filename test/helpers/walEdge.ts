@@ -1,36 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Redis } from 'ioredis';
 import { sqlLiteral } from '../../shared/clickhouse/escape.js';
 import { RedisKeys } from '../../shared/redis.js';
 import { usagePeriodOf } from '../../shared/usagePeriod.js';
+import { spawnEdgeProcess, UNLIMITED_EDGE_ENV, type EdgeProcess } from './collector.js';
 
-const UNLIMITED = '1000000000';
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/**
- * The real edge process (dist/ingest/main.js) with its write-ahead log in `walDir`, limits that
- * never bite, on the test stores unless `env` points elsewhere; resolves once it is healthy.
- */
-export async function spawnWalEdge(port: number, walDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; readyMs: number }> {
-  const child = spawn(process.execPath, ['dist/ingest/main.js'], {
-    env: {
-      ...process.env, INGEST_PORT: String(port), INGEST_WAL_DIR: walDir, INGEST_SHIP_INTERVAL_MS: '200', INGEST_WORKER_THREADS: '0',
-      INGEST_INTEGRATION_REQUESTS_PER_MIN: UNLIMITED, INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: UNLIMITED, INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: UNLIMITED,
-      ...env,
-    },
-    stdio: 'ignore',
-  });
-  const deadline = Date.now() + 20_000;
-  while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(child.exitCode !== null ? `the edge exited with code ${child.exitCode}` : 'edge not healthy');
-    }
-    await sleep(50);
-  }
-  return { child, readyMs: Date.now() };
+/** The real edge process (spawnEdgeProcess) with its write-ahead log in `walDir`, shipping every 200 ms. */
+export function spawnWalEdge(port: number, walDir: string, env: Record<string, string> = {}): Promise<EdgeProcess> {
+  return spawnEdgeProcess(port, { ...UNLIMITED_EDGE_ENV, INGEST_WAL_DIR: walDir, INGEST_SHIP_INTERVAL_MS: '200', ...env });
 }
 
 /** A connection's rows after FINAL, and its distinct eventIds (equal when each is stored once). */
