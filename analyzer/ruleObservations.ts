@@ -31,6 +31,11 @@ const toObservation = (row: Row): CorrelatedObservation => ({
   occurredAtMs: Number(row.occurred),
 });
 
+/** One row per eventId of the observations matching `where` (a re-sent insert's copies merged). */
+const selectCorrelated = (where: string) => `SELECT connection_id, event_id, any(event_type) AS type_of_event,
+    any(business_object_type) AS object_type, any(source_event_id_hash) AS hash, any(occurred_at_ms) AS occurred
+  FROM observations WHERE ${where} GROUP BY connection_id, event_id`;
+
 const list = (values: Iterable<string>) => [...new Set(values)].map(sqlLiteral).join(', ');
 
 /**
@@ -48,10 +53,7 @@ export async function correlatedObservationsOfBatches(
     ...(objectTypes.size > 0 ? [`business_object_type IN (${list(objectTypes)})`] : []),
   ];
   const result = await clickhouse.query({
-    query: `SELECT connection_id, event_id, any(event_type) AS type_of_event, any(business_object_type) AS object_type,
-        any(source_event_id_hash) AS hash, any(occurred_at_ms) AS occurred
-      FROM observations WHERE ${batchesWhere(batches)} AND source_event_id_hash != '' AND (${kinds.join(' OR ')})
-      GROUP BY connection_id, event_id`,
+    query: selectCorrelated(`${batchesWhere(batches)} AND source_event_id_hash != '' AND (${kinds.join(' OR ')})`),
     format: 'JSONEachRow',
   });
   return (await result.json<Row>()).map(toObservation);
@@ -76,9 +78,7 @@ export async function storedOutcomes(clickhouse: ClickHouseClient, queries: read
   const where = queries.map((q) => `(connection_id = ${sqlLiteral(q.connectionId)} AND received_at_ms >= ${sqlLiteral(Math.max(0, q.receivedFromMs))}`
     + ` AND source_event_id_hash IN (${list(q.hashes)}) AND business_object_type IN (${list(q.objectTypes)}))`).join(' OR ');
   const result = await clickhouse.query({
-    query: `SELECT connection_id, event_id, any(event_type) AS type_of_event, any(business_object_type) AS object_type,
-        any(source_event_id_hash) AS hash, any(occurred_at_ms) AS occurred
-      FROM observations WHERE ${where} GROUP BY connection_id, event_id`,
+    query: selectCorrelated(where),
     format: 'JSONEachRow',
   });
   return (await result.json<Row>()).map(toObservation);

@@ -80,11 +80,6 @@ export class Shipper {
     return this.oldestUnshippedMs !== null && this.options.nowMs() - this.oldestUnshippedMs > this.options.maxLogAgeMs;
   }
 
-  /** Bytes of the log not yet shipped. */
-  get backlogBytes(): number {
-    return this.options.log.bytesFrom(this.cursor);
-  }
-
   /** Ships everything durable, then stops (graceful shutdown); what cannot be shipped stays in the log. */
   async drain(): Promise<void> {
     this.running = false;
