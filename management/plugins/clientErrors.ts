@@ -41,6 +41,9 @@ function isHeadRequest(error: ParserError): boolean {
   return methods !== null && methods[methods.length - 1].trim() === 'HEAD';
 }
 
+/** The last request whose header section each connection completed (set by registerClientErrors). */
+const lastRequest = new WeakMap<Socket, IncomingMessage>();
+
 /** Connections already being answered: a parser that failed fails again on every later read. */
 const answering = new WeakSet<Socket>();
 
@@ -49,7 +52,6 @@ function clientErrorHandler(connectionError: ConnectionError, socket: Socket): v
   const error = connectionError as unknown as ParserError;
   const [status, code]: [number, ErrorCode] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request_too_large']
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'invalid_request'] : [400, 'invalid_request'];
-  const answer = rawAnswer(status, code, isHeadRequest(error));
   const write = () => {
     if (!socket.writable) {
       socket.destroy();
@@ -67,8 +69,12 @@ function clientErrorHandler(connectionError: ConnectionError, socket: Socket): v
       socket.destroy();
       return;
     }
+    // The connection's last request is incomplete when its body or trailer broke off: the failed
+    // request is that one and its method is known (the body bytes could pass for a request line).
+    const last = lastRequest.get(socket);
+    const head = last !== undefined && !last.complete ? last.method === 'HEAD' : isHeadRequest(error);
     // The parser cannot resume after an error: answer, then close once the answer is out.
-    socket.end(answer, () => socket.destroy());
+    socket.end(rawAnswer(status, code, head), () => socket.destroy());
   };
   if (error.code === 'ECONNRESET') socket.destroy();
   else if (!answering.has(socket)) {
@@ -115,6 +121,7 @@ export function registerClientErrors(app: FastifyInstance): void {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return done(new AppError('invalid_request'));
     done();
   });
+  app.server.on('request', (request: IncomingMessage) => lastRequest.set(request.socket, request));
   app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
     const body = JSON.stringify(new AppError('invalid_request').body());
     // ServerResponse leaves out the body of a HEAD answer by itself.
