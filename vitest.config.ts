@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Tests run against the real local stack (scripts/stack.sh), in their own databases:
 // PostgreSQL `svc_test`, Redis database 1, ClickHouse database `svc_test`.
@@ -16,14 +16,57 @@ export const TEST_ENV = {
   LOG_LEVEL: 'silent',
 };
 
+/**
+ * The project `redis-cluster` runs on a three-master Redis Cluster of its own slot, started by the
+ * global setup (scripts/redis-cluster.sh): a cluster has only database 0, so each slot gets its
+ * own cluster, on ports 7000 + 10 * slot to + 2.
+ */
+export const REDIS_CLUSTER_BASE_PORT = 7000 + 10 * slot;
+const clusterNodes = [0, 1, 2].map((i) => `127.0.0.1:${REDIS_CLUSTER_BASE_PORT + i}`).join(',');
+
+export const REDIS_CLUSTER_TEST_ENV = {
+  ...TEST_ENV,
+  REDIS_URL: `redis+cluster://${clusterNodes}`,
+  REDIS_CLUSTER_NODES: clusterNodes,
+};
+
+/** The test files that run against the Redis Cluster too (after the single-Redis run). */
+export const REDIS_CLUSTER_TESTS = ['test/redisCluster.test.ts'];
+
+/** Of those, the files that test the cluster itself: not run against the single Redis. */
+const CLUSTER_ONLY_TESTS = ['test/redisCluster.test.ts'];
+
+const common = {
+  globalSetup: ['test/globalSetup.ts'],
+  // Files share one stack and global switches (maintenance pause, test clock): run them one by one.
+  fileParallelism: false,
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    env: TEST_ENV,
-    globalSetup: ['test/globalSetup.ts'],
-    // Files share one stack and global switches (maintenance pause, test clock): run them one by one.
-    fileParallelism: false,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    projects: [
+      {
+        test: {
+          ...common,
+          name: 'redis',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...CLUSTER_ONLY_TESTS],
+          env: TEST_ENV,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          ...common,
+          name: 'redis-cluster',
+          include: REDIS_CLUSTER_TESTS,
+          env: REDIS_CLUSTER_TEST_ENV,
+          // Both projects use the slot's PostgreSQL and ClickHouse databases: one after the other.
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { AnalysisJob } from '../shared/redis.js';
+import { RedisKeys, type AnalysisJob } from '../shared/redis.js';
 
 /** An analysis job as the ingest edge writes it, with its stream entry id. */
 export interface AnalysisJobEntry extends AnalysisJob {
@@ -82,9 +82,16 @@ export class JobStream {
     return delivery(entries);
   }
 
-  /** Acknowledges and deletes handled entries (the stream keeps only unfinished work). */
-  async ack(ids: readonly string[]): Promise<void> {
+  /**
+   * Acknowledges and deletes handled entries (the stream keeps only unfinished work), after
+   * taking their analysed batches out of `RedisKeys.unanalysedBatches` (stream time). In that
+   * order: a crash in between redelivers entries whose analysis is already committed (a no-op),
+   * never leaves an analysed batch holding stream time back. The set is another key than the
+   * stream (another slot of a Redis Cluster), hence not in the same MULTI.
+   */
+  async ack(ids: readonly string[], batchIds: readonly string[] = []): Promise<void> {
     if (ids.length === 0) return;
+    if (batchIds.length > 0) await this.redis.zrem(RedisKeys.unanalysedBatches, ...batchIds);
     await this.redis.multi().xack(this.stream, this.group, ...ids).xdel(this.stream, ...ids).exec();
   }
 

@@ -70,7 +70,7 @@ export class Analyzer {
       pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, contracts: new ContractCache(deps.pool), compare: this.compare, metrics: this.metrics,
     };
     const streamTime = new StreamTime(deps.redis, deps.clock, {
-      stream: deps.stream ?? RedisKeys.analysisJobs, admissionInFlightMs: deps.config.admissionInFlightMs, graceMs: deps.config.ruleGraceMs,
+      graceMs: deps.config.ruleGraceMs,
     });
     this.firing = { pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, streamTime, graceMs: deps.config.ruleGraceMs };
     this.log = deps.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -116,7 +116,7 @@ export class Analyzer {
     if (delivery.ids.length === 0) return;
     await this.deps.clock.sync();
     await analyseJobs(this.live, delivery.jobs);
-    await this.stream.ack(delivery.ids);
+    await this.stream.ack(delivery.ids, delivery.jobs.map((job) => job.batchId));
     this.metrics.jobs.inc({ outcome: 'analysed' }, delivery.jobs.length);
     if (delivery.ids.length > delivery.jobs.length) this.metrics.jobs.inc({ outcome: 'malformed' }, delivery.ids.length - delivery.jobs.length);
   }

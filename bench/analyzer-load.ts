@@ -351,11 +351,11 @@ async function scrapeEdge(port: number): Promise<Map<string, number>> {
 interface EdgeStats { inserts: number; rowsPerInsert: number; meanInsertMs: number; insertsOver100: number; meanServerMs: number; serverOver150: number }
 function edgeStats(a: Map<string, number>, b: Map<string, number>): EdgeStats {
   const d = (name: string) => (b.get(name) ?? 0) - (a.get(name) ?? 0);
-  const inserts = d('ingest_group_commit_rows_count');
+  const inserts = d('ingest_insert_rows_count');
   const requests = d('ingest_request_duration_seconds_count');
   return {
     inserts,
-    rowsPerInsert: inserts ? d('ingest_group_commit_rows_sum') / inserts : 0,
+    rowsPerInsert: inserts ? d('ingest_insert_rows_sum') / inserts : 0,
     meanInsertMs: inserts ? (d('ingest_insert_duration_seconds_sum') / inserts) * 1000 : 0,
     insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
     meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 // Shared pieces of the ingest benchmarks (issue 4) and the analyzer load driver: the bench stores
 // and edge configuration, a realistic envelope, cheap signed batch bodies with fresh eventIds, the
 // set-up of bench workspaces and Live collectors through the management domain code, per-process
@@ -38,7 +39,7 @@ const UNLIMITED = '1000000000';
  * Operator limits raised so they never bite (03 Limits are per-integration and per-workspace
  * budgets; the bench measures the edge, not the throttle), the real clock (the test clock costs a
  * Redis GET per request), and a short de-duplication window so the bench's millions of eventIds
- * leave Redis soon. Group-commit tuning (INGEST_GROUP_COMMIT_*, INGEST_INSERT_TIMEOUT_MS) and
+ * leave Redis soon. The log and shipping settings (INGEST_WAL_*, INGEST_SHIP_*) and
  * INGEST_WORKER_THREADS are left at the product defaults unless set in the driver's environment.
  */
 export function benchEdgeEnv(): Record<string, string> {
@@ -54,9 +55,11 @@ export function benchEdgeEnv(): Record<string, string> {
     SANDBOX_MONTHLY_ALLOWANCE: UNLIMITED,
     SANDBOX_QUOTA_ENFORCED: '0',
     INGEST_DEDUP_WINDOW_SECONDS: '900',
+    // Not the folder of a product edge running beside the bench (one edge per folder).
+    INGEST_WAL_DIR: resolve('.data/bench-ingest-wal'),
   };
   for (const name of [
-    'INGEST_GROUP_COMMIT_MAX_ROWS', 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 'INGEST_INSERT_TIMEOUT_MS',
+    'INGEST_INSERT_TIMEOUT_MS', 'INGEST_ADMISSION_DEADLINE_MS',
     'INGEST_WORKER_THREADS', 'INGEST_DEDUP_WINDOW_SECONDS', 'SECRET_ENCRYPTION_KEY', 'DATA_DIR',
     'INGEST_WAL_DIR', 'INGEST_WAL_SEGMENT_BYTES', 'INGEST_WAL_MAX_BYTES', 'INGEST_WAL_MAX_AGE_MS', 'INGEST_SHIP_MAX_BYTES', 'INGEST_SHIP_INTERVAL_MS',
   ]) {

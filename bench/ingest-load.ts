@@ -310,7 +310,7 @@ function metricSums(text: string, names: string[]): Record<string, number> {
 }
 
 const SERVER_METRICS = [
-  'ingest_group_commit_rows_count', 'ingest_group_commit_rows_sum', 'ingest_insert_duration_seconds_sum', 'ingest_insert_failures_total',
+  'ingest_insert_rows_count', 'ingest_insert_rows_sum', 'ingest_insert_duration_seconds_sum', 'ingest_insert_failures_total',
   'ingest_admission_duration_seconds_sum', 'ingest_admission_duration_seconds_count', 'ingest_request_duration_seconds_sum',
   'ingest_request_duration_seconds_count', 'ingest_request_duration_seconds_bucket:0.15',
   'ingest_insert_duration_seconds_bucket:0.05', 'ingest_insert_duration_seconds_bucket:0.1',
@@ -340,12 +340,12 @@ async function scrapeMetrics(pool: Pool): Promise<Record<string, number>> {
 
 function serverStats(a: Record<string, number>, b: Record<string, number>): ServerStats {
   const d = (name: string) => b[name] - (a[name] ?? 0);
-  const inserts = d('ingest_group_commit_rows_count');
+  const inserts = d('ingest_insert_rows_count');
   const admissions = d('ingest_admission_duration_seconds_count');
   const requests = d('ingest_request_duration_seconds_count');
   return {
     inserts,
-    rowsPerInsert: inserts ? d('ingest_group_commit_rows_sum') / inserts : 0,
+    rowsPerInsert: inserts ? d('ingest_insert_rows_sum') / inserts : 0,
     meanInsertMs: inserts ? (d('ingest_insert_duration_seconds_sum') / inserts) * 1000 : 0,
     insertsOver50: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.05') / inserts : 0,
     insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
@@ -614,10 +614,8 @@ async function main(): Promise<void> {
   // What the servers will run with: the product's own defaults wherever the environment is silent.
   const { ingest } = loadConfig({ ...process.env, ...edgeEnv });
   const shown = (value: number, name: string) => `${value}${edgeEnv[name] === undefined ? ' (default)' : ''}`;
-  console.log(`edge: group commit max rows ${shown(ingest.groupCommitMaxRows, 'INGEST_GROUP_COMMIT_MAX_ROWS')}, `
-    + `wait ${shown(ingest.groupCommitMinWaitMs, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS')}–${shown(ingest.groupCommitMaxWaitMs, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS')} ms, `
-    + `${shown(ingest.groupCommitBusyWaitMs, 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS')} ms while the cores are saturated, `
-    + `max in flight ${shown(ingest.groupCommitMaxInFlight, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT')}, `
+  console.log(`edge: write-ahead log shipped every ${shown(ingest.shipIntervalMs, 'INGEST_SHIP_INTERVAL_MS')} ms `
+    + `or ${shown(ingest.shipMaxBytes, 'INGEST_SHIP_MAX_BYTES')} bytes, `
     + `worker threads ${shown(ingest.workerThreads, 'INGEST_WORKER_THREADS')}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
 
   await prepareBenchDatabases();

@@ -11,7 +11,7 @@ import { Bench } from 'tinybench';
 import { loadConfig } from '../shared/config.js';
 import { validateEnvelope } from '../shared/envelope/validate.js';
 import { connectRedis } from '../shared/redis.js';
-import { Admission } from '../ingest/admission.js';
+import { Admission } from '../ingest/admission/admission.js';
 import { checkItem, parseBatch, type ItemCheck } from '../ingest/batch.js';
 import { checkBatch, type BatchCheckInput } from '../ingest/batchCheck.js';
 import { BatchPool } from '../ingest/batchPool.js';
@@ -69,7 +69,7 @@ await admin.flushdb();
 admin.disconnect();
 const config = loadConfig({ ...process.env, ...benchEdgeEnv(), REDIS_URL });
 const redis = await connectRedis(REDIS_URL);
-const admission = new Admission(redis, config, 'bench:analysis:jobs');
+const admission = new Admission(redis, config);
 await admission.load();
 let eventCounter = 0;
 const freshEventIds = () => {
@@ -77,8 +77,8 @@ const freshEventIds = () => {
   for (let i = 0; i < N; i += 1) ids.push(`evt_micro_${(eventCounter++).toString().padStart(12, '0')}`);
   return ids;
 };
-const admitted = await admission.admit(credential, { nowMs: Date.now(), itemCount: N, eventIds: freshEventIds() });
-if (admitted.kind !== 'admitted' || admitted.newCount !== N) throw new Error(`admission did not admit the batch: ${JSON.stringify(admitted)}`);
+const admitted = await admission.admit(credential, { nowMs: Date.now(), itemCount: N, eventIds: freshEventIds(), batchId: admission.newBatchId() });
+if (admitted.kind !== 'admitted' || admitted.ticket.newEventIds.length !== N) throw new Error(`admission did not admit the batch: ${JSON.stringify(admitted)}`);
 
 const prefixOf = () => batchRowPrefix({ credential, batchId: 'b0123456789ab', receivedAtMs: nowMs, receivedDate: new Date(nowMs).toISOString().slice(0, 10) });
 const results = valid.map((check, index) => ({ index, accepted: true, eventId: check.envelope.eventId }));
@@ -109,7 +109,7 @@ bench
     for (const item of items) if (!validateEnvelope(item).valid) throw new Error('invalid');
   })
   .add('Admission.admit, 50 fresh eventIds (Redis)', async () => {
-    const result = await admission.admit(credential, { nowMs: Date.now(), itemCount: N, eventIds: freshEventIds() });
+    const result = await admission.admit(credential, { nowMs: Date.now(), itemCount: N, eventIds: freshEventIds(), batchId: admission.newBatchId() });
     if (result.kind !== 'admitted') throw new Error(`not admitted: ${result.kind}`);
   })
   .add('batchRowPrefix + observationRow x50 + Buffer', () => {

@@ -127,12 +127,12 @@ export class CredentialCache {
       if (unknownUntil > now) return null;
       this.unknown.delete(connectionKey);
     }
-    return this.load(connectionKey, cached?.connectionId);
+    return this.load(connectionKey, cached);
   }
 
   /** Reads the binding again (the epoch moved). */
   reload(credential: IngestCredential): Promise<IngestCredential | null> {
-    return this.load(credential.connectionKey, credential.connectionId);
+    return this.load(credential.connectionKey, credential);
   }
 
   /**
@@ -140,26 +140,31 @@ export class CredentialCache {
    * epoch differs from the cached one. Used before refusing a request on cached data.
    */
   async refresh(credential: IngestCredential): Promise<IngestCredential | null> {
-    const epoch = (await this.options.redis.get(RedisKeys.credentialEpoch(credential.connectionId))) ?? '';
+    const epoch = (await this.options.redis.get(RedisKeys.credentialEpoch(credential.accountId, credential.connectionId))) ?? '';
     return epoch === credential.epoch ? credential : this.reload(credential);
   }
 
-  private load(connectionKey: string, knownId: string | undefined): Promise<IngestCredential | null> {
+  /** `known`: the connection's id and account when this key was seen before (they never change). */
+  private load(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
     const running = this.loading.get(connectionKey);
     if (running) return running;
-    const promise = this.read(connectionKey, knownId).finally(() => this.loading.delete(connectionKey));
+    const promise = this.read(connectionKey, known).finally(() => this.loading.delete(connectionKey));
     this.loading.set(connectionKey, promise);
     return promise;
   }
 
-  private async read(connectionKey: string, knownId: string | undefined): Promise<IngestCredential | null> {
+  private async read(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
     this.options.onReload?.();
     const { pool, redis } = this.options;
-    const id = knownId ?? (await pool.query<{ id: string }>('SELECT id FROM connections WHERE connection_key = $1', [connectionKey])).rows[0]?.id;
-    if (id === undefined) return this.forget(connectionKey);
+    const ids = known ?? (await pool.query<{ connectionId: string; accountId: string }>(
+      'SELECT c.id AS "connectionId", w.account_id AS "accountId" FROM connections c JOIN workspaces w ON w.id = c.workspace_id WHERE c.connection_key = $1',
+      [connectionKey],
+    )).rows[0];
+    if (ids === undefined) return this.forget(connectionKey);
+    const id = ids.connectionId;
     // The epoch is read before the binding: a change committing after this read bumps the epoch
     // again after its commit, so the admission script sees the difference on the next batch.
-    const epoch = (await redis.get(RedisKeys.credentialEpoch(id))) ?? '';
+    const epoch = (await redis.get(RedisKeys.credentialEpoch(ids.accountId, id))) ?? '';
     const row = (await pool.query<BindingRow>(BINDING_QUERY, [id])).rows[0];
     if (!row) return this.forget(connectionKey);
     const usable = row.credential_status === 'active' && row.token_hash !== null && row.token_sealed !== null

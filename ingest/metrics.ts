@@ -11,14 +11,10 @@ export class IngestMetrics {
   readonly requestSeconds: Histogram<'route'>;
   readonly admissionSeconds: Histogram;
   readonly insertSeconds: Histogram;
-  readonly groupCommitRows: Histogram;
+  readonly insertRows: Histogram;
   readonly insertFailures: Counter;
-  readonly admissionReleases: Counter<'outcome'>;
   readonly admissionsSettled: Counter<'outcome'>;
-  readonly analysisEnqueueFailures: Counter;
-  readonly analysisBacklog: Gauge;
   readonly credentialLoads: Counter;
-  readonly queuedRows: Gauge;
   /** Read when /metrics is scraped; the pipeline points it at its shared slots. */
   slotsInUse: () => number = () => 0;
 
@@ -40,23 +36,19 @@ export class IngestMetrics {
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1], registers,
     });
     this.insertSeconds = new Histogram({
-      name: 'ingest_insert_duration_seconds', help: 'Duration of a group-commit ClickHouse insert',
+      name: 'ingest_insert_duration_seconds', help: 'Duration of a ClickHouse insert of the log shipper',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers,
     });
-    this.groupCommitRows = new Histogram({
-      name: 'ingest_group_commit_rows', help: 'Rows per group-commit insert',
-      buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000], registers,
+    this.insertRows = new Histogram({
+      name: 'ingest_insert_rows', help: 'Rows per ClickHouse insert of the log shipper',
+      buckets: [1, 10, 100, 1000, 10000, 50000, 100000, 250000, 500000, 1000000], registers,
     });
-    this.insertFailures = new Counter({ name: 'ingest_insert_failures_total', help: 'Group-commit inserts that failed or timed out', registers });
-    this.admissionReleases = new Counter({ name: 'ingest_admission_releases_total', help: 'Admissions released after a failed insert, by outcome', labelNames: ['outcome'], registers });
+    this.insertFailures = new Counter({ name: 'ingest_insert_failures_total', help: 'Shipping rounds that failed (retried from the log)', registers });
     this.admissionsSettled = new Counter({
       name: 'ingest_admissions_settled_total', labelNames: ['outcome'], registers,
-      help: 'Batches whose outcome their process never reported, settled from ClickHouse: kept (written), released (not written), postponed (an insert of theirs still ran), failed (a store did not answer)',
+      help: 'Admitted batches never made durable, settled after their deadline: released, or failed (Redis did not answer)',
     });
-    this.analysisEnqueueFailures = new Counter({ name: 'ingest_analysis_enqueue_failures_total', help: 'Analysis jobs that could not be added after their rows committed (retried in process)', registers });
-    this.analysisBacklog = new Gauge({ name: 'ingest_analysis_enqueue_backlog', help: 'Committed batches whose analysis job waits for a retry', registers });
     this.credentialLoads = new Counter({ name: 'ingest_credential_loads_total', help: 'Credential bindings read from PostgreSQL', registers });
-    this.queuedRows = new Gauge({ name: 'ingest_group_commit_queued_rows', help: 'Rows waiting for a group-commit insert', registers });
     const slotsInUse = () => this.slotsInUse();
     new Gauge({
       name: 'ingest_shared_slots_in_use', help: 'Shared memory slots holding a request body or rows (INGEST_SHARED_SLOTS)', registers,

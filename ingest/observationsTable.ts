@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
-import { ClickHouseError, type ClickHouseClient } from '@clickhouse/client';
-import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import type { ClickHouseClient } from '@clickhouse/client';
 import type { ObservationEnvelope, SchemaShape } from '../shared/envelope/types.js';
 import type { IngestCredential } from './credentials.js';
 
@@ -138,41 +137,16 @@ export function observationRow(prefix: string, envelope: ObservationEnvelope, oc
  * check see whether it still runs). Resolves once ClickHouse answered the insert as done (the
  * rows are committed), rejects on any failure or on `signal`.
  */
-export async function insertObservationRows(client: ClickHouseClient, body: Buffer | readonly Buffer[], signal: AbortSignal, queryId: string): Promise<void> {
+export async function insertObservationRows(client: ClickHouseClient, body: Buffer | readonly Buffer[], signal: AbortSignal): Promise<void> {
   const result = await client.exec({
     query: INSERT_QUERY,
     // Streamed as given: several batches' rows go out without being copied into one buffer.
     values: Readable.from(Buffer.isBuffer(body) ? [body] : body),
     abort_signal: signal,
-    query_id: queryId,
   });
   result.stream.resume();
   await new Promise<void>((resolve, reject) => {
     result.stream.once('end', resolve);
     result.stream.once('error', reject);
   });
-}
-
-/**
- * Whether an insert's error proves nothing of it was written: ClickHouse answered with an
- * exception (an insert of fewer rows than `max_insert_block_size` is one block, written whole
- * or not at all), or the connection was refused before anything was sent.
- */
-export function insertProvesNothingWritten(error: unknown): boolean {
-  return error instanceof ClickHouseError || (error as NodeJS.ErrnoException | null)?.code === 'ECONNREFUSED';
-}
-
-/**
- * The eventIds among `eventIds` that batch `batchId` of the connection wrote. Its rows share the
- * batch's receipt time, so the primary key (connection, receipt time, eventId) narrows the read.
- */
-export async function storedEventIds(client: ClickHouseClient, batch: { connectionId: string; batchId: string; receivedAtMs: number }, eventIds: readonly string[]): Promise<string[]> {
-  if (eventIds.length === 0) return [];
-  const result = await client.query({
-    query: `SELECT DISTINCT event_id FROM observations WHERE connection_id = ${sqlLiteral(batch.connectionId)} `
-      + `AND received_at_ms = ${sqlLiteral(batch.receivedAtMs)} AND event_id IN (${eventIds.map(sqlLiteral).join(', ')}) `
-      + `AND batch_id = ${sqlLiteral(batch.batchId)}`,
-    format: 'JSONEachRow',
-  });
-  return (await result.json<{ event_id: string }>()).map((row) => row.event_id);
 }

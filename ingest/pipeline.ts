@@ -6,23 +6,21 @@ import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors/index.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys, type AnalysisJob } from '../shared/redis.js';
-import { Admission, type AdmissionRequest, type AdmissionResult, type AdmissionTicket } from './admission.js';
-import { AdmissionResolver } from './admissionResolver.js';
+import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
+import { Admission, type AdmissionRequest, type AdmissionResult, type AdmissionTicket } from './admission/admission.js';
+import { AdmissionResolver } from './admission/resolver.js';
 import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './authenticate.js';
 import type { BatchBinding, CheckedBatch } from './batchCheck.js';
 import { BatchChecker, DEFAULT_BATCH_CHECKER_OPTIONS } from './batchChecker.js';
 import { BatchPool } from './batchPool.js';
 import { newRows } from './batchRows.js';
-import { CommitRetryQueue } from './commitRetry.js';
 import { CredentialCache, CredentialDecryptError, type IngestCredential } from './credentials.js';
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
-import { GroupCommitWriter, InsertFailedError } from './groupCommit.js';
-import { MachineLoad } from './machineLoad.js';
 import { encodeBatchRecord } from './log/batchRecord.js';
 import { Shipper } from './log/shipper.js';
 import { WriteAheadLog } from './log/writeAheadLog.js';
 import { IngestMetrics } from './metrics.js';
-import { insertObservationRows, insertProvesNothingWritten } from './observationsTable.js';
+import { insertObservationRows } from './observationsTable.js';
 import { SharedSlots } from './sharedSlots.js';
 
 /** What an edge adapter needs to build the pipeline. */
@@ -77,20 +75,6 @@ export const STORE_RETRY_AFTER_SECONDS = 5;
 /** Overdue batches settled for one admission before it answers 503 (see AdmissionResolver). */
 const MAX_SETTLED_PER_ADMISSION = 5;
 
-/** Requests in progress from which the long group-commit wait pays (see longWaitPays). */
-export const LONG_WAIT_MIN_REQUESTS = 256;
-
-/**
- * Whether the group commit should wait its long, busy wait (INGEST_GROUP_COMMIT_BUSY_WAIT_MS):
- * while the cores are saturated and many requests are in progress, CPU is what every answer
- * waits for, and larger inserts cost ClickHouse much less of it. With few requests in progress
- * the cores may be saturated by something else (ClickHouse merging what a burst left behind):
- * a long wait would then only lengthen the answers (the open-loop p99 at 25,000 envelopes/s rose
- * from about 90 ms to 368 in the 10-s slices right after a full-load minute; bench/RESULTS.md).
- */
-export const longWaitPays = (machineBusy: boolean, requestsInProgress: number): boolean =>
-  machineBusy && requestsInProgress >= LONG_WAIT_MIN_REQUESTS;
-
 /** What the batch checks need of a credential (no secret: it goes to a worker thread). */
 const bindingOf = (credential: IngestCredential): BatchBinding => ({
   connectionId: credential.connectionId, workspaceId: credential.workspaceId, accountId: credential.accountId,
@@ -98,7 +82,7 @@ const bindingOf = (credential: IngestCredential): BatchBinding => ({
   environmentId: credential.environmentId, mode: credential.mode, direction: credential.direction, protocol: credential.protocol,
 });
 
-/** An admitted batch, reduced to what persisting and answering it need. */
+/** An admitted batch, reduced to what logging and answering it need. */
 interface PreparedBatch {
   /** TabSeparated lines of the new observations, or null when there is nothing to write. */
   rows: Buffer | null;
@@ -109,21 +93,18 @@ interface PreparedBatch {
 }
 
 /**
- * The ingest pipeline (issue 4): verify → parse → validate → admit → persist → enqueue, free
- * of any HTTP server. `handle` never throws: every outcome is an EdgeResponse.
+ * The ingest pipeline: verify → parse → validate → admit → log → answer, free of any HTTP
+ * server; the shipper then inserts the log into ClickHouse and enqueues the analysis jobs.
+ * `handle` never throws: every outcome is an EdgeResponse.
  */
 export class IngestPipeline {
   readonly credentials: CredentialCache;
   readonly admission: Admission;
-  readonly writer: GroupCommitWriter;
   private readonly batches: BatchChecker;
   private readonly slots: SharedSlots | null;
-  private readonly commitRetry: CommitRetryQueue;
   private readonly resolver: AdmissionResolver;
-  private readonly machineLoad: MachineLoad | null;
-  /** The write-ahead log and its shipper, when INGEST_WAL_DIR is set (issue 17). */
-  private log: WriteAheadLog | null = null;
-  shipper: Shipper | null = null;
+  private log!: WriteAheadLog;
+  shipper!: Shipper;
   private active = 0;
   private idle: (() => void)[] = [];
 
@@ -132,74 +113,52 @@ export class IngestPipeline {
     this.credentials = new CredentialCache({
       pool: deps.pool, redis: deps.redis, encryptionKey: config.secretEncryptionKey, onReload: () => metrics.credentialLoads.inc(),
     });
-    this.admission = new Admission(deps.redis, config, deps.analysisStream ?? RedisKeys.analysisJobs);
-    this.commitRetry = new CommitRetryQueue(this.admission, metrics);
+    this.admission = new Admission(deps.redis, config);
     this.resolver = new AdmissionResolver({
-      admission: this.admission, redis: deps.redis, clickhouse: deps.clickhouse, clock: deps.clock, metrics, sweepIntervalMs: config.ingest.settleIntervalMs,
+      admission: this.admission, redis: deps.redis, clock: deps.clock, metrics,
+      sweepIntervalMs: config.ingest.settleIntervalMs, deadlineMs: config.ingest.admissionDeadlineMs,
       ...(deps.logError ? { logError: deps.logError } : {}),
     });
     const slots = config.ingest.sharedSlots > 0 ? new SharedSlots(config.ingest.sharedSlots) : null;
     this.slots = slots;
     if (slots !== null) metrics.slotsInUse = () => slots.count - slots.available;
     this.batches = new BatchChecker(config.ingest.workerThreads > 0 ? new BatchPool(config.ingest.workerThreads, { slots }) : null, DEFAULT_BATCH_CHECKER_OPTIONS, slots);
-    this.machineLoad = config.ingest.groupCommitBusyWaitMs > 0 ? new MachineLoad() : null;
-    const machineLoad = this.machineLoad;
-    this.writer = new GroupCommitWriter(
-      (body, _rows, signal, queryId) => insertObservationRows(deps.clickhouse, body, signal, queryId),
-      {
-        maxRows: config.ingest.groupCommitMaxRows,
-        minWaitMs: config.ingest.groupCommitMinWaitMs,
-        maxWaitMs: config.ingest.groupCommitMaxWaitMs,
-        ...(machineLoad ? { busyWaitMs: config.ingest.groupCommitBusyWaitMs, isBusy: () => longWaitPays(machineLoad.busy, this.active) } : {}),
-        maxInFlight: config.ingest.groupCommitMaxInFlight,
-        insertTimeoutMs: config.ingest.insertTimeoutMs,
-        maxQueuedRows: Math.max(4 * config.ingest.groupCommitMaxRows, 2_000),
-        queryIdPrefix: this.admission.insertQueryPrefix,
-        provesNothingWritten: insertProvesNothingWritten,
-      },
-      {
-        inserted: (rows, seconds) => {
-          metrics.groupCommitRows.observe(rows);
-          metrics.insertSeconds.observe(seconds);
-        },
-        failed: () => metrics.insertFailures.inc(),
-      },
-    );
   }
 
-  /** Loads the scripts and creates the analysis consumer group (ignoring BUSYGROUP). */
+  /**
+   * Loads the scripts, creates the analysis consumer group (ignoring BUSYGROUP), opens (and
+   * repairs) the write-ahead log and starts shipping what it holds.
+   */
   async start(): Promise<void> {
+    const analysisStream = this.deps.analysisStream ?? RedisKeys.analysisJobs;
     await this.admission.load();
-    await this.deps.redis.xgroup('CREATE', this.admission.analysisStream, ANALYSIS_CONSUMER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
+    await this.deps.redis.xgroup('CREATE', analysisStream, ANALYSIS_CONSUMER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
       if (!error.message.startsWith('BUSYGROUP')) throw error;
     });
     this.resolver.start();
     const { ingest } = this.deps.config;
-    if (ingest.walDir !== null) {
-      const log = await WriteAheadLog.open({
-        dir: ingest.walDir,
-        segmentBytes: ingest.walSegmentBytes,
-        onRepair: (repair) => this.deps.logError?.('write-ahead log repaired', new Error(`segment ${repair.segment} cut at ${repair.offset}: ${repair.reason}; ${repair.segmentsRemoved} later segments removed`)),
-      });
-      this.log = log;
-      this.shipper = new Shipper({
-        log, admission: this.admission, redis: this.deps.redis, analysisStream: this.admission.analysisStream,
-        analysisStreamMaxLen: ingest.analysisStreamMaxLen,
-        insert: (body, signal, queryId) => insertObservationRows(this.deps.clickhouse, body, signal, queryId),
-        queryIdPrefix: this.admission.insertQueryPrefix, insertTimeoutMs: ingest.insertTimeoutMs,
-        maxInsertBytes: ingest.shipMaxBytes, intervalMs: ingest.shipIntervalMs, maxLogBytes: ingest.walMaxBytes, maxLogAgeMs: ingest.walMaxAgeMs,
-        nowMs: () => Date.now(),
-        onShipped: (_batches, rows, _bytes, seconds) => {
-          this.deps.metrics.groupCommitRows.observe(rows);
-          this.deps.metrics.insertSeconds.observe(seconds);
-        },
-        onFailure: (error) => {
-          this.deps.metrics.insertFailures.inc();
-          this.deps.logError?.('write-ahead log shipping failed', error);
-        },
-      });
-      await this.shipper.start();
-    }
+    const metrics = this.deps.metrics;
+    this.log = await WriteAheadLog.open({
+      dir: ingest.walDir,
+      segmentBytes: ingest.walSegmentBytes,
+      onRepair: (repair) => this.deps.logError?.('write-ahead log repaired', new Error(`segment ${repair.segment} cut at ${repair.offset}: ${repair.reason}; ${repair.segmentsRemoved} later segments removed`)),
+    });
+    this.shipper = new Shipper({
+      log: this.log, admission: this.admission, redis: this.deps.redis, analysisStream, analysisStreamMaxLen: ingest.analysisStreamMaxLen,
+      insert: (body, signal) => insertObservationRows(this.deps.clickhouse, body, signal),
+      insertTimeoutMs: ingest.insertTimeoutMs,
+      maxInsertBytes: ingest.shipMaxBytes, intervalMs: ingest.shipIntervalMs, maxLogBytes: ingest.walMaxBytes, maxLogAgeMs: ingest.walMaxAgeMs,
+      nowMs: () => Date.now(),
+      onShipped: (_batches, rows, _bytes, seconds) => {
+        metrics.insertRows.observe(rows);
+        metrics.insertSeconds.observe(seconds);
+      },
+      onFailure: (error) => {
+        metrics.insertFailures.inc();
+        this.deps.logError?.('write-ahead log shipping failed', error);
+      },
+    });
+    await this.shipper.start();
   }
 
   /**
@@ -235,19 +194,12 @@ export class IngestPipeline {
     return response;
   }
 
-  /** Waits for requests in progress and flushes the group commit (graceful shutdown). */
+  /** Waits for requests in progress, then ships what the log holds (graceful shutdown). */
   async drain(): Promise<void> {
-    // Flush first: requests in progress are waiting for their rows to commit.
-    const flushed = this.writer.drain();
     if (this.active > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
-    await flushed;
-    await this.writer.drain();
-    await this.commitRetry.flush();
-    this.commitRetry.stop();
-    await this.shipper?.drain();
-    await this.log?.close();
+    await this.shipper.drain();
+    await this.log.close();
     this.resolver.stop();
-    this.machineLoad?.stop();
     await this.batches.close();
   }
 
@@ -301,8 +253,8 @@ export class IngestPipeline {
 
   /**
    * Verify, then parse, validate and serialise on a worker thread (batchCheck.ts), then admit;
-   * the answer's text and the new rows are ready before the group commit, so nothing of the
-   * parsed batch stays alive while the rows wait for it.
+   * the answer's text and the new rows are ready before the log write, so nothing of the parsed
+   * batch stays alive while the rows wait for it.
    */
   private async admitBatch(request: EdgeRequest): Promise<EdgeResponse | PreparedBatch> {
     if (request.rawBody.length > MAX_BODY_BYTES) throw new AppError('request_too_large');
@@ -322,8 +274,9 @@ export class IngestPipeline {
       if (checked.kind === 'batch_shape') throw new BatchShapeError();
       let prepared: PreparedBatch | undefined;
       try {
-        if (this.shipper?.saturated()) throw serviceUnavailable(STORE_RETRY_AFTER_SECONDS);
-        if (this.writer.saturated()) throw serviceUnavailable(1);
+        if (this.shipper.saturated()) throw serviceUnavailable(STORE_RETRY_AFTER_SECONDS);
+        // Past this, the analyzer's stream time may have passed this batch's receipt time.
+        if (this.deps.clock.nowMs() - nowMs > RECEIPT_TO_ADMISSION_MAX_MS) throw serviceUnavailable(1);
         const started = process.hrtime.bigint();
         const result = await fromStore(this.admitSettling(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
         this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
@@ -342,15 +295,15 @@ export class IngestPipeline {
   }
 
   /**
-   * Admission, after settling the overdue batches that hold this batch's eventIds (their process
-   * died or lost its answer): whether their rows were written decides whether these eventIds are
-   * new, so none is ever counted twice. Still unsettled → 503, the collector retries.
+   * Admission, after settling the overdue batches that hold this batch's eventIds (their edge
+   * died or lost its answer before making them durable): they are released, so these eventIds are
+   * new and counted once. Still unsettled → 503, the collector retries.
    */
   private async admitSettling(credential: IngestCredential, request: AdmissionRequest): Promise<AdmissionResult> {
     for (let settled = 0; ; settled += 1) {
       const result = await this.admission.admit(credential, request);
-      if (result.kind !== 'unsettled') return result;
-      if (settled === MAX_SETTLED_PER_ADMISSION || !(await this.resolver.settleOverdue(result.batchId, result.deadlineMs))) return result;
+      if (result.kind !== 'unsettled' || settled === MAX_SETTLED_PER_ADMISSION) return result;
+      await this.resolver.settle(result);
     }
   }
 
@@ -364,13 +317,13 @@ export class IngestPipeline {
         });
       case 'in_flight':
       case 'unsettled':
-        // An eventId of this batch belongs to another batch whose insert has not finished yet,
-        // or whose outcome is not known yet.
+        // An eventId of this batch belongs to another batch not yet durable in a log.
         throw serviceUnavailable(1);
       case 'admitted':
         break;
     }
-    const { ticket, duplicate, newCount } = result;
+    const { ticket, duplicate } = result;
+    const newCount = ticket.newEventIds.length;
     const accepted = checked.eventIds.length;
     return {
       rows: newRows(checked, duplicate),
@@ -382,61 +335,33 @@ export class IngestPipeline {
     };
   }
 
-  /** Persist, then enqueue: the answer is sent only once the rows are committed. */
+  /**
+   * The batch is answered once its record is durable in the log and the admission committed it
+   * (DURABLE); the shipper inserts it and enqueues its analysis. A record the admission does not
+   * commit (Redis unreachable, or the batch was released meanwhile) is answered 503: the shipper
+   * later commits or drops it by the same rule, so the answer and what ClickHouse holds never
+   * disagree. A failed append leaves the admission to the resolver, which releases it after its
+   * deadline.
+   */
   private async persist(batch: PreparedBatch): Promise<EdgeResponse> {
-    const metrics = this.deps.metrics;
-    if (batch.rows !== null && this.log !== null) {
-      await this.logBatch(batch, this.log);
-    } else if (batch.rows !== null) {
-      const failure = await this.writer.write(batch.rows, batch.job.eventIds.length).then(() => null, (error: unknown) => error);
-      this.batches.release(batch.rows);
-      if (failure !== null) {
-        // Nothing of this batch is answered as accepted. Rows certainly not written: the
-        // admission is undone now, so the retry with the same eventIds is admitted and counted
-        // once (issue 4 item 5). Rows that ClickHouse may still write: settled from what it holds
-        // once the insert has ended (the retry meanwhile answers 503).
-        if (failure instanceof InsertFailedError && failure.outcome === 'unknown' && failure.queryId !== null) {
-          this.resolver.settleAfterInsert(failure.queryId, batch.ticket.batchId);
-        } else {
-          // A failed release leaves the batch to the resolver's sweep after its deadline.
-          await this.admission.release(batch.ticket.batchId).then(
-            () => metrics.admissionReleases.labels('released').inc(),
-            () => metrics.admissionReleases.labels('failed').inc(),
-          );
-        }
-        throw serviceUnavailable(1);
+    if (batch.rows !== null) {
+      let appended: Promise<unknown>;
+      try {
+        appended = this.log.append(encodeBatchRecord({ accountId: batch.ticket.accountId, job: batch.job, rows: batch.rows }));
+      } finally {
+        this.batches.release(batch.rows);
       }
-      const enqueued = await this.admission.commit(batch.job).catch(() => false);
-      if (!enqueued) this.commitRetry.add(batch.job);
+      await fromStore(appended);
+      const { accountId, batchId, receivedAtMs } = batch.ticket;
+      const committed = await fromStore(this.admission.durable({ accountId, batchId, receivedAtMs }));
+      this.shipper.notify();
+      if (!committed) throw serviceUnavailable(1);
     }
+    const metrics = this.deps.metrics;
     metrics.envelopeCounts.accepted.inc(batch.counts.accepted);
     metrics.envelopeCounts.duplicate.inc(batch.counts.duplicate);
     metrics.envelopeCounts.rejected.inc(batch.counts.rejected);
-    metrics.queuedRows.set(this.writer.pendingRows);
     return batch.response;
-  }
-
-  /**
-   * The write-ahead log's persist: the batch is answered once its record is durable in the log
-   * and the admission committed it (DURABLE); the shipper inserts it and enqueues its analysis.
-   * A record the admission does not commit (Redis unreachable, or the batch was released
-   * meanwhile) is answered 503: the shipper later commits or drops it by the same rule, so the
-   * answer and what ClickHouse holds never disagree.
-   */
-  private async logBatch(batch: PreparedBatch, log: WriteAheadLog): Promise<void> {
-    const rows = batch.rows!;
-    let appended: Promise<unknown>;
-    try {
-      appended = log.append(encodeBatchRecord({ job: batch.job, rows }));
-    } finally {
-      this.batches.release(rows);
-    }
-    // A failed append leaves the admission to the resolver: after the batch's deadline it finds
-    // no rows in ClickHouse and releases it, and the shipper then drops the record if it exists.
-    await fromStore(appended);
-    const committed = await fromStore(this.admission.durable({ batchId: batch.ticket.batchId, receivedAtMs: batch.job.receivedAtMs }));
-    this.shipper!.notify();
-    if (!committed) throw serviceUnavailable(1);
   }
 
   /** 03 Collector connection check: signed over `<t>.` and the (empty) body, per-client budget. */

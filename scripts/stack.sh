@@ -3,11 +3,14 @@
 # (Debian bookworm packages), all bound to 127.0.0.1, all data under ${DATA_DIR:-./.data}.
 #
 #   scripts/stack.sh up                 install what is missing, start what is not running
-#   scripts/stack.sh down               stop all three
+#   scripts/stack.sh down               stop them all
 #   scripts/stack.sh status             show which are up (exit 0 = all up, 3 = some down)
 #   scripts/stack.sh install            only install the missing Debian packages
 #   scripts/stack.sh env                print the connection URLs as export lines
-#   scripts/stack.sh start-<name>|stop-<name>   one server; name = postgres|redis|clickhouse
+#   scripts/stack.sh start-<name>|stop-<name>   one server; name = postgres|redis|redis-cluster|clickhouse
+#
+# Besides the single Redis, `up` starts a three-master Redis Cluster (scripts/redis-cluster.sh) on
+# REDIS_CLUSTER_BASE_PORT..+2 (7000-7002), for the tests that run against a cluster.
 #
 # Environment: DATA_DIR (relative to the repo root unless absolute), PGPORT (5432),
 # REDIS_PORT (6379), CLICKHOUSE_HTTP_PORT (8123), CLICKHOUSE_TCP_PORT (9000),
@@ -39,6 +42,7 @@ REDIS_PORT=${REDIS_PORT:-6379}
 CH_HTTP_PORT=${CLICKHOUSE_HTTP_PORT:-8123}
 CH_TCP_PORT=${CLICKHOUSE_TCP_PORT:-9000}
 TIMEOUT=${STACK_TIMEOUT:-60}
+REDIS_CLUSTER_BASE=${REDIS_CLUSTER_BASE_PORT:-7000}
 
 PG_MAJOR=15
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/$PG_MAJOR/bin}
@@ -481,6 +485,11 @@ status_redis() {
   fi
 }
 
+# ---------------------------------------------------------------- redis cluster
+
+# 9>&-: the cluster's servers must not inherit our lock fd.
+redis_cluster() { bash "$SCRIPT_DIR/redis-cluster.sh" "$1" "$REDIS_CLUSTER_BASE" 9>&-; }
+
 # ---------------------------------------------------------------- clickhouse
 
 ch_running() { pid_is "$(read_pid "$CH_PID")" "$CH_CONF"; }
@@ -597,6 +606,7 @@ cmd_env() {
 export DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@$HOST:$PGPORT/svc
 # test database: postgres://$PG_USER:$PG_PASSWORD@$HOST:$PGPORT/svc_test
 export REDIS_URL=redis://$HOST:$REDIS_PORT
+# Redis Cluster instead: export REDIS_CLUSTER_NODES=$HOST:$REDIS_CLUSTER_BASE,$HOST:$((REDIS_CLUSTER_BASE + 1)),$HOST:$((REDIS_CLUSTER_BASE + 2))
 export CLICKHOUSE_URL=http://$HOST:$CH_HTTP_PORT
 EOF
 }
@@ -605,12 +615,13 @@ cmd_status() {
   local rc=0
   status_postgres || rc=3
   status_redis || rc=3
+  redis_cluster status || rc=3
   status_clickhouse || rc=3
   return $rc
 }
 
 usage() {
-  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -623,13 +634,15 @@ main() {
       ensure_packages postgres redis clickhouse
       start_postgres
       start_redis
+      redis_cluster start
       start_clickhouse
       local ms=$(( $(now_ms) - t0 ))
-      log "up in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s: postgres $HOST:$PGPORT, redis $HOST:$REDIS_PORT, clickhouse $HOST:$CH_HTTP_PORT"
+      log "up in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s: postgres $HOST:$PGPORT, redis $HOST:$REDIS_PORT, redis cluster $HOST:$REDIS_CLUSTER_BASE-$((REDIS_CLUSTER_BASE + 2)), clickhouse $HOST:$CH_HTTP_PORT"
       ;;
     down)
       take_lock
       stop_clickhouse
+      redis_cluster stop
       stop_redis
       stop_postgres
       ;;
@@ -644,6 +657,8 @@ main() {
     stop-postgres) take_lock; stop_postgres ;;
     start-redis) take_lock; start_redis ;;
     stop-redis) take_lock; stop_redis ;;
+    start-redis-cluster) take_lock; redis_cluster start ;;
+    stop-redis-cluster) take_lock; redis_cluster stop ;;
     start-clickhouse) take_lock; start_clickhouse ;;
     stop-clickhouse) take_lock; stop_clickhouse ;;
     -h | --help | help) usage ;;

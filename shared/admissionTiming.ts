@@ -1,15 +1,10 @@
-import type { IngestEdgeConfig } from './config.js';
-
 /**
- * How long an admitted batch may stay "in flight" (admitted, its rows not yet known to be in
- * ClickHouse): queue wait and insert both time out after insertTimeoutMs (see GroupCommitWriter),
- * plus the group-commit wait and a margin. The one source of a timing two processes agree on:
- * the edge scores its unsettled batches `receivedAtMs + admissionInFlightMs` in
- * `RedisKeys.pendingAdmissions`, and the analyzer reads that set back into receipt times to know
- * which observations may still be on their way (analyzer/streamTime.ts).
+ * The one timing the ingest edge and the analyzer must agree on. The edge stamps a batch with its
+ * receipt time when the request is authenticated, then checks it (worker threads, possibly
+ * queued under load), then admits it, which puts it in `RedisKeys.pendingAdmissions`. Between the
+ * stamp and the admission the batch is in no set the analyzer can see, so the analyzer's stream
+ * time stays at least this far behind the service clock (ANALYZER_RULE_GRACE_MS may not be lower),
+ * and the edge refuses with 503 a batch it would admit later than this after its stamp
+ * (ingest/pipeline.ts). Both sides import this constant; test/admissionTiming.test.ts pins them.
  */
-export function admissionInFlightMs(ingest: Pick<IngestEdgeConfig, 'insertTimeoutMs' | 'groupCommitMaxWaitMs' | 'groupCommitBusyWaitMs'>): number {
-  const longestWait = Math.max(ingest.groupCommitMaxWaitMs, ingest.groupCommitBusyWaitMs);
-  return 3 * ingest.insertTimeoutMs + longestWait + 5_000;
-}
-
+export const RECEIPT_TO_ADMISSION_MAX_MS = 1_000;

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { admissionInFlightMs } from './admissionTiming.js';
+import { clusterUrlOf, parseClusterNodes, parseRedisTarget, REDIS_CLUSTER_SCHEME, RedisTargetError } from './redisTarget.js';
+import { RECEIPT_TO_ADMISSION_MAX_MS } from './admissionTiming.js';
 
 /**
  * Typed configuration, read once from the environment and validated; a bad value stops the
@@ -11,6 +12,7 @@ import { admissionInFlightMs } from './admissionTiming.js';
  */
 export interface Config {
   databaseUrl: string;
+  /** `redis://` one server, or `redis+cluster://host:port,...` a Redis Cluster (REDIS_CLUSTER_NODES; shared/redisTarget.ts). */
   redisUrl: string;
   clickhouseUrl: string;
   clickhouseDatabase: string;
@@ -38,20 +40,13 @@ export interface IngestEdgeConfig {
   port: number;
   /** How long an accepted eventId is remembered in Redis for de-duplication (seconds). */
   dedupWindowSeconds: number;
-  /** A group-commit insert is sent once this many rows wait, or... */
-  groupCommitMaxRows: number;
-  /**
-   * ...or once the wait has passed since the previous insert started: twice the recent insert
-   * duration, within these bounds (milliseconds; ingest/groupCommit.ts).
-   */
-  groupCommitMinWaitMs: number;
-  groupCommitMaxWaitMs: number;
-  /** The wait while the machine's cores are saturated (ingest/machineLoad.ts); 0: no such wait. */
-  groupCommitBusyWaitMs: number;
-  /** At most this many ClickHouse inserts in flight at once. */
-  groupCommitMaxInFlight: number;
-  /** An insert that has not committed within this time fails its batches with 503. */
+  /** A shipper insert that has not committed within this time is abandoned and sent again. */
   insertTimeoutMs: number;
+  /**
+   * An admitted batch not made durable in the log within this time is taken to be lost (its edge
+   * died or lost Redis's answer): its eventIds are then released (ingest/admissionResolver.ts).
+   */
+  admissionDeadlineMs: number;
   /** How often the edge settles admitted batches whose process never reported them (ingest/admissionResolver.ts). */
   settleIntervalMs: number;
   /** Per-client budget of GET /v1/collector/connection (per Connection key and minute). */
@@ -69,11 +64,10 @@ export interface IngestEdgeConfig {
    */
   sharedSlots: number;
   /**
-   * The write-ahead log's folder (issue 17): accepted batches are answered once durable there
-   * and shipped to ClickHouse from it. Unset: the group-commit path (answered once inserted);
-   * the log becomes the only path once the fault tests of issue 17 cover it.
+   * The write-ahead log's folder: accepted batches are answered once durable there and shipped
+   * to ClickHouse from it. One edge process per folder (it is locked while open).
    */
-  walDir: string | null;
+  walDir: string;
   /** A log segment is closed past this size. */
   walSegmentBytes: number;
   /** Past this many unshipped bytes, or an unshipped batch this old, requests get 503 until the log ships. */
@@ -117,8 +111,6 @@ export interface AnalyzerConfig {
    * covered by it.
    */
   ruleGraceMs: number;
-  /** The ingest edge's admissionInFlightMs (shared/admissionTiming.ts), from the ingest settings. */
-  admissionInFlightMs: number;
 }
 
 export interface IngestLimits {
@@ -191,6 +183,24 @@ function encryptionKey(env: Env, dataDir: string): Buffer {
   return key;
 }
 
+/**
+ * REDIS_CLUSTER_NODES (`host:port,...`), when set, wins over REDIS_URL and selects a Redis Cluster;
+ * REDIS_URL may name one too, as `redis+cluster://host:port,...`.
+ */
+function redisUrl(env: Env): string {
+  const nodes = str(env, 'REDIS_CLUSTER_NODES', '');
+  const [name, value] = nodes !== '' ? ['REDIS_CLUSTER_NODES', nodes] : ['REDIS_URL', str(env, 'REDIS_URL', '')];
+  if (name === 'REDIS_URL' && !value.startsWith(REDIS_CLUSTER_SCHEME)) return url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:']);
+  try {
+    if (name === 'REDIS_CLUSTER_NODES') return clusterUrlOf(parseClusterNodes(value));
+    parseRedisTarget(value);
+    return value;
+  } catch (error) {
+    if (error instanceof RedisTargetError) throw new ConfigError(`${name}: ${error.message}`);
+    throw error;
+  }
+}
+
 function clickhouseCluster(env: Env): Pick<Config, 'clickhouseCluster'> {
   const name = str(env, 'CLICKHOUSE_CLUSTER', '');
   if (name === '') return {};
@@ -201,8 +211,6 @@ function clickhouseCluster(env: Env): Pick<Config, 'clickhouseCluster'> {
 /** INGEST_WORKER_THREADS when unset: the machine's cores, at most 8. */
 const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
 
-/** An absolute path, or null for an unset (empty) setting. */
-const optionalPath = (value: string): string | null => (value === '' ? null : resolve(value));
 
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(str(env, 'DATA_DIR', './.data'));
@@ -211,18 +219,14 @@ export function loadConfig(env: Env = process.env): Config {
     host: host('INGEST_HOST'),
     port: int(env, 'INGEST_PORT', 8080, 0, 65535),
     dedupWindowSeconds: int(env, 'INGEST_DEDUP_WINDOW_SECONDS', 7 * 24 * 3600, 60),
-    groupCommitMaxRows: int(env, 'INGEST_GROUP_COMMIT_MAX_ROWS', 30_000, 1, 1_000_000),
-    groupCommitMinWaitMs: int(env, 'INGEST_GROUP_COMMIT_MIN_WAIT_MS', 50, 0, 10_000),
-    groupCommitMaxWaitMs: int(env, 'INGEST_GROUP_COMMIT_MAX_WAIT_MS', 200, 0, 10_000),
-    groupCommitBusyWaitMs: int(env, 'INGEST_GROUP_COMMIT_BUSY_WAIT_MS', 400, 0, 10_000),
-    groupCommitMaxInFlight: int(env, 'INGEST_GROUP_COMMIT_MAX_IN_FLIGHT', 2, 1, 64),
-    insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 5_000, 100, 600_000),
+    insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 30_000, 100, 600_000),
+    admissionDeadlineMs: int(env, 'INGEST_ADMISSION_DEADLINE_MS', 10_000, 5_000, 600_000),
     settleIntervalMs: int(env, 'INGEST_SETTLE_INTERVAL_MS', 1_000, 100, 3_600_000),
     connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
     analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
     workerThreads: int(env, 'INGEST_WORKER_THREADS', defaultWorkerThreads(), 0, 64),
     sharedSlots: int(env, 'INGEST_SHARED_SLOTS', 2048, 0, 65_536),
-    walDir: optionalPath(str(env, 'INGEST_WAL_DIR', '')),
+    walDir: resolve(str(env, 'INGEST_WAL_DIR', `${dataDir}/ingest-wal`)),
     walSegmentBytes: int(env, 'INGEST_WAL_SEGMENT_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     walMaxBytes: int(env, 'INGEST_WAL_MAX_BYTES', 2 * 1024 * 1024 * 1024, 1024 * 1024),
     walMaxAgeMs: int(env, 'INGEST_WAL_MAX_AGE_MS', 15 * 60_000, 1_000),
@@ -231,7 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://svc:svc@127.0.0.1:5432/svc', ['postgres:', 'postgresql:']),
-    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:']),
+    redisUrl: redisUrl(env),
     clickhouseUrl: url(env, 'CLICKHOUSE_URL', 'http://127.0.0.1:8123', ['http:', 'https:']),
     clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'svc'),
     ...clickhouseCluster(env),
@@ -249,8 +253,8 @@ export function loadConfig(env: Env = process.env): Config {
       batchMarkerRetentionSeconds: int(env, 'ANALYZER_BATCH_MARKER_RETENTION_SECONDS', 24 * 3600, 60),
       reanalysisPollMs: int(env, 'ANALYZER_REANALYSIS_POLL_MS', 500, 10, 60_000),
       rulePollMs: int(env, 'ANALYZER_RULE_POLL_MS', 1_000, 10, 60_000),
-      ruleGraceMs: int(env, 'ANALYZER_RULE_GRACE_MS', 2_000, 0, 600_000),
-      admissionInFlightMs: admissionInFlightMs(ingest),
+      // At least the longest an edge takes from a receipt to its admission (streamTime.ts).
+      ruleGraceMs: int(env, 'ANALYZER_RULE_GRACE_MS', 2_000, RECEIPT_TO_ADMISSION_MAX_MS, 600_000),
     },
     dataDir,
     secretEncryptionKey: encryptionKey(env, dataDir),

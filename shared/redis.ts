@@ -1,14 +1,18 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { parseRedisTarget, type RedisTarget } from './redisTarget.js';
 
 export type { Redis } from 'ioredis';
 
 /**
- * One Redis client per process. Commands fail fast while Redis is down (no offline queue),
- * so callers answer 503 instead of hanging. Commands issued in the same event-loop tick go out
- * in one socket write (auto-pipelining): on the ingest edge the many admission and commit calls
- * of a busy tick otherwise cost one loopback write each.
+ * One Redis client per process, for one server or a Redis Cluster (config.redisUrl,
+ * shared/redisTarget.ts). Commands fail fast while Redis is down (no offline queue), so callers
+ * answer 503 instead of hanging. Commands issued in the same event-loop tick go out in one socket
+ * write per server (auto-pipelining): on the ingest edge the many admission and commit calls of a
+ * busy tick otherwise cost one loopback write each.
  */
 export async function connectRedis(url: string): Promise<Redis> {
+  const target = parseRedisTarget(url);
+  if (target.kind === 'cluster') return connectCluster(target);
   const redis = new Redis(url, {
     enableAutoPipelining: true,
     enableOfflineQueue: false,
@@ -21,33 +25,85 @@ export async function connectRedis(url: string): Promise<Redis> {
   return redis;
 }
 
+/**
+ * A Redis Cluster client, returned typed as `Redis` (the one cast of the product, docs/decisions.md
+ * "Redis Cluster"): both classes inherit every command, with the same signature, from ioredis's
+ * Commander, and the cluster routes each command to the master of its key's slot, so callers take
+ * either unchanged. What does not work the same on a cluster:
+ * - commands, scripts (EVAL/EVALSHA KEYS) and MULTI over several keys need every key in one slot,
+ *   else CROSSSLOT (auto-pipelining makes ioredis refuse them first: "All the keys in a pipeline
+ *   command should belong to the same slot"): give the keys one hash tag (`{...}`, as `accountTag`);
+ * - `pipeline()` needs all its keys on one master;
+ * - keyless server commands go to one master only: FLUSHDB, FLUSHALL, SCAN, KEYS, DBSIZE, INFO,
+ *   SCRIPT LOAD/EXISTS/FLUSH, so an EVALSHA can meet NOSCRIPT on another master: loop over
+ *   `masterNodes()` (or fall back to EVAL);
+ * - SELECT: a cluster has only database 0;
+ * - `duplicate()` opens another cluster client (a blocking XREADGROUP on it still works);
+ * - the client's own fields (`options`, `nodes()`, status events) differ: use `isCluster()`.
+ */
+async function connectCluster(target: Extract<RedisTarget, { kind: 'cluster' }>): Promise<Redis> {
+  const cluster = new Cluster(target.nodes, {
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    // No enableOfflineQueue here: ioredis queues the first command of a master while it opens
+    // that master's connection; the cluster-level setting above is what refuses commands.
+    redisOptions: { username: target.username, password: target.password, maxRetriesPerRequest: 1, connectTimeout: 2000 },
+  });
+  cluster.on('error', () => undefined);
+  try {
+    await cluster.connect();
+    // ioredis opens a master's connection at its first command: open them all now, so that an
+    // unreachable master fails the start-up (as one unreachable server does) rather than requests.
+    await Promise.all(cluster.nodes('master').map((node) => node.ping()));
+  } catch (error) {
+    cluster.disconnect();
+    throw error;
+  }
+  return cluster as unknown as Redis;
+}
+
+export const isCluster = (redis: Redis): boolean => (redis as Redis | Cluster) instanceof Cluster;
+
+/** The masters of a cluster client, or the single server's client itself: for the keyless commands above. */
+export function masterNodes(redis: Redis): Redis[] {
+  const client = redis as Redis | Cluster;
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+/**
+ * The hash tag of an account's keys: on a Redis Cluster, every key holding it is in one slot, so
+ * that one script call of the ingest edge can take all the keys of an admission (ingest/admission).
+ */
+export const accountTag = (accountId: string): string => `{${accountId}}`;
+
 /** Redis keys shared by several processes, named in one place. */
 export const RedisKeys = {
   maintenancePaused: 'maintenance:paused',
   testClockOffset: 'clock:offset_ms',
-  credentialEpoch: (connectionId: string) => `cred_epoch:${connectionId}`,
+  credentialEpoch: (accountId: string, connectionId: string) => `cred_epoch:${accountTag(accountId)}:${connectionId}`,
   workspaceCreations: (userId: string) => `ws_create:${userId}`,
   /** 02 Limits: a workspace's rule mutations of the last minute (a sliding window). */
   ruleMutations: (workspaceId: string) => `rule_mut:${workspaceId}`,
   /** 02 Limits: a workspace's previews of the last minute, shared by setup, copy and compensation. */
   configurationPreviews: (workspaceId: string) => `cfg_preview:${workspaceId}`,
   /**
-   * Sorted set of the ingest edge's unsettled batches, scored `receivedAtMs + admissionInFlightMs`
-   * (shared/admissionTiming.ts): written by the edge, read by the analyzer's stream time.
+   * Sorted set of the batches admitted and not yet durable in an ingest edge's log, scored by
+   * receipt time (ms): written by the edge, read by the analyzer's stream time.
    */
   pendingAdmissions: 'ingest:pending',
   /**
-   * Sorted set of batches durable in an ingest edge's write-ahead log whose rows are not yet in
-   * ClickHouse with their analysis job added, scored by receipt time (ms): the analyzer's stream
-   * time waits for them too.
+   * Sorted set of the batches durable in an ingest edge's log whose analysis job the analyzer has
+   * not yet acknowledged, scored by receipt time (ms): the analyzer's stream time waits for them.
    */
-  unshippedBatches: 'ingest:unshipped',
+  unanalysedBatches: 'ingest:unanalysed',
   /** Account total of accepted Sandbox observations in a UTC month (`YYYY-MM`), an integer string. */
-  sandboxMonthlyUsage: (accountId: string, period: string) => `usage:sandbox:${accountId}:${period}`,
+  sandboxMonthlyUsage: (accountId: string, period: string) => `usage:sandbox:${accountTag(accountId)}:${period}`,
   /** One workspace's accepted observations of a mode in a UTC month, an integer string. */
-  workspaceMonthlyUsage: (workspaceId: string, period: string, mode: 'sandbox' | 'live') => `usage:${mode}:ws:${workspaceId}:${period}`,
+  workspaceMonthlyUsage: (accountId: string, workspaceId: string, period: string, mode: 'sandbox' | 'live') =>
+    `usage:${mode}:ws:${accountTag(accountId)}:${workspaceId}:${period}`,
   /** An operator-set Sandbox monthly allowance of an account (mirrors accounts.sandbox_monthly_allowance). */
-  sandboxAllowanceLimit: (accountId: string) => `allowance:sandbox:${accountId}`,
+  sandboxAllowanceLimit: (accountId: string) => `allowance:sandbox:${accountTag(accountId)}`,
   /** Analysis work: one stream entry per ingested batch with new observations (read by ANALYSIS_CONSUMER_GROUP). */
   analysisJobs: 'analysis:jobs',
 } as const;
@@ -71,6 +127,6 @@ export const ANALYSIS_CONSUMER_GROUP = 'analyzers';
  * (a committed change never lacks a bump; a rolled-back one only costs the edge a reload) and
  * again after COMMIT (so a reload that raced the commit is invalidated too).
  */
-export async function bumpCredentialEpoch(redis: Redis, connectionId: string): Promise<number> {
-  return redis.incr(RedisKeys.credentialEpoch(connectionId));
+export async function bumpCredentialEpoch(redis: Redis, accountId: string, connectionId: string): Promise<number> {
+  return redis.incr(RedisKeys.credentialEpoch(accountId, connectionId));
 }

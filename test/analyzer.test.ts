@@ -310,6 +310,7 @@ describe('analyzer', () => {
     const { collector } = await collectorWith('3.0.3');
     const seen = order({ lines: arr(obj({ sku: s('string') })), customer: obj({ email: s('string') }) });
     expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: seen }), caseEnvelope(collector, { shape: order(), inspected: false })])).status).toBe(202);
+    await edge.shipped();
     const res = await callWithKey(ctx, apiKey, 'GET', `/v1/connections/${collector.connectionId}/coverage`);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');

@@ -140,6 +140,8 @@ describe('analyzer process: crash recovery and several consumers', () => {
         if (answer.status !== 202 || answer.body.persisted !== batch.length) throw new Error(`ingest answered ${answer.status}: ${answer.text}`);
       }
     }));
+    // The jobs are in the stream once the edge's log has shipped their rows.
+    expect(await edge.shipped()).toBe(true);
   }
 
   async function outcome(connectionId: string) {

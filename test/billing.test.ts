@@ -62,9 +62,9 @@ describe('GET /billing-accounts/{accountId}/usage', () => {
     const { boot, second } = await accountWithTwoWorkspaces();
     const { period, periodStart, resetAt } = usagePeriodOf(ctx.deps.clock.now());
     await ctx.deps.redis.set(RedisKeys.sandboxMonthlyUsage(boot.account.id, period), '1234');
-    await ctx.deps.redis.set(RedisKeys.workspaceMonthlyUsage(boot.workspace.id, period, 'sandbox'), '1000');
-    await ctx.deps.redis.set(RedisKeys.workspaceMonthlyUsage(second.id, period, 'sandbox'), '234');
-    await ctx.deps.redis.set(RedisKeys.workspaceMonthlyUsage(second.id, period, 'live'), '99');
+    await ctx.deps.redis.set(RedisKeys.workspaceMonthlyUsage(boot.account.id, boot.workspace.id, period, 'sandbox'), '1000');
+    await ctx.deps.redis.set(RedisKeys.workspaceMonthlyUsage(boot.account.id, second.id, period, 'sandbox'), '234');
+    await ctx.deps.redis.set(RedisKeys.workspaceMonthlyUsage(boot.account.id, second.id, period, 'live'), '99');
     await ctx.deps.redis.set(RedisKeys.sandboxMonthlyUsage(boot.account.id, '1999-01'), '5');
 
     const res = await callWithSession(ctx, boot.sessionToken, 'GET', `/billing-accounts/${boot.account.id}/usage`);

@@ -213,6 +213,7 @@ describe('the ingest edge on the cluster', () => {
         for (const item of batch) eventIds.add(item.eventId as string);
       }
     }));
+    expect(await edge.shipped()).toBe(true);
     // A re-sent insert, as after a crash between an insert and its confirmation: every row once more,
     // through the other shard's Distributed table. The sharding key sends each copy to its original's shard.
     const other = createClickHouse(SHARD_URLS[1], database);

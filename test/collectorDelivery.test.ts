@@ -21,6 +21,23 @@ import { waitFor } from './helpers/wait.js';
 // down or hangs, 429 with Retry-After, the monthly quota's 403, a refused token, and the bytes on
 // the wire (a recording proxy between the library and the edge).
 
+
+/** A connection's rows and distinct eventIds once `expected` rows are there (the edge's log ships them), or after 20 s. */
+async function storedOnce(connectionId: string, expected: number): Promise<{ rows: string; ids: string }> {
+  const read = async () => {
+    const result = await clickhouse.query({
+      query: `SELECT count() AS rows, uniqExact(event_id) AS ids FROM observations WHERE connection_id = ${sqlLiteral(connectionId)}`,
+      format: 'JSONEachRow',
+    });
+    return (await result.json<{ rows: string; ids: string }>())[0];
+  };
+  const counts = await waitFor(async () => {
+    const now = await read();
+    return Number(now.rows) >= expected ? now : undefined;
+  }, 20_000, `${expected} rows`).catch(() => read());
+  return counts;
+}
+
 let ctx: TestContext;
 let clickhouse: ClickHouseClient;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -133,11 +150,7 @@ describe('delivery exactly once', () => {
     });
     expect(collector.counters().failedBatches).toBeGreaterThan(0);
     expect(checks).toStrictEqual([{ ok: true, status: 200, body: expect.objectContaining({ integrationKey: integration.integrationKey, credentialStatus: 'active' }) }]);
-    const result = await clickhouse.query({
-      query: `SELECT count() AS rows, uniqExact(event_id) AS ids FROM observations WHERE connection_id = ${sqlLiteral(integration.connectionId)}`,
-      format: 'JSONEachRow',
-    });
-    const [counts] = await result.json<{ rows: string; ids: string }>();
+    const counts = await storedOnce(integration.connectionId, TOTAL);
     expect({ rows: Number(counts.rows), ids: Number(counts.ids) }).toStrictEqual({ rows: TOTAL, ids: TOTAL });
     await edge.kill('SIGTERM');
   });
@@ -378,8 +391,7 @@ describe('batches', () => {
       await collector.flush();
       expect(collector.counters()).toMatchObject({ observed: 500, delivered: 500, rejected: 0, failedBatches: 0 });
       expect(peak).toBe(3);
-      const result = await clickhouse.query({ query: `SELECT count() AS rows, uniqExact(event_id) AS ids FROM observations WHERE connection_id = ${sqlLiteral(integration.connectionId)}`, format: 'JSONEachRow' });
-      expect(await result.json()).toEqual([{ rows: '500', ids: '500' }]);
+      expect(await storedOnce(integration.connectionId, 500)).toEqual({ rows: '500', ids: '500' });
     } finally {
       await new Promise((done) => gate.close(done));
     }

@@ -5,6 +5,7 @@ import { csrfTokenFor } from '../management/auth/sessionAuth.js';
 import { PREVIEWS_PER_MINUTE } from '../management/configuration/configurationService.js';
 import { setWritePause } from '../management/maintenance.js';
 import { newId } from '../shared/ids.js';
+import { RedisKeys } from '../shared/redis.js';
 import { expectedProof } from './helpers/configuration.js';
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import { addWorkspaceMember, createConsoleUser, REFUSED_CONSOLE_CALLERS, type ConsoleUser } from './helpers/consoleUsers.js';
@@ -229,6 +230,8 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
     expect(body.copiedArtifacts.rules).toHaveLength(1);
     const token1 = body.collectorConfiguration.ingestToken as string;
     expect(token1).toMatch(/^svc_ing_/);
+    // The ingest edge's epoch of the new connection, under its account's hash tag, moved before and after COMMIT.
+    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(w.boot.account.id, body.connectionId))).toBe('2');
     expect(await actorOf('operations', review.operationId)).toEqual({ api_key_id: null, user_id: userId });
     expect(await auditActors(w.boot.workspace.id, 'connection.setup')).toEqual([{ actor_type: 'user', actor_id: userId }]);
 

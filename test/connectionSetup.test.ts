@@ -7,6 +7,7 @@ import { setWritePause } from '../management/maintenance.js';
 import { resetTestClock } from '../shared/clock.js';
 import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
+import { RedisKeys } from '../shared/redis.js';
 import { decryptSecret, sha256Hex } from '../shared/secrets.js';
 import { expectedProof } from './helpers/configuration.js';
 import { readConnectionRow } from './helpers/connections.js';
@@ -153,6 +154,8 @@ describe('preview and apply', () => {
     });
     expect((await verify(body.connectionId)).statusCode).toBe(200);
     expect((await verify(w.sourceId)).statusCode).toBe(409);
+    // The ingest edge's epoch of the new connection, under its account's hash tag, moved before and after COMMIT.
+    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, body.connectionId))).toBe('2');
 
     // Identical retry and status read: the receipt, never the token.
     const { ingestToken: _token, ...configuration } = body.collectorConfiguration;

@@ -334,13 +334,13 @@ describe('end to end with Integration creation', () => {
     const state = await callWithKey(ctx, boot.apiKey.key, 'GET', `/v1/connections/${connectionId}/credentials`);
     expect(state.json().credential).toMatchObject({ status: 'active', mode: 'sandbox', environmentId: created.integration.environmentId, revokedAt: null });
     expect((await verify(boot.apiKey.key, connectionId, connectionKey, ingestToken)).statusCode).toBe(200);
-    const epochBefore = Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(connectionId)));
+    const epochBefore = Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connectionId)));
 
     const rotate = await mutate(boot.apiKey.key, connectionId, 'rotate', { expectedRevision: state.json().credential.revision });
     expect(rotate.statusCode).toBe(201);
     expect(rotate.json()).toMatchObject({ action: 'rotate', connectionKey, credential: { status: 'active' } });
     expect(rotate.json().ingestToken).not.toBe(ingestToken);
-    expect(Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(connectionId)))).toBe(epochBefore + 2);
+    expect(Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connectionId)))).toBe(epochBefore + 2);
     expect((await verify(boot.apiKey.key, connectionId, connectionKey, ingestToken)).json()).toEqual({ error: 'credential_verification_failed' });
     expect((await verify(boot.apiKey.key, connectionId, connectionKey, rotate.json().ingestToken)).statusCode).toBe(200);
     // Issuing again on the active credential is refused.

@@ -40,7 +40,7 @@ async function snapshot(boot: BootstrapResult, connectionId: string) {
     credentials: await ctx.deps.pool.query('SELECT id, status, ended_at FROM credentials WHERE connection_id = $1 ORDER BY id', [connectionId]).then((r) => r.rows),
     operations: await countRows(ctx, 'operations', 'workspace_id = $1', [boot.workspace.id]),
     audit: await countRows(ctx, 'audit_events', "workspace_id = $1 AND action LIKE 'credential.%'", [boot.workspace.id]),
-    epoch: await ctx.deps.redis.get(RedisKeys.credentialEpoch(connectionId)),
+    epoch: await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connectionId)),
   };
 }
 
@@ -150,7 +150,7 @@ describe('POST /v1/connections/{id}/credentials/issue', () => {
     expect(rows[0].token_sealed).not.toContain(body.ingestToken);
     expect(decryptSecret(rows[0].token_sealed, ctx.deps.config.secretEncryptionKey)).toBe(body.ingestToken);
     // Bumped before COMMIT and again after it.
-    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(connection.connectionId))).toBe('2');
+    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connection.connectionId))).toBe('2');
 
     const operation = await ctx.deps.pool.query('SELECT kind, recorded_revision, connection_id, integration_id, status_code FROM operations WHERE id = $1', [body.operationId]);
     expect(operation.rows[0]).toEqual({
@@ -314,7 +314,7 @@ describe('POST /v1/connections/{id}/credentials/rotate', () => {
     expect(rows.rows.map((r) => [r.token_hash, r.status, r.epoch])).toEqual([[sha256Hex(first.token), 'rotated', '1'], [sha256Hex(body.ingestToken), 'active', '2']]);
     expect(rows.rows[0].ended_at).not.toBeNull();
     expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({ revision: body.credential.revision, credential_status: 'active', credential_epoch: '2' });
-    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(connection.connectionId))).toBe('4');
+    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connection.connectionId))).toBe('4');
 
     const old = await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: first.token });
     expect(old.statusCode).toBe(409);
@@ -391,7 +391,7 @@ describe('POST /v1/connections/{id}/credentials/revoke', () => {
       revision: connection.revision, status: 'not_issued', issuedAt: null, revokedAt: null,
     });
     expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({ revision: connection.revision, credential_status: 'not_issued', credential_epoch: '0' });
-    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(connection.connectionId))).toBeNull();
+    expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connection.connectionId))).toBeNull();
     const stored = await ctx.deps.pool.query('SELECT recorded_revision FROM operations WHERE id = $1', [res.json().operationId]);
     expect(stored.rows[0].recorded_revision).toBe(connection.revision);
 

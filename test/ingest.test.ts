@@ -2,12 +2,13 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bumpCredentialEpoch, RedisKeys, ANALYSIS_CONSUMER_GROUP } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
+import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
 import { advanceTestClock } from '../shared/clock.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, callWithKey, callWithSession, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import {
   FINGERPRINT, checkConnection, countObservations, createCollector, edgeSeconds, envelope, newEventId, observationRows, postBatch,
-  sendEnvelopes, signatureHeader, startEdge, testClickHouse, type Collector, type Edge,
+  ManualClock, sendEnvelopes, shippedByAll, signatureHeader, startEdge, testClickHouse, type Collector, type Edge,
 } from './helpers/ingest.js';
 
 // Document 03 "Ingestion" over real HTTP: the uWebSockets.js edge in-process, the real test
@@ -46,6 +47,8 @@ async function credentialAction(apiKey: string, connectionId: string, action: 'i
 }
 
 async function analysisJobs(connectionId: string): Promise<Record<string, string>[]> {
+  // A batch's job is added once the log shipper has its rows in ClickHouse.
+  await shippedByAll();
   const entries = await ctx.deps.redis.xrange(RedisKeys.analysisJobs, '-', '+');
   return entries
     .map(([, fields]) => Object.fromEntries(fields.reduce<[string, string][]>((pairs, value, index) => (index % 2 ? pairs : [...pairs, [value, fields[index + 1]]]), [])))
@@ -150,7 +153,7 @@ describe('POST /ingest: accepted batches', () => {
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(2);
     const { period } = usagePeriodOf(new Date());
     expect(await ctx.deps.redis.get(RedisKeys.sandboxMonthlyUsage(boot.account.id, period))).toBe('2');
-    expect(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(boot.workspace.id, period, 'sandbox'))).toBe('2');
+    expect(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(boot.account.id, boot.workspace.id, period, 'sandbox'))).toBe('2');
     expect(await analysisJobs(collector.connectionId)).toHaveLength(1);
   });
 
@@ -551,7 +554,7 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
   it('re-verifies a batch against the re-read binding when the epoch moved, and accepts it when the token still holds', async () => {
     const { collector } = await setup();
     expect((await sendEnvelopes(edge, collector, [envelope(collector)])).status).toBe(202);
-    await bumpCredentialEpoch(ctx.deps.redis, collector.connectionId);
+    await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
     // Over 4 KB, so the edge moves the body to a worker thread and back rather than copying it:
     // the re-verification reads the body that came back.
     const batch = Array.from({ length: 12 }, () => envelope(collector));
@@ -564,7 +567,7 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
     const { collector } = await setup();
     expect((await sendEnvelopes(edge, collector, [envelope(collector)])).status).toBe(202);
     await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [collector.connectionId]);
-    await bumpCredentialEpoch(ctx.deps.redis, collector.connectionId);
+    await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
     const res = await sendEnvelopes(edge, collector, [envelope(collector)]);
     expect(res.status).toBe(401);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(1);
@@ -576,7 +579,7 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
     const pool = {
       query: async (...args: Parameters<typeof ctx.deps.pool.query>) => {
         const result = await ctx.deps.pool.query(...(args as [string, unknown[]]));
-        if (racing && String(args[0]).includes('JOIN integrations')) await bumpCredentialEpoch(ctx.deps.redis, collector.connectionId);
+        if (racing && String(args[0]).includes('JOIN integrations')) await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
         return result;
       },
     } as unknown as Pick<typeof ctx.deps.pool, 'query'>;
@@ -584,7 +587,7 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
     try {
       expect((await sendEnvelopes(racingEdge, collector, [envelope(collector)])).status).toBe(202);
       racing = true;
-      await bumpCredentialEpoch(ctx.deps.redis, collector.connectionId);
+      await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
       const item = envelope(collector);
       const res = await sendEnvelopes(racingEdge, collector, [item]);
       expect(res.status).toBe(409);
@@ -674,18 +677,19 @@ describe('GET /v1/collector/connection', () => {
   });
 });
 
-describe('group commit', () => {
-  it('writes the rows of many concurrent requests in few inserts and answers each after its rows committed', async () => {
-    const grouped = await startEdge(ctx, clickhouse, { ingest: { groupCommitMinWaitMs: 200, groupCommitMaxWaitMs: 200 } });
+describe('write-ahead log shipping', () => {
+  it('answers concurrent requests once durable, then ships their rows in few inserts', async () => {
+    const grouped = await startEdge(ctx, clickhouse, { ingest: { shipIntervalMs: 300 } });
     try {
       const { collector } = await setup({ mode: 'live' });
       const batches = Array.from({ length: 12 }, () => [envelope(collector), envelope(collector)]);
       const answers = await Promise.all(batches.map((items) => sendEnvelopes(grouped, collector, items)));
       expect(answers.map((answer) => answer.status)).toEqual(batches.map(() => 202));
+      await grouped.shipped();
       expect(await countObservations(clickhouse, collector.connectionId)).toBe(24);
       const metrics = await (await fetch(`${grouped.url}/metrics`)).text();
-      const inserts = Number(/^ingest_group_commit_rows_count\{[^}]*\} (\d+)/m.exec(metrics)![1]);
-      const rows = Number(/^ingest_group_commit_rows_sum\{[^}]*\} (\d+)/m.exec(metrics)![1]);
+      const inserts = Number(/^ingest_insert_rows_count\{[^}]*\} (\d+)/m.exec(metrics)![1]);
+      const rows = Number(/^ingest_insert_rows_sum\{[^}]*\} (\d+)/m.exec(metrics)![1]);
       expect(rows).toBe(24);
       expect(inserts).toBeLessThan(12);
     } finally {
@@ -693,18 +697,41 @@ describe('group commit', () => {
     }
   });
 
-  it('drains in-flight batches on graceful shutdown', async () => {
-    const slow = await startEdge(ctx, clickhouse, { ingest: { groupCommitMinWaitMs: 10_000, groupCommitMaxWaitMs: 10_000, insertTimeoutMs: 20_000 } });
+  it('refuses with 503 a batch it would admit later than RECEIPT_TO_ADMISSION_MAX_MS after its receipt, writing nothing', async () => {
+    // Each reading of this clock is past the bound after the one before: the edge's reading before
+    // admission is too late after its receipt stamp (signatures stay within their 300 s).
+    const late = new ManualClock();
+    const nowMs = late.nowMs.bind(late);
+    late.nowMs = () => {
+      late.advance(RECEIPT_TO_ADMISSION_MAX_MS + 1);
+      return nowMs();
+    };
+    const lagging = await startEdge(ctx, clickhouse, { clock: late });
+    try {
+      const { collector } = await setup({ mode: 'live' });
+      const item = envelope(collector);
+      const answer = await sendEnvelopes(lagging, collector, [item]);
+      expect(answer.status, answer.text).toBe(503);
+      expect(answer.headers.get('retry-after')).toBe('1');
+      // Not admitted: the same eventId is new on an edge that admits in time.
+      const retry = await sendEnvelopes(edge, collector, [item]);
+      expect(retry.body).toMatchObject({ accepted: 1, persisted: 1 });
+    } finally {
+      await lagging.close();
+    }
+  });
+
+  it('ships what the log holds on graceful shutdown', async () => {
+    const slow = await startEdge(ctx, clickhouse, { ingest: { shipIntervalMs: 10_000 } });
     const { collector } = await setup({ mode: 'live' });
-    // The first batch after a quiet spell is written at once; the next one would wait 10 s.
-    expect((await sendEnvelopes(slow, collector, [envelope(collector)])).status).toBe(202);
     const started = Date.now();
-    const pending = sendEnvelopes(slow, collector, [envelope(collector), envelope(collector)]);
+    expect((await sendEnvelopes(slow, collector, [envelope(collector)])).status).toBe(202);
+    expect((await sendEnvelopes(slow, collector, [envelope(collector), envelope(collector)])).status).toBe(202);
     await new Promise((done) => setTimeout(done, 300));
-    expect(await countObservations(clickhouse, collector.connectionId)).toBe(1);
+    // Durable in the log, answered, not yet shipped (the next round is 10 s away; countObservations would ship it).
+    const unshipped = await clickhouse.query({ query: `SELECT count() AS n FROM observations WHERE connection_id = '${collector.connectionId}'`, format: 'JSONEachRow' });
+    expect(Number((await unshipped.json<{ n: string }>())[0].n)).toBe(0);
     await slow.close();
-    const res = await pending;
-    expect(res.status).toBe(202);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(3);
     // No new connections; a kept-alive one learns that the edge is stopping.
@@ -737,7 +764,7 @@ describe('shared slots (ingest/sharedSlots.ts)', () => {
       expect((await postBatch(few, collector, '{"envelopes": [')).status).toBe(400);
       expect((await sendEnvelopes(few, collector, [envelope(collector)], { signingKey: 'svc_ing_wrong' })).status).toBe(401);
       // Checked, refused by admission as stale, checked again under the re-read binding.
-      await bumpCredentialEpoch(ctx.deps.redis, collector.connectionId);
+      await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
       expect((await sendEnvelopes(few, collector, [envelope(collector)])).status).toBe(202);
       // A client that goes away in the middle of its body: its slot is taken until then.
       const head = `POST /ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
@@ -773,11 +800,12 @@ describe('health and metrics', () => {
     const item = envelope(collector);
     await sendEnvelopes(edge, collector, [item, envelope(collector, { eventType: '' })]);
     await sendEnvelopes(edge, collector, [item]);
+    await edge.shipped();
     const text = await (await fetch(`${edge.url}/metrics`)).text();
     expect(text).toMatch(/^ingest_requests_total\{route="ingest",status="207",process="ingest-test"\} \d+/m);
     expect(text).toMatch(/^ingest_requests_total\{route="ingest",status="202",process="ingest-test"\} \d+/m);
     for (const result of ['accepted', 'rejected', 'duplicate']) expect(text).toMatch(new RegExp(`^ingest_envelopes_total\\{result="${result}"[^}]*\\} [1-9]`, 'm'));
-    for (const name of ['ingest_admission_duration_seconds_count', 'ingest_insert_duration_seconds_count', 'ingest_group_commit_rows_count', 'ingest_request_duration_seconds_count']) {
+    for (const name of ['ingest_admission_duration_seconds_count', 'ingest_insert_duration_seconds_count', 'ingest_insert_rows_count', 'ingest_request_duration_seconds_count']) {
       expect(text).toMatch(new RegExp(`^${name}\\{[^}]*\\} [1-9]`, 'm'));
     }
     expect(text).toContain('process_cpu_user_seconds_total');

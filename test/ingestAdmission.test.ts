@@ -1,18 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admissionInFlightMs } from '../shared/admissionTiming.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig, type Config } from '../shared/config.js';
 import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { Admission } from '../ingest/admission.js';
-import { LuaScript } from '../ingest/luaScript.js';
+import { Admission, type AdmissionResult, type AdmissionTicket } from '../ingest/admission/admission.js';
+import { LuaScript } from '../ingest/admission/luaScript.js';
+import { SCRIPTS } from '../ingest/admission/scripts.js';
 import type { IngestCredential } from '../ingest/credentials.js';
-import { IngestKeys } from '../ingest/keys.js';
+import { IngestKeys } from '../ingest/admission/keys.js';
 import { dedupEntry, dedupPeriod } from './helpers/ingest.js';
 
-// The admission scripts against the real test Redis, with a credential record of fresh ids:
-// the in-flight / committed / abandoned states of an eventId, release, the epoch check and
-// the script cache fallback.
+// The admission scripts against the real test Redis, with a credential record of fresh ids: the
+// in-flight / durable / overdue states of an eventId, DURABLE and RELEASE, the pending and
+// unanalysed sets the analyzer reads, the epoch check, the hash tag of every key and the script
+// cache fallback.
 
 let redis: Redis;
 let config: Config;
@@ -22,8 +23,10 @@ beforeAll(async () => {
   redis = await connectRedis(config.redisUrl);
 });
 afterAll(() => { redis.disconnect(); });
+afterEach(() => { vi.restoreAllMocks(); });
 
 const unique = () => randomBytes(8).toString('hex');
+const now = () => Date.now();
 
 function credential(mode: 'sandbox' | 'live' = 'sandbox'): IngestCredential {
   const id = unique();
@@ -34,78 +37,153 @@ function credential(mode: 'sandbox' | 'live' = 'sandbox'): IngestCredential {
   };
 }
 
-const now = () => Date.now();
-/** The de-duplication hash ADMIT writes to now. */
-const currentHash = (connectionId: string) => IngestKeys.eventIds(connectionId, dedupPeriod(now(), config.ingest.dedupWindowSeconds));
-const entry = (connectionId: string, eventId: string) => dedupEntry(redis, connectionId, eventId, config.ingest.dedupWindowSeconds);
+const withIngest = (ingest: Partial<Config['ingest']>): Config => ({ ...config, ingest: { ...config.ingest, ...ingest } });
+const withLimits = (limits: Partial<Config['limits']>): Config => ({ ...config, limits: { ...config.limits, ...limits } });
+
+function admit(admission: Admission, cred: IngestCredential, eventIds: string[], nowMs = now(), itemCount = eventIds.length): Promise<AdmissionResult> {
+  return admission.admit(cred, { nowMs, itemCount, eventIds, batchId: admission.newBatchId() });
+}
+
+async function admitted(admission: Admission, cred: IngestCredential, eventIds: string[], nowMs = now()): Promise<AdmissionTicket & { duplicate: boolean[] }> {
+  const result = await admit(admission, cred, eventIds, nowMs);
+  if (result.kind !== 'admitted') throw new Error(`not admitted: ${result.kind}`);
+  return { ...result.ticket, duplicate: result.duplicate };
+}
+
+const member = (ticket: Pick<AdmissionTicket, 'accountId' | 'batchId'>) => `${ticket.accountId}/${ticket.batchId}`;
+const pendingScore = (ticket: Pick<AdmissionTicket, 'accountId' | 'batchId'>) => redis.zscore(RedisKeys.pendingAdmissions, member(ticket));
+const unanalysedScore = (batchId: string) => redis.zscore(RedisKeys.unanalysedBatches, batchId);
+const entry = (cred: IngestCredential, eventId: string, windowSeconds = config.ingest.dedupWindowSeconds, nowMs = now()) =>
+  dedupEntry(redis, cred, eventId, windowSeconds, nowMs);
+/** The period keys ADMIT writes at `nowMs`, named here from the key layout rather than from Admission. */
+function periodKeys(cred: IngestCredential, windowSeconds = config.ingest.dedupWindowSeconds, nowMs = now()) {
+  const period = dedupPeriod(nowMs, windowSeconds);
+  return {
+    dedup: IngestKeys.eventIds(cred.accountId, cred.connectionId, period),
+    committed: IngestKeys.committedBatches(cred.accountId, period),
+    records: IngestKeys.admissionRecords(cred.accountId, period),
+    /** A whole window after the period (a third of the window) ends. */
+    expiresAt: (period + 1) * Math.ceil(windowSeconds / 3) + windowSeconds,
+  };
+}
+const usageKeys = (cred: IngestCredential, nowMs = now()) => {
+  const { period } = usagePeriodOf(new Date(nowMs));
+  return { account: RedisKeys.sandboxMonthlyUsage(cred.accountId, period), workspace: RedisKeys.workspaceMonthlyUsage(cred.accountId, cred.workspaceId, period, cred.mode) };
+};
+const windowKeys = (cred: IngestCredential) => [
+  ...(cred.mode === 'sandbox' ? [IngestKeys.sandboxAccountRequests(cred.accountId), IngestKeys.sandboxAccountEnvelopes(cred.accountId)] : []),
+  IngestKeys.integrationRequests(cred.accountId, cred.connectionId),
+  IngestKeys.integrationObservations(cred.accountId, cred.connectionId),
+  IngestKeys.workspaceObservations(cred.accountId, cred.workspaceId),
+];
+
+/**
+ * Records the KEYS of each call of `script` and runs `before` ahead of it; the real script still
+ * runs on the real Redis (the spy only watches).
+ */
+function watch(script: LuaScript, before: (keys: readonly string[]) => Promise<void> = async () => undefined): string[][] {
+  const run = script.run.bind(script);
+  const calls: string[][] = [];
+  vi.spyOn(script, 'run').mockImplementation(async (client, keys, args) => {
+    calls.push([...keys]);
+    await before(keys);
+    return run(client, keys, args);
+  });
+  return calls;
+}
 
 describe('eventId states', () => {
-  it('admits new eventIds, then reports them in flight until their batch is committed, then as duplicates', async () => {
+  it('admits new eventIds, reports them in flight until their batch is durable, then as duplicates', async () => {
     const admission = new Admission(redis, config);
     const cred = credential();
-    const first = await admission.admit(cred, { nowMs: now(), itemCount: 2, eventIds: ['evt_a', 'evt_b'] });
-    expect(first).toMatchObject({ kind: 'admitted', duplicate: [false, false], newCount: 2 });
-    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_b'] })).toEqual({ kind: 'in_flight' });
-    if (first.kind !== 'admitted') throw new Error('not admitted');
-    expect(await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: first.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_a', 'evt_b'] })).toBe(true);
-    const again = await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_b', 'evt_c', 'evt_a'] });
-    expect(again).toMatchObject({ kind: 'admitted', duplicate: [true, false, true], newCount: 1 });
-    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, usagePeriodOf(new Date()).period))).toBe('3');
-    await redis.del(RedisKeys.analysisJobs + ':unused');
+    const first = await admitted(admission, cred, ['evt_a', 'evt_b']);
+    expect(first).toMatchObject({ duplicate: [false, false], newEventIds: ['evt_a', 'evt_b'], accountId: cred.accountId });
+    expect(await admit(admission, cred, ['evt_b'])).toEqual({ kind: 'in_flight' });
+    expect(await admission.durable(first)).toBe(true);
+    const again = await admitted(admission, cred, ['evt_b', 'evt_c', 'evt_a', 'evt_c']);
+    expect(again).toMatchObject({ duplicate: [true, false, true, true], newEventIds: ['evt_c'] });
+    expect(await redis.get(usageKeys(cred).account)).toBe('3');
+    expect(await redis.get(usageKeys(cred).workspace)).toBe('3');
   });
 
-  it('treats an eventId whose batch never committed and whose deadline passed as never admitted', async () => {
+  it('is in flight until the deadline, then unsettled until release(), then admitted again and counted once', async () => {
     const admission = new Admission(redis, config);
     const cred = credential();
-    // Entries left in an older period are found too.
-    const older = IngestKeys.eventIds(cred.connectionId, dedupPeriod(now(), config.ingest.dedupWindowSeconds) - 2);
-    await redis.hset(older, 'evt_lost', `${now() - 1}:deadbatch`);
-    await redis.hset(currentHash(cred.connectionId), 'evt_pending', `${now() + 60_000}:otherbatch`);
-    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_lost'] })).toMatchObject({ kind: 'admitted', duplicate: [false] });
-    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_pending'] })).toEqual({ kind: 'in_flight' });
-    await redis.set(IngestKeys.committedBatch('otherbatch'), '1', 'EX', 60);
-    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_pending'] })).toMatchObject({ kind: 'admitted', duplicate: [true] });
+    const start = now();
+    const deadline = start + config.ingest.admissionDeadlineMs;
+    const ticket = await admitted(admission, cred, ['evt_u1', 'evt_u2'], start);
+    expect(await admit(admission, cred, ['evt_u2'], deadline)).toEqual({ kind: 'in_flight' });
+    expect(await admit(admission, cred, ['evt_new', 'evt_u2'], deadline + 1))
+      .toEqual({ kind: 'unsettled', accountId: cred.accountId, batchId: ticket.batchId, receivedAtMs: start });
+    // Neither refusal counted anything.
+    expect(await redis.get(usageKeys(cred).account)).toBe('2');
+    expect(await entry(cred, 'evt_new')).toBeNull();
+    expect(await admission.release(cred.accountId, ticket.batchId, start)).toBe(2);
+    expect(await redis.get(usageKeys(cred).account)).toBe('0');
+    expect(await pendingScore(ticket)).toBeNull();
+    const retry = await admitted(admission, cred, ['evt_u1', 'evt_u2'], deadline + 1);
+    expect(retry.duplicate).toEqual([false, false]);
+    expect(await redis.get(usageKeys(cred).account)).toBe('2');
+    // A released batch is never committed, and is released once.
+    expect(await admission.settleDurable([ticket])).toEqual([false]);
+    expect(await unanalysedScore(ticket.batchId)).toBeNull();
+    expect(await admission.release(cred.accountId, ticket.batchId, start)).toBe(0);
+    expect(await redis.get(usageKeys(cred).account)).toBe('2');
   });
 
-  it('keeps eventIds for at least the de-duplication window and at most 4/3 of it', async () => {
-    const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, dedupWindowSeconds: 3600 } });
+  it('finds eventIds in older periods: a value without record past its deadline is free, a committed owner makes a duplicate', async () => {
+    const admission = new Admission(redis, config);
     const cred = credential('live');
-    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_ttl'] });
-    if (admitted.kind !== 'admitted') throw new Error('not admitted');
-    // The script and dedupPeriod agree on the period (1,200 s for a one-hour window).
-    expect(admitted.ticket.dedupKey).toBe(IngestKeys.eventIds(cred.connectionId, dedupPeriod(now(), 3600)));
-    expect(await redis.hget(admitted.ticket.dedupKey, 'evt_ttl')).toMatch(/^\d+:/);
-    const ttl = await redis.ttl(admitted.ticket.dedupKey);
+    const current = dedupPeriod(now(), config.ingest.dedupWindowSeconds);
+    const older = (back: number) => IngestKeys.eventIds(cred.accountId, cred.connectionId, current - back);
+    await redis.hset(older(2), 'evt_lost', `${now() - config.ingest.admissionDeadlineMs - 1}:deadbatch`);
+    await redis.hset(older(3), 'evt_pending', `${now()}:otherbatch`);
+    expect((await admitted(admission, cred, ['evt_lost'])).duplicate).toEqual([false]);
+    expect(await admit(admission, cred, ['evt_pending'])).toEqual({ kind: 'in_flight' });
+    // The owner's commit is looked up in the period the eventId was found in.
+    await redis.hset(IngestKeys.committedBatches(cred.accountId, current - 3), 'otherbatch', '1');
+    expect((await admitted(admission, cred, ['evt_pending'])).duplicate).toEqual([true]);
+    await redis.del(older(2), older(3), IngestKeys.committedBatches(cred.accountId, current - 3));
+  });
+});
+
+describe('de-duplication window', () => {
+  it('keeps eventIds for at least the window and at most 4/3 of it', async () => {
+    const admission = new Admission(redis, withIngest({ dedupWindowSeconds: 3600 }));
+    const cred = credential('live');
+    await admitted(admission, cred, ['evt_ttl']);
+    // The script and the key layout agree on the period (1,200 s for a one-hour window).
+    const { dedup } = periodKeys(cred, 3600);
+    expect(await redis.hget(dedup, 'evt_ttl')).toMatch(/^\d+:/);
+    const ttl = await redis.ttl(dedup);
     expect(ttl).toBeGreaterThanOrEqual(3600);
     expect(ttl).toBeLessThanOrEqual(4800);
   });
 
-  it('still knows an eventId one window minus a second later, in another period', async () => {
-    const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, dedupWindowSeconds: 60 } });
+  it('still knows an eventId a window later, in another period, and forgets it four periods on', async () => {
+    const admission = new Admission(redis, withIngest({ dedupWindowSeconds: 60 }));
     const cred = credential('live');
+    // The last second of a 20-second period.
     const start = Math.floor(now() / 20_000) * 20_000 + 19_000;
-    const first = await admission.admit(cred, { nowMs: start, itemCount: 1, eventIds: ['evt_late'] });
-    if (first.kind !== 'admitted') throw new Error('not admitted');
-    await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: first.ticket.batchId, receivedAtMs: start, eventIds: ['evt_late'] });
-    const later = await admission.admit(cred, { nowMs: start + 59_000, itemCount: 1, eventIds: ['evt_late'] });
-    expect(later).toMatchObject({ kind: 'admitted', duplicate: [true], newCount: 0 });
-    if (later.kind !== 'admitted') throw new Error('not admitted');
-    expect(later.ticket.dedupKey).not.toBe(first.ticket.dedupKey);
+    const first = await admitted(admission, cred, ['evt_late'], start);
+    expect(await admission.settleDurable([first])).toEqual([true]);
+    expect((await admitted(admission, cred, ['evt_late'], start + 60_999)).duplicate).toEqual([true]);
+    expect(periodKeys(cred, 60, start + 60_999).dedup).not.toBe(periodKeys(cred, 60, start).dedup);
+    expect((await admitted(admission, cred, ['evt_late'], start + 61_000)).duplicate).toEqual([false]);
   });
 });
 
 describe('sliding windows', () => {
   it('forgets buckets as they leave the 60-second window and keeps the running sum equal to the buckets', async () => {
-    const tight = { ...config, limits: { ...config.limits, integrationRequestsPerMin: 3 } };
-    const admission = new Admission(redis, tight);
+    const admission = new Admission(redis, withLimits({ integrationRequestsPerMin: 3 }));
     const cred = credential('live');
-    const key = IngestKeys.integrationRequests(cred.connectionId);
+    const key = IngestKeys.integrationRequests(cred.accountId, cred.connectionId);
     const start = Math.floor(now() / 1000) * 1000;
-    for (const offset of [0, 10_000, 20_000]) expect(await admission.admit(cred, { nowMs: start + offset, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'admitted' });
-    expect(await admission.admit(cred, { nowMs: start + 30_000, itemCount: 0, eventIds: [] })).toEqual({ kind: 'rate_limited', code: 'workload_rate_limited', retryAfterSeconds: 30 });
+    for (const offset of [0, 10_000, 20_000]) expect(await admit(admission, cred, [], start + offset)).toMatchObject({ kind: 'admitted' });
+    expect(await admit(admission, cred, [], start + 30_000)).toEqual({ kind: 'rate_limited', code: 'workload_rate_limited', retryAfterSeconds: 30 });
     // 59.999 s after the first request it still counts; at 60 s its bucket has left the window.
-    expect(await admission.admit(cred, { nowMs: start + 59_999, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 1 });
-    expect(await admission.admit(cred, { nowMs: start + 60_000, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'admitted' });
+    expect(await admit(admission, cred, [], start + 59_999)).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 1 });
+    expect(await admit(admission, cred, [], start + 60_000)).toMatchObject({ kind: 'admitted' });
     const { s: runningSum, o: oldest, ...buckets } = await redis.hgetall(key);
     expect(Object.keys(buckets).sort()).toEqual([10, 20, 60].map((seconds) => String(start / 1000 + seconds)));
     expect(runningSum).toBe('3');
@@ -113,7 +191,7 @@ describe('sliding windows', () => {
     // Idle past the window (or a clock moved by a month): everything is forgotten at once.
     for (const later of [start + 200_000, start + 31 * 24 * 3600_000]) {
       const began = Date.now();
-      expect(await admission.admit(cred, { nowMs: later, itemCount: 0, eventIds: [] })).toMatchObject({ kind: 'admitted' });
+      expect(await admit(admission, cred, [], later)).toMatchObject({ kind: 'admitted' });
       expect(Date.now() - began).toBeLessThan(100);
       const { s: sum, o: _o, ...left } = await redis.hgetall(key);
       expect(sum).toBe('1');
@@ -123,210 +201,204 @@ describe('sliding windows', () => {
 });
 
 describe('expiries', () => {
-  it('sets each key\'s expiry when it is created, so later writes need not repeat it', async () => {
-    const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, dedupWindowSeconds: 3600 } });
+  it('sets each key\'s expiry when it is created (period keys EXPIREAT NX), so later writes leave it', async () => {
+    const admission = new Admission(redis, withIngest({ dedupWindowSeconds: 3600 }));
     const cred = credential('sandbox');
-    const { period } = usagePeriodOf(new Date());
-    const usage = [RedisKeys.sandboxMonthlyUsage(cred.accountId, period), RedisKeys.workspaceMonthlyUsage(cred.workspaceId, period, 'sandbox')];
-    const windows = [IngestKeys.sandboxAccountRequests(cred.accountId), IngestKeys.integrationObservations(cred.connectionId), IngestKeys.workspaceObservations(cred.workspaceId)];
-    let dedupKey = '';
-    for (const eventId of ['evt_first', 'evt_second', 'evt_third']) {
-      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: [eventId] });
-      if (admitted.kind !== 'admitted') throw new Error('not admitted');
-      dedupKey = admitted.ticket.dedupKey;
-    }
-    expect(await redis.hlen(dedupKey)).toBe(3);
-    const dedupTtl = await redis.ttl(dedupKey);
-    expect(dedupTtl).toBeGreaterThanOrEqual(3600);
-    expect(dedupTtl).toBeLessThanOrEqual(4800);
-    for (const key of usage) {
-      expect(await redis.get(key)).toBe('3');
-      // About 400 days: the console still reads a month's usage long after it ended.
-      expect(await redis.ttl(key)).toBeGreaterThan(390 * 24 * 3600);
-    }
-    for (const key of windows) {
+    // One bucket, so that the windows' first write is the first admission's.
+    const at = Math.floor(now() / 1000) * 1000;
+    const keys = periodKeys(cred, 3600, at);
+    const usage = Object.values(usageKeys(cred, at));
+    const first = await admitted(admission, cred, ['evt_first'], at);
+    expect(await redis.expiretime(keys.dedup)).toBe(keys.expiresAt);
+    expect(await redis.expiretime(keys.records)).toBe(keys.expiresAt);
+    for (const key of usage) expect(await redis.ttl(key)).toBeGreaterThan(390 * 24 * 3600);
+    for (const key of windowKeys(cred)) {
       // A window and a bucket from the start of the bucket its first write went to.
       const ttl = await redis.pttl(key);
       expect(ttl).toBeGreaterThan(55_000);
       expect(ttl).toBeLessThanOrEqual(61_000);
     }
+    expect(await admission.settleDurable([first])).toEqual([true]);
+    expect(await redis.expiretime(keys.committed)).toBe(keys.expiresAt);
+    // Move every expiry: a key whose expiry later writes set again would lose the move.
+    const moved = keys.expiresAt + 1000;
+    const existing = [keys.dedup, keys.committed, ...usage, ...windowKeys(cred)];
+    for (const key of existing) await redis.expireat(key, moved);
+    // The record hash went with its last record (settled): created again, with its expiry.
+    const second = await admitted(admission, cred, ['evt_second'], at);
+    expect(await redis.expiretime(keys.records)).toBe(keys.expiresAt);
+    await redis.expireat(keys.records, moved);
+    await admitted(admission, cred, ['evt_third'], at);
+    expect(await admission.settleDurable([second])).toEqual([true]);
+    expect(await redis.hlen(keys.dedup)).toBe(3);
+    for (const key of usage) expect(await redis.get(key)).toBe('3');
+    for (const key of [...existing, keys.records]) expect([key, await redis.expiretime(key)]).toEqual([key, moved]);
   });
 });
 
 describe('release', () => {
-  it('undoes exactly what the admission counted and frees its eventIds', async () => {
+  it('undoes exactly what the admission counted (usage, windows, de-duplication) and frees its eventIds', async () => {
     const admission = new Admission(redis, config);
     const cred = credential();
-    const { period } = usagePeriodOf(new Date());
-    const windowKeys = [IngestKeys.sandboxAccountRequests(cred.accountId), IngestKeys.sandboxAccountEnvelopes(cred.accountId), IngestKeys.integrationRequests(cred.connectionId), IngestKeys.integrationObservations(cred.connectionId), IngestKeys.workspaceObservations(cred.workspaceId)];
-    const sums = async () => Promise.all(windowKeys.map(async (key) => {
+    const sums = async () => Promise.all(windowKeys(cred).map(async (key) => {
       const { s: runningSum, o: _oldest, ...buckets } = await redis.hgetall(key);
       const sum = Object.values(buckets).reduce((total, value) => total + Number(value), 0);
       expect(Number(runningSum ?? 0)).toBe(sum);
       return sum;
     }));
     const before = await sums();
-    const kept = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_kept'] });
-    if (kept.kind !== 'admitted') throw new Error('not admitted');
-    await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'sandbox', batchId: kept.ticket.batchId, receivedAtMs: now(), eventIds: ['evt_kept'] });
+    const kept = await admitted(admission, cred, ['evt_kept']);
+    expect(await admission.settleDurable([kept])).toEqual([true]);
     const between = await sums();
-    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_kept', 'evt_x', 'evt_y'] });
-    if (admitted.kind !== 'admitted') throw new Error('not admitted');
-    expect(admitted.newCount).toBe(2);
-    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, period))).toBe('3');
-    await admission.release(admitted.ticket.batchId);
+    const ticket = await admitted(admission, cred, ['evt_kept', 'evt_x', 'evt_y']);
+    expect(ticket.newEventIds).toEqual(['evt_x', 'evt_y']);
+    expect(await redis.get(usageKeys(cred).account)).toBe('3');
+    expect(await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs)).toBe(2);
     expect(await sums()).toEqual(between);
     expect(between).not.toEqual(before);
-    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, period))).toBe('1');
-    expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, period, 'sandbox'))).toBe('1');
-    expect(await entry(cred.connectionId, 'evt_x')).toBeNull();
-    expect(await entry(cred.connectionId, 'evt_y')).toBeNull();
-    expect(await entry(cred.connectionId, 'evt_kept')).not.toBeNull();
+    expect(await redis.get(usageKeys(cred).account)).toBe('1');
+    expect(await redis.get(usageKeys(cred).workspace)).toBe('1');
+    expect(await entry(cred, 'evt_x')).toBeNull();
+    expect(await entry(cred, 'evt_y')).toBeNull();
+    expect(await entry(cred, 'evt_kept')).not.toBeNull();
+    expect(await redis.hexists(periodKeys(cred).records, ticket.batchId)).toBe(0);
+    expect(await pendingScore(ticket)).toBeNull();
   });
 
   it('leaves an eventId that another batch took over after the deadline', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
-    const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_taken'] });
-    if (admitted.kind !== 'admitted') throw new Error('not admitted');
-    await redis.hset(admitted.ticket.dedupKey, 'evt_taken', `${now() + 60_000}:someoneelse`);
-    await admission.release(admitted.ticket.batchId);
-    expect(await redis.hget(admitted.ticket.dedupKey, 'evt_taken')).toMatch(/someoneelse$/);
-    expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date()).period, 'live'))).toBe('1');
+    const ticket = await admitted(admission, cred, ['evt_taken']);
+    const { dedup } = periodKeys(cred);
+    await redis.hset(dedup, 'evt_taken', `${now() + 60_000}:someoneelse`);
+    expect(await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs)).toBe(0);
+    expect(await redis.hget(dedup, 'evt_taken')).toMatch(/:someoneelse$/);
+    expect(await redis.get(usageKeys(cred).workspace)).toBe('1');
+    expect(await redis.hexists(periodKeys(cred).records, ticket.batchId)).toBe(0);
   });
 });
 
-describe('COMMIT', () => {
-  const jobOf = (cred: IngestCredential, batchId: string, eventIds: string[]) => ({
-    connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: cred.mode, batchId, receivedAtMs: now(), eventIds,
+describe('the pending and unanalysed sets', () => {
+  it('settleDurable commits the batches of several accounts, one DURABLE call each, and moves them to the unanalysed set', async () => {
+    const admission = new Admission(redis, config);
+    const [one, two] = [credential('live'), credential('sandbox')];
+    const start = now();
+    const tickets = [
+      await admitted(admission, one, ['evt_d1'], start),
+      await admitted(admission, one, ['evt_d2'], start),
+      await admitted(admission, two, ['evt_d3'], start + 1),
+    ];
+    const released = await admitted(admission, two, ['evt_d4'], start);
+    await admission.release(released.accountId, released.batchId, released.receivedAtMs);
+    for (const ticket of tickets) expect(await pendingScore(ticket)).toBe(String(ticket.receivedAtMs));
+    const calls = watch(SCRIPTS.DURABLE);
+    expect(await admission.settleDurable([...tickets, released])).toEqual([true, true, true, false]);
+    expect(calls).toHaveLength(2);
+    for (const ticket of tickets) {
+      const cred = ticket.accountId === one.accountId ? one : two;
+      const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, ticket.receivedAtMs);
+      expect(await redis.hexists(keys.committed, ticket.batchId)).toBe(1);
+      expect(await redis.hexists(keys.records, ticket.batchId)).toBe(0);
+      expect(await pendingScore(ticket)).toBeNull();
+      expect(await unanalysedScore(ticket.batchId)).toBe(String(ticket.receivedAtMs));
+    }
+    expect(await unanalysedScore(released.batchId)).toBeNull();
+    expect(await redis.hexists(periodKeys(two, config.ingest.dedupWindowSeconds, start).committed, released.batchId)).toBe(0);
+    // Asked again (the shipper after the request): still committed, nothing counted twice.
+    expect(await admission.settleDurable(tickets)).toEqual([true, true, true]);
+    expect(await admit(admission, one, ['evt_d1', 'evt_d2'])).toMatchObject({ kind: 'admitted', duplicate: [true, true] });
+    expect(await redis.get(usageKeys(one).workspace)).toBe('2');
+    await redis.zrem(RedisKeys.unanalysedBatches, ...tickets.map((ticket) => ticket.batchId));
   });
 
-  it('commits the batches asked for together in one call: each gets its marker and its own analysis job', async () => {
-    const stream = `test:analysis:${unique()}`;
-    const admission = new Admission(redis, config, stream);
+  it('durable() sends the batches of one turn of the event loop in one DURABLE call', async () => {
+    const admission = new Admission(redis, config);
     const cred = credential('live');
-    const tickets = [];
-    for (const eventId of ['evt_c1', 'evt_c2', 'evt_c3']) {
-      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: [eventId] });
-      if (admitted.kind !== 'admitted') throw new Error('not admitted');
-      tickets.push(admitted.ticket);
-    }
-    const added = await Promise.all(tickets.map((ticket) => admission.commit(jobOf(cred, ticket.batchId, ticket.newEventIds))));
-    expect(added).toEqual([true, true, true]);
-    for (const ticket of tickets) expect(await redis.exists(IngestKeys.committedBatch(ticket.batchId))).toBe(1);
-    const entries = await redis.xrange(stream, '-', '+');
-    expect(entries.map(([, fields]) => [fields[fields.indexOf('batchId') + 1], fields[fields.indexOf('eventIds') + 1]]))
-      .toEqual(tickets.map((ticket) => [ticket.batchId, ticket.newEventIds.join(',')]));
-    expect(await admission.admit(cred, { nowMs: now(), itemCount: 3, eventIds: ['evt_c1', 'evt_c2', 'evt_c3'] })).toMatchObject({ kind: 'admitted', duplicate: [true, true, true] });
-    await redis.del(stream);
+    const tickets = [await admitted(admission, cred, ['evt_t1']), await admitted(admission, cred, ['evt_t2'])];
+    const calls = watch(SCRIPTS.DURABLE);
+    expect(await Promise.all(tickets.map((ticket) => admission.durable(ticket)))).toEqual([true, true]);
+    expect(calls).toHaveLength(1);
+    await redis.zrem(RedisKeys.unanalysedBatches, ...tickets.map((ticket) => ticket.batchId));
   });
 
-  it('answers false for each batch whose job could not be added, still marking it committed', async () => {
-    const stream = `test:analysis:${unique()}`;
-    await redis.set(stream, 'not a stream');
-    const admission = new Admission(redis, config, stream);
+  // What admit leaves in the pending set: the batch only when it admitted new eventIds.
+  const outcomes: { name: string; kind: AdmissionResult['kind']; staysPending: boolean; prepare(cred: IngestCredential): Promise<{ cred: IngestCredential; config?: Config }> }[] = [
+    { name: 'new eventIds', kind: 'admitted', staysPending: true, prepare: async (cred) => ({ cred }) },
+    {
+      name: 'all duplicates', kind: 'admitted', staysPending: false,
+      prepare: async (cred) => {
+        const admission = new Admission(redis, config);
+        await admission.settleDurable([await admitted(admission, cred, ['evt_p1', 'evt_p2'])]);
+        return { cred };
+      },
+    },
+    { name: 'in flight', kind: 'in_flight', staysPending: false, prepare: async (cred) => { await admitted(new Admission(redis, config), cred, ['evt_p2']); return { cred }; } },
+    { name: 'rate limited', kind: 'rate_limited', staysPending: false, prepare: async (cred) => ({ cred, config: withLimits({ integrationObservationsPerMin: 1 }) }) },
+    { name: 'quota exhausted', kind: 'quota_exhausted', staysPending: false, prepare: async (cred) => ({ cred: { ...cred, sandboxAllowance: 1 } }) },
+    {
+      name: 'stale credential', kind: 'stale_credential', staysPending: false,
+      prepare: async (cred) => { await redis.set(RedisKeys.credentialEpoch(cred.accountId, cred.connectionId), '7'); return { cred }; },
+    },
+  ];
+
+  it.each(outcomes)('admit puts the batch in the pending set before ADMIT, and takes it out when nothing new was admitted ($name)', async ({ kind, staysPending, prepare }) => {
+    const prepared = await prepare(credential('sandbox'));
+    const admission = new Admission(redis, prepared.config ?? config);
+    const nowMs = now();
+    const batchId = admission.newBatchId();
+    const target = { accountId: prepared.cred.accountId, batchId };
+    const during: (string | null)[] = [];
+    watch(SCRIPTS.ADMIT, async () => { during.push(await pendingScore(target)); });
+    const result = await admission.admit(prepared.cred, { nowMs, itemCount: 2, eventIds: ['evt_p1', 'evt_p2'], batchId });
+    expect(result.kind).toBe(kind);
+    expect(during).toEqual([String(nowMs)]);
+    expect(await pendingScore(target)).toBe(staysPending ? String(nowMs) : null);
+    if (staysPending) expect(await admission.release(target.accountId, batchId, nowMs)).toBe(2);
+  });
+
+  it('overdueBatches returns the pending batches received before a time, oldest first, until settled', async () => {
+    const admission = new Admission(redis, config);
     const cred = credential('live');
-    const tickets = [];
-    for (const eventId of ['evt_f1', 'evt_f2']) {
-      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: [eventId] });
-      if (admitted.kind !== 'admitted') throw new Error('not admitted');
-      tickets.push(admitted.ticket);
-    }
-    expect(await Promise.all(tickets.map((ticket) => admission.commit(jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([false, false]);
-    for (const ticket of tickets) expect(await redis.exists(IngestKeys.committedBatch(ticket.batchId))).toBe(1);
-    // The retried call adds each job once, however often it is repeated.
-    await redis.del(stream);
-    for (let call = 0; call < 2; call += 1) {
-      expect(await Promise.all(tickets.map((ticket) => admission.commit(jobOf(cred, ticket.batchId, ticket.newEventIds))))).toEqual([true, true]);
-    }
-    expect(await redis.xlen(stream)).toBe(2);
-    await redis.del(stream);
+    const start = now();
+    const older = await admitted(admission, cred, ['evt_o1'], start - 5);
+    const newer = await admitted(admission, cred, ['evt_o2'], start);
+    const overdue = async (beforeMs: number) => (await admission.overdueBatches(beforeMs, 1000)).filter((batch) => batch.accountId === cred.accountId);
+    expect(await overdue(start)).toEqual([{ accountId: cred.accountId, batchId: older.batchId, receivedAtMs: start - 5 }]);
+    expect(await overdue(start + 1)).toEqual([
+      { accountId: cred.accountId, batchId: older.batchId, receivedAtMs: start - 5 },
+      { accountId: cred.accountId, batchId: newer.batchId, receivedAtMs: start },
+    ]);
+    await admission.settleDurable([newer]);
+    await admission.release(older.accountId, older.batchId, older.receivedAtMs);
+    expect(await overdue(start + 1)).toEqual([]);
+    await redis.zrem(RedisKeys.unanalysedBatches, newer.batchId);
   });
 });
 
-describe('batches whose outcome was never reported (issue 12)', () => {
-  const shortLived = () => ({ ...config, ingest: { ...config.ingest, insertTimeoutMs: 100, groupCommitMaxWaitMs: 10, groupCommitBusyWaitMs: 0 } });
-  const pendingDeadline = (batchId: string) => redis.zscore(IngestKeys.pendingBatches, batchId);
-
-  async function admitted(admission: Admission, cred: IngestCredential, eventIds: string[], nowMs = now()) {
-    const result = await admission.admit(cred, { nowMs, itemCount: eventIds.length, eventIds });
-    if (result.kind !== 'admitted') throw new Error(`not admitted: ${result.kind}`);
-    return result.ticket;
+describe('Redis Cluster', () => {
+  /** The part of a key a Redis Cluster hashes: the first `{...}` with something inside, else the whole key. */
+  function hashTag(key: string): string {
+    const open = key.indexOf('{');
+    const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+    return close > open + 1 ? key.slice(open, close + 1) : key;
   }
 
-  it('keeps an admission record until the batch is settled, and reports its eventIds unsettled after the deadline', async () => {
-    const admission = new Admission(redis, shortLived());
+  it('gives every key of an ADMIT, DURABLE and RELEASE call the account\'s hash tag', async () => {
+    const admission = new Admission(redis, config);
     const cred = credential('sandbox');
-    const start = now();
-    const ticket = await admitted(admission, cred, ['evt_u1', 'evt_u2'], start);
-    const deadline = Number(await pendingDeadline(ticket.batchId));
-    // The one timing the edge and the analyzer's stream time share (shared/admissionTiming.ts).
-    expect(deadline).toBe(start + admissionInFlightMs(shortLived().ingest));
-    expect(shortLived().analyzer.admissionInFlightMs).toBe(admissionInFlightMs(config.ingest));
-    expect(await admission.pendingBatch(ticket.batchId)).toEqual({ connectionId: cred.connectionId, receivedAtMs: start, eventIds: ['evt_u1', 'evt_u2'] });
-    expect(await admission.admit(cred, { nowMs: deadline, itemCount: 1, eventIds: ['evt_u2'] })).toEqual({ kind: 'in_flight' });
-    // Past the deadline the eventId is neither new nor a duplicate until the batch is settled.
-    expect(await admission.admit(cred, { nowMs: deadline + 1, itemCount: 1, eventIds: ['evt_u2'] }))
-      .toEqual({ kind: 'unsettled', batchId: ticket.batchId, deadlineMs: deadline });
-    expect((await admission.overdueBatches(deadline + 1, 1000)).map((batch) => batch.batchId)).toContain(ticket.batchId);
-    expect(await redis.get(RedisKeys.sandboxMonthlyUsage(cred.accountId, usagePeriodOf(new Date(start)).period))).toBe('2');
-  });
-
-  it('settles a batch whose rows were written: counted once, committed, analysed, and its retry is a duplicate', async () => {
-    const stream = `test:analysis:${unique()}`;
-    const admission = new Admission(redis, shortLived(), stream);
-    const cred = credential('live');
-    const start = now();
-    const ticket = await admitted(admission, cred, ['evt_w1', 'evt_w2'], start);
-    const deadline = Number(await pendingDeadline(ticket.batchId));
-    expect(await admission.resolve(ticket.batchId, ['evt_w1', 'evt_w2'])).toEqual({ kept: 2, released: 0 });
-    expect(await admission.resolve(ticket.batchId, ['evt_w1', 'evt_w2'])).toEqual({ kept: 0, released: 0 });
-    expect(await pendingDeadline(ticket.batchId)).toBeNull();
-    expect(await admission.pendingBatch(ticket.batchId)).toBeNull();
-    const entries = await redis.xrange(stream, '-', '+');
-    expect(entries).toHaveLength(1);
-    expect(entries[0][1]).toEqual(['connectionId', cred.connectionId, 'workspaceId', cred.workspaceId, 'mode', 'live', 'batchId', ticket.batchId, 'receivedAtMs', String(start), 'eventIds', 'evt_w1,evt_w2']);
-    expect(await admission.admit(cred, { nowMs: deadline + 1, itemCount: 2, eventIds: ['evt_w1', 'evt_w2'] })).toMatchObject({ kind: 'admitted', newCount: 0 });
-    expect(await redis.get(RedisKeys.workspaceMonthlyUsage(cred.workspaceId, usagePeriodOf(new Date(start)).period, 'live'))).toBe('2');
-    // A COMMIT that arrives after the batch was settled adds no second job.
-    expect(await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: start, eventIds: ticket.newEventIds })).toBe(true);
-    expect(await redis.xlen(stream)).toBe(1);
-    await redis.del(stream);
-  });
-
-  it('settles a batch whose rows were not written (or only some): the rest is released and counted again only by the retry', async () => {
-    const stream = `test:analysis:${unique()}`;
-    const admission = new Admission(redis, shortLived(), stream);
-    const cred = credential('sandbox');
-    const start = now();
-    const usage = RedisKeys.sandboxMonthlyUsage(cred.accountId, usagePeriodOf(new Date(start)).period);
-    const none = await admitted(admission, cred, ['evt_n1', 'evt_n2'], start);
-    const some = await admitted(admission, cred, ['evt_s1', 'evt_s2'], start);
-    expect(await redis.get(usage)).toBe('4');
-    expect(await admission.resolve(none.batchId, [])).toEqual({ kept: 0, released: 2 });
-    expect(await admission.resolve(some.batchId, ['evt_s2'])).toEqual({ kept: 1, released: 1 });
-    expect(await redis.get(usage)).toBe('1');
-    expect(await redis.xlen(stream)).toBe(1);
-    const deadline = Number(start) + 60_000;
-    const retry = await admission.admit(cred, { nowMs: deadline, itemCount: 4, eventIds: ['evt_n1', 'evt_n2', 'evt_s1', 'evt_s2'] });
-    expect(retry).toMatchObject({ kind: 'admitted', duplicate: [false, false, false, true], newCount: 3 });
-    expect(await redis.get(usage)).toBe('4');
-    await redis.del(stream);
-  });
-
-  it('adds the analysis job of a batch committed by a process that died before its job was added', async () => {
-    const stream = `test:analysis:${unique()}`;
-    await redis.set(stream, 'not a stream');
-    const admission = new Admission(redis, shortLived(), stream);
-    const cred = credential('live');
-    const ticket = await admitted(admission, cred, ['evt_j1']);
-    expect(await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: ticket.batchId, receivedAtMs: now(), eventIds: ['evt_j1'] })).toBe(false);
-    expect(await pendingDeadline(ticket.batchId)).not.toBeNull();
-    await redis.del(stream);
-    expect(await admission.resolve(ticket.batchId, [])).toEqual({ kept: 1, released: 0 });
-    expect(await redis.xlen(stream)).toBe(1);
-    expect(await pendingDeadline(ticket.batchId)).toBeNull();
-    await redis.del(stream);
+    const admits = watch(SCRIPTS.ADMIT);
+    const durables = watch(SCRIPTS.DURABLE);
+    const releases = watch(SCRIPTS.RELEASE);
+    const kept = await admitted(admission, cred, ['evt_h1']);
+    await admission.settleDurable([kept]);
+    const dropped = await admitted(admission, cred, ['evt_h2']);
+    await admission.release(dropped.accountId, dropped.batchId, dropped.receivedAtMs);
+    expect(await admission.checkConnection(cred, now())).toEqual({ kind: 'ok' });
+    // Epoch, allowance, two usage counters, 4 periods of 3 hashes, the sandbox's 5 windows.
+    expect(admits[0]).toHaveLength(4 + 12 + 5);
+    expect([admits.length, durables.length, releases.length]).toEqual([3, 1, 1]);
+    for (const key of [...admits, ...durables, ...releases].flat()) expect([key, hashTag(key)]).toEqual([key, `{${cred.accountId}}`]);
+    await redis.zrem(RedisKeys.unanalysedBatches, kept.batchId);
   });
 });
 
@@ -334,11 +406,14 @@ describe('credential epoch and the script cache', () => {
   it('refuses a batch whose cached epoch differs from Redis, writing nothing', async () => {
     const admission = new Admission(redis, config);
     const cred = { ...credential(), epoch: '4' };
-    await redis.set(RedisKeys.credentialEpoch(cred.connectionId), '5');
-    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_e'] })).toEqual({ kind: 'stale_credential' });
-    expect(await entry(cred.connectionId, 'evt_e')).toBeNull();
-    expect(await redis.exists(IngestKeys.integrationRequests(cred.connectionId))).toBe(0);
-    expect(await admission.admit({ ...cred, epoch: '5' }, { nowMs: now(), itemCount: 1, eventIds: ['evt_e'] })).toMatchObject({ kind: 'admitted' });
+    await redis.set(RedisKeys.credentialEpoch(cred.accountId, cred.connectionId), '5');
+    const batchId = admission.newBatchId();
+    expect(await admission.admit(cred, { nowMs: now(), itemCount: 1, eventIds: ['evt_e'], batchId })).toEqual({ kind: 'stale_credential' });
+    expect(await entry(cred, 'evt_e')).toBeNull();
+    const { records } = periodKeys(cred);
+    expect(await redis.exists(records, ...windowKeys(cred), ...Object.values(usageKeys(cred)))).toBe(0);
+    expect(await pendingScore({ accountId: cred.accountId, batchId })).toBeNull();
+    expect(await admit(admission, { ...cred, epoch: '5' }, ['evt_e'])).toMatchObject({ kind: 'admitted' });
   });
 
   it('falls back to EVAL when Redis does not know the script (NOSCRIPT), which caches it again', async () => {
@@ -354,23 +429,25 @@ describe('memory of the de-duplication window', () => {
   it('costs well under 100 bytes of Redis memory per remembered eventId', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
+    const at = now();
     // 20 batches of 50: enough fields for the hash to leave its compact encoding, as it does in use.
     let stored = 0;
-    let markers = 0;
-    let dedupKey = '';
+    const batchIds: string[] = [];
     for (let batch = 0; batch < 20; batch += 1) {
       const eventIds = Array.from({ length: 50 }, () => `evt_${randomBytes(12).toString('hex')}`);
-      const admitted = await admission.admit(cred, { nowMs: now(), itemCount: 50, eventIds });
-      if (admitted.kind !== 'admitted') throw new Error('not admitted');
-      await admission.commit({ connectionId: cred.connectionId, workspaceId: cred.workspaceId, mode: 'live', batchId: admitted.ticket.batchId, receivedAtMs: now(), eventIds });
-      markers += (await redis.memory('USAGE', IngestKeys.committedBatch(admitted.ticket.batchId))) as number;
+      const ticket = await admitted(admission, cred, eventIds, at);
+      expect(await admission.settleDurable([ticket])).toEqual([true]);
+      batchIds.push(ticket.batchId);
       stored += eventIds.length;
-      dedupKey = admitted.ticket.dedupKey;
     }
-    expect(await redis.hlen(dedupKey)).toBe(stored);
-    const hash = (await redis.memory('USAGE', dedupKey, 'SAMPLES', '0')) as number;
-    const average = (hash + markers) / stored;
+    const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, at);
+    expect(await redis.hlen(keys.dedup)).toBe(stored);
+    expect(await redis.exists(keys.records)).toBe(0);
+    const dedup = (await redis.memory('USAGE', keys.dedup, 'SAMPLES', '0')) as number;
+    const committed = (await redis.memory('USAGE', keys.committed, 'SAMPLES', '0')) as number;
+    const average = (dedup + committed) / stored;
     expect(average).toBeGreaterThan(30);
     expect(average).toBeLessThan(100);
+    await redis.zrem(RedisKeys.unanalysedBatches, ...batchIds);
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
@@ -9,21 +12,24 @@ import { ManualClock, checkConnection, countObservations, createCollector, envel
 
 let ctx: TestContext;
 let clickhouse: ClickHouseClient;
+let walDir: string;
 let edge: Edge;
 
 beforeAll(async () => {
   ctx = await createTestContext();
   clickhouse = testClickHouse(ctx);
   const clock = new ManualClock();
+  walDir = mkdtempSync(join(tmpdir(), 'edge-wal-fastify-'));
   const server = await startFastifyIngestServer(
-    { config: ctx.deps.config, pool: ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock, metrics: createMetricsRegistry('ingest-fastify-test') },
+    { config: { ...ctx.deps.config, ingest: { ...ctx.deps.config.ingest, walDir, shipIntervalMs: 20 } }, pool: ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock, metrics: createMetricsRegistry('ingest-fastify-test') },
     '127.0.0.1', 0,
   );
-  edge = { url: `http://127.0.0.1:${server.port}`, server, config: ctx.deps.config, clock, close: () => server.close() };
+  edge = { url: `http://127.0.0.1:${server.port}`, server, config: ctx.deps.config, clock, shipped: () => server.pipeline.shipper.flush(), close: () => server.close() };
 });
 afterAll(async () => {
   await edge.close();
   await clickhouse.close();
+  rmSync(walDir, { recursive: true, force: true });
   await ctx.close();
 });
 
@@ -46,6 +52,7 @@ describe('Fastify adapter', () => {
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body).toEqual({ error: 'request_too_large' });
     expect((await checkConnection(edge, collector)).status).toBe(200);
+    await edge.shipped();
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(1);
     expect((await fetch(`${edge.url}/readyz`)).status).toBe(200);
     expect((await fetch(`${edge.url}/nope`)).status).toBe(404);

@@ -3,7 +3,7 @@ import { setAllowanceCommand } from '../management/admin/commands.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { IngestKeys } from '../ingest/keys.js';
+import { IngestKeys } from '../ingest/admission/keys.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import {
   ManualClock, countObservations, createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge, type EdgeAnswer,
@@ -259,7 +259,7 @@ describe('Sandbox monthly allowance (403 observation_monthly_quota_exhausted)', 
     const res = await sendEnvelopes(edge, live, [envelope(live), envelope(live), envelope(live)]);
     expect(res.status).toBe(202);
     const period = usagePeriodOf(new Date()).period;
-    expect(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(boot.workspace.id, period, 'live'))).toBe('3');
+    expect(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(boot.account.id, boot.workspace.id, period, 'live'))).toBe('3');
     expect(await ctx.deps.redis.get(RedisKeys.sandboxMonthlyUsage(boot.account.id, period))).toBeNull();
   });
 

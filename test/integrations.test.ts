@@ -96,7 +96,7 @@ describe('POST /v1/integrations', () => {
     expect(JSON.stringify(audit.rows[0].metadata)).not.toContain(sha256Hex(token));
 
     // The credential epoch moved before and after COMMIT.
-    expect(Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(body.integration.connectionId)))).toBe(2);
+    expect(Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, body.integration.connectionId)))).toBe(2);
   });
 
   it('creates a live connection in the Live environment, with name and provider trimmed', async () => {
@@ -148,7 +148,7 @@ describe('POST /v1/integrations', () => {
     });
     expect(retry.body).not.toContain('svc_ing_');
     expect(await writtenRows(boot.workspace.id)).toEqual(before);
-    expect(Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(original.integration.connectionId)))).toBe(2);
+    expect(Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, original.integration.connectionId)))).toBe(2);
   });
 
   it('never recreates a deleted connection on retry', async () => {

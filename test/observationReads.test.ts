@@ -40,6 +40,8 @@ type Item = Record<string, any>;
 async function send(collector: Collector, items: Record<string, unknown>[]): Promise<void> {
   const res = await sendEnvelopes(edge, collector, items);
   expect(res.status, res.text).toBe(202);
+  // Reads see what the log shipper has put in ClickHouse.
+  expect(await edge.shipped()).toBe(true);
 }
 
 function get(key: string | null, path: string, query: Record<string, string> = {}): Promise<LightMyRequestResponse> {
@@ -111,6 +113,7 @@ describe('GET /v1/observations: pages', () => {
     }
     // A redelivered eventId is accepted but not stored again.
     const again = await sendEnvelopes(edge, collector, [sent[7]]);
+    await edge.shipped();
     expect(again.body).toMatchObject({ accepted: 1, persisted: 0 });
     // A row the edge wrote twice (its retried insert had committed) shows once.
     await duplicateRow(collector.connectionId, sent[30].eventId as string);

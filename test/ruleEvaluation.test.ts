@@ -18,7 +18,7 @@ import { waitFor } from './helpers/wait.js';
 
 const DELAY_MS = 5_000;
 /** The analyzer's stream-time grace in these tests. */
-const GRACE_MS = 500;
+const GRACE_MS = 1_000;
 /** Moves the service clock past every deadline of a source sent now. */
 const PAST_DUE_MS = DELAY_MS + GRACE_MS + 2_000;
 
@@ -32,9 +32,9 @@ beforeAll(async () => {
   ctx = await createTestContext();
   clickhouse = testClickHouse(ctx);
   await ctx.deps.redis.del(RedisKeys.analysisJobs);
-  // Batches other files' killed edges left unsettled hold stream time back until an edge settles
-  // them (as they must), and those edges are gone: only this file's admissions count here.
-  await ctx.deps.redis.del(RedisKeys.pendingAdmissions);
+  // Batches other files' edges left unsettled, or durable with no analyzer to take them, hold
+  // stream time back (as they must), and those edges are gone: only this file's batches count here.
+  await ctx.deps.redis.del(RedisKeys.pendingAdmissions, RedisKeys.unanalysedBatches);
   await resetTestClock(ctx.deps.redis);
   edge = await startEdge(ctx, clickhouse, { clock: 'shared' });
   apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
@@ -289,37 +289,26 @@ describe('rule evaluation across an analyzer killed between a source and its dea
 });
 
 describe('stream time', () => {
-  const stream = 'analysis:jobs:stream-time-test';
-  const inFlightMs = 20_000;
   afterEach(async () => {
-    await ctx.deps.redis.del(stream);
-    await ctx.deps.redis.zrem(RedisKeys.pendingAdmissions, 'stream-time-test');
+    await ctx.deps.redis.zrem(RedisKeys.pendingAdmissions, 'acct_stream_time/stream-time-test');
+    await ctx.deps.redis.zrem(RedisKeys.unanalysedBatches, 'stream-time-unanalysed');
   });
 
-  it('stays behind the grace, an unsettled admission, and every unacknowledged job, scanned or not', async () => {
+  it('stays behind the grace, a batch admitted and not yet durable, and a durable batch not yet analysed', async () => {
     const clock = new ManualClock();
-    const streamTime = new StreamTime(ctx.deps.redis, clock, { stream, admissionInFlightMs: inFlightMs, graceMs: GRACE_MS });
+    const streamTime = new StreamTime(ctx.deps.redis, clock, { graceMs: GRACE_MS });
     const now = clock.nowMs();
     const idle = await streamTime.nowMs();
     expect(idle).toBeGreaterThanOrEqual(now - GRACE_MS);
     expect(idle).toBeLessThanOrEqual(clock.nowMs() - GRACE_MS);
 
-    // An admitted batch received 5 s ago whose rows are not yet known stored.
-    await ctx.deps.redis.zadd(RedisKeys.pendingAdmissions, now - 5_000 + inFlightMs, 'stream-time-test');
+    // A batch received 5 s ago, admitted, not yet durable in an edge's log.
+    await ctx.deps.redis.zadd(RedisKeys.pendingAdmissions, now - 5_000, 'acct_stream_time/stream-time-test');
     expect(await streamTime.nowMs()).toBe(now - 5_000);
-    await ctx.deps.redis.zrem(RedisKeys.pendingAdmissions, 'stream-time-test');
-
-    // A job received 8 s ago, not yet acknowledged, behind a newer one.
-    await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now - 1_000));
-    await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now - 8_000));
+    // A batch received 8 s ago, durable, its job not yet acknowledged.
+    await ctx.deps.redis.zadd(RedisKeys.unanalysedBatches, now - 8_000, 'stream-time-unanalysed');
     expect(await streamTime.nowMs()).toBe(now - 8_000);
-
-    // Past the entries read, a job may have been received up to admissionInFlightMs before it was added.
-    await ctx.deps.redis.del(stream);
-    for (let i = 0; i < 300; i++) await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now));
-    await ctx.deps.redis.xadd(stream, '*', 'receivedAtMs', String(now - 60_000));
-    const time = await streamTime.nowMs();
-    expect(time).toBeLessThanOrEqual(now - inFlightMs + 1_000);
-    expect(time).toBeGreaterThan(now - inFlightMs - 5_000);
+    await ctx.deps.redis.zrem(RedisKeys.unanalysedBatches, 'stream-time-unanalysed');
+    expect(await streamTime.nowMs()).toBe(now - 5_000);
   });
 });

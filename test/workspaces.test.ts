@@ -403,7 +403,7 @@ describe('archive and restore', () => {
        VALUES ($1, $2, $3, $4, 'sandbox', $5, '1', $6)`,
       [connectionId, integrationId, boot.workspace.id, env.rows[0].id, newId('svc_conn_v1.'), now],
     );
-    const epoch = async () => Number((await ctx.deps.redis.get(RedisKeys.credentialEpoch(connectionId))) ?? 0);
+    const epoch = async () => Number((await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connectionId))) ?? 0);
     const start = await epoch();
     await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${boot.workspace.slug}/archive`);
     const archived = await epoch();

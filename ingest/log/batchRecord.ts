@@ -1,24 +1,26 @@
 import type { AnalysisJob } from '../../shared/redis.js';
 
 /**
- * The log record of one accepted batch: its analysis job (connection, receipt time, new
- * eventIds, batch id) and its new rows as the ClickHouse insert takes them (TabSeparated).
- * `[u32 LE length of the job's JSON][job JSON][rows]`.
+ * The log record of one accepted batch: its account (its admission keys carry the account's
+ * hash tag), its analysis job (connection, receipt time, new eventIds, batch id) and its new rows
+ * as the ClickHouse insert takes them (TabSeparated).
+ * `[u32 LE length of the head's JSON][head JSON: the job and accountId][rows]`.
  */
 export interface BatchRecord {
+  accountId: string;
   job: AnalysisJob;
   rows: Buffer;
 }
 
 export function encodeBatchRecord(record: BatchRecord): Buffer {
-  const job = Buffer.from(JSON.stringify(record.job));
-  const head = Buffer.allocUnsafe(4);
-  head.writeUInt32LE(job.length, 0);
-  return Buffer.concat([head, job, record.rows]);
+  const head = Buffer.from(JSON.stringify({ ...record.job, accountId: record.accountId }));
+  const length = Buffer.allocUnsafe(4);
+  length.writeUInt32LE(head.length, 0);
+  return Buffer.concat([length, head, record.rows]);
 }
 
 export function decodeBatchRecord(payload: Buffer): BatchRecord {
   const length = payload.readUInt32LE(0);
-  const job = JSON.parse(payload.subarray(4, 4 + length).toString('utf8')) as AnalysisJob;
-  return { job, rows: payload.subarray(4 + length) };
+  const { accountId, ...job } = JSON.parse(payload.subarray(4, 4 + length).toString('utf8')) as AnalysisJob & { accountId: string };
+  return { accountId, job, rows: payload.subarray(4 + length) };
 }

@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
-import { RedisKeys } from '../../shared/redis.js';
-import type { Admission } from '../admission.js';
+import type { Admission } from '../admission/admission.js';
 import { decodeBatchRecord, type BatchRecord } from './batchRecord.js';
-import type { LogPosition, WriteAheadLog } from './writeAheadLog.js';
+import { comparePositions, type LogPosition, type WriteAheadLog } from './writeAheadLog.js';
 
 export interface ShipperOptions {
   log: WriteAheadLog;
@@ -11,9 +10,7 @@ export interface ShipperOptions {
   analysisStream: string;
   analysisStreamMaxLen: number;
   /** Inserts TabSeparated observation rows, streamed from these buffers (observationsTable.ts insertObservationRows). */
-  insert: (body: readonly Buffer[], signal: AbortSignal, queryId: string) => Promise<void>;
-  /** This process's insert query ids begin with it (see Admission.insertQueryPrefix). */
-  queryIdPrefix: string;
+  insert: (body: readonly Buffer[], signal: AbortSignal) => Promise<void>;
   insertTimeoutMs: number;
   /** One insert takes at most about this many bytes of records. */
   maxInsertBytes: number;
@@ -54,11 +51,12 @@ export class Shipper {
   private running = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
-  private queryCounter = 0;
   /** Receipt time of the oldest record not yet shipped (null: none, as far as the last read saw). */
   private oldestUnshippedMs: number | null = null;
   /** When records were first seen waiting since the last shipment (for intervalMs). */
   private waitingSinceMs: number | null = null;
+  /** Callers of flush waiting for the cursor to pass a position. */
+  private flushes: { until: LogPosition; resolve: (shipped: boolean) => void }[] = [];
 
   constructor(private readonly options: ShipperOptions) {}
 
@@ -72,6 +70,19 @@ export class Shipper {
   notify(): void {
     this.waitingSinceMs ??= this.options.nowMs();
     if (this.options.log.bytesFrom(this.cursor) >= this.options.maxInsertBytes) this.wake?.();
+  }
+
+  /**
+   * Ships everything durable now without waiting for intervalMs: true once shipped, false when a
+   * shipping round fails first (ClickHouse or Redis down; it is retried as always).
+   */
+  flush(): Promise<boolean> {
+    const until = this.options.log.durable;
+    if (comparePositions(this.cursor, until) >= 0 || this.options.log.bytesFrom(this.cursor) === 0) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      this.flushes.push({ until, resolve });
+      this.wake?.();
+    });
   }
 
   /** Whether the log is past its bounds (requests are then refused with 503). */
@@ -105,7 +116,8 @@ export class Shipper {
       try {
         const pending = this.options.log.bytesFrom(this.cursor);
         const since = this.waitingSinceMs;
-        const due = pending >= this.options.maxInsertBytes || (pending > 0 && (since === null || this.options.nowMs() - since >= this.options.intervalMs));
+        const due = pending >= this.options.maxInsertBytes || this.flushes.length > 0
+          || (pending > 0 && (since === null || this.options.nowMs() - since >= this.options.intervalMs));
         if (!due) {
           await this.pause(pending > 0 && since !== null ? Math.max(1, this.options.intervalMs - (this.options.nowMs() - since)) : this.options.intervalMs);
           continue;
@@ -114,6 +126,7 @@ export class Shipper {
         retryMs = RETRY_MIN_MS;
       } catch (error) {
         this.options.onFailure?.(error);
+        for (const flush of this.flushes.splice(0)) flush.resolve(false);
         await this.pause(retryMs);
         retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
       }
@@ -129,6 +142,7 @@ export class Shipper {
     const { records, end } = await this.options.log.read(this.cursor, this.options.maxInsertBytes);
     if (records.length === 0) {
       this.cursor = end;
+      this.resolveFlushes();
       this.oldestUnshippedMs = null;
       this.waitingSinceMs = null;
       return;
@@ -138,7 +152,7 @@ export class Shipper {
     const committed: boolean[] = [];
     for (let from = 0; from < batches.length; from += BATCHES_PER_CALL) {
       const chunk = batches.slice(from, from + BATCHES_PER_CALL);
-      committed.push(...await this.options.admission.settleDurable(chunk.map((batch) => ({ batchId: batch.job.batchId, receivedAtMs: batch.job.receivedAtMs }))));
+      committed.push(...await this.options.admission.settleDurable(chunk.map(({ accountId, job }) => ({ accountId, batchId: job.batchId, receivedAtMs: job.receivedAtMs }))));
     }
     const shipped = batches.filter((_, index) => committed[index]);
     const started = process.hrtime.bigint();
@@ -149,6 +163,7 @@ export class Shipper {
     for (let from = 0; from < batches.length; from += BATCHES_PER_CALL) await this.enqueue(batches.slice(from, from + BATCHES_PER_CALL), shippedIds);
     await this.options.log.saveCheckpoint(end);
     this.cursor = end;
+    this.resolveFlushes();
     const rows = shipped.reduce((sum, batch) => sum + batch.job.eventIds.length, 0);
     this.options.onShipped?.(shipped.length, rows, bytes, Number(process.hrtime.bigint() - started) / 1e9);
     if (this.options.log.bytesFrom(this.cursor) === 0) {
@@ -159,20 +174,28 @@ export class Shipper {
     }
   }
 
+  private resolveFlushes(): void {
+    const nothingLeft = this.options.log.bytesFrom(this.cursor) === 0;
+    this.flushes = this.flushes.filter((flush) => {
+      if (!nothingLeft && comparePositions(this.cursor, flush.until) < 0) return true;
+      flush.resolve(true);
+      return false;
+    });
+  }
+
   private async insertWithTimeout(body: readonly Buffer[]): Promise<void> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.insertTimeoutMs);
     try {
-      await this.options.insert(body, controller.signal, `${this.options.queryIdPrefix}s${(this.queryCounter++).toString(36)}`);
+      await this.options.insert(body, controller.signal);
     } finally {
       clearTimeout(timer);
     }
   }
 
   /**
-   * The analysis jobs of the shipped batches among `read`, and `read` out of the unshipped set. A
-   * crash in between leaves a batch in the set (stream time waits) until the restarted edge
-   * ships it again.
+   * The analysis jobs of the shipped batches among `read` (the analyzer takes each out of
+   * `RedisKeys.unanalysedBatches` once analysed). One key, so one pipeline on a cluster too.
    */
   private async enqueue(read: readonly BatchRecord[], shippedIds: ReadonlySet<string>): Promise<void> {
     const pipeline = this.options.redis.pipeline();
@@ -182,7 +205,6 @@ export class Shipper {
         'connectionId', job.connectionId, 'workspaceId', job.workspaceId, 'mode', job.mode, 'batchId', job.batchId,
         'receivedAtMs', String(job.receivedAtMs), 'eventIds', job.eventIds.join(','));
     }
-    pipeline.zrem(RedisKeys.unshippedBatches, ...read.map((batch) => batch.job.batchId));
     const replies = await pipeline.exec();
     const failed = replies?.find(([error]) => error !== null);
     if (!replies || failed) throw failed?.[0] ?? new Error('the analysis jobs were not added');

@@ -27,6 +27,40 @@ interface Waiter {
 const SEGMENT_NAME = /^(\d{8})\.wal$/;
 const segmentName = (segment: number) => `${String(segment).padStart(8, '0')}.wal`;
 const CHECKPOINT = 'checkpoint.json';
+const LOCK = 'lock';
+
+/** Whether a process with this id runs (signal 0 checks without signalling). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One edge per log folder: two processes appending to and shipping the same segments would
+ * interleave records and both move the checkpoint. The lock file holds the owner's process id;
+ * a lock whose process is gone (killed, crashed) is taken over.
+ */
+async function lockDirectory(dir: string): Promise<void> {
+  const path = join(dir, LOCK);
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      await writeFile(path, String(process.pid), { flag: 'wx' });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number(await readFile(path, 'utf8').catch(() => ''));
+    if (Number.isInteger(owner) && owner > 0 && processRuns(owner)) {
+      throw new Error(`the write-ahead log in ${dir} is in use by process ${owner} (INGEST_WAL_DIR: one folder per edge)`);
+    }
+    await rm(path, { force: true });
+  }
+  throw new Error(`could not lock the write-ahead log in ${dir}`);
+}
 
 /**
  * The ingest edge's write-ahead log (issue 17), after Prometheus's `tsdb/wlog`: numbered segment
@@ -62,6 +96,7 @@ export class WriteAheadLog {
   static async open(options: WriteAheadLogOptions): Promise<WriteAheadLog> {
     const log = new WriteAheadLog(options);
     await mkdir(options.dir, { recursive: true });
+    await lockDirectory(options.dir);
     await log.repair();
     return log;
   }
@@ -173,6 +208,7 @@ export class WriteAheadLog {
     this.closed = true;
     while (this.writing) await this.writing;
     await this.handle.close();
+    await rm(join(this.options.dir, LOCK), { force: true });
   }
 
   private async writeQueued(): Promise<void> {

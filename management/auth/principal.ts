@@ -32,6 +32,8 @@ export interface WorkspaceUserActor {
   /** The session the user acts through; it must still be current when the operation commits. */
   sessionId: string;
   workspaceId: string;
+  /** The workspace's billing account (fixed for its life): the hash tag of its Redis keys. */
+  accountId: string;
   role: 'owner' | 'admin';
   model: 'canonical' | 'legacy';
   /** The workspace authorization epoch seen when the actor was loaded. */

@@ -12,6 +12,7 @@ export interface WorkspaceManagement {
 
 interface MemberRow {
   id: string;
+  account_id: string;
   status: 'active' | 'archived';
   model: 'canonical' | 'legacy';
   auth_epoch: string;
@@ -28,7 +29,7 @@ export async function requireWorkspaceManager(db: Queryable, session: SessionPri
   // A value that cannot be a slug names no workspace (and may hold bytes PostgreSQL refuses).
   const { rows } = isWorkspaceSlug(slug)
     ? await db.query<MemberRow>(
-      `SELECT w.id, w.status, w.model, w.auth_epoch, m.role
+      `SELECT w.id, w.account_id, w.status, w.model, w.auth_epoch, m.role
          FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id
         WHERE w.slug = $1 AND m.user_id = $2`,
       [slug, session.userId],
@@ -43,6 +44,7 @@ export async function requireWorkspaceManager(db: Queryable, session: SessionPri
       userId: session.userId,
       sessionId: session.sessionId,
       workspaceId: row.id,
+      accountId: row.account_id,
       role: row.role,
       model: row.model,
       authEpoch: String(row.auth_epoch),

@@ -69,7 +69,7 @@ export async function accountUsage(deps: Deps, userId: string, accountId: string
     [accountId],
   );
   const { period, periodStart, resetAt } = usagePeriodOf(deps.clock.now());
-  const keys = [RedisKeys.sandboxMonthlyUsage(accountId, period), ...workspaces.rows.map((w) => RedisKeys.workspaceMonthlyUsage(w.id, period, 'sandbox'))];
+  const keys = [RedisKeys.sandboxMonthlyUsage(accountId, period), ...workspaces.rows.map((w) => RedisKeys.workspaceMonthlyUsage(accountId, w.id, period, 'sandbox'))];
   const values = await deps.redis.mget(...keys);
   const total = counter(values[0]);
   const limit = account.rows[0].sandbox_monthly_allowance ?? deps.config.limits.sandboxMonthlyAllowance;

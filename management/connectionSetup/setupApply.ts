@@ -202,7 +202,7 @@ export async function applySetup(deps: Deps, principal: OperationActor, input: S
       replay: (stored, db) => setupReceiptReplay(db, principal, stored),
       beforeCommit: async (outcome) => {
         if (deps.clock.nowMs() >= expiresAtMs) throw new AppError('connection_preview_expired');
-        await bumpCredentialEpoch(deps.redis, outcome.connectionId!);
+        await bumpCredentialEpoch(deps.redis, principal.accountId, outcome.connectionId!);
       },
     },
     async (db) => {
@@ -214,7 +214,7 @@ export async function applySetup(deps: Deps, principal: OperationActor, input: S
   if (result.statusCode === 201) {
     // Committed: the token exists only in this response, so a Redis failure here must not turn it
     // into an error (the bump before COMMIT already moved the epoch).
-    await bumpCredentialEpoch(deps.redis, String(result.body.connectionId)).catch(() => undefined);
+    await bumpCredentialEpoch(deps.redis, principal.accountId, String(result.body.connectionId)).catch(() => undefined);
   }
   return result;
 }

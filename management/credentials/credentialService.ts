@@ -112,7 +112,7 @@ export async function performCredentialAction(deps: Deps, principal: ApiKeyPrinc
       epochChangedCode: 'connection_configuration_changed',
       replay: (stored, db) => credentialReceiptReplay(db, principal, stored),
       beforeCommit: async () => {
-        if (changedConnectionId) await bumpCredentialEpoch(deps.redis, changedConnectionId);
+        if (changedConnectionId) await bumpCredentialEpoch(deps.redis, principal.accountId, changedConnectionId);
       },
     },
     async (db) => {
@@ -160,7 +160,7 @@ export async function performCredentialAction(deps: Deps, principal: ApiKeyPrinc
 
   if (result.statusCode === 201 && changedConnectionId) {
     // Committed already; the pre-commit bump covers the change, this one only beats a racing reload.
-    await bumpCredentialEpoch(deps.redis, changedConnectionId).catch(() => undefined);
+    await bumpCredentialEpoch(deps.redis, principal.accountId, changedConnectionId).catch(() => undefined);
   }
   return result;
 }

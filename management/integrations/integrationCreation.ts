@@ -76,7 +76,7 @@ export async function createIntegration(
       epochChangedCode: 'workspace_authorization_changed',
       replay: creationReplayBody,
       beforeCommit: async (outcome) => {
-        await bumpCredentialEpoch(deps.redis, outcome.connectionId!);
+        await bumpCredentialEpoch(deps.redis, principal.accountId, outcome.connectionId!);
       },
     },
     async (db) => {
@@ -147,7 +147,7 @@ export async function createIntegration(
     // creation is committed and its token exists only in this response, so a Redis failure here
     // must not turn it into an error (the bump before COMMIT already moved the epoch).
     const connectionId = (result.body.integration as { connectionId: string }).connectionId;
-    await bumpCredentialEpoch(deps.redis, connectionId).catch(() => undefined);
+    await bumpCredentialEpoch(deps.redis, principal.accountId, connectionId).catch(() => undefined);
   }
   return result;
 }

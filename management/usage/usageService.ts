@@ -29,7 +29,7 @@ export interface WorkspaceUsage {
 const counter = (raw: string | null | undefined): number => (raw && /^\d+$/.test(raw) ? Number(raw) : 0);
 
 /**
- * The counters the ingest edge keeps in Redis at admission (ingest/admission.ts): each new eventId
+ * The counters the ingest edge keeps in Redis at admission (ingest/admission/): each new eventId
  * is counted once, in the account's Sandbox total and in its workspace's total of the connection's
  * mode; duplicates are never counted and a batch that was not written is released. The limit is
  * the account's operator-set allowance or the configured default (as management/billing). Other
@@ -42,8 +42,8 @@ export async function workspaceUsage(deps: AppDeps, principal: ApiKeyPrincipal):
     deps.pool.query<{ sandbox_monthly_allowance: number | null }>('SELECT sandbox_monthly_allowance FROM accounts WHERE id = $1', [principal.accountId]),
     deps.redis.mget(
       RedisKeys.sandboxMonthlyUsage(principal.accountId, period),
-      RedisKeys.workspaceMonthlyUsage(principal.workspaceId, period, 'sandbox'),
-      RedisKeys.workspaceMonthlyUsage(principal.workspaceId, period, 'live'),
+      RedisKeys.workspaceMonthlyUsage(principal.accountId, principal.workspaceId, period, 'sandbox'),
+      RedisKeys.workspaceMonthlyUsage(principal.accountId, principal.workspaceId, period, 'live'),
     ),
   ]);
   const limit = account.rows[0]?.sandbox_monthly_allowance ?? deps.config.limits.sandboxMonthlyAllowance;

@@ -39,6 +39,7 @@ type LifecycleTarget = 'archived' | 'active';
 async function changeStatus(deps: Deps, user: SessionPrincipal, slug: string, target: LifecycleTarget): Promise<{ slug: string; status: LifecycleTarget }> {
   const now = deps.clock.now();
   let connectionIds: string[] = [];
+  let accountId = '';
   const result = await withTransaction(deps.pool, async (db) => {
     const membership = await findMembership(db, { slug, userId: user.userId, lock: true });
     if (!membership || !canManageLifecycle(membership)) throw new AppError('workspace_not_found');
@@ -50,12 +51,13 @@ async function changeStatus(deps: Deps, user: SessionPrincipal, slug: string, ta
       workspaceId: membership.workspaceId, actorType: 'user', actorId: user.userId,
       action: target === 'archived' ? 'workspace.archive' : 'workspace.restore', targetId: membership.workspaceId, at: now,
     });
+    accountId = membership.accountId;
     connectionIds = await listConnectionIds(db, membership.workspaceId);
-    for (const id of connectionIds) await bumpCredentialEpoch(deps.redis, id);
+    for (const id of connectionIds) await bumpCredentialEpoch(deps.redis, accountId, id);
     return { slug: membership.slug, status: target };
   });
   // Again after COMMIT, so a credential reload that raced the commit is dropped too.
-  for (const id of connectionIds) await bumpCredentialEpoch(deps.redis, id).catch(() => undefined);
+  for (const id of connectionIds) await bumpCredentialEpoch(deps.redis, accountId, id).catch(() => undefined);
   return result;
 }
 

@@ -4,6 +4,7 @@ import { Analyzer } from '../../analyzer/service.js';
 import type { AnalyzerConfig } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import type { TestContext } from './context.js';
+import { shippedByAll } from './ingest.js';
 
 export interface RunningAnalyzer {
   analyzer: Analyzer;
@@ -25,6 +26,8 @@ export async function startAnalyzer(ctx: TestContext, clickhouse: ClickHouseClie
 
 /** True once the analysis stream holds no entry that the group has not acknowledged. */
 export async function streamDrained(ctx: TestContext, stream = 'analysis:jobs'): Promise<boolean> {
+  // The jobs of what the running edges accepted are in the stream once shipped.
+  await shippedByAll();
   const length = await ctx.deps.redis.xlen(stream);
   const pending = (await ctx.deps.redis.xpending(stream, 'analyzers')) as [number, ...unknown[]];
   return length === 0 && Number(pending[0]) === 0;

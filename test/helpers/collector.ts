@@ -2,6 +2,8 @@
 // be killed and restarted), and a recording HTTP proxy that keeps every byte a client sends.
 
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -25,7 +27,10 @@ export type EdgeProcess = SpawnedProcess;
  * files' moves of the shared test clock cannot make a collector's signatures stale.
  */
 export function spawnEdgeProcess(port: number, env: Record<string, string> = {}): Promise<EdgeProcess> {
-  return spawnProcess('dist/ingest/main.js', 'INGEST_PORT', { ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', ...env }, port);
+  // One log folder per edge port (INGEST_WAL_DIR: one edge per folder); a restarted edge on the
+  // same port finds what its predecessor left.
+  const walDir = join(tmpdir(), `edge-wal-${process.pid}-${port}`);
+  return spawnProcess('dist/ingest/main.js', 'INGEST_PORT', { ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', INGEST_WAL_DIR: walDir, INGEST_SHIP_INTERVAL_MS: '50', ...env }, port);
 }
 
 export interface RecordedRequest {

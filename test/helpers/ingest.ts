@@ -1,4 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { ClickHouseClient } from '../../shared/clickhouse/client.js';
 import { sqlLiteral } from '../../shared/clickhouse/escape.js';
@@ -6,8 +9,7 @@ import { createClock, type Clock } from '../../shared/clock.js';
 import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/server.js';
-import { DEDUP_PERIODS } from '../../ingest/admissionScripts.js';
-import { IngestKeys } from '../../ingest/keys.js';
+import { DEDUP_PERIODS, IngestKeys } from '../../ingest/admission/keys.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
 import { createIntegration, type CreateIntegrationInput } from './integrations.js';
@@ -18,6 +20,8 @@ export interface Edge {
   server: RunningServer;
   config: Config;
   clock: Clock;
+  /** Ships what the edge answered as accepted so far: true once in ClickHouse, false when shipping failed. */
+  shipped(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -49,10 +53,12 @@ export class ManualClock implements Clock {
 /** The uWebSockets.js edge in-process on a free loopback port, on the test stores (no mocks). */
 export async function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides = {}): Promise<Edge> {
   const base = ctx.deps.config;
+  // Its own log folder, removed on close unless the test chose one (to reopen it).
+  const ownLog = overrides.ingest?.walDir === undefined ? mkdtempSync(join(tmpdir(), 'edge-wal-')) : null;
   const config: Config = {
     ...base,
     limits: { ...base.limits, ...overrides.limits },
-    ingest: { ...base.ingest, ...overrides.ingest },
+    ingest: { ...base.ingest, shipIntervalMs: 20, ...(ownLog ? { walDir: ownLog } : {}), ...overrides.ingest },
   };
   const clock = overrides.clock === 'shared' ? createClock(config.enableTestClock, ctx.deps.redis) : overrides.clock ?? new ManualClock();
   const server = await startIngestServer(
@@ -63,7 +69,17 @@ export async function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, 
     '127.0.0.1',
     0,
   );
-  return { url: `http://127.0.0.1:${server.port}`, server, config, clock, close: () => server.close() };
+  const edge: Edge = {
+    url: `http://127.0.0.1:${server.port}`, server, config, clock,
+    shipped: () => server.pipeline.shipper.flush(),
+    close: async () => {
+      runningEdges.delete(edge);
+      await server.close();
+      if (ownLog) rmSync(ownLog, { recursive: true, force: true });
+    },
+  };
+  runningEdges.add(edge);
+  return edge;
 }
 
 /** A ClickHouse client on the test database; its own error log is off (fault tests stop the server). */
@@ -76,6 +92,8 @@ export function testClickHouse(ctx: TestContext): ClickHouseClient {
 
 /** A collector's configuration plus the ids a test needs to look things up. */
 export interface Collector {
+  /** The account of the collector's workspace (its Redis keys carry the account's hash tag). */
+  accountId: string;
   integrationKey: string;
   connectionKey: string;
   ingestToken: string;
@@ -91,8 +109,12 @@ export async function createCollector(ctx: TestContext, apiKey: string, input: P
   const direction = input.direction ?? (input.protocol === 'http-webhook' ? 'inbound' : 'outbound');
   const protocol = input.protocol ?? 'http-api';
   const created = await createIntegration(ctx, apiKey, { mode: input.mode ?? 'sandbox', direction, protocol, ...input });
+  const account = await ctx.deps.pool.query<{ account_id: string }>(
+    'SELECT w.account_id FROM connections c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = $1', [created.integration.connectionId],
+  );
   return {
     ...created.collectorConfiguration,
+    accountId: account.rows[0].account_id,
     connectionId: created.integration.connectionId,
     workspaceIntegrationId: created.integration.id,
     environmentId: created.integration.environmentId,
@@ -209,7 +231,20 @@ export async function checkConnection(edge: Edge, collector: Collector, options:
 }
 
 /** Rows of a connection in ClickHouse, collapsed by the ReplacingMergeTree key (FINAL); optionally only these eventIds. */
+/** The edges of this process that are running (startEdge), for shippedByAll. */
+const runningEdges = new Set<Edge>();
+
+/**
+ * Lets every running in-process edge ship what it answered as accepted so far (an edge whose
+ * shipping fails, ClickHouse being down, gives up at once: the test then reads what is there).
+ */
+export async function shippedByAll(): Promise<void> {
+  await Promise.all([...runningEdges].map((edge) => edge.shipped()));
+}
+
+/** The rows of a connection after FINAL (once the running edges have shipped what they accepted). */
 export async function countObservations(clickhouse: ClickHouseClient, connectionId: string, eventIds?: string[]): Promise<number> {
+  await shippedByAll();
   const count = async (filter: string) => {
     const result = await clickhouse.query({
       query: `SELECT count() AS n FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)}${filter}`,
@@ -228,6 +263,7 @@ export async function countObservations(clickhouse: ClickHouseClient, connection
 
 /** Every stored row of a connection (FINAL) with its ALIAS columns too, for field-level checks. */
 export async function observationRows(clickhouse: ClickHouseClient, connectionId: string): Promise<Record<string, unknown>[]> {
+  await shippedByAll();
   const result = await clickhouse.query({
     query: `SELECT *, ${OBSERVATION_ALIAS_COLUMNS.join(', ')} FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)} ORDER BY event_id`,
     format: 'JSONEachRow',
@@ -247,10 +283,12 @@ export function dedupPeriod(nowMs: number, windowSeconds: number): number {
  * Where ADMIT keeps an eventId: the de-duplication hashes of the current period and the three
  * before it (most recent first). Returns the hash and the value found, or null.
  */
-export async function dedupEntry(redis: Redis, connectionId: string, eventId: string, windowSeconds: number, nowMs = Date.now()): Promise<{ key: string; value: string } | null> {
+export async function dedupEntry(
+  redis: Redis, target: { accountId: string; connectionId: string }, eventId: string, windowSeconds: number, nowMs = Date.now(),
+): Promise<{ key: string; value: string } | null> {
   const current = dedupPeriod(nowMs, windowSeconds);
   for (let back = 0; back < DEDUP_PERIODS; back += 1) {
-    const key = IngestKeys.eventIds(connectionId, current - back);
+    const key = IngestKeys.eventIds(target.accountId, target.connectionId, current - back);
     const value = await redis.hget(key, eventId);
     if (value !== null) return { key, value };
   }
