@@ -1,8 +1,8 @@
 // One server under test of the ingest load benchmark, in its own process so the load driver's
 // CPU is not spent in its event loop:
 //   node dist/bench/ingest-target.js edge|fastify|ceiling|fastify-ceiling
-// `edge` is the real uWebSockets.js edge (ingest/server.ts, started as ingest/main.ts does),
-// `fastify` the same pipeline behind Fastify (ingest/fastifyAdapter.ts), `ceiling` the bare
+// `edge` is the real uWebSockets.js edge (ingest/http/server.ts, started as ingest/main.ts does),
+// `fastify` the same pipeline behind Fastify (ingest/http/fastifyAdapter.ts), `ceiling` the bare
 // uWebSockets.js reference (bench/ceiling-server.ts; its tokens come from BENCH_CEILING_TOKENS,
 // a JSON object of Connection key -> ingest token), `fastify-ceiling` the same work behind Fastify
 // (bench/ceiling-server.ts, the same tokens). Configuration comes from the environment
@@ -16,8 +16,8 @@ import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit } from '../shared/runtime.js';
-import { startIngestServer } from '../ingest/server.js';
-import { startFastifyIngestServer } from '../ingest/fastifyAdapter.js';
+import { startIngestServer } from '../ingest/http/server.js';
+import { startFastifyIngestServer } from '../ingest/http/fastifyAdapter.js';
 import { startCeilingServer, startFastifyCeilingServer } from './ceiling-server.js';
 import { tokenKey } from './ingest-common.js';
 

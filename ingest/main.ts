@@ -4,7 +4,7 @@ import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
-import { startIngestServer } from './server.js';
+import { startIngestServer } from './http/server.js';
 
 const config = loadConfigOrExit();
 const pool = createPool(config.databaseUrl, 4);

@@ -9,19 +9,19 @@ import { ANALYSIS_CONSUMER_GROUP, RedisKeys, type AnalysisJob } from '../shared/
 import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
 import { Admission, type AdmissionRequest, type AdmissionResult, type AdmissionTicket } from './admission/admission.js';
 import { AdmissionResolver } from './admission/resolver.js';
-import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './authenticate.js';
-import type { BatchBinding, CheckedBatch } from './batchCheck.js';
-import { BatchChecker, DEFAULT_BATCH_CHECKER_OPTIONS } from './batchChecker.js';
-import { BatchPool } from './batchPool.js';
-import { newRows } from './batchRows.js';
-import { CredentialCache, CredentialDecryptError, type IngestCredential } from './credentials.js';
-import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './edgeHttp.js';
+import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './auth/authenticate.js';
+import type { BatchBinding, CheckedBatch } from './check/batchCheck.js';
+import { BatchChecker, DEFAULT_BATCH_CHECKER_OPTIONS } from './offload/batchChecker.js';
+import { BatchPool } from './offload/batchPool.js';
+import { newRows } from './check/batchRows.js';
+import { CredentialCache, CredentialDecryptError, type IngestCredential } from './auth/credentials.js';
+import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './http/edgeHttp.js';
 import { encodeBatchRecord } from './log/batchRecord.js';
 import { Shipper } from './log/shipper.js';
 import { WriteAheadLog } from './log/writeAheadLog.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows } from './observationsTable.js';
-import { SharedSlots } from './sharedSlots.js';
+import { SharedSlots } from './offload/sharedSlots.js';
 
 /** What an edge adapter needs to build the pipeline. */
 export interface EdgeDeps {
@@ -163,7 +163,7 @@ export class IngestPipeline {
 
   /**
    * Memory for a request body of `length` bytes, for an adapter that reads bodies itself: a
-   * shared slot when one is free and large enough (ingest/sharedSlots.ts), else a new buffer.
+   * shared slot when one is free and large enough (ingest/offload/sharedSlots.ts), else a new buffer.
    * `handle` gives it back once the body is no longer read; an adapter that does not hand the
    * request over (the client went away, the body grew too large) calls `releaseBody`.
    */

@@ -44,23 +44,23 @@ export interface IngestEdgeConfig {
   insertTimeoutMs: number;
   /**
    * An admitted batch not made durable in the log within this time is taken to be lost (its edge
-   * died or lost Redis's answer): its eventIds are then released (ingest/admissionResolver.ts).
+   * died or lost Redis's answer): its eventIds are then released (ingest/admission/resolver.ts).
    */
   admissionDeadlineMs: number;
-  /** How often the edge settles admitted batches whose process never reported them (ingest/admissionResolver.ts). */
+  /** How often the edge settles admitted batches whose process never reported them (ingest/admission/resolver.ts). */
   settleIntervalMs: number;
   /** Per-client budget of GET /v1/collector/connection (per Connection key and minute). */
   connectionChecksPerMin: number;
   /** Approximate cap of the `analysis:jobs` stream (XADD MAXLEN ~). */
   analysisStreamMaxLen: number;
   /**
-   * Worker threads that parse, validate and serialise batches under load (ingest/batchChecker.ts);
+   * Worker threads that parse, validate and serialise batches under load (ingest/offload/batchChecker.ts);
    * 0: the edge thread checks every batch itself.
    */
   workerThreads: number;
   /**
    * 64 KiB slots of memory shared with those threads, for request bodies and rows
-   * (ingest/sharedSlots.ts); 0: none. Reserved at start, resident as they are first used.
+   * (ingest/offload/sharedSlots.ts); 0: none. Reserved at start, resident as they are first used.
    */
   sharedSlots: number;
   /**

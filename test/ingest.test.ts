@@ -746,7 +746,7 @@ describe('write-ahead log shipping', () => {
   });
 });
 
-describe('shared slots (ingest/sharedSlots.ts)', () => {
+describe('shared slots (ingest/offload/sharedSlots.ts)', () => {
   const slotsInUse = async (target: Edge) => {
     const text = await (await fetch(`${target.url}/metrics`)).text();
     return Number(/^ingest_shared_slots_in_use\{[^}]*\} (\d+)/m.exec(text)![1]);

@@ -1,15 +1,15 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { checkBatch, type BatchBinding, type BatchCheckInput, type CheckedBatch } from '../ingest/batchCheck.js';
-import { BatchChecker } from '../ingest/batchChecker.js';
-import { BatchPool } from '../ingest/batchPool.js';
-import { newRows } from '../ingest/batchRows.js';
+import { checkBatch, type BatchBinding, type BatchCheckInput, type CheckedBatch } from '../ingest/check/batchCheck.js';
+import { BatchChecker } from '../ingest/offload/batchChecker.js';
+import { BatchPool } from '../ingest/offload/batchPool.js';
+import { newRows } from '../ingest/check/batchRows.js';
 import { OBSERVATION_COLUMNS } from '../ingest/observationsTable.js';
-import { SharedSlots } from '../ingest/sharedSlots.js';
+import { SharedSlots } from '../ingest/offload/sharedSlots.js';
 import { envelope, type Collector } from './helpers/ingest.js';
 
-// The CPU-bound middle of the pipeline (ingest/batchCheck.ts) and the worker threads that run
+// The CPU-bound middle of the pipeline (ingest/check/batchCheck.ts) and the worker threads that run
 // it: rows of exactly the valid items, byte ranges that cut out duplicates correctly also when
 // a row holds multi-byte characters, and the same answer from a worker thread as in-process.
 

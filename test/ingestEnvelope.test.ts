@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { IngestCredential } from '../ingest/credentials.js';
+import type { IngestCredential } from '../ingest/auth/credentials.js';
 import {
   BINDING_MEMBERS, OBSERVATION_ALIAS_COLUMNS, OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField, tsvToken,
 } from '../ingest/observationsTable.js';
 import { concreteSegment, timestampMs, timestampMsByPattern, validateEnvelope } from '../shared/envelope/validate.js';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_FIELDS, type SchemaShape } from '../shared/envelope/types.js';
-import { isFresh, parseSignatureHeader, signatureMatches, computeSignature } from '../ingest/signature.js';
+import { isFresh, parseSignatureHeader, signatureMatches, computeSignature } from '../ingest/auth/signature.js';
 import { envelope, type Collector } from './helpers/ingest.js';
 
 // Envelope rules of document 03 ("Observation envelope", transport rules, operation table,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { startFastifyIngestServer } from '../ingest/fastifyAdapter.js';
+import { startFastifyIngestServer } from '../ingest/http/fastifyAdapter.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { ManualClock, checkConnection, countObservations, createCollector, envelope, postBatch, sendEnvelopes, testClickHouse, type Edge } from './helpers/ingest.js';
 

@@ -34,7 +34,9 @@ beforeAll(async () => {
   await ctx.deps.redis.del(RedisKeys.analysisJobs);
   // Batches other files' edges left unsettled, or durable with no analyzer to take them, hold
   // stream time back (as they must), and those edges are gone: only this file's batches count here.
-  await ctx.deps.redis.del(RedisKeys.pendingAdmissions, RedisKeys.unanalysedBatches);
+  // Two slots on a Redis Cluster: one key per command.
+  await ctx.deps.redis.del(RedisKeys.pendingAdmissions);
+  await ctx.deps.redis.del(RedisKeys.unanalysedBatches);
   await resetTestClock(ctx.deps.redis);
   edge = await startEdge(ctx, clickhouse, { clock: 'shared' });
   apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;

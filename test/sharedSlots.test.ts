@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SharedSlots, copyBytes, slotView } from '../ingest/sharedSlots.js';
+import { SharedSlots, copyBytes, slotView } from '../ingest/offload/sharedSlots.js';
 
-// The slots of shared memory that bodies and rows use (ingest/sharedSlots.ts): each slot has at
+// The slots of shared memory that bodies and rows use (ingest/offload/sharedSlots.ts): each slot has at
 // most one holder, only the view handed out gives it back, and a view sees the shared bytes.
 
 describe('SharedSlots', () => {

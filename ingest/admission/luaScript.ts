@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { masterNodes } from '../../shared/redis.js';
 
 /**
  * A Lua script run with EVALSHA; on NOSCRIPT (Redis restarted or flushed its script cache) it
@@ -21,8 +22,8 @@ export class LuaScript {
     }
   }
 
-  /** Loads the script ahead of the first call (start-up); failures are left to the fallback. */
+  /** Loads the script on every master ahead of the first call (start-up); failures are left to the fallback. */
   async load(redis: Redis): Promise<void> {
-    await redis.script('LOAD', this.source).catch(() => undefined);
+    await Promise.all(masterNodes(redis).map((node) => node.script('LOAD', this.source).catch(() => undefined)));
   }
 }

@@ -8,7 +8,7 @@ import { sqlLiteral } from '../../shared/clickhouse/escape.js';
 import { createClock, type Clock } from '../../shared/clock.js';
 import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
-import { startIngestServer, type RunningServer } from '../../ingest/server.js';
+import { startIngestServer, type RunningServer } from '../../ingest/http/server.js';
 import { DEDUP_PERIODS, IngestKeys } from '../../ingest/admission/keys.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';

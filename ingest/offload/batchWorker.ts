@@ -1,11 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkBatch, rowsWrittenInto, type BatchCheckInput, type BatchCheckOutput } from './batchCheck.js';
-import { ownsMemory } from './batchRows.js';
+import { checkBatch, rowsWrittenInto, type BatchCheckInput, type BatchCheckOutput } from '../check/batchCheck.js';
+import { ownsMemory } from '../check/batchRows.js';
 import { slotView, type SlotMemory } from './sharedSlots.js';
 
 /**
- * A message to a batch worker and its answer (ingest/batchPool.ts).
- * - `bodySlot`: the slot holding the body's `bodyLength` bytes (ingest/sharedSlots.ts), or -1
+ * A message to a batch worker and its answer (ingest/offload/batchPool.ts).
+ * - `bodySlot`: the slot holding the body's `bodyLength` bytes (ingest/offload/sharedSlots.ts), or -1
  *   when the body is `input.body` itself; `lent`: that body's memory was moved here and goes back
  *   with the answer.
  * - `rowsSlot`: the slot to write the rows into, or -1. The answer's `rowsLength` says how many

@@ -1,4 +1,4 @@
-import { AppError, INGEST_BATCH_SHAPE_ERROR } from '../shared/errors/index.js';
+import { AppError, INGEST_BATCH_SHAPE_ERROR } from '../../shared/errors/index.js';
 
 /**
  * The transport-agnostic request and response of the ingest pipeline. Adapters (uWebSockets.js,

@@ -1,9 +1,9 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import type { Redis } from 'ioredis';
-import type { Direction, Protocol } from '../shared/envelope/types.js';
-import { RedisKeys } from '../shared/redis.js';
-import { decryptSecret } from '../shared/secrets.js';
+import type { Direction, Protocol } from '../../shared/envelope/types.js';
+import { RedisKeys } from '../../shared/redis.js';
+import { decryptSecret } from '../../shared/secrets.js';
 
 /**
  * What the edge knows about one Connection key: the binding of 03 Authentication/Ingestion

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { BatchCheckInput, BatchCheckOutput } from './batchCheck.js';
-import { asBuffer, ownsMemory } from './batchRows.js';
+import type { BatchCheckInput, BatchCheckOutput } from '../check/batchCheck.js';
+import { asBuffer, ownsMemory } from '../check/batchRows.js';
 import type { BatchAnswer, BatchTask } from './batchWorker.js';
 import { copyBytes, type SharedSlots, type SlotMemory } from './sharedSlots.js';
 
@@ -15,7 +15,7 @@ import { copyBytes, type SharedSlots, type SlotMemory } from './sharedSlots.js';
 function workerFile(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const sibling = resolve(here, 'batchWorker.js');
-  return existsSync(sibling) ? sibling : resolve(here, '../dist/ingest/batchWorker.js');
+  return existsSync(sibling) ? sibling : resolve(here, '../../dist/ingest/offload/batchWorker.js');
 }
 
 /**
@@ -93,7 +93,7 @@ export interface BatchPoolOptions {
 const NO_BYTES = new Uint8Array(0);
 
 /**
- * Worker threads for the CPU-bound part of each batch (ingest/batchCheck.ts): parsing,
+ * Worker threads for the CPU-bound part of each batch (ingest/check/batchCheck.ts): parsing,
  * validating and serialising take about two thirds of a batch's CPU, and under load the edge
  * thread must stay free for HTTP, Redis and ClickHouse I/O (BatchChecker decides when). A task
  * goes to the thread with the fewest unanswered ones. Plain worker_threads rather than Piscina: measured, Piscina's task handling
@@ -127,7 +127,7 @@ export class BatchPool {
 
   /**
    * Checks a batch on the least busy thread.
-   * - A body in a shared slot (ingest/sharedSlots.ts) stays there; another one that fits is
+   * - A body in a shared slot (ingest/offload/sharedSlots.ts) stays there; another one that fits is
    *   copied into a free slot for the check. The rows are written into a slot of their own; the
    *   caller gives it back (`BatchChecker.release`).
    * - Without a free slot, a body that owns its memory is moved to the thread and back rather

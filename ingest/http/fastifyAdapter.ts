@@ -1,7 +1,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { MAX_BODY_BYTES, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
 import { readiness } from './health.js';
-import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from './pipeline.js';
+import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from '../pipeline.js';
 import type { RunningServer } from './server.js';
 
 const EMPTY_BODY = Buffer.alloc(0);

@@ -1,8 +1,8 @@
 import uWS from 'uWebSockets.js';
 import { EDGE_REQUEST_HEADERS, MAX_BODY_BYTES, STATUS_TEXT, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
 import { readiness } from './health.js';
-import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from './pipeline.js';
-import { copyBytes } from './sharedSlots.js';
+import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from '../pipeline.js';
+import { copyBytes } from '../offload/sharedSlots.js';
 
 export type IngestServerDeps = EdgeDeps;
 

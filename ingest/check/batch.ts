@@ -1,10 +1,10 @@
-import { AppError } from '../shared/errors/index.js';
+import { AppError } from '../../shared/errors/index.js';
 import {
   DIRECTIONS, ENVIRONMENT_PLACEHOLDER, MAX_ENVELOPES_PER_BATCH, PROTOCOLS, TENANT_PLACEHOLDER, type ObservationEnvelope,
-} from '../shared/envelope/types.js';
-import { validateEnvelope } from '../shared/envelope/validate.js';
-import type { IngestCredential } from './credentials.js';
-import { BatchShapeError } from './edgeHttp.js';
+} from '../../shared/envelope/types.js';
+import { validateEnvelope } from '../../shared/envelope/validate.js';
+import type { IngestCredential } from '../auth/credentials.js';
+import { BatchShapeError } from '../http/edgeHttp.js';
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 

@@ -1,7 +1,7 @@
 import type { CheckedBatch } from './batchCheck.js';
-import { copyBytes } from './sharedSlots.js';
+import { copyBytes } from '../offload/sharedSlots.js';
 
-/** The edge thread's side of a checked batch (ingest/batchCheck.ts), wherever it was checked. */
+/** The edge thread's side of a checked batch (ingest/check/batchCheck.ts), wherever it was checked. */
 
 /** A Buffer over the same bytes (a Uint8Array arrives from a worker thread). */
 export const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));

@@ -1,10 +1,10 @@
-import { checkBatch, rowsWrittenInto, type BatchCheckInput } from './batchCheck.js';
+import { checkBatch, rowsWrittenInto, type BatchCheckInput } from '../check/batchCheck.js';
 import type { BatchCheckResult, BatchPool } from './batchPool.js';
-import { asBuffer } from './batchRows.js';
+import { asBuffer } from '../check/batchRows.js';
 import type { SharedSlots } from './sharedSlots.js';
 
 /**
- * Where a batch is checked (ingest/batchCheck.ts): on the edge thread itself while the checks
+ * Where a batch is checked (ingest/check/batchCheck.ts): on the edge thread itself while the checks
  * take a small share of it, on the worker threads once they would take a large one.
  *
  * Why both: handing a batch to a worker thread and back costs its own CPU (posting, waking the

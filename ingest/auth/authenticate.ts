@@ -1,8 +1,8 @@
-import { hasIdForm } from '../shared/ids.js';
-import { AppError } from '../shared/errors/index.js';
-import { constantTimeEqual, sha256Hex } from '../shared/secrets.js';
+import { hasIdForm } from '../../shared/ids.js';
+import { AppError } from '../../shared/errors/index.js';
+import { constantTimeEqual, sha256Hex } from '../../shared/secrets.js';
 import type { CredentialCache, IngestCredential } from './credentials.js';
-import type { EdgeRequest } from './edgeHttp.js';
+import type { EdgeRequest } from '../http/edgeHttp.js';
 import { isFresh, parseSignatureHeader, signatureMatches, type SignatureHeader } from './signature.js';
 
 /** The ingest token form: `svc_ing_` + 43 base64url characters (00-decisions §4). */

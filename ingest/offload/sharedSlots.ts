@@ -1,6 +1,6 @@
 /**
  * Fixed-size slots of one SharedArrayBuffer that the edge thread and the batch worker threads
- * all see (ingest/batchPool.ts). A request body is written into a slot as it arrives and read
+ * all see (ingest/offload/batchPool.ts). A request body is written into a slot as it arrives and read
  * there by the worker thread that checks it; the worker writes the batch's rows into another
  * slot, where they wait for the group commit. Nothing is copied or moved between the threads,
  * and no request allocates an ArrayBuffer of its own.
