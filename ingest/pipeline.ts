@@ -21,6 +21,7 @@ import { Shipper } from './log/shipper.js';
 import { WriteAheadLog } from './log/writeAheadLog.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows } from './observationsTable.js';
+import { RequestMemory } from './offload/requestMemory.js';
 import { SharedSlots } from './offload/sharedSlots.js';
 
 /** What an edge adapter needs to build the pipeline. */
@@ -161,19 +162,9 @@ export class IngestPipeline {
     await this.shipper.start();
   }
 
-  /**
-   * Memory for a request body of `length` bytes, for an adapter that reads bodies itself: a
-   * shared slot when one is free and large enough (ingest/offload/sharedSlots.ts), else a new buffer.
-   * `handle` gives it back once the body is no longer read; an adapter that does not hand the
-   * request over (the client went away, the body grew too large) calls `releaseBody`.
-   */
-  bodyBuffer(length: number): Buffer {
-    return this.slots?.take(length) ?? Buffer.allocUnsafe(length);
-  }
-
-  /** Gives back memory from `bodyBuffer` (any other buffer is ignored). */
-  releaseBody(body: Buffer): void {
-    this.slots?.give(body);
+  /** The memory of one request, for an adapter that reads bodies itself (offload/requestMemory.ts). */
+  requestMemory(): RequestMemory {
+    return new RequestMemory(this.slots);
   }
 
   async handle(request: EdgeRequest): Promise<EdgeResponse> {
@@ -242,13 +233,17 @@ export class IngestPipeline {
   }
 
   private async ingest(request: EdgeRequest): Promise<EdgeResponse> {
+    const memory = request.memory ?? this.requestMemory();
     let prepared: EdgeResponse | PreparedBatch;
+    let appended: Promise<unknown> | null = null;
     try {
-      prepared = await this.admitBatch(request);
+      prepared = await this.admitBatch(request, memory);
+      // The record is a copy: the body's and rows' memory goes back before the log write ends.
+      if (!('status' in prepared) && prepared.rows !== null) appended = this.log.append(encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows }));
     } finally {
-      this.releaseBody(request.rawBody);
+      memory.release();
     }
-    return 'status' in prepared ? prepared : this.persist(prepared);
+    return 'status' in prepared ? prepared : this.persist(prepared, appended);
   }
 
   /**
@@ -256,7 +251,7 @@ export class IngestPipeline {
    * the answer's text and the new rows are ready before the log write, so nothing of the parsed
    * batch stays alive while the rows wait for it.
    */
-  private async admitBatch(request: EdgeRequest): Promise<EdgeResponse | PreparedBatch> {
+  private async admitBatch(request: EdgeRequest, memory: RequestMemory): Promise<EdgeResponse | PreparedBatch> {
     if (request.rawBody.length > MAX_BODY_BYTES) throw new AppError('request_too_large');
     const auth = await this.authenticate(request);
     let { credential } = auth;
@@ -272,22 +267,14 @@ export class IngestPipeline {
       const checked = answer.output;
       if (checked.kind === 'invalid_request') throw new AppError('invalid_request');
       if (checked.kind === 'batch_shape') throw new BatchShapeError();
-      let prepared: PreparedBatch | undefined;
-      try {
-        if (this.shipper.saturated()) throw serviceUnavailable(STORE_RETRY_AFTER_SECONDS);
-        // Past this, the analyzer's stream time may have passed this batch's receipt time.
-        if (this.deps.clock.nowMs() - nowMs > RECEIPT_TO_ADMISSION_MAX_MS) throw serviceUnavailable(1);
-        const started = process.hrtime.bigint();
-        const result = await fromStore(this.admitSettling(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
-        this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-        if (result.kind !== 'stale_credential') {
-          prepared = this.prepare(result, checked, credential, nowMs);
-          return prepared;
-        }
-      } finally {
-        // Rows that go no further (refused, re-checked, or copied without the duplicates).
-        if (prepared?.rows !== checked.rows) this.batches.release(checked.rows);
-      }
+      memory.hold(checked.rows);
+      if (this.shipper.saturated()) throw serviceUnavailable(STORE_RETRY_AFTER_SECONDS);
+      // Past this, the analyzer's stream time may have passed this batch's receipt time.
+      if (this.deps.clock.nowMs() - nowMs > RECEIPT_TO_ADMISSION_MAX_MS) throw serviceUnavailable(1);
+      const started = process.hrtime.bigint();
+      const result = await fromStore(this.admitSettling(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
+      this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      if (result.kind !== 'stale_credential') return this.prepare(result, checked, credential, nowMs);
       // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
       if (attempt > 0) throw new AppError('integration_not_available');
       credential = await this.reauthenticate(credential, presented, body, nowMs);
@@ -336,21 +323,15 @@ export class IngestPipeline {
   }
 
   /**
-   * The batch is answered once its record is durable in the log and the admission committed it
+   * The batch (its record appended by `ingest`) is answered once the record is durable in the log and the admission committed it
    * (DURABLE); the shipper inserts it and enqueues its analysis. A record the admission does not
    * commit (Redis unreachable, or the batch was released meanwhile) is answered 503: the shipper
    * later commits or drops it by the same rule, so the answer and what ClickHouse holds never
    * disagree. A failed append leaves the admission to the resolver, which releases it after its
    * deadline.
    */
-  private async persist(batch: PreparedBatch): Promise<EdgeResponse> {
-    if (batch.rows !== null) {
-      let appended: Promise<unknown>;
-      try {
-        appended = this.log.append(encodeBatchRecord({ accountId: batch.ticket.accountId, job: batch.job, rows: batch.rows }));
-      } finally {
-        this.batches.release(batch.rows);
-      }
+  private async persist(batch: PreparedBatch, appended: Promise<unknown> | null): Promise<EdgeResponse> {
+    if (appended !== null) {
       await fromStore(appended);
       const { accountId, batchId, receivedAtMs } = batch.ticket;
       const committed = await fromStore(this.admission.durable({ accountId, batchId, receivedAtMs }));

@@ -6,6 +6,7 @@ import { BatchChecker } from '../ingest/offload/batchChecker.js';
 import { BatchPool } from '../ingest/offload/batchPool.js';
 import { newRows } from '../ingest/check/batchRows.js';
 import { OBSERVATION_COLUMNS } from '../ingest/observationsTable.js';
+import { RequestMemory } from '../ingest/offload/requestMemory.js';
 import { SharedSlots } from '../ingest/offload/sharedSlots.js';
 import { envelope, type Collector } from './helpers/ingest.js';
 
@@ -281,7 +282,7 @@ describe('BatchChecker', () => {
     expect((await checker.check({ ...input([]), body: after })).body).toBe(after);
   });
 
-  it('writes the rows of a batch checked in place into a shared slot, given back by release', async () => {
+  it('writes the rows of a batch checked in place into a shared slot, given back with the request\'s memory', async () => {
     const slots = new SharedSlots(2, 4096);
     const checker = new BatchChecker(null, { offloadAbove: 1, inlineBelow: 0, windowMs: 1000 }, slots);
     const result = await checker.check({ ...input([]), body: body() });
@@ -289,7 +290,19 @@ describe('BatchChecker', () => {
     expect(rows.buffer).toBe(slots.memory);
     expect(eventIdOfRow(Buffer.from(rows).toString('utf8'))).toBe(eventIds[0]);
     expect(slots.available).toBe(1);
-    checker.release(rows);
+    const memory = new RequestMemory(slots);
+    const taken = memory.body(100);
+    expect(slots.available).toBe(0);
+    memory.hold(rows);
+    memory.release();
+    expect(slots.available).toBe(2);
+    // Given back once: a later release, or one of a view handed out again since, changes nothing.
+    const again = slots.take(10)!;
+    memory.release();
+    expect(slots.available).toBe(1);
+    slots.give(taken);
+    expect(slots.available).toBe(1);
+    slots.give(again);
     expect(slots.available).toBe(2);
     // Nothing to write for a batch that cannot be read: the slot is back at once.
     expect((await checker.check(input('nope'))).output.kind).toBe('invalid_request');

@@ -1,3 +1,4 @@
+import type { RequestMemory } from '../offload/requestMemory.js';
 import { AppError, INGEST_BATCH_SHAPE_ERROR } from '../../shared/errors/index.js';
 
 /**
@@ -11,6 +12,8 @@ export interface EdgeRequest {
   /** Lower-case header names; adapters need only fill in EDGE_REQUEST_HEADERS. */
   headers: Readonly<Record<string, string | undefined>>;
   rawBody: Buffer;
+  /** The request's shared-slot memory (the body's, from IngestPipeline.requestMemory), if any. */
+  memory?: RequestMemory;
 }
 
 export interface EdgeResponse {

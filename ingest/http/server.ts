@@ -58,12 +58,13 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
     const declaredLength = Number(req.getHeader('content-length') || '0');
     let aborted = false;
     let finished = false;
-    // Memory the body is read into when its length is declared (see below); given back here
-    // unless the request reaches the pipeline, which gives it back itself.
+    // The request's memory (the body's, when its length is declared: see below); given back
+    // here unless the request reaches the pipeline, which gives it back itself.
+    const memory = pipeline.requestMemory();
     let sized: Buffer | null = null;
     res.onAborted(() => {
       aborted = true;
-      if (!finished && sized !== null) pipeline.releaseBody(sized);
+      if (!finished) memory.release();
     });
     if (stopping) {
       finished = true;
@@ -76,7 +77,7 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       return;
     }
     const respond = (rawBody: Buffer) => {
-      pipeline.handle({ method: head ? 'GET' : method, path, headers, rawBody }).then((response) => {
+      pipeline.handle({ method: head ? 'GET' : method, path, headers, rawBody, memory }).then((response) => {
         if (!aborted) writeResponse(res, response, stopping, head);
       });
     };
@@ -86,9 +87,9 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       return;
     }
     // With a declared length the body is copied once into memory of that size (a shared slot
-    // when one is free: pipeline.bodyBuffer); a chunked body is collected chunk by chunk. Either
+    // when one is free: RequestMemory.body); a chunked body is collected chunk by chunk. Either
     // way the limit is checked as the bytes arrive.
-    sized = declaredLength > 0 ? pipeline.bodyBuffer(declaredLength) : null;
+    sized = declaredLength > 0 ? memory.body(declaredLength) : null;
     const chunks: Buffer[] = [];
     let size = 0;
     res.onData((chunk, isLast) => {
@@ -97,7 +98,7 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       if (next > MAX_BODY_BYTES || (sized !== null && next > sized.length)) {
         finished = true;
         chunks.length = 0;
-        if (sized !== null) pipeline.releaseBody(sized);
+        memory.release();
         if (!aborted) tooLarge(res, false);
         return;
       }
@@ -112,7 +113,7 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       else {
         // Shorter than declared: the pipeline gets a buffer of the body's own length.
         const body = Buffer.from(sized.subarray(0, size));
-        pipeline.releaseBody(sized);
+        memory.release();
         respond(body);
       }
     });

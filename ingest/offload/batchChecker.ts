@@ -49,7 +49,7 @@ export class BatchChecker {
 
   /**
    * Checks a batch. As with BatchPool.check, `input.body` must not be read afterwards: read the
-   * result's. The rows may lie in a shared slot: `release` them once they are no longer read.
+   * result's. The rows may lie in a shared slot: the request's RequestMemory gives it back.
    */
   async check(input: BatchCheckInput): Promise<BatchCheckResult> {
     this.account();
@@ -68,11 +68,6 @@ export class BatchChecker {
     }
     this.observe(ms);
     return { output, body: asBuffer(input.body), ms };
-  }
-
-  /** Gives back the shared slot of rows from `check` (other rows are left to the collector). */
-  release(rows: Uint8Array): void {
-    this.slots?.give(rows);
   }
 
   close(): Promise<void> {
