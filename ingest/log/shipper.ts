@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Admission } from '../admission/admission.js';
 import { decodeBatchRecord, type BatchRecord } from './batchRecord.js';
-import { comparePositions, type LogPosition, type WriteAheadLog } from './writeAheadLog.js';
+import { comparePositions, yieldTurn, type LogPosition, type WriteAheadLog } from './writeAheadLog.js';
 
 export interface ShipperOptions {
   log: WriteAheadLog;
@@ -31,6 +31,8 @@ const RETRY_MIN_MS = 200;
  */
 const BATCHES_PER_CALL = 200;
 const RETRY_MAX_MS = 2_000;
+/** Records decoded between two turns of the event loop. */
+const DECODE_SLICE = 500;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -147,7 +149,12 @@ export class Shipper {
       this.waitingSinceMs = null;
       return;
     }
-    const batches = records.map(decodeBatchRecord);
+    const batches: BatchRecord[] = [];
+    for (const record of records) {
+      batches.push(decodeBatchRecord(record));
+      // Decoding is on the event loop too: requests run between slices of a round.
+      if (batches.length % DECODE_SLICE === 0) await yieldTurn();
+    }
     this.oldestUnshippedMs = Math.min(...batches.map((batch) => batch.job.receivedAtMs));
     const committed: boolean[] = [];
     for (let from = 0; from < batches.length; from += BATCHES_PER_CALL) {

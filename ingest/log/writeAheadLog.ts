@@ -27,6 +27,12 @@ interface Waiter {
 const SEGMENT_NAME = /^(\d{8})\.wal$/;
 const segmentName = (segment: number) => `${String(segment).padStart(8, '0')}.wal`;
 const CHECKPOINT = 'checkpoint.json';
+/**
+ * Reading checks each record's CRC on the event loop: after this many bytes it lets requests
+ * run (a shipping round reads tens of megabytes, which in one go stalled every answer).
+ */
+const YIELD_BYTES = 1024 * 1024;
+export const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const LOCK = 'lock';
 
 /** Whether a process with this id runs (signal 0 checks without signalling). */
@@ -154,11 +160,17 @@ export class WriteAheadLog {
     const data = await readRange(join(this.options.dir, segmentName(at.segment)), at.offset, Math.min(limit, at.offset + Math.max(maxBytes, FRAME_HEADER_BYTES)));
     const records: Buffer[] = [];
     let offset = 0;
+    let sinceYield = 0;
     for (;;) {
       const read = readFrame(data, offset);
       if (read.kind === 'record') {
-        records.push(Buffer.from(read.payload));
+        records.push(read.payload);
+        sinceYield += read.next - offset;
         offset = read.next;
+        if (sinceYield >= YIELD_BYTES) {
+          sinceYield = 0;
+          await yieldTurn();
+        }
         continue;
       }
       if (read.kind === 'end' || records.length > 0) break;
