@@ -14,11 +14,9 @@ set -euo pipefail
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd -P)
 
-data_dir_in=${DATA_DIR:-./.data}
-case $data_dir_in in
-  /*) DATA=$(realpath -m -- "$data_dir_in") ;;
-  *) DATA=$(realpath -m -- "$ROOT/$data_dir_in") ;;
-esac
+# shellcheck source=scripts/processHelpers.sh
+source "$SCRIPT_DIR/processHelpers.sh"
+DATA=$(data_dir "$ROOT")
 
 HOST=127.0.0.1
 TIMEOUT=${STACK_TIMEOUT:-60}
@@ -27,35 +25,6 @@ MASTERS=3
 log() { printf 'redis-cluster: %s\n' "$*"; }
 err() { printf 'redis-cluster: ERROR: %s\n' "$*" >&2; }
 die() { err "$@"; exit 1; }
-
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
-# pid is alive and its command line mentions $2.
-pid_is() {
-  local pid=$1 what=$2
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$what"
-}
-
-read_pid() { if [[ -s $1 ]]; then head -n1 "$1" | tr -dc 0-9; fi; }
-
-wait_gone() {
-  local pid=$1 secs=$2 i
-  for ((i = 0; i < secs * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  ! kill -0 "$pid" 2>/dev/null
-}
-
-show_log() {
-  if [[ -s $1 ]]; then
-    err "---- last lines of $1 ----"
-    tail -n 30 "$1" >&2
-    err "----"
-  fi
-}
 
 # Same policy as scripts/stack.sh: install redis-server only as root, without starting Debian's service.
 ensure_redis() {

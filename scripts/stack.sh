@@ -30,11 +30,9 @@ shopt -u patsub_replacement 2>/dev/null || true
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 ROOT=$(cd -- "$SCRIPT_DIR/.." && pwd -P)
 
-data_dir_in=${DATA_DIR:-./.data}
-case $data_dir_in in
-  /*) DATA=$(realpath -m -- "$data_dir_in") ;;
-  *) DATA=$(realpath -m -- "$ROOT/$data_dir_in") ;;
-esac
+# shellcheck source=scripts/processHelpers.sh
+source "$SCRIPT_DIR/processHelpers.sh"
+DATA=$(data_dir "$ROOT")
 
 HOST=127.0.0.1
 PGPORT=${PGPORT:-5432}
@@ -82,9 +80,6 @@ now_ms() { local t; t=$(date +%s%N); echo $(( t / 1000000 )); }
 
 # ---------------------------------------------------------------- helpers
 
-# True when something accepts TCP connections on 127.0.0.1:$1.
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
 # Who listens on a port (best effort, needs ss from iproute2).
 port_owner() {
   if command -v ss >/dev/null 2>&1; then
@@ -97,37 +92,6 @@ port_busy_msg() {
   owner=$(port_owner "$port")
   err "$name: port $HOST:$port is already in use by another process${owner:+ ($owner)}."
   err "  Stop that process or pick another port, e.g. $var=$((port + 10000)) scripts/stack.sh up"
-}
-
-# pid is alive and its command line mentions $2.
-pid_is() {
-  local pid=$1 what=$2
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$what"
-}
-
-read_pid() { if [[ -s $1 ]]; then head -n1 "$1" | tr -dc 0-9; fi; }
-
-# Wait until pid $1 is gone (max $2 seconds). Returns 1 on timeout.
-wait_gone() {
-  local pid=$1 secs=$2 i
-  for ((i = 0; i < secs * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  ! kill -0 "$pid" 2>/dev/null
-}
-
-show_log() {
-  local f=$1
-  if [[ -s $f ]]; then
-    err "---- last lines of $f ----"
-    tail -n 40 "$f" >&2
-    err "----"
-  else
-    err "(no log at $f)"
-  fi
 }
 
 # GET http://127.0.0.1:port/path, print the body. curl when present, else node.
