@@ -43,7 +43,10 @@ export async function connectRedis(url: string): Promise<Redis> {
  */
 async function connectCluster(target: Extract<RedisTarget, { kind: 'cluster' }>): Promise<Redis> {
   const cluster = new Cluster(target.nodes, {
-    enableAutoPipelining: true,
+    // Not on a cluster: ioredis groups auto-pipelined commands per node and answers a MOVED
+    // for the whole pipeline instead of redirecting each command (redis/ioredis#2075, open;
+    // seen here as `MOVED` 500s from the management plane under concurrent requests).
+    enableAutoPipelining: false,
     enableOfflineQueue: false,
     lazyConnect: true,
     // No enableOfflineQueue here: ioredis queues the first command of a master while it opens
