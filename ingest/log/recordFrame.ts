@@ -10,13 +10,17 @@ export const FRAME_HEADER_BYTES = 8;
 /** No record is larger (a batch's rows are at most the 1 MiB body's, serialised). */
 export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
-export function frame(payload: Buffer): Buffer {
+/** The 8 bytes that precede a payload on disk (written beside it, so the payload is not copied). */
+export function frameHeader(payload: Buffer): Buffer {
   if (payload.length > MAX_RECORD_BYTES) throw new RangeError(`a log record of ${payload.length} bytes is over ${MAX_RECORD_BYTES}`);
   const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
   header.writeUInt32LE(payload.length, 0);
   header.writeUInt32LE(crc32(payload), 4);
-  return Buffer.concat([header, payload]);
+  return header;
 }
+
+/** A whole record as one buffer. */
+export const frame = (payload: Buffer): Buffer => Buffer.concat([frameHeader(payload), payload]);
 
 export type FrameRead =
   | { kind: 'record'; payload: Buffer; next: number }

@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, readFile, rename, rm, truncate, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FRAME_HEADER_BYTES, frame, readFrame } from './recordFrame.js';
+import { FRAME_HEADER_BYTES, frameHeader, readFrame } from './recordFrame.js';
 
 /** A place in the log: a segment's number and a byte offset in it. */
 export interface LogPosition {
@@ -19,7 +19,10 @@ export interface WriteAheadLogOptions {
 }
 
 interface Waiter {
-  frame: Buffer;
+  header: Buffer;
+  payload: Buffer;
+  /** header and payload */
+  bytes: number;
   resolve: (end: LogPosition) => void;
   reject: (error: unknown) => void;
 }
@@ -127,9 +130,9 @@ export class WriteAheadLog {
   append(payload: Buffer): Promise<LogPosition> {
     if (this.closed) return Promise.reject(new Error('the write-ahead log is closed'));
     if (this.failure !== null) return Promise.reject(this.failure);
-    const framed = frame(payload);
+    const header = frameHeader(payload);
     return new Promise<LogPosition>((resolve, reject) => {
-      this.queue.push({ frame: framed, resolve, reject });
+      this.queue.push({ header, payload, bytes: header.length + payload.length, resolve, reject });
       this.startWriting();
     });
   }
@@ -231,13 +234,13 @@ export class WriteAheadLog {
       for (let from = 0; from < waiting.length;) {
         let to = from;
         let bytes = 0;
-        while (to < waiting.length && (to === from || this.size + bytes + waiting[to].frame.length <= this.options.segmentBytes)) bytes += waiting[to++].frame.length;
+        while (to < waiting.length && (to === from || this.size + bytes + waiting[to].bytes <= this.options.segmentBytes)) bytes += waiting[to++].bytes;
         const batch = waiting.slice(from, to);
         from = to;
         try {
           if (this.failure !== null) throw this.failure;
           if (this.size > 0 && this.size + bytes > this.options.segmentBytes) await this.rotate();
-          await writeAll(this.handle, batch.map((waiter) => waiter.frame), this.size);
+          await writeAll(this.handle, batch.flatMap((waiter) => [waiter.header, waiter.payload]), this.size);
           await this.handle.datasync();
           this.stats.syncs += 1;
           this.stats.records += batch.length;
@@ -246,7 +249,7 @@ export class WriteAheadLog {
           this.sizes.set(this.segment, this.size);
           this.durableEnd = { segment: this.segment, offset: this.size };
           for (const waiter of batch) {
-            offset += waiter.frame.length;
+            offset += waiter.bytes;
             waiter.resolve({ segment: this.segment, offset });
           }
         } catch (error) {
@@ -313,13 +316,23 @@ export class WriteAheadLog {
   }
 }
 
+/** Writes the buffers in order from `position`, gathered by writev (no copy into one buffer). */
 async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
-  const data = buffers.length === 1 ? buffers[0] : Buffer.concat(buffers);
-  for (let written = 0; written < data.length;) {
-    const { bytesWritten } = await handle.write(data, written, data.length - written, position + written);
-    written += bytesWritten;
+  let pending = buffers;
+  let at = position;
+  while (pending.length > 0) {
+    // At most IOV_MAX (1,024 on Linux) buffers per call.
+    const slice = pending.slice(0, WRITEV_BUFFERS);
+    let { bytesWritten } = await handle.writev(slice, at);
+    at += bytesWritten;
+    // A short write: go on from the first byte not written.
+    let index = 0;
+    while (index < slice.length && bytesWritten >= slice[index].length) bytesWritten -= slice[index++].length;
+    pending = [...(index < slice.length ? [slice[index].subarray(bytesWritten)] : []), ...slice.slice(index + 1), ...pending.slice(WRITEV_BUFFERS)];
   }
 }
+
+const WRITEV_BUFFERS = 1_024;
 
 async function readRange(path: string, from: number, to: number): Promise<Buffer> {
   const handle = await open(path, 'r');
