@@ -235,15 +235,16 @@ export class IngestPipeline {
   private async ingest(request: EdgeRequest): Promise<EdgeResponse> {
     const memory = request.memory ?? this.requestMemory();
     let prepared: EdgeResponse | PreparedBatch;
-    let appended: Promise<unknown> | null = null;
     try {
       prepared = await this.admitBatch(request, memory);
-      // The record is a copy: the body's and rows' memory goes back before the log write ends.
-      if (!('status' in prepared) && prepared.rows !== null) appended = this.log.append(encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows }));
+      // The log writes the rows from where they are: their memory goes back once it is durable.
+      if (!('status' in prepared) && prepared.rows !== null) {
+        await fromStore(this.log.append(encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows })));
+      }
     } finally {
       memory.release();
     }
-    return 'status' in prepared ? prepared : this.persist(prepared, appended);
+    return 'status' in prepared ? prepared : this.commit(prepared);
   }
 
   /**
@@ -323,16 +324,15 @@ export class IngestPipeline {
   }
 
   /**
-   * The batch (its record appended by `ingest`) is answered once the record is durable in the log and the admission committed it
+   * The batch (its record made durable by `ingest`) is answered once the admission committed it
    * (DURABLE); the shipper inserts it and enqueues its analysis. A record the admission does not
    * commit (Redis unreachable, or the batch was released meanwhile) is answered 503: the shipper
    * later commits or drops it by the same rule, so the answer and what ClickHouse holds never
    * disagree. A failed append leaves the admission to the resolver, which releases it after its
    * deadline.
    */
-  private async persist(batch: PreparedBatch, appended: Promise<unknown> | null): Promise<EdgeResponse> {
-    if (appended !== null) {
-      await fromStore(appended);
+  private async commit(batch: PreparedBatch): Promise<EdgeResponse> {
+    if (batch.rows !== null) {
       const { accountId, batchId, receivedAtMs } = batch.ticket;
       const committed = await fromStore(this.admission.durable({ accountId, batchId, receivedAtMs }));
       this.shipper.notify();

@@ -12,11 +12,12 @@ export interface BatchRecord {
   rows: Buffer;
 }
 
-export function encodeBatchRecord(record: BatchRecord): Buffer {
+/** The record's payload in pieces (the log writes them as they are: the rows are not copied). */
+export function encodeBatchRecord(record: BatchRecord): Buffer[] {
   const head = Buffer.from(JSON.stringify({ ...record.job, accountId: record.accountId }));
   const length = Buffer.allocUnsafe(4);
   length.writeUInt32LE(head.length, 0);
-  return Buffer.concat([length, head, record.rows]);
+  return [length, head, record.rows];
 }
 
 export function decodeBatchRecord(payload: Buffer): BatchRecord {

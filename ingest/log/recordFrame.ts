@@ -10,17 +10,26 @@ export const FRAME_HEADER_BYTES = 8;
 /** No record is larger (a batch's rows are at most the 1 MiB body's, serialised). */
 export const MAX_RECORD_BYTES = 16 * 1024 * 1024;
 
-/** The 8 bytes that precede a payload on disk (written beside it, so the payload is not copied). */
-export function frameHeader(payload: Buffer): Buffer {
-  if (payload.length > MAX_RECORD_BYTES) throw new RangeError(`a log record of ${payload.length} bytes is over ${MAX_RECORD_BYTES}`);
+/**
+ * The 8 bytes that precede a payload on disk, for a payload given in pieces: they are written
+ * beside the header as they are (writev), never copied into one buffer.
+ */
+export function frameHeader(pieces: readonly Buffer[]): Buffer {
+  let length = 0;
+  let crc = 0;
+  for (const piece of pieces) {
+    length += piece.length;
+    crc = crc32(piece, crc);
+  }
+  if (length > MAX_RECORD_BYTES) throw new RangeError(`a log record of ${length} bytes is over ${MAX_RECORD_BYTES}`);
   const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  header.writeUInt32LE(payload.length, 0);
-  header.writeUInt32LE(crc32(payload), 4);
+  header.writeUInt32LE(length, 0);
+  header.writeUInt32LE(crc, 4);
   return header;
 }
 
 /** A whole record as one buffer. */
-export const frame = (payload: Buffer): Buffer => Buffer.concat([frameHeader(payload), payload]);
+export const frame = (payload: Buffer): Buffer => Buffer.concat([frameHeader([payload]), payload]);
 
 export type FrameRead =
   | { kind: 'record'; payload: Buffer; next: number }

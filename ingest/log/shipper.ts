@@ -57,6 +57,8 @@ export class Shipper {
   private oldestUnshippedMs: number | null = null;
   /** When records were first seen waiting since the last shipment (for intervalMs). */
   private waitingSinceMs: number | null = null;
+  /** What every round is read into (see WriteAheadLog.read); a round's records are done with before the next. */
+  private readBuffer: Buffer | null = null;
   /** Callers of flush waiting for the cursor to pass a position. */
   private flushes: { until: LogPosition; resolve: (shipped: boolean) => void }[] = [];
 
@@ -141,7 +143,8 @@ export class Shipper {
 
   /** Reads one insert's worth of records and ships them; the checkpoint moves only once all is done. */
   private async shipOnce(): Promise<void> {
-    const { records, end } = await this.options.log.read(this.cursor, this.options.maxInsertBytes);
+    this.readBuffer ??= Buffer.allocUnsafe(this.options.maxInsertBytes);
+    const { records, end } = await this.options.log.read(this.cursor, this.options.maxInsertBytes, this.readBuffer);
     if (records.length === 0) {
       this.cursor = end;
       this.resolveFlushes();

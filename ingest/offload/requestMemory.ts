@@ -5,7 +5,7 @@ import type { SharedSlots } from './sharedSlots.js';
  * into a slot. The adapter takes the body's memory from it, the pipeline adds the rows, and
  * `release` gives everything back at once: by the adapter when the request never reaches the
  * pipeline (the client went away, the body grew too large), else by the pipeline once the body
- * and rows are no longer read (their log record is a copy). Releasing twice does nothing, and a
+ * and rows are no longer read (the log writes the rows from where they are, so once they are durable). Releasing twice does nothing, and a
  * buffer that is not a slot is left to the garbage collector.
  */
 export class RequestMemory {
