@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { clusterUrlOf, parseClusterNodes, parseRedisTarget, REDIS_CLUSTER_SCHEME, RedisTargetError } from './redisTarget.js';
-import { RECEIPT_TO_ADMISSION_MAX_MS } from './admissionTiming.js';
+import { ADMISSION_DEADLINE_MIN_MS, RECEIPT_TO_ADMISSION_MAX_MS } from './admissionTiming.js';
 
 /**
  * Typed configuration, read once from the environment and validated; a bad value stops the
@@ -220,7 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, 'INGEST_PORT', 8080, 0, 65535),
     dedupWindowSeconds: int(env, 'INGEST_DEDUP_WINDOW_SECONDS', 7 * 24 * 3600, 60),
     insertTimeoutMs: int(env, 'INGEST_INSERT_TIMEOUT_MS', 30_000, 100, 600_000),
-    admissionDeadlineMs: int(env, 'INGEST_ADMISSION_DEADLINE_MS', 10_000, 5_000, 600_000),
+    admissionDeadlineMs: int(env, 'INGEST_ADMISSION_DEADLINE_MS', 15_000, ADMISSION_DEADLINE_MIN_MS, 600_000),
     settleIntervalMs: int(env, 'INGEST_SETTLE_INTERVAL_MS', 1_000, 100, 3_600_000),
     connectionChecksPerMin: int(env, 'INGEST_CONNECTION_CHECKS_PER_MIN', 60, 1),
     analysisStreamMaxLen: int(env, 'INGEST_ANALYSIS_STREAM_MAXLEN', 1_000_000, 1000),
@@ -254,7 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
       reanalysisPollMs: int(env, 'ANALYZER_REANALYSIS_POLL_MS', 500, 10, 60_000),
       rulePollMs: int(env, 'ANALYZER_RULE_POLL_MS', 1_000, 10, 60_000),
       // At least the longest an edge takes from a receipt to its admission (streamTime.ts).
-      ruleGraceMs: int(env, 'ANALYZER_RULE_GRACE_MS', 2_000, RECEIPT_TO_ADMISSION_MAX_MS, 600_000),
+      ruleGraceMs: int(env, 'ANALYZER_RULE_GRACE_MS', 10_000, RECEIPT_TO_ADMISSION_MAX_MS, 600_000),
     },
     dataDir,
     secretEncryptionKey: encryptionKey(env, dataDir),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
+import { ADMISSION_DEADLINE_MIN_MS, RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
 import { ConfigError, loadConfig } from '../shared/config.js';
 
 // shared/admissionTiming.ts: a batch is in no set the analyzer reads until its admission, at most
@@ -22,5 +22,15 @@ describe('ANALYZER_RULE_GRACE_MS and RECEIPT_TO_ADMISSION_MAX_MS', () => {
 
   it('defaults to a grace at least as long', () => {
     expect(loadConfig(env()).analyzer.ruleGraceMs).toBeGreaterThanOrEqual(RECEIPT_TO_ADMISSION_MAX_MS);
+  });
+});
+
+describe('INGEST_ADMISSION_DEADLINE_MS and RECEIPT_TO_ADMISSION_MAX_MS', () => {
+  it('refuses a deadline that leaves a batch admitted at the latest no time to become durable', () => {
+    expect(ADMISSION_DEADLINE_MIN_MS).toBeGreaterThan(RECEIPT_TO_ADMISSION_MAX_MS);
+    const load = () => loadConfig(env({ INGEST_ADMISSION_DEADLINE_MS: String(ADMISSION_DEADLINE_MIN_MS - 1) }));
+    expect(load).toThrow(/INGEST_ADMISSION_DEADLINE_MS/);
+    expect(loadConfig(env({ INGEST_ADMISSION_DEADLINE_MS: String(ADMISSION_DEADLINE_MIN_MS) })).ingest.admissionDeadlineMs).toBe(ADMISSION_DEADLINE_MIN_MS);
+    expect(loadConfig(env()).ingest.admissionDeadlineMs).toBeGreaterThanOrEqual(ADMISSION_DEADLINE_MIN_MS);
   });
 });

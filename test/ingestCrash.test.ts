@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMISSION_DEADLINE_MIN_MS } from '../shared/admissionTiming.js';
 import { Admission } from '../ingest/admission/admission.js';
 import { pendingMember } from '../ingest/admission/keys.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
@@ -73,7 +74,7 @@ describe('admissions never made durable (their edge died or lost Redis\'s answer
     const collector = await createCollector(ctx, boot.apiKey.key, { mode: 'sandbox' });
     const stream = `analysis:jobs:crash-test:${Date.now()}`;
     // No sweep on this edge: the retry itself must settle the batch it meets.
-    const ingest = { admissionDeadlineMs: 5_000, settleIntervalMs: 3_600_000 };
+    const ingest = { admissionDeadlineMs: ADMISSION_DEADLINE_MIN_MS, settleIntervalMs: 3_600_000 };
     const edge = await startEdge(ctx, clickhouse, { ingest, analysisStream: stream });
     try {
       // An edge's admission ran in Redis, then the edge never wrote its log record: simulated by

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMISSION_DEADLINE_MIN_MS } from '../shared/admissionTiming.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, testClickHouse, ManualClock, type Collector, type EdgeAddress } from './helpers/ingest.js';
@@ -34,7 +35,7 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function spawnEdge(port: number, walDir: string): Promise<EdgeProcess> {
   // A batch admitted just before the kill is in flight until this deadline, then settled.
-  const process = await spawnWalEdge(port, walDir, { INGEST_ADMISSION_DEADLINE_MS: '5000' });
+  const process = await spawnWalEdge(port, walDir, { INGEST_ADMISSION_DEADLINE_MS: String(ADMISSION_DEADLINE_MIN_MS) });
   edges.add(process);
   return process;
 }

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { RedisKeys } from '../shared/redis.js';
@@ -18,7 +19,7 @@ import { waitFor } from './helpers/wait.js';
 
 const DELAY_MS = 5_000;
 /** The analyzer's stream-time grace in these tests. */
-const GRACE_MS = 1_000;
+const GRACE_MS = RECEIPT_TO_ADMISSION_MAX_MS;
 /** Moves the service clock past every deadline of a source sent now. */
 const PAST_DUE_MS = DELAY_MS + GRACE_MS + 2_000;
 
