@@ -37,7 +37,7 @@ export const REDIS_CLUSTER_TESTS = [
   'test/ingest.test.ts', 'test/ingestAdmission.test.ts', 'test/ingestLimits.test.ts', 'test/ingestFastify.test.ts', 'test/ingestFuzz.test.ts',
   'test/ingestWalEdge.test.ts', 'test/ingestCrash.test.ts', 'test/ingestWalCrash.test.ts',
   // The analyzer and the management plane on the cluster client.
-  'test/ruleEvaluation.test.ts', 'test/credentials.test.ts', 'test/billing.test.ts',
+  'test/ruleEvaluation.test.ts', 'test/credentials.test.ts', 'test/billing.test.ts', 'test/analyzer.test.ts',
 ];
 
 /** Of those, the files that test the cluster itself: not run against the single Redis. */

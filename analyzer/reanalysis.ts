@@ -68,7 +68,9 @@ export async function runNextReanalysis(deps: AnalysisDeps): Promise<boolean> {
       resolved = plan.resolved.length;
       await markRecounted(deps.clickhouse, db, connection.id, plan.lastReceivedAtMs, now);
       await db.query('UPDATE connections SET reanalysed_revision = $2 WHERE id = $1', [connection.id, job.analysisRevision]);
-      await refreshConnectionState(db, connection.id, null);
+      // The batches it counted are claimed (markRecounted): their live analysis adds nothing, so
+      // the latest observation it saw is recorded here.
+      await refreshConnectionState(db, connection.id, plan.lastReceivedAtMs);
       outcome = 'applied';
     }
     await db.query('UPDATE outbox SET processed_at = $2 WHERE id = $1', [id, now]);

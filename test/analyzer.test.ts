@@ -249,6 +249,29 @@ describe('analyzer', () => {
       'receivedAtMs', String(row.received), 'eventIds', row.ids.join(',')]);
   }
 
+  it('shows as observed the traffic that the reanalysis of an activation counted before live analysis took it', async () => {
+    // A paused analyzer (no read loop) still runs reanalysis: the activation's reanalysis counts the
+    // stored rows and claims their batches before their jobs are read.
+    await running.stop();
+    running = await startAnalyzer(ctx, clickhouse, { stream, concurrency: 0 });
+    try {
+      const { collector } = await collectorWith('none');
+      expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: order() })])).status).toBe(202);
+      expect(await edge.shipped()).toBe(true);
+      const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1', ordersContract('3.0.3')));
+      await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
+      await waitFor(async () => {
+        const { rows } = await ctx.deps.pool.query("SELECT processed_at FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1", [collector.connectionId]);
+        return rows.length > 0 && rows.every((row) => row.processed_at !== null) ? true : undefined;
+      }, 15_000, 'the reanalysis');
+      expect(await slotState(collector.connectionId)).toEqual({ observationState: 'observed', openIncidentCount: 0 });
+    } finally {
+      await running.stop();
+      running = await startAnalyzer(ctx, clickhouse, { stream, batchMarkerRetentionSeconds: 24 * 3600 });
+      await analysed();
+    }
+  });
+
   it('counts distinct observations once, through redelivery and claims; activation resolves, rollback reopens, as the dry-run predicts', async () => {
     const { collector, versionId } = await collectorWith('3.0.3');
     const v1 = versionId!;
