@@ -107,13 +107,6 @@ export class Shipper {
     }
   }
 
-  /** Stops without shipping what is left (it stays in the log for the next start). */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-  }
-
   private async run(): Promise<void> {
     let retryMs = RETRY_MIN_MS;
     while (this.running) {
