@@ -45,6 +45,7 @@ const CLUSTER_ONLY_TESTS = ['test/redisCluster.test.ts'];
 
 const common = {
   globalSetup: ['test/globalSetup.ts'],
+  setupFiles: ['test/setupLogDirs.ts'],
   // Files share one stack and global switches (maintenance pause, test clock): run them one by one.
   fileParallelism: false,
   testTimeout: 30_000,

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMISSION_DEADLINE_MIN_MS } from '../shared/admissionTiming.js';
 import { Admission } from '../ingest/admission/admission.js';
@@ -10,6 +7,7 @@ import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import type { EdgeProcess } from './helpers/collector.js';
 import { bootstrapWorkspace, callWithSession, createTestContext, type TestContext } from './helpers/context.js';
+import { newLogDir } from './helpers/logDirs.js';
 import {
   countObservations, createCollector, dedupEntry, envelope, postBatch, startEdge, testClickHouse, ManualClock, type Collector, type EdgeAddress, type EdgeAnswer,
 } from './helpers/ingest.js';
@@ -26,7 +24,6 @@ let ctx: TestContext;
 let clickhouse: ClickHouseClient;
 let clickhouseProxy: TcpProxy;
 const processes = new Set<EdgeProcess>();
-const dirs: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -35,7 +32,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([...processes].map((edge) => edge.kill('SIGKILL')));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   await clickhouseProxy?.close();
   await clickhouse.close();
   await ctx.close();
@@ -130,8 +126,7 @@ describe('an edge killed after answering, before shipping', () => {
   it('ships the batch from its log on restart; the collector\'s resend is a duplicate, stored, counted and analysed once', { timeout: 60_000 }, async () => {
     const boot = await bootstrapWorkspace(ctx);
     const collector = await createCollector(ctx, boot.apiKey.key, { mode: 'live' });
-    const walDir = mkdtempSync(join(tmpdir(), 'edge-crash-'));
-    dirs.push(walDir);
+    const walDir = newLogDir('edge-crash-');
     const port = await freePort();
     const edge: EdgeAddress = { url: `http://127.0.0.1:${port}`, clock: new ManualClock() };
     const spawn = async () => {

@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { startFastifyIngestServer } from '../ingest/http/fastifyAdapter.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { ManualClock, checkConnection, countObservations, createCollector, envelope, postBatch, sendEnvelopes, testClickHouse, type Edge } from './helpers/ingest.js';
+import { newLogDir, removeLogDir } from './helpers/logDirs.js';
 
 // The same pipeline behind Fastify (the adapter the benchmark compares with): identical answers.
 
@@ -19,7 +17,7 @@ beforeAll(async () => {
   ctx = await createTestContext();
   clickhouse = testClickHouse(ctx);
   const clock = new ManualClock();
-  walDir = mkdtempSync(join(tmpdir(), 'edge-wal-fastify-'));
+  walDir = newLogDir('edge-wal-fastify-');
   const server = await startFastifyIngestServer(
     { config: { ...ctx.deps.config, ingest: { ...ctx.deps.config.ingest, walDir, shipIntervalMs: 20 } }, pool: ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock, metrics: createMetricsRegistry('ingest-fastify-test') },
     '127.0.0.1', 0,
@@ -29,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await edge.close();
   await clickhouse.close();
-  rmSync(walDir, { recursive: true, force: true });
+  removeLogDir(walDir);
   await ctx.close();
 });
 

@@ -1,22 +1,15 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { frame, FRAME_HEADER_BYTES, readFrame } from '../ingest/log/recordFrame.js';
 import { WriteAheadLog, type LogPosition } from '../ingest/log/writeAheadLog.js';
+import { newLogDir, removeLogDirs } from './helpers/logDirs.js';
 
 // The ingest edge's write-ahead log (issue 17) on a real filesystem: group fdatasync, segments,
 // reading back, the repair of a torn tail and of corruption, checkpoints.
 
-const dirs: string[] = [];
-const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'wal-test-'));
-  dirs.push(dir);
-  return dir;
-};
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const newDir = () => newLogDir('wal-test-');
+afterEach(removeLogDirs);
 
 const record = (i: number, bytes = 100) => Buffer.from(`${String(i).padStart(8, '0')}:${'x'.repeat(bytes - 9)}`);
 

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMISSION_DEADLINE_MIN_MS } from '../shared/admissionTiming.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
+import { newLogDir } from './helpers/logDirs.js';
 import { createCollector, testClickHouse, ManualClock, type Collector, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
 import type { EdgeProcess } from './helpers/collector.js';
@@ -18,7 +16,6 @@ import { BatchLoad, expectStoredOnceAndBilled, spawnWalEdge } from './helpers/wa
 let ctx: TestContext;
 let clickhouse: ClickHouseClient;
 const edges = new Set<EdgeProcess>();
-const dirs: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -26,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([...edges].map((edge) => edge.kill('SIGKILL')));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   await clickhouse.close();
   await ctx.close();
 });
@@ -44,8 +40,7 @@ describe('an edge with its write-ahead log killed under load', () => {
   it('loses nothing it accepted and stores each eventId once', { timeout: 90_000 }, async () => {
     const boot = await bootstrapWorkspace(ctx);
     const collector: Collector = await createCollector(ctx, boot.apiKey.key, { mode: 'live' });
-    const walDir = mkdtempSync(join(tmpdir(), 'edge-wal-crash-'));
-    dirs.push(walDir);
+    const walDir = newLogDir('edge-wal-crash-');
     const port = await freePort();
     const edge: EdgeAddress = { url: `http://127.0.0.1:${port}`, clock: new ManualClock() };
     const first = await spawnEdge(port, walDir);

@@ -1,5 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -7,6 +6,7 @@ import { frame } from '../ingest/log/recordFrame.js';
 import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
+import { newLogDir, removeLogDirs } from './helpers/logDirs.js';
 import { countObservations, createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
 import { waitFor } from './helpers/wait.js';
@@ -25,7 +25,6 @@ let viaProxy: ClickHouseClient;
 let workspaceId: string;
 let apiKey: string;
 const edges: Edge[] = [];
-const dirs: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -43,7 +42,7 @@ beforeAll(async () => {
 afterEach(async () => {
   await proxy.restore().catch(() => undefined);
   for (const edge of edges.splice(0)) await edge.close().catch(() => undefined);
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  removeLogDirs();
 });
 
 afterAll(async () => {
@@ -52,12 +51,6 @@ afterAll(async () => {
   await clickhouse?.close();
   await ctx?.close();
 });
-
-function newLogDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'edge-wal-'));
-  dirs.push(dir);
-  return dir;
-}
 
 async function walEdge(walDir: string, ingest: Record<string, number> = {}): Promise<Edge> {
   const edge = await startEdge(ctx, viaProxy, {

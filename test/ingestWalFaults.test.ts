@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
+import { newLogDir } from './helpers/logDirs.js';
 import { createCollector, testClickHouse, ManualClock, type EdgeAddress } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
 import type { EdgeProcess } from './helpers/collector.js';
@@ -23,7 +21,6 @@ let clickhouse: ClickHouseClient;
 let clickhouseProxy: TcpProxy;
 let redisProxy: TcpProxy;
 const edges = new Set<EdgeProcess>();
-const dirs: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -33,7 +30,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([...edges].map((edge) => edge.kill('SIGKILL')));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   await clickhouseProxy?.close();
   await redisProxy?.close();
   await clickhouse.close();
@@ -43,8 +39,7 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function spawnEdge(port: number): Promise<void> {
-  const walDir = mkdtempSync(join(tmpdir(), 'edge-wal-faults-'));
-  dirs.push(walDir);
+  const walDir = newLogDir('edge-wal-faults-');
   edges.add(await spawnWalEdge(port, walDir, {
     INGEST_INSERT_TIMEOUT_MS: '1000',
     CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy), REDIS_URL: viaProxy(ctx.deps.config.redisUrl, redisProxy),

@@ -2,11 +2,10 @@
 // be killed and restarted), and a recording HTTP proxy that keeps every byte a client sends.
 
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { portLogDir } from './logDirs.js';
 import { spawnProcess, type SpawnedProcess } from './processes.js';
 
 /** Limits high enough that a long test run never meets a window or the Sandbox allowance. */
@@ -29,8 +28,7 @@ export type EdgeProcess = SpawnedProcess;
 export function spawnEdgeProcess(port: number, env: Record<string, string> = {}): Promise<EdgeProcess> {
   // One log folder per edge port (INGEST_WAL_DIR: one edge per folder); a restarted edge on the
   // same port finds what its predecessor left.
-  const walDir = join(tmpdir(), `edge-wal-${process.pid}-${port}`);
-  return spawnProcess('dist/ingest/main.js', 'INGEST_PORT', { ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', INGEST_WAL_DIR: walDir, INGEST_SHIP_INTERVAL_MS: '50', ...env }, port);
+  return spawnProcess('dist/ingest/main.js', 'INGEST_PORT', { ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', INGEST_WAL_DIR: portLogDir(port), INGEST_SHIP_INTERVAL_MS: '50', ...env }, port);
 }
 
 export interface RecordedRequest {

@@ -1,7 +1,4 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import type { ClickHouseClient } from '../../shared/clickhouse/client.js';
 import { sqlLiteral } from '../../shared/clickhouse/escape.js';
@@ -12,6 +9,7 @@ import { startIngestServer, type RunningServer } from '../../ingest/http/server.
 import { DEDUP_PERIODS, IngestKeys } from '../../ingest/admission/keys.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
+import { newLogDir, removeLogDir } from './logDirs.js';
 import { createIntegration, type CreateIntegrationInput } from './integrations.js';
 import type { TestContext } from './context.js';
 
@@ -54,7 +52,7 @@ export class ManualClock implements Clock {
 export async function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides = {}): Promise<Edge> {
   const base = ctx.deps.config;
   // Its own log folder, removed on close unless the test chose one (to reopen it).
-  const ownLog = overrides.ingest?.walDir === undefined ? mkdtempSync(join(tmpdir(), 'edge-wal-')) : null;
+  const ownLog = overrides.ingest?.walDir === undefined ? newLogDir() : null;
   const config: Config = {
     ...base,
     limits: { ...base.limits, ...overrides.limits },
@@ -75,7 +73,7 @@ export async function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, 
     close: async () => {
       runningEdges.delete(edge);
       await server.close();
-      if (ownLog) rmSync(ownLog, { recursive: true, force: true });
+      if (ownLog) removeLogDir(ownLog);
     },
   };
   runningEdges.add(edge);
