@@ -6,9 +6,9 @@ export type { Redis } from 'ioredis';
 /**
  * One Redis client per process, for one server or a Redis Cluster (config.redisUrl,
  * shared/redisTarget.ts). Commands fail fast while Redis is down (no offline queue), so callers
- * answer 503 instead of hanging. Commands issued in the same event-loop tick go out in one socket
- * write per server (auto-pipelining): on the ingest edge the many admission and commit calls of a
- * busy tick otherwise cost one loopback write each.
+ * answer 503 instead of hanging. On one server, commands issued in the same event-loop tick go
+ * out in one socket write (auto-pipelining): on the ingest edge the many admission and commit
+ * calls of a busy tick otherwise cost one loopback write each (not on a cluster: connectCluster).
  */
 export async function connectRedis(url: string): Promise<Redis> {
   const target = parseRedisTarget(url);
@@ -31,8 +31,7 @@ export async function connectRedis(url: string): Promise<Redis> {
  * Commander, and the cluster routes each command to the master of its key's slot, so callers take
  * either unchanged. What does not work the same on a cluster:
  * - commands, scripts (EVAL/EVALSHA KEYS) and MULTI over several keys need every key in one slot,
- *   else CROSSSLOT (auto-pipelining makes ioredis refuse them first: "All the keys in a pipeline
- *   command should belong to the same slot"): give the keys one hash tag (`{...}`, as `accountTag`);
+ *   else CROSSSLOT: give the keys one hash tag (`{...}`, as `accountTag`);
  * - `pipeline()` needs all its keys on one master;
  * - keyless server commands go to one master only: FLUSHDB, FLUSHALL, SCAN, KEYS, DBSIZE, INFO,
  *   SCRIPT LOAD/EXISTS/FLUSH, so an EVALSHA can meet NOSCRIPT on another master: loop over
