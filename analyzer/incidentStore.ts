@@ -38,18 +38,44 @@ export async function lockConnections(db: pg.PoolClient, ids: readonly string[])
   }]));
 }
 
+/** What live analysis still owes a batch it claimed. */
+export interface ClaimedBatches {
+  /** Batches nothing analysed yet: their shapes are counted and their rules evaluated. */
+  fresh: Set<string>;
+  /** Batches a reanalysis already counted: only their rules are evaluated. */
+  rulesOnly: Set<string>;
+}
+
 /**
- * Claims the batches for analysis: returns those no earlier delivery committed (see
- * analysed_batches in the incidents migration). Waits on a batch another analyzer is committing.
+ * Claims the batches for live analysis (analysed_batches, in the incidents and recounted-batches
+ * migrations): a batch an earlier delivery committed is in neither set, so a redelivery
+ * adds nothing. Waits on a batch another analyzer is committing.
  */
-export async function claimBatches(db: pg.PoolClient, batchIds: readonly string[], now: Date): Promise<Set<string>> {
-  if (batchIds.length === 0) return new Set();
-  const { rows } = await db.query<{ batch_id: string }>(
+export async function claimBatches(db: pg.PoolClient, batchIds: readonly string[], now: Date): Promise<ClaimedBatches> {
+  const claimed: ClaimedBatches = { fresh: new Set(), rulesOnly: new Set() };
+  if (batchIds.length === 0) return claimed;
+  const { rows } = await db.query<{ batch_id: string; recounted: boolean }>(
     `INSERT INTO analysed_batches (batch_id, analysed_at) SELECT b, $2 FROM unnest($1::text[]) AS b ORDER BY b
-       ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id`,
+       ON CONFLICT (batch_id) DO UPDATE SET rules_evaluated = true WHERE NOT analysed_batches.rules_evaluated
+       RETURNING batch_id, recounted`,
     [[...new Set(batchIds)], now],
   );
-  return new Set(rows.map((row) => row.batch_id));
+  for (const row of rows) (row.recounted ? claimed.rulesOnly : claimed.fresh).add(row.batch_id);
+  return claimed;
+}
+
+/**
+ * Marks the batches a reanalysis counted: their live analysis then leaves their shapes alone and
+ * still evaluates their rules. A batch live analysis already claimed keeps its marker.
+ */
+export async function markRecountedBatches(db: pg.PoolClient, batchIds: readonly string[], now: Date): Promise<void> {
+  if (batchIds.length === 0) return;
+  await db.query(
+    `INSERT INTO analysed_batches (batch_id, analysed_at, recounted, rules_evaluated)
+       SELECT b, $2, true, false FROM unnest($1::text[]) AS b ORDER BY b
+       ON CONFLICT (batch_id) DO NOTHING`,
+    [[...new Set(batchIds)], now],
+  );
 }
 
 const at = (ms: number) => new Date(ms);

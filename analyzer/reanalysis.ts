@@ -4,7 +4,7 @@ import { withTransaction } from '../shared/db/transaction.js';
 import { REANALYSIS_TOPIC, type ReanalysisJob } from '../shared/analysis/reanalysisJob.js';
 import { analysisWindow, openIncidentsOf, planReanalysis } from '../shared/analysis/reanalysisPlan.js';
 import { batchIdsOfWindow } from '../shared/analysis/observationGroups.js';
-import { addToIncidents, claimBatches, lockConnections, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
+import { addToIncidents, lockConnections, markRecountedBatches, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
 import type { AnalysisDeps } from './liveAnalysis.js';
 
 /**
@@ -18,13 +18,14 @@ const RECOUNT_MARGIN_MS = 60_000;
  * Keeps live analysis from adding what the recount already counted, without relying on any
  * process's clock: live jobs of batches received up to (latest observation read − margin) are
  * skipped by `reanalysed_through_ms`, and the recount's batches received within the margin get
- * batch markers (analysed_batches), which live analysis treats as already analysed. A batch the
+ * batch markers (analysed_batches, `recounted`), whose shapes live analysis treats as already
+ * counted; it still evaluates their reconciliation rules, which a recount does not. A batch the
  * recount did not see (still being inserted) is neither, so live analysis counts it.
  */
 async function markRecounted(clickhouse: ClickHouseClient, db: pg.PoolClient, connectionId: string, lastReceivedAtMs: number | null, now: Date): Promise<void> {
   if (lastReceivedAtMs === null) return;
   const batchIds = await batchIdsOfWindow(clickhouse, connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS, lastReceivedAtMs + 1);
-  await claimBatches(db, batchIds, now);
+  await markRecountedBatches(db, batchIds, now);
   await db.query('UPDATE connections SET reanalysed_through_ms = GREATEST(reanalysed_through_ms, $2) WHERE id = $1',
     [connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS]);
 }

@@ -3,10 +3,12 @@ import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { RedisKeys } from '../shared/redis.js';
+import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { StreamTime } from '../analyzer/streamTime.js';
 import { startAnalyzer, streamDrained, findingsOf, incidentsOf, type RunningAnalyzer } from './helpers/analyzer.js';
 import { readConnectionRow } from './helpers/connections.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
+import { activateOk, openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createCollector, envelope, ManualClock, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { spawnProcess, type SpawnedProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
@@ -255,6 +257,33 @@ describe('rule evaluation in the running analyzer', () => {
     await settle();
     expect(await deadlinesOf(rule)).toBe(0);
     expect(await ruleIncidents(collector)).toEqual([]);
+  });
+  it('evaluates the rules of a batch that an activation\'s reanalysis counted before live analysis took it', async () => {
+    // A paused analyzer (no read loop) still runs reanalysis, which counts the batch's shapes and
+    // marks it before its job is read: live analysis must still evaluate its rules.
+    await runAnalyzer({ paused: true });
+    const collector = await createCollector(ctx, apiKey);
+    const rule = await ruleOn(collector, { enabled: true });
+    await send(collector, [source(collector, 'hmac:recounted'), source(collector, 'hmac:recounted-paired'), outcome(collector, 'hmac:recounted-paired')]);
+    expect(await edge.shipped()).toBe(true);
+    const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1'));
+    await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
+    await waitFor(async () => {
+      const { rows } = await ctx.deps.pool.query("SELECT 1 FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1 AND processed_at IS NOT NULL", [collector.connectionId]);
+      return rows.length > 0 ? true : undefined;
+    }, 15_000, 'the reanalysis');
+    const batches = await (await clickhouse.query({
+      query: `SELECT DISTINCT batch_id FROM observations WHERE connection_id = ${sqlLiteral(collector.connectionId)}`, format: 'JSONEachRow',
+    })).json<{ batch_id: string }>();
+    const markers = await ctx.deps.pool.query('SELECT recounted, rules_evaluated FROM analysed_batches WHERE batch_id = ANY($1::text[])', [batches.map((row) => row.batch_id)]);
+    expect(markers.rows).toEqual([{ recounted: true, rules_evaluated: false }]);
+    expect(await deadlinesOf(rule)).toBe(0);
+    await runAnalyzer();
+    await drained();
+    expect(await deadlinesOf(rule)).toBe(1);
+    await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
+    await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '1' ? true : undefined), 15_000, 'the unpaired source to fire');
+    expect(await deadlinesOf(rule)).toBe(0);
   });
 });
 
