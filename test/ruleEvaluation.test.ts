@@ -78,13 +78,15 @@ async function ruleOn(collector: Collector, body: { enabled: boolean; expectedOb
   return res.json().rule;
 }
 
-async function setEnabled(collector: Collector, rule: Rule, enabled: boolean): Promise<void> {
+async function patchRule(collector: Collector, rule: Rule, changes: Record<string, unknown>): Promise<void> {
   const { revision } = await readConnectionRow(ctx, collector.connectionId);
   const res = await callWithKey(ctx, apiKey, 'PATCH', `/v1/connections/${collector.connectionId}/reconciliation-rules/${rule.id}`, {
-    idempotencyKey: newIdempotencyKey(), body: { expectedRevision: revision, enabled },
+    idempotencyKey: newIdempotencyKey(), body: { expectedRevision: revision, ...changes },
   });
   expect(res.statusCode, res.body).toBe(200);
 }
+
+const setEnabled = (collector: Collector, rule: Rule, enabled: boolean) => patchRule(collector, rule, { enabled });
 
 /** A source observation: the rule's event type, correlated by `hash`, itself of another object type. */
 function source(collector: Collector, hash: string): Record<string, unknown> {
@@ -238,6 +240,55 @@ describe('rule evaluation in the running analyzer', () => {
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
     await settle();
     expect(await ruleIncidents(collector)).toEqual([]);
+  });
+
+  it('a changed pair applies from then on: the old pair\'s deadlines go, new sources wait for the new type', async () => {
+    await runAnalyzer();
+    const collector = await createCollector(ctx, apiKey);
+    const rule = await ruleOn(collector, { enabled: true });
+    await send(collector, [source(collector, 'hmac:before-change')]);
+    await drained();
+    expect(await deadlinesOf(rule)).toBe(1);
+    await patchRule(collector, rule, { expectedObjectType: 'receipt' });
+    await waitFor(async () => ((await deadlinesOf(rule)) === 0 ? true : undefined), 15_000, 'the old pair\'s deadline to go');
+    const unpaired = source(collector, 'hmac:old-type');
+    await send(collector, [source(collector, 'hmac:new-type'), unpaired]);
+    await send(collector, [outcome(collector, 'hmac:new-type', 'receipt'), outcome(collector, 'hmac:old-type', 'invoice')]);
+    // Two analysers may take the sources and the outcomes at once; the deadline then looks for its outcome before firing.
+    await drained();
+    await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
+    await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '1' ? true : undefined), 15_000, 'the unpaired source to fire');
+    await settle();
+    expect((await ruleIncidents(collector))[0].observation_ids).toEqual([unpaired.eventId]);
+    expect(await deadlinesOf(rule)).toBe(0);
+  });
+
+  it('a changed delay applies to sources analysed after the change', async () => {
+    await runAnalyzer();
+    const collector = await createCollector(ctx, apiKey);
+    const rule = await ruleOn(collector, { enabled: true });
+    await patchRule(collector, rule, { maxDelayMs: 10 * PAST_DUE_MS });
+    await sourcesPastDue(collector, rule, [source(collector, 'hmac:longer-delay')], 1);
+    await settle();
+    expect(await ruleIncidents(collector)).toEqual([]);
+    expect(await deadlinesOf(rule)).toBe(1);
+  });
+
+  it('a rule applies to its own connection only', async () => {
+    await runAnalyzer();
+    const watched = await createCollector(ctx, apiKey);
+    const other = await createCollector(ctx, apiKey);
+    const rule = await ruleOn(watched, { enabled: true });
+    const waiting = source(watched, 'hmac:shared');
+    await send(watched, [waiting]);
+    // The other connection's source opens nothing, and its outcome with the same hash pairs with nothing.
+    await send(other, [source(other, 'hmac:other-only'), outcome(other, 'hmac:shared')]);
+    await drained();
+    expect(await deadlinesOf(rule)).toBe(1);
+    await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
+    await waitFor(async () => ((await ruleIncidents(watched))[0]?.affected_records === '1' ? true : undefined), 15_000, 'the watched source to fire');
+    expect((await ruleIncidents(watched))[0].observation_ids).toEqual([waiting.eventId]);
+    expect(await ruleIncidents(other)).toEqual([]);
   });
 
   it('a paused analyzer with a backlog holding the outcome raises no false incident, paused or resumed', async () => {
