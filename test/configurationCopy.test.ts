@@ -6,7 +6,7 @@ import { setWritePause } from '../management/maintenance.js';
 import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
 import { apiKeyAuthorityLosses } from './helpers/authority.js';
-import { expectedProof } from './helpers/configuration.js';
+import { expectedProof, markRulesEvaluated, seedSelectableArtifacts, SELECTION_LIMIT } from './helpers/configuration.js';
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import {
   advanceClock, bootstrapWorkspace, callWithKey, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
@@ -59,11 +59,20 @@ async function patchRule(key: string, connectionId: string, ruleId: string, body
   expect(res.statusCode, res.body).toBe(200);
 }
 
-async function issueCredential(key: string, connectionId: string): Promise<void> {
-  const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/credentials/issue`, {
+async function credentialMutation(key: string, connectionId: string, action: 'issue' | 'rotate'): Promise<void> {
+  const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/credentials/${action}`, {
     body: { expectedRevision: await currentRevision(connectionId) }, idempotencyKey: newIdempotencyKey(),
   });
   expect(res.statusCode, res.body).toBe(201);
+}
+
+const issueCredential = (key: string, connectionId: string) => credentialMutation(key, connectionId, 'issue');
+
+/** A rule's `lastEvaluatedAt` as the single read shows it. */
+async function lastEvaluatedAt(key: string, connectionId: string, ruleId: string): Promise<string | null> {
+  const res = await callWithKey(ctx, key, 'GET', `/v1/connections/${connectionId}/reconciliation-rules/${ruleId}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().rule.lastEvaluatedAt;
 }
 
 /** A workspace with both mode connections; the Sandbox one holds two versions and two rules. */
@@ -351,6 +360,23 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
+    // 02 Reconciliation rule: `lastEvaluatedAt` "does not invalidate a configuration review".
+    from: 'previewed', trigger: 'apply with matching approvalFingerprint', condition: 'only lastEvaluatedAt of source and destination rules moved since review', next: 'completed',
+    run: async (f) => {
+      const own = await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(5));
+      const review = await reviewed(f);
+      const before = await writes(f);
+      expect(await lastEvaluatedAt(f.boot.apiKey.key, f.sandbox.connectionId, f.rules[0])).toBeNull();
+      await markRulesEvaluated(ctx, [...f.rules, own.rule.id]);
+      expect(await lastEvaluatedAt(f.boot.apiKey.key, f.sandbox.connectionId, f.rules[0])).toEqual(expect.any(String));
+      expect(await lastEvaluatedAt(f.boot.apiKey.key, f.live.connectionId, own.rule.id)).toEqual(expect.any(String));
+      expect(await writes(f)).toEqual(before);
+      const res = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(await writes(f)).toMatchObject({ versions: 2, rules: 3, receipts: 1, audit: 1 });
+    },
+  },
+  {
     from: 'previewed', trigger: 'apply', condition: 'wrong fingerprint', next: 'unchanged (approval_mismatch)',
     run: async (f) => {
       const review = await reviewed(f);
@@ -440,8 +466,11 @@ describe('compensation', () => {
     expectError(await previewCompensation(f.boot.apiKey.key, review.operationId), 409, 'configuration_compensation_unavailable');
   });
 
-  const unavailable: [string, (f: Fixture, receipt: Record<string, any>) => Promise<void>][] = [
+  /** [label, the destination change after the copy, what the destination had before the copy]. */
+  const unavailable: [string, (f: Fixture, receipt: Record<string, any>) => Promise<void>, ((f: Fixture) => Promise<void>)?][] = [
     ['after a credential issue on the destination', async (f) => { await issueCredential(f.boot.apiKey.key, f.live.connectionId); }],
+    ['after a credential rotation on the destination', async (f) => { await credentialMutation(f.boot.apiKey.key, f.live.connectionId, 'rotate'); },
+      async (f) => { await issueCredential(f.boot.apiKey.key, f.live.connectionId); }],
     ['after a copied rule was enabled and then disabled', async (f, receipt) => {
       const ruleId = receipt.copiedArtifacts.rules[1].destinationRuleId;
       await patchRule(f.boot.apiKey.key, f.live.connectionId, ruleId, { enabled: true });
@@ -467,11 +496,14 @@ describe('compensation', () => {
     );
   }
 
-  it.each(unavailable)('is unavailable %s: preview and apply answer 409 and remove nothing', async (_label, change) => {
+  it.each(unavailable)('is unavailable %s: preview and apply answer 409 and remove nothing', async (_label, change, beforeCopy) => {
     const f = await fixture();
+    await beforeCopy?.(f);
     const { review, receipt } = await copied(f);
-    // A review taken before the change cannot be applied after it either.
-    const comp = (await previewCompensation(f.boot.apiKey.key, review.operationId)).json();
+    // Available until the change; a review taken before it cannot be applied after it either.
+    const available = await previewCompensation(f.boot.apiKey.key, review.operationId);
+    expect(available.statusCode, available.body).toBe(201);
+    const comp = available.json();
     await change(f, receipt);
     const before = await writes(f);
     expectError(await previewCompensation(f.boot.apiKey.key, review.operationId), 409, 'configuration_compensation_unavailable');
@@ -490,6 +522,66 @@ describe('compensation', () => {
     expectError(await previewCompensation(sibling.apiKey.key, review.operationId), 404, 'operation_not_found');
     expectError(await previewCompensation(f.boot.apiKey.key, newId('concopy_')), 404, 'operation_not_found');
     expectError(await previewCompensation(f.boot.apiKey.key, 'concopy_nope'), 404, 'operation_not_found');
+  });
+});
+
+describe('historical on a completed copy receipt (02: computed from current state)', () => {
+  /** [what happened after the copy, whether the receipt is historical then, the change]. */
+  const afterCopy: [string, boolean, (f: Fixture) => Promise<void>][] = [
+    ['nothing', false, async () => undefined],
+    ['the source changed (a rule created there)', false, async (f) => { await createRuleWithKey(ctx, f.boot.apiKey.key, f.sandbox.connectionId, ruleDefinition(8)); }],
+    ['the destination revision moved (a rule created there)', true, async (f) => { await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(8)); }],
+    ['the destination connection was deleted', true, async (f) => { await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [f.live.connectionId]); }],
+    ['the destination\'s Integration was deleted', true, async (f) => { await ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [f.live.integrationId]); }],
+  ];
+
+  it.each(afterCopy)('when %s, status and the identical retry say historical %s', async (_label, historical, change) => {
+    const f = await fixture();
+    const { review, receipt, idempotencyKey } = await copied(f);
+    expect((await status(f.boot.apiKey.key, review.operationId)).json()).toEqual({ ...receipt, replayed: true, historical: false });
+    await change(f);
+    const read = await status(f.boot.apiKey.key, review.operationId);
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json()).toEqual({ ...receipt, replayed: true, historical });
+    const before = await writes(f);
+    const retry = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint, idempotencyKey);
+    expect(retry.statusCode, retry.body).toBe(200);
+    expect(retry.json()).toEqual({ ...receipt, replayed: true, historical });
+    expect(await writes(f)).toEqual(before);
+  });
+});
+
+describe('02 Limits: selection arrays of at most 100 identifiers each', () => {
+  it('accepts exactly 100 contract ids and 100 rule ids of the source and copies them; 101 of either is refused', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
+    const source = sandbox.connectionId;
+    const all = await seedSelectableArtifacts(ctx, boot.apiKey.key, source, SELECTION_LIMIT + 1);
+    // The last 100 of each: every id of the 101 is selectable on its own, so only the count refuses.
+    const contractVersionIds = all.contractVersionIds.slice(1);
+    const ruleIds = all.ruleIds.slice(1);
+    const reviews = () => countRows(ctx, 'configuration_reviews', 'workspace_id = $1', [boot.workspace.id]);
+    for (const body of [
+      { sourceConnectionId: source, contractVersionIds: all.contractVersionIds, ruleIds },
+      { sourceConnectionId: source, contractVersionIds, ruleIds: all.ruleIds },
+      { sourceConnectionId: source, contractVersionIds: all.contractVersionIds },
+      { sourceConnectionId: source, ruleIds: all.ruleIds },
+    ]) {
+      expectError(await previewCopy(boot.apiKey.key, live.connectionId, body), 400, 'configuration_selection_invalid');
+    }
+    expect(await reviews()).toBe(0);
+
+    const res = await previewCopy(boot.apiKey.key, live.connectionId, { sourceConnectionId: source, contractVersionIds, ruleIds });
+    expect(res.statusCode, res.body).toBe(201);
+    const review = res.json();
+    expect(review.snapshot.contracts.map((c: any) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(review.snapshot.rules.map((r: any) => r.sourceRuleId)).toEqual(ruleIds);
+    const applied = await apply(boot.apiKey.key, review.operationId, review.fingerprint);
+    expect(applied.statusCode, applied.body).toBe(201);
+    expect(applied.json().copiedArtifacts.contracts.map((c: any) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(applied.json().copiedArtifacts.rules.map((r: any) => r.sourceRuleId)).toEqual(ruleIds);
+    expect(await countRows(ctx, 'contract_versions', "connection_id = $1 AND lifecycle_status = 'draft'", [live.connectionId])).toBe(SELECTION_LIMIT);
+    expect(await countRows(ctx, 'reconciliation_rules', 'connection_id = $1 AND NOT enabled', [live.connectionId])).toBe(SELECTION_LIMIT);
   });
 });
 

@@ -9,13 +9,13 @@ import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
 import { RedisKeys } from '../shared/redis.js';
 import { decryptSecret, sha256Hex } from '../shared/secrets.js';
-import { expectedProof } from './helpers/configuration.js';
+import { expectedProof, markRulesEvaluated, seedSelectableArtifacts, SELECTION_LIMIT } from './helpers/configuration.js';
 import { readConnectionRow } from './helpers/connections.js';
 import {
   advanceClock, bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
 } from './helpers/context.js';
 import { openApiRegistration, ordersOpenApi, registerDraft } from './helpers/contracts.js';
-import { createIntegration, insertSlotConnection, type CreatedIntegration } from './helpers/integrations.js';
+import { createIntegration, insertIntegrationRow, insertSlotConnection, type CreatedIntegration } from './helpers/integrations.js';
 import { createRuleWithKey } from './helpers/rules.js';
 
 // 02 "Second-mode setup" through the real management app, PostgreSQL and Redis: preview, apply and
@@ -67,6 +67,13 @@ async function world(boot?: BootstrapResult): Promise<World> {
   return { boot: owner, created, integrationId: created.integration.id, sourceId, contractVersionId: draft.contract.id, ruleId: rule.rule.id };
 }
 
+/** A source rule's `lastEvaluatedAt` as the single read shows it. */
+async function lastEvaluatedAt(w: World, ruleId: string): Promise<string | null> {
+  const res = await callWithKey(ctx, w.boot.apiKey.key, 'GET', `/v1/connections/${w.sourceId}/reconciliation-rules/${ruleId}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().rule.lastEvaluatedAt;
+}
+
 const fullSelection = (w: World) => ({ destinationMode: 'live', sourceConnectionId: w.sourceId, contractVersionIds: [w.contractVersionId], ruleIds: [w.ruleId] });
 
 async function previewed(w: World, body: unknown = fullSelection(w), key = w.boot.apiKey.key): Promise<Json> {
@@ -75,8 +82,11 @@ async function previewed(w: World, body: unknown = fullSelection(w), key = w.boo
   return res.json();
 }
 
+/** The parts of a World whose rows an apply could write. */
+type Written = Pick<World, 'boot' | 'integrationId' | 'sourceId'>;
+
 /** Everything an apply writes; all of it must read back unchanged after a refused apply. */
-async function writes(w: World) {
+async function writes(w: Written) {
   const ws = w.boot.workspace.id;
   const integration = await ctx.deps.pool.query<{ revision: string }>('SELECT revision FROM integrations WHERE id = $1', [w.integrationId]);
   return {
@@ -93,7 +103,7 @@ async function writes(w: World) {
 }
 
 /** A refused apply: the answer, and nothing written. */
-async function expectRefused(w: World, run: () => Promise<LightMyRequestResponse>, code: number, error: string): Promise<void> {
+async function expectRefused(w: Written, run: () => Promise<LightMyRequestResponse>, code: number, error: string): Promise<void> {
   const before = await writes(w);
   expectError(await run(), code, error);
   expect(await writes(w)).toEqual(before);
@@ -341,6 +351,22 @@ const transitions: TransitionRow[] = [
     },
   })),
   {
+    // 02 Reconciliation rule: `lastEvaluatedAt` "does not invalidate a configuration review".
+    state: 'previewed', trigger: 'apply with matching approvalFingerprint', condition: 'only the selected source rule\'s lastEvaluatedAt moved since review', next: 'completed',
+    async run() {
+      const w = await world();
+      const review = await previewed(w);
+      const before = await writes(w);
+      expect(await lastEvaluatedAt(w, w.ruleId)).toBeNull();
+      await markRulesEvaluated(ctx, [w.ruleId]);
+      expect(await lastEvaluatedAt(w, w.ruleId)).toEqual(expect.any(String));
+      expect(await writes(w)).toEqual(before);
+      const res = await apply(w.boot.apiKey.key, review.operationId, review.fingerprint);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().copiedArtifacts.rules).toEqual([{ sourceRuleId: w.ruleId, destinationRuleId: expect.stringMatching(/^rule_/) }]);
+    },
+  },
+  {
     state: 'previewed', trigger: 'apply', condition: 'wrong fingerprint', next: 'unchanged (approval_mismatch)',
     async run() {
       const w = await world();
@@ -477,6 +503,37 @@ describe('the Setup error table', () => {
     expect(await reviewCount(w)).toBe(0);
   });
 
+  it(`accepts exactly ${SELECTION_LIMIT} contract ids and ${SELECTION_LIMIT} rule ids and copies them into the new connection; ${SELECTION_LIMIT + 1} of either is configuration_selection_invalid`, async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    const created = await createIntegration(ctx, boot.apiKey.key, { mode: 'sandbox' });
+    const w: World = { boot, created, integrationId: created.integration.id, sourceId: created.integration.connectionId, contractVersionId: '', ruleId: '' };
+    const all = await seedSelectableArtifacts(ctx, boot.apiKey.key, w.sourceId, SELECTION_LIMIT + 1);
+    // The last 100 of each: every id of the 101 is selectable on its own, so only the count refuses.
+    const contractVersionIds = all.contractVersionIds.slice(1);
+    const ruleIds = all.ruleIds.slice(1);
+    const base = { destinationMode: 'live', sourceConnectionId: w.sourceId };
+    for (const selection of [
+      { contractVersionIds: all.contractVersionIds, ruleIds },
+      { contractVersionIds, ruleIds: all.ruleIds },
+      { contractVersionIds: all.contractVersionIds },
+      { ruleIds: all.ruleIds },
+    ]) {
+      expectError(await preview(boot.apiKey.key, w.integrationId, { ...base, ...selection }), 400, 'configuration_selection_invalid');
+    }
+    expect(await reviewCount(w)).toBe(0);
+
+    const review = await previewed(w, { ...base, contractVersionIds, ruleIds });
+    expect(review.snapshot.contracts.map((c: Json) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(review.snapshot.rules.map((r: Json) => r.sourceRuleId)).toEqual(ruleIds);
+    const res = await apply(boot.apiKey.key, review.operationId, review.fingerprint);
+    expect(res.statusCode, res.body).toBe(201);
+    const body = res.json();
+    expect(body.copiedArtifacts.contracts.map((c: Json) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(body.copiedArtifacts.rules.map((r: Json) => r.sourceRuleId)).toEqual(ruleIds);
+    expect(await countRows(ctx, 'contract_versions', "connection_id = $1 AND lifecycle_status = 'draft'", [body.connectionId])).toBe(SELECTION_LIMIT);
+    expect(await countRows(ctx, 'reconciliation_rules', 'connection_id = $1 AND NOT enabled', [body.connectionId])).toBe(SELECTION_LIMIT);
+  });
+
   it('400 idempotency_key_required, before the body', async () => {
     const w = await world();
     const review = await previewed(w);
@@ -533,13 +590,19 @@ describe('the Setup error table', () => {
     expectError(await status(sibling.key, review.operationId), 404, 'operation_not_found');
   });
 
-  it('409 workspace_modes_unavailable in a legacy workspace (after the body checks)', async () => {
+  it('409 workspace_modes_unavailable in a legacy workspace (after the body checks), nothing written', async () => {
     const legacy = await bootstrapWorkspace(ctx, { legacy: true });
-    const integrationId = newId('wint_');
+    // A legacy Integration with its Development connection, so the read-back watches real rows.
+    const integrationId = await insertIntegrationRow(ctx, legacy.workspace.id);
+    const { connectionId } = await insertSlotConnection(ctx, { workspaceId: legacy.workspace.id, integrationId, category: 'development' });
+    const w: Written = { boot: legacy, integrationId, sourceId: connectionId };
+    const before = await writes(w);
     expectError(await preview(legacy.apiKey.key, integrationId, { destinationMode: 'moon' }), 400, 'invalid_connection_setup');
     expectError(await preview(legacy.apiKey.key, integrationId, { destinationMode: 'live' }), 409, 'workspace_modes_unavailable');
-    expectError(await apply(legacy.apiKey.key, newId('consetup_'), `sha256:${'a'.repeat(64)}`), 409, 'workspace_modes_unavailable');
+    expect(await countRows(ctx, 'connection_setups', 'workspace_id = $1', [legacy.workspace.id])).toBe(0);
+    await expectRefused(w, () => apply(legacy.apiKey.key, newId('consetup_'), `sha256:${'a'.repeat(64)}`), 409, 'workspace_modes_unavailable');
     expectError(await status(legacy.apiKey.key, newId('consetup_')), 409, 'workspace_modes_unavailable');
+    expect(await writes(w)).toEqual(before);
   });
 
   it('409 configuration_snapshot_too_large over 1 MiB; the same selection minus one contract fits', async () => {
@@ -686,7 +749,36 @@ describe('status and recovery', () => {
     const pending = await previewed(w);
     expect(await callWithSession(ctx, w.boot.sessionToken, 'POST', `/workspaces/${w.boot.workspace.slug}/archive`)).toMatchObject({ statusCode: 200 });
     expectError(await status(w.boot.apiKey.key, pending.operationId), 401, 'unauthenticated');
-    expectError(await apply(w.boot.apiKey.key, pending.operationId, pending.fingerprint), 401, 'unauthenticated');
+    await expectRefused(w, () => apply(w.boot.apiKey.key, pending.operationId, pending.fingerprint), 401, 'unauthenticated');
+    expect(await countRows(ctx, 'connection_setups', 'id = $1 AND completed_at IS NULL', [pending.operationId])).toBe(1);
+  });
+
+  /** [what happened after the setup, whether its receipt is historical then (02: computed from current state), the change]. */
+  const afterSetup: [string, boolean, (w: World, connectionId: string) => Promise<void>][] = [
+    ['nothing', false, async () => undefined],
+    ['the source changed (a rule created there)', false, async (w) => { await createRule(w.boot.apiKey.key, w.sourceId, 8); }],
+    ['the new connection\'s revision moved (a rule created there)', true, async (w, connectionId) => { await createRule(w.boot.apiKey.key, connectionId, 8); }],
+    ['the new connection was deleted', true, async (_w, connectionId) => { await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [connectionId]); }],
+    ['the Integration was deleted', true, async (w) => { await ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [w.integrationId]); }],
+  ];
+
+  it.each(afterSetup)('when %s, the receipt read by status and by the identical retry says historical %s', async (_label, historical, change) => {
+    const w = await world();
+    const review = await previewed(w);
+    const idempotencyKey = newIdempotencyKey();
+    const first = await apply(w.boot.apiKey.key, review.operationId, review.fingerprint, idempotencyKey);
+    expect(first.statusCode, first.body).toBe(201);
+    const receipt = (await status(w.boot.apiKey.key, review.operationId)).json();
+    expect(receipt).toMatchObject({ status: 'completed', replayed: true, historical: false });
+    await change(w, first.json().connectionId);
+    const read = await status(w.boot.apiKey.key, review.operationId);
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json()).toEqual({ ...receipt, historical });
+    const before = await writes(w);
+    const retry = await apply(w.boot.apiKey.key, review.operationId, review.fingerprint, idempotencyKey);
+    expect(retry.statusCode, retry.body).toBe(200);
+    expect(retry.json()).toEqual({ ...receipt, historical });
+    expect(await writes(w)).toEqual(before);
   });
 
   it('uses server time: a review read after its expiry is expired, however early the request was made', async () => {

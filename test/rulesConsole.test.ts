@@ -10,6 +10,7 @@ import {
   bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, type CallOptions, type TestContext,
 } from './helpers/context.js';
 import { insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
+import { ruleChangeJobs } from './helpers/rules.js';
 
 // 02 "Console rule routes (browser session)" through the real management app, PostgreSQL and
 // Redis: the expected-outcomes read, mutations by owners and admins with receipts owned by the
@@ -52,6 +53,7 @@ async function writes(f: Fixture) {
     rules: await countRows(ctx, 'reconciliation_rules', 'connection_id = $1', [f.connection.connectionId]),
     operations: await countRows(ctx, 'operations', 'workspace_id = $1', [f.boot.workspace.id]),
     audit: await countRows(ctx, 'audit_events', "workspace_id = $1 AND action LIKE 'rule.%'", [f.boot.workspace.id]),
+    analysisJobs: (await ruleChangeJobs(ctx, f.connection.connectionId)).length,
   };
 }
 
@@ -386,6 +388,75 @@ describe('the deprecated POST /integrations/{connectionId}/reconciliation-rules'
       expect(res.statusCode, `${label}: ${res.body}`).toBe(status);
       expect(res.json(), label).toMatchObject({ error: code });
       expect(res.headers.deprecation, label).toBe('true');
+    }
+  });
+});
+
+// 02 Conventions: `Cache-Control: no-store` on all responses, errors included.
+describe('Cache-Control: no-store on the errors of every 02 route', () => {
+  const fingerprint = `sha256:${'0'.repeat(64)}`;
+  /** A request to one route: its caller (API key or session), method, path and, for writes, body and Idempotency-Key. */
+  interface RouteRequest { by: 'key' | 'session'; method: Method; url: string; body?: unknown; keyed?: boolean }
+  interface Ids { slug: string; connectionId: string; sourceConnectionId: string; integrationId: string }
+  const setupBody = (ids: Ids) => ({ destinationMode: 'live', sourceConnectionId: ids.sourceConnectionId, ruleIds: [newId('rule_')] });
+  const copyBody = (ids: Ids) => ({ sourceConnectionId: ids.sourceConnectionId, ruleIds: [newId('rule_')] });
+  const ruleBody = { expectedRevision: '1', ...definition(5) };
+
+  const RULE = 'invalid_rule_request';
+  const SETUP = 'invalid_connection_setup';
+  const COPY = 'invalid_configuration_request';
+
+  // Every route of 02, with ids its caller cannot see (another workspace's connection and
+  // Integration, unknown rule and operation ids), and the route's code for an unknown query parameter.
+  const routes: [string, (ids: Ids) => RouteRequest, notFound: string, invalid: string][] = [
+    ['GET /v1 rules', (ids) => ({ by: 'key', method: 'GET', url: `/v1/connections/${ids.connectionId}/reconciliation-rules` }), 'connection_not_found', RULE],
+    ['GET /v1 rule', (ids) => ({ by: 'key', method: 'GET', url: `/v1/connections/${ids.sourceConnectionId}/reconciliation-rules/${newId('rule_')}` }), 'expected_outcome_not_found', RULE],
+    ['POST /v1 rule', (ids) => ({ by: 'key', method: 'POST', url: `/v1/connections/${ids.connectionId}/reconciliation-rules`, body: ruleBody, keyed: true }), 'connection_not_found', RULE],
+    ['PATCH /v1 rule', (ids) => ({ by: 'key', method: 'PATCH', url: `/v1/connections/${ids.sourceConnectionId}/reconciliation-rules/${newId('rule_')}`, body: { expectedRevision: '1', enabled: true }, keyed: true }), 'expected_outcome_not_found', RULE],
+    ['DELETE /v1 rule', (ids) => ({ by: 'key', method: 'DELETE', url: `/v1/connections/${ids.connectionId}/reconciliation-rules/${newId('rule_')}`, body: { expectedRevision: '1' }, keyed: true }), 'connection_not_found', RULE],
+    ['GET /v1/rule-operations', () => ({ by: 'key', method: 'GET', url: `/v1/rule-operations/${newId('ruleop_')}` }), 'operation_not_found', RULE],
+    ['POST /v1 setup preview', (ids) => ({ by: 'key', method: 'POST', url: `/v1/integrations/${ids.integrationId}/connections/preview`, body: setupBody(ids) }), 'integration_not_found', SETUP],
+    ['POST /v1 setup apply', () => ({ by: 'key', method: 'POST', url: `/v1/connection-setup/${newId('consetup_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', SETUP],
+    ['GET /v1 setup', () => ({ by: 'key', method: 'GET', url: `/v1/connection-setup/${newId('consetup_')}` }), 'operation_not_found', SETUP],
+    ['POST /v1 copy preview', (ids) => ({ by: 'key', method: 'POST', url: `/v1/connections/${ids.connectionId}/configuration-copy/preview`, body: copyBody(ids) }), 'connection_not_found', COPY],
+    ['POST /v1 copy apply', () => ({ by: 'key', method: 'POST', url: `/v1/configuration-operations/${newId('concopy_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', COPY],
+    ['GET /v1 copy', () => ({ by: 'key', method: 'GET', url: `/v1/configuration-operations/${newId('concopy_')}` }), 'operation_not_found', COPY],
+    ['POST /v1 compensation preview', () => ({ by: 'key', method: 'POST', url: `/v1/configuration-operations/${newId('concopy_')}/compensation-preview`, body: {} }), 'operation_not_found', COPY],
+    ['GET console expected outcomes', (ids) => ({ by: 'session', method: 'GET', url: outcomesUrl(ids.slug, ids.connectionId) }), 'connection_not_found', RULE],
+    ['POST console expected outcome', (ids) => ({ by: 'session', method: 'POST', url: outcomesUrl(ids.slug, ids.connectionId), body: ruleBody, keyed: true }), 'connection_not_found', RULE],
+    ['PATCH console expected outcome', (ids) => ({ by: 'session', method: 'PATCH', url: outcomeUrl(ids.slug, ids.sourceConnectionId, newId('rule_')), body: { expectedRevision: '1', enabled: true }, keyed: true }), 'expected_outcome_not_found', RULE],
+    ['DELETE console expected outcome', (ids) => ({ by: 'session', method: 'DELETE', url: outcomeUrl(ids.slug, ids.connectionId, newId('rule_')), body: { expectedRevision: '1' }, keyed: true }), 'connection_not_found', RULE],
+    ['GET console rule-operations', (ids) => ({ by: 'session', method: 'GET', url: operationUrl(ids.slug, newId('ruleop_')) }), 'operation_not_found', RULE],
+    ['POST console setup preview', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/integrations/${ids.integrationId}/connections/preview`, body: setupBody(ids) }), 'integration_not_found', SETUP],
+    ['POST console setup apply', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/connection-setup/${newId('consetup_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', SETUP],
+    ['GET console setup', (ids) => ({ by: 'session', method: 'GET', url: `/workspaces/${ids.slug}/connection-setup/${newId('consetup_')}` }), 'operation_not_found', SETUP],
+    ['POST console copy preview', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/connections/${ids.connectionId}/configuration-copy/preview`, body: copyBody(ids) }), 'connection_not_found', COPY],
+    ['POST console copy apply', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', COPY],
+    ['GET console copy', (ids) => ({ by: 'session', method: 'GET', url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}` }), 'operation_not_found', COPY],
+    ['POST console compensation preview', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}/compensation-preview`, body: {} }), 'operation_not_found', COPY],
+    ['POST deprecated reconciliation-rules', (ids) => ({ by: 'session', method: 'POST', url: `/integrations/${ids.connectionId}/reconciliation-rules`, body: {} }), 'connection_not_found', RULE],
+  ];
+
+  it.each(routes)('%s: 401 without credentials, 404 for ids of another workspace or unknown ones, 400 for an unknown query parameter', async (label, requestFor, notFound, invalid) => {
+    const f = await setup();
+    const stranger = await insertConnection(ctx, await bootstrapWorkspace(ctx), 'live');
+    const ids: Ids = { slug: f.slug, connectionId: stranger.connectionId, sourceConnectionId: f.connection.connectionId, integrationId: stranger.integrationId };
+    const send = (credential: 'none' | 'owner', request: RouteRequest) => {
+      const options: CallOptions = { ...(request.body === undefined ? {} : { body: request.body }), ...(request.keyed ? { idempotencyKey: newIdempotencyKey() } : {}) };
+      return request.by === 'key'
+        ? callWithKey(ctx, credential === 'owner' ? f.boot.apiKey.key : null, request.method, request.url, options)
+        : call(credential === 'owner' ? f.boot.sessionToken : null, request.method, request.url, options);
+    };
+    const request = requestFor(ids);
+    const answers: [string, LightMyRequestResponse, number, string][] = [
+      ['unauthenticated', await send('none', request), 401, 'unauthenticated'],
+      ['not found', await send('owner', request), 404, notFound],
+      ['invalid', await send('owner', { ...request, url: `${request.url}?bogus=1` }), 400, invalid],
+    ];
+    for (const [kind, res, status, code] of answers) {
+      expect(res.statusCode, `${label} ${kind}: ${res.body}`).toBe(status);
+      expect(res.json(), `${label} ${kind}`).toEqual({ error: code });
+      expect(res.headers['cache-control'], `${label} ${kind}`).toBe('no-store');
     }
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { RULE_CHANGE_TOPIC, type RuleChangeJob } from '../../shared/analysis/ruleChangeJob.js';
 import { readConnectionRow } from './connections.js';
 import { callWithKey, newIdempotencyKey, type TestContext } from './context.js';
 
@@ -15,4 +16,13 @@ export async function createRuleWithKey(
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
+}
+
+/** The analysis jobs (outbox topic `rule-change`) that rule mutations enqueued for one connection, oldest first. */
+export async function ruleChangeJobs(ctx: TestContext, connectionId: string): Promise<RuleChangeJob[]> {
+  const { rows } = await ctx.deps.pool.query<{ payload: RuleChangeJob }>(
+    "SELECT payload FROM outbox WHERE topic = $1 AND payload->>'connectionId' = $2 ORDER BY id",
+    [RULE_CHANGE_TOPIC, connectionId],
+  );
+  return rows.map((row) => row.payload);
 }
