@@ -18,7 +18,7 @@ import { CredentialCache, CredentialDecryptError, type IngestCredential } from '
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './http/edgeHttp.js';
 import { encodeBatchRecord } from './log/batchRecord.js';
 import { Shipper } from './log/shipper.js';
-import { WriteAheadLog } from './log/writeAheadLog.js';
+import { WriteAheadLog, type LogPosition } from './log/writeAheadLog.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows } from './observationsTable.js';
 import { RequestMemory } from './offload/requestMemory.js';
@@ -85,6 +85,8 @@ const bindingOf = (credential: IngestCredential): BatchBinding => ({
 
 /** An admitted batch, reduced to what logging and answering it need. */
 interface PreparedBatch {
+  /** Where its log record ends, once appended (none: nothing to write). */
+  recordEnd?: LogPosition;
   /** TabSeparated lines of the new observations, or null when there is nothing to write. */
   rows: Buffer | null;
   ticket: AdmissionTicket;
@@ -239,7 +241,7 @@ export class IngestPipeline {
       prepared = await this.admitBatch(request, memory);
       // The log writes the rows from where they are: their memory goes back once it is durable.
       if (!('status' in prepared) && prepared.rows !== null) {
-        await fromStore(this.log.append(encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows })));
+        prepared.recordEnd = await fromStore(this.log.append(encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows })));
       }
     } finally {
       memory.release();
@@ -332,9 +334,10 @@ export class IngestPipeline {
    * deadline.
    */
   private async commit(batch: PreparedBatch): Promise<EdgeResponse> {
-    if (batch.rows !== null) {
+    if (batch.recordEnd !== undefined) {
       const { accountId, batchId, receivedAtMs } = batch.ticket;
       const committed = await fromStore(this.admission.durable({ accountId, batchId, receivedAtMs }));
+      if (committed) this.shipper.committed(batchId, batch.recordEnd);
       this.shipper.notify();
       if (!committed) throw serviceUnavailable(1);
     }

@@ -108,6 +108,23 @@ describe('ingest edge with its write-ahead log', () => {
     expect(await countObservations(clickhouse, collector.connectionId, eventIds)).toBe(50);
   });
 
+  it('commits each batch once: the shipper does not ask again for the batches its own requests committed', async () => {
+    const collector = await createCollector(ctx, apiKey);
+    const edge = await walEdge(newLogDir());
+    const admission = edge.server.pipeline.admission;
+    const asked: string[] = [];
+    const settle = admission.settleDurable.bind(admission);
+    admission.settleDurable = (batches) => {
+      asked.push(...batches.map((batch) => batch.batchId));
+      return settle(batches);
+    };
+    for (let i = 0; i < 5; i++) expect((await sendEnvelopes(edge, collector, batchOf(collector, 4))).status).toBe(202);
+    expect(await edge.shipped()).toBe(true);
+    const jobs = await jobsOf(collector.connectionId);
+    expect(jobs).toHaveLength(5);
+    expect(asked.sort()).toEqual(jobs.map((job) => job.batchId).sort());
+  });
+
   it('keeps answering while ClickHouse is unreachable; a restarted edge ships every accepted batch once, after cutting a torn tail', async () => {
     const collector = await createCollector(ctx, apiKey);
     const dir = newLogDir();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../shared/config.js';
-import { RedisKeys } from '../../shared/redis.js';
+import { RedisKeys, isCluster } from '../../shared/redis.js';
 import { usagePeriodOf } from '../../shared/usagePeriod.js';
 import type { IngestCredential } from '../auth/credentials.js';
 import { DEDUP_PERIODS, IngestKeys, dedupPeriods, parsePendingMember, pendingMember, periodExpiresAt } from './keys.js';
@@ -76,7 +76,11 @@ export class Admission {
   private batchCounter = 0;
   private readonly durables = new TurnBatcher((batches: DurableBatch[]) => this.settleDurable(batches), MAX_DURABLE_PER_CALL);
 
-  constructor(private readonly redis: Redis, private readonly config: Config) {}
+  private readonly cluster: boolean;
+
+  constructor(private readonly redis: Redis, private readonly config: Config) {
+    this.cluster = isCluster(redis);
+  }
 
   /** A batch id unique to this process (its rows, its commit and its analysis job). */
   newBatchId(): string {
@@ -159,9 +163,13 @@ export class Admission {
   async admit(credential: IngestCredential, request: AdmissionRequest): Promise<AdmissionResult> {
     const windows = this.windowsOf(credential, request.itemCount);
     const member = pendingMember(credential.accountId, request.batchId);
-    await this.redis.zadd(RedisKeys.pendingAdmissions, request.nowMs, member);
     const { keys, args } = admitCall(this.admitInput(credential, windows, request.nowMs, request.batchId, request.eventIds));
-    const outcome = admitOutcome((await SCRIPTS.ADMIT.run(this.redis, keys, args)) as unknown[], request.eventIds.length);
+    const pending = this.redis.zadd(RedisKeys.pendingAdmissions, request.nowMs, member);
+    // On one server both go down one connection, which Redis runs in order: ADMIT is sent without
+    // waiting for the ZADD's answer. A cluster may hold them on two nodes, so it waits.
+    if (this.cluster) await pending;
+    const [, reply] = await Promise.all([pending, SCRIPTS.ADMIT.run(this.redis, keys, args)]);
+    const outcome = admitOutcome(reply as unknown[], request.eventIds.length);
     const newEventIds = outcome.kind === 'admitted' ? request.eventIds.filter((_, index) => !outcome.duplicate[index]) : [];
     if (newEventIds.length === 0) await this.redis.zrem(RedisKeys.pendingAdmissions, member);
     switch (outcome.kind) {

@@ -46,7 +46,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  *
  * Before shipping, each batch is asked of the admission (DURABLE): a batch whose process died
  * before committing it is committed now, and one that was released meanwhile (never answered as
- * accepted) is dropped, so ClickHouse holds exactly the batches answered 202.
+ * accepted) is dropped, so ClickHouse holds exactly the batches answered 202. A batch this
+ * process's request path committed is not asked again (committed()); that is the common case.
  */
 export class Shipper {
   private cursor: LogPosition = { segment: 0, offset: 0 };
@@ -61,6 +62,10 @@ export class Shipper {
   private readBuffer: Buffer | null = null;
   /** Callers of flush waiting for the cursor to pass a position. */
   private flushes: { until: LogPosition; resolve: (shipped: boolean) => void }[] = [];
+  /** The end of the records the last round read. */
+  private readEnd: LogPosition = { segment: 0, offset: 0 };
+  /** Batches the request path committed whose records no round has read yet (see committed). */
+  private readonly committedAhead = new Set<string>();
 
   constructor(private readonly options: ShipperOptions) {}
 
@@ -68,6 +73,17 @@ export class Shipper {
     this.cursor = (await this.options.log.loadCheckpoint()) ?? { segment: 0, offset: 0 };
     this.running = true;
     this.loop = this.run();
+  }
+
+  /**
+   * Told by the request path that a batch whose record ends at `recordEnd` is committed (DURABLE
+   * answered true, and its sets moved): the round that reads it need not ask again. A record a
+   * round already read is not remembered (that round asks for it itself), so every remembered
+   * batch is forgotten by the round that reads it. After a restart nothing is remembered and
+   * every batch is asked for, which is what recovery needs.
+   */
+  committed(batchId: string, recordEnd: LogPosition): void {
+    if (comparePositions(recordEnd, this.readEnd) > 0) this.committedAhead.add(batchId);
   }
 
   /** Told after each append: shipping may be due. */
@@ -138,6 +154,7 @@ export class Shipper {
   private async shipOnce(): Promise<void> {
     this.readBuffer ??= Buffer.allocUnsafe(this.options.maxInsertBytes);
     const { records, end } = await this.options.log.read(this.cursor, this.options.maxInsertBytes, this.readBuffer);
+    if (comparePositions(end, this.readEnd) > 0) this.readEnd = end;
     if (records.length === 0) {
       this.cursor = end;
       this.resolveFlushes();
@@ -152,10 +169,15 @@ export class Shipper {
       if (batches.length % DECODE_SLICE === 0) await yieldTurn();
     }
     this.oldestUnshippedMs = Math.min(...batches.map((batch) => batch.job.receivedAtMs));
-    const committed: boolean[] = [];
-    for (let from = 0; from < batches.length; from += BATCHES_PER_CALL) {
-      const chunk = batches.slice(from, from + BATCHES_PER_CALL);
-      committed.push(...await this.options.admission.settleDurable(chunk.map(({ accountId, job }) => ({ accountId, batchId: job.batchId, receivedAtMs: job.receivedAtMs }))));
+    const committed = batches.map((batch) => this.committedAhead.delete(batch.job.batchId));
+    const unknown = batches.flatMap((batch, index) => (committed[index] ? [] : [index]));
+    for (let from = 0; from < unknown.length; from += BATCHES_PER_CALL) {
+      const chunk = unknown.slice(from, from + BATCHES_PER_CALL);
+      const replies = await this.options.admission.settleDurable(chunk.map((index) => {
+        const { accountId, job } = batches[index];
+        return { accountId, batchId: job.batchId, receivedAtMs: job.receivedAtMs };
+      }));
+      chunk.forEach((index, at) => { committed[index] = replies[at]; });
     }
     const shipped = batches.filter((_, index) => committed[index]);
     const started = process.hrtime.bigint();

@@ -125,10 +125,10 @@ export class WriteAheadLog {
     return bytes;
   }
 
-  /** Appends one record; resolves with the position after it once it is durable. */
   /**
    * Appends one record, its payload given whole or in pieces (written as they are: they must not
-   * change until the returned promise settles).
+   * change until the returned promise settles); resolves with the position after it once it is
+   * durable.
    */
   append(payload: Buffer | readonly Buffer[]): Promise<LogPosition> {
     if (this.closed) return Promise.reject(new Error('the write-ahead log is closed'));
@@ -156,14 +156,11 @@ export class WriteAheadLog {
   }
 
   /**
-   * Durable records from `from`, at most about `maxBytes` of them (always at least one when there
-   * is one), and the position after the last one returned.
-   */
-  /**
-   * Durable records from `from`, about `maxBytes` of them (at least one). `into`, when given and
-   * large enough, is read into instead of new memory: the records are views of it, valid until it
-   * is used again (the shipper reads every round into the same buffer: a new one of tens of
-   * megabytes a second set off V8's external-memory collections).
+   * Durable records from `from`, about `maxBytes` of them (at least one when there is one), and
+   * the position after the last one returned. `into`, when given and large enough, is read into
+   * instead of new memory: the records are views of it, valid until it is used again (the shipper
+   * reads every round into the same buffer: a new one of tens of megabytes a second set off V8's
+   * external-memory collections).
    */
   async read(from: LogPosition, maxBytes: number, into?: Buffer): Promise<{ records: Buffer[]; end: LogPosition }> {
     let at = { ...from };
