@@ -320,6 +320,8 @@ const SERVER_METRICS = [
 interface ServerStats {
   inserts: number;
   rowsPerInsert: number;
+  /** Rows the shipper inserted into ClickHouse. */
+  rowsShipped: number;
   meanInsertMs: number;
   /** Shares of inserts that took longer than 50 and 100 ms. */
   insertsOver50: number;
@@ -346,6 +348,7 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
   return {
     inserts,
     rowsPerInsert: inserts ? d('ingest_insert_rows_sum') / inserts : 0,
+    rowsShipped: d('ingest_insert_rows_sum'),
     meanInsertMs: inserts ? (d('ingest_insert_duration_seconds_sum') / inserts) * 1000 : 0,
     insertsOver50: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.05') / inserts : 0,
     insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
@@ -588,7 +591,12 @@ function printPhase(p: PhaseResult): void {
     console.log(`     clickhouse: ${fmt(p.clickhouse.inserts)} inserts into ${localTableName()} (${fmt(p.clickhouse.insertsPerSecond, 2)}/s), `
       + `${fmt(p.clickhouse.activePartsAtEnd)} active parts at the end`);
   }
-  if (p.server) printServerStats('  server /metrics', p.server);
+  if (p.server) {
+    printServerStats('  server /metrics', p.server);
+    // The log absorbs what the shipper has not inserted yet: only the shipped rate can be sustained.
+    console.log(`     shipped to ClickHouse during the phase: ${fmt(p.server.rowsShipped / p.seconds)} rows/s `
+      + `(${fmt((100 * p.server.rowsShipped) / p.seconds / Math.max(1, p.envelopesPerSecond), 1)} % of the envelopes/s accepted)`);
+  }
   if (p.cpu) {
     const c = p.cpu;
     console.log(`     cpu (% of one core): target ${fmt(c.target)}, driver ${fmt(c.driver)}, redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}; `
