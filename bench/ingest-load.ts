@@ -302,18 +302,25 @@ function metricSums(text: string, names: string[]): Record<string, number> {
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
     if (!match) continue;
-    const le = /le="([^"]+)"/.exec(match[2] ?? '');
-    const name = le ? `${match[1]}:${le[1]}` : match[1];
+    // Named by the stage (if any), then the bucket's bound (if any); other labels are summed over.
+    const labels = match[2] ?? '';
+    const stage = /stage="([^"]+)"/.exec(labels)?.[1];
+    const le = /le="([^"]+)"/.exec(labels)?.[1];
+    const name = [match[1], stage, le].filter((part) => part !== undefined).join(':');
     if (name in sums) sums[name] += Number(match[3]);
   }
   return sums;
 }
 
+const STAGES = ['check', 'log', 'commit'];
+
 const SERVER_METRICS = [
   'ingest_insert_rows_count', 'ingest_insert_rows_sum', 'ingest_insert_duration_seconds_sum', 'ingest_insert_failures_total',
   'ingest_admission_duration_seconds_sum', 'ingest_admission_duration_seconds_count', 'ingest_request_duration_seconds_sum',
-  'ingest_request_duration_seconds_count', 'ingest_request_duration_seconds_bucket:0.15',
+  'ingest_request_duration_seconds_count', 'ingest_request_duration_seconds_bucket:0.025', 'ingest_request_duration_seconds_bucket:0.15',
   'ingest_insert_duration_seconds_bucket:0.05', 'ingest_insert_duration_seconds_bucket:0.1',
+  ...STAGES.flatMap((stage) => [`ingest_stage_duration_seconds_sum:${stage}`, `ingest_stage_duration_seconds_count:${stage}`,
+    `ingest_stage_duration_seconds_bucket:${stage}:0.025`]),
 ];
 
 /** What the server's own /metrics say about a stretch of the run (difference of two scrapes). */
@@ -329,9 +336,13 @@ interface ServerStats {
   insertFailures: number;
   /** Mean duration of the admission script call as the edge sees it (event-loop waits included). */
   meanAdmissionMs: number;
+  /** Mean duration of the other stages of a batch (ingest_stage_duration_seconds), and their share over 25 ms. */
+  meanStageMs: Record<string, number>;
+  stageOver25: Record<string, number>;
   /** Mean time from a complete request body to the answer, inside the server. */
   meanServerMs: number;
-  /** Share of requests that took longer than 150 ms inside the server. */
+  /** Share of requests that took longer than 25 and 150 ms inside the server. */
+  serverOver25: number;
   serverOver150: number;
 }
 
@@ -354,15 +365,25 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
     insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
     insertFailures: d('ingest_insert_failures_total'),
     meanAdmissionMs: admissions ? (d('ingest_admission_duration_seconds_sum') / admissions) * 1000 : 0,
+    meanStageMs: Object.fromEntries(STAGES.map((stage) => {
+      const count = d(`ingest_stage_duration_seconds_count:${stage}`);
+      return [stage, count ? (d(`ingest_stage_duration_seconds_sum:${stage}`) / count) * 1000 : 0];
+    })),
+    stageOver25: Object.fromEntries(STAGES.map((stage) => {
+      const count = d(`ingest_stage_duration_seconds_count:${stage}`);
+      return [stage, count ? 1 - d(`ingest_stage_duration_seconds_bucket:${stage}:0.025`) / count : 0];
+    })),
     meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,
+    serverOver25: requests ? 1 - d('ingest_request_duration_seconds_bucket:0.025') / requests : 0,
     serverOver150: requests ? 1 - d('ingest_request_duration_seconds_bucket:0.15') / requests : 0,
   };
 }
 
 const printServerStats = (label: string, g: ServerStats) => console.log(`   ${label}: ${fmt(g.inserts)} inserts, ${fmt(g.rowsPerInsert)} rows/insert, `
   + `mean insert ${fmt(g.meanInsertMs, 1)} ms (${fmt(100 * g.insertsOver50, 1)} % over 50 ms, ${fmt(100 * g.insertsOver100, 1)} % over 100), `
-  + `${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms; `
-  + `mean in-server time ${fmt(g.meanServerMs, 1)} ms, ${fmt(100 * g.serverOver150, 2)} % over 150 ms in the server`);
+  + `${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms, `
+  + `${STAGES.map((stage) => `${stage} ${fmt(g.meanStageMs[stage] ?? 0, 1)} ms (${fmt(100 * (g.stageOver25[stage] ?? 0), 1)} % over 25)`).join(', ')}; `
+  + `mean in-server time ${fmt(g.meanServerMs, 1)} ms, ${fmt(100 * g.serverOver25, 2)} % over 25 ms and ${fmt(100 * g.serverOver150, 2)} % over 150 ms in the server`);
 
 // ------------------------------------------------------------------ targets
 

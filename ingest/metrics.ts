@@ -10,6 +10,8 @@ export class IngestMetrics {
   readonly envelopeCounts: Record<EnvelopeResult, Counter.Internal>;
   readonly requestSeconds: Histogram<'route'>;
   readonly admissionSeconds: Histogram;
+  /** The other stages of an accepted batch, by name (see IngestPipeline.ingest). */
+  readonly stageSeconds: Record<'check' | 'log' | 'commit', Histogram.Internal<'stage'>>;
   readonly insertSeconds: Histogram;
   readonly insertRows: Histogram;
   readonly insertFailures: Counter;
@@ -35,6 +37,12 @@ export class IngestMetrics {
       name: 'ingest_admission_duration_seconds', help: 'Duration of the admission script call',
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1], registers,
     });
+    const stages = new Histogram({
+      name: 'ingest_stage_duration_seconds', labelNames: ['stage'], registers,
+      help: 'Stages of a batch besides admission: check (parse, validate, rows; on a worker thread or in place), log (append until durable), commit (DURABLE)',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    });
+    this.stageSeconds = { check: stages.labels('check'), log: stages.labels('log'), commit: stages.labels('commit') };
     this.insertSeconds = new Histogram({
       name: 'ingest_insert_duration_seconds', help: 'Duration of a ClickHouse insert of the log shipper',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers,

@@ -64,6 +64,8 @@ async function fromStore<T>(work: Promise<T> | T): Promise<T> {
   }
 }
 
+const secondsSince = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
+
 const serviceUnavailable = (retryAfterSeconds: number) => new AppError('service_unavailable', { retryAfterSeconds });
 
 /**
@@ -183,7 +185,7 @@ export class IngestPipeline {
       if (this.active === 0) for (const resolve of this.idle.splice(0)) resolve();
     }
     this.deps.metrics.request(route, response.status);
-    this.deps.metrics.requestSeconds.labels(route).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    this.deps.metrics.requestSeconds.labels(route).observe(secondsSince(started));
     return response;
   }
 
@@ -241,7 +243,9 @@ export class IngestPipeline {
       prepared = await this.admitBatch(request, memory);
       // The log writes the rows from where they are: their memory goes back once it is durable.
       if (!('status' in prepared) && prepared.rows !== null) {
+        const started = process.hrtime.bigint();
         prepared.recordEnd = await fromStore(this.log.append(encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows })));
+        this.deps.metrics.stageSeconds.log.observe(secondsSince(started));
       }
     } finally {
       memory.release();
@@ -263,9 +267,11 @@ export class IngestPipeline {
     // The body may be moved to a worker thread and back: only the returned one may be read.
     let body = request.rawBody;
     for (let attempt = 0; ; attempt += 1) {
+      const checkStarted = process.hrtime.bigint();
       const answer = await this.batches.check({
         body, contentType: request.headers['content-type'], binding: bindingOf(credential), batchId, receivedAtMs: nowMs,
       });
+      this.deps.metrics.stageSeconds.check.observe(secondsSince(checkStarted));
       body = answer.body;
       const checked = answer.output;
       if (checked.kind === 'invalid_request') throw new AppError('invalid_request');
@@ -276,7 +282,7 @@ export class IngestPipeline {
       if (this.deps.clock.nowMs() - nowMs > RECEIPT_TO_ADMISSION_MAX_MS) throw serviceUnavailable(1);
       const started = process.hrtime.bigint();
       const result = await fromStore(this.admitSettling(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
-      this.deps.metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      this.deps.metrics.admissionSeconds.observe(secondsSince(started));
       if (result.kind !== 'stale_credential') return this.prepare(result, checked, credential, nowMs);
       // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
       if (attempt > 0) throw new AppError('integration_not_available');
@@ -336,7 +342,9 @@ export class IngestPipeline {
   private async commit(batch: PreparedBatch): Promise<EdgeResponse> {
     if (batch.recordEnd !== undefined) {
       const { accountId, batchId, receivedAtMs } = batch.ticket;
+      const started = process.hrtime.bigint();
       const committed = await fromStore(this.admission.durable({ accountId, batchId, receivedAtMs }));
+      this.deps.metrics.stageSeconds.commit.observe(secondsSince(started));
       if (committed) this.shipper.committed(batchId, batch.recordEnd);
       this.shipper.notify();
       if (!committed) throw serviceUnavailable(1);

@@ -164,11 +164,10 @@ export class Admission {
     const windows = this.windowsOf(credential, request.itemCount);
     const member = pendingMember(credential.accountId, request.batchId);
     const { keys, args } = admitCall(this.admitInput(credential, windows, request.nowMs, request.batchId, request.eventIds));
-    const pending = this.redis.zadd(RedisKeys.pendingAdmissions, request.nowMs, member);
-    // On one server both go down one connection, which Redis runs in order: ADMIT is sent without
-    // waiting for the ZADD's answer. A cluster may hold them on two nodes, so it waits.
-    if (this.cluster) await pending;
-    const [, reply] = await Promise.all([pending, SCRIPTS.ADMIT.run(this.redis, keys, args)]);
+    const [, reply] = await this.inOrder(
+      () => this.redis.zadd(RedisKeys.pendingAdmissions, request.nowMs, member),
+      () => SCRIPTS.ADMIT.run(this.redis, keys, args),
+    );
     const outcome = admitOutcome(reply as unknown[], request.eventIds.length);
     const newEventIds = outcome.kind === 'admitted' ? request.eventIds.filter((_, index) => !outcome.duplicate[index]) : [];
     if (newEventIds.length === 0) await this.redis.zrem(RedisKeys.pendingAdmissions, member);
@@ -224,11 +223,24 @@ export class Admission {
       group.indexes.forEach((index, at) => { committed[index] = replies[at]; });
     }));
     const done = batches.filter((_, index) => committed[index]);
-    if (done.length > 0) {
-      await this.redis.zadd(RedisKeys.unanalysedBatches, ...done.flatMap((batch) => [batch.receivedAtMs, batch.batchId]));
+    if (batches.length > 0) {
+      await this.inOrder(
+        async () => (done.length > 0 ? this.redis.zadd(RedisKeys.unanalysedBatches, ...done.flatMap((batch) => [batch.receivedAtMs, batch.batchId])) : 0),
+        () => this.redis.zrem(RedisKeys.pendingAdmissions, ...batches.map((batch) => pendingMember(batch.accountId, batch.batchId))),
+      );
     }
-    if (batches.length > 0) await this.redis.zrem(RedisKeys.pendingAdmissions, ...batches.map((batch) => pendingMember(batch.accountId, batch.batchId)));
     return committed;
+  }
+
+  /**
+   * Runs `second` after `first` has run in Redis. On one server both go down one connection, which
+   * Redis serves in order, so `second` is sent without waiting for `first`'s answer (a round trip
+   * less per batch); a cluster may serve them on two nodes, so it waits.
+   */
+  private async inOrder<A, B>(first: () => Promise<A>, second: () => Promise<B>): Promise<[A, B]> {
+    const before = first();
+    if (this.cluster) await before;
+    return Promise.all([before, second()]);
   }
 
   /**
