@@ -808,6 +808,7 @@ describe('health and metrics', () => {
     for (const name of ['ingest_admission_duration_seconds_count', 'ingest_insert_duration_seconds_count', 'ingest_insert_rows_count', 'ingest_request_duration_seconds_count']) {
       expect(text).toMatch(new RegExp(`^${name}\\{[^}]*\\} [1-9]`, 'm'));
     }
+    for (const stage of ['check', 'log', 'commit']) expect(text).toMatch(new RegExp(`^ingest_stage_duration_seconds_count\\{[^}]*stage="${stage}"[^}]*\\} [1-9]`, 'm'));
     expect(text).toContain('process_cpu_user_seconds_total');
   });
 });
