@@ -17,6 +17,7 @@ import { newRows } from './check/batchRows.js';
 import { CredentialCache, CredentialDecryptError, type IngestCredential } from './auth/credentials.js';
 import { BatchShapeError, MAX_BODY_BYTES, errorResponse, jsonResponse, jsonTextResponse, type EdgeRequest, type EdgeResponse } from './http/edgeHttp.js';
 import { encodeBatchRecord } from './log/batchRecord.js';
+import { IntakePacer } from './log/intakePacer.js';
 import { Shipper } from './log/shipper.js';
 import { WriteAheadLog, type LogPosition } from './log/writeAheadLog.js';
 import { IngestMetrics } from './metrics.js';
@@ -110,6 +111,7 @@ export class IngestPipeline {
   private readonly resolver: AdmissionResolver;
   private log!: WriteAheadLog;
   shipper!: Shipper;
+  private pacer!: IntakePacer;
   private active = 0;
   private idle: (() => void)[] = [];
 
@@ -154,14 +156,19 @@ export class IngestPipeline {
       insertTimeoutMs: ingest.insertTimeoutMs,
       maxInsertBytes: ingest.shipMaxBytes, intervalMs: ingest.shipIntervalMs, maxLogBytes: ingest.walMaxBytes, maxLogAgeMs: ingest.walMaxAgeMs,
       nowMs: () => Date.now(),
-      onShipped: (_batches, rows, _bytes, seconds) => {
+      onShipped: (_batches, rows, bytes, seconds) => {
         metrics.insertRows.observe(rows);
         metrics.insertSeconds.observe(seconds);
+        this.pacer.shipped(bytes);
       },
       onFailure: (error) => {
         metrics.insertFailures.inc();
         this.deps.logError?.('write-ahead log shipping failed', error);
+        this.pacer.shipped(0);
       },
+    });
+    this.pacer = new IntakePacer(this.shipper, {
+      paceBytes: ingest.walPaceBytes, maxWaitMs: ingest.walPaceMaxWaitMs, maxTokens: Math.max(ingest.shipMaxBytes, MAX_BODY_BYTES),
     });
     await this.shipper.start();
   }
@@ -240,6 +247,8 @@ export class IngestPipeline {
     const memory = request.memory ?? this.requestMemory();
     let prepared: EdgeResponse | PreparedBatch;
     try {
+      // Before authentication, so the wait does not count toward RECEIPT_TO_ADMISSION_MAX_MS.
+      if (!(await this.pacer.enter(request.rawBody.length))) throw serviceUnavailable(1);
       prepared = await this.admitBatch(request, memory);
       // The log writes the rows from where they are: their memory goes back once it is durable.
       if (!('status' in prepared) && prepared.rows !== null) {

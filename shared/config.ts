@@ -73,6 +73,12 @@ export interface IngestEdgeConfig {
   /** Past this many unshipped bytes, or an unshipped batch this old, requests get 503 until the log ships. */
   walMaxBytes: number;
   walMaxAgeMs: number;
+  /**
+   * Past this many unshipped bytes, while shipping works, intake is paced to the shipped rate
+   * (ingest/log/intakePacer.ts); 0: never. A request waits at most walPaceMaxWaitMs, then gets 503.
+   */
+  walPaceBytes: number;
+  walPaceMaxWaitMs: number;
   /** One ClickHouse insert of the shipper takes at most about this many bytes. */
   shipMaxBytes: number;
   /** What is in the log is shipped at the latest this long after it arrived. */
@@ -230,6 +236,8 @@ export function loadConfig(env: Env = process.env): Config {
     walSegmentBytes: int(env, 'INGEST_WAL_SEGMENT_BYTES', 64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     walMaxBytes: int(env, 'INGEST_WAL_MAX_BYTES', 2 * 1024 * 1024 * 1024, 1024 * 1024),
     walMaxAgeMs: int(env, 'INGEST_WAL_MAX_AGE_MS', 15 * 60_000, 1_000),
+    walPaceBytes: int(env, 'INGEST_WAL_PACE_BYTES', 128 * 1024 * 1024, 0),
+    walPaceMaxWaitMs: int(env, 'INGEST_WAL_PACE_MAX_WAIT_MS', 2_000, 10, 60_000),
     shipMaxBytes: int(env, 'INGEST_SHIP_MAX_BYTES', 32 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
     shipIntervalMs: int(env, 'INGEST_SHIP_INTERVAL_MS', 1_000, 10, 60_000),
   };

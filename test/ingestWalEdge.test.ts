@@ -7,7 +7,7 @@ import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { newLogDir, removeLogDirs } from './helpers/logDirs.js';
-import { countObservations, createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
+import { countObservations, countStoredNow, createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -181,5 +181,48 @@ describe('ingest edge with its write-ahead log', () => {
     accepted.push(...batch.map((e) => e.eventId as string));
     await until(async () => ((await countObservations(clickhouse, collector.connectionId)) === accepted.length ? true : undefined), 'every accepted row');
     expect(await countObservations(clickhouse, collector.connectionId, accepted)).toBe(accepted.length);
+  });
+});
+
+describe('intake paced to shipping (INGEST_WAL_PACE_BYTES)', () => {
+  it('holds a request while the shipper works through a backlog, and lets it in once the round shipped', async () => {
+    const collector = await createCollector(ctx, apiKey);
+    const edge = await walEdge(newLogDir(), { walPaceBytes: 1, walPaceMaxWaitMs: 10_000, shipIntervalMs: 300 });
+    const first = batchOf(collector, 5);
+    expect((await sendEnvelopes(edge, collector, first)).status).toBe(202);
+    // The log now holds more than the pace: the next request waits for the round that ships the first.
+    const answer = await sendEnvelopes(edge, collector, batchOf(collector, 5));
+    expect(answer.status, answer.text).toBe(202);
+    expect(await countStoredNow(clickhouse, collector.connectionId, first.map((e) => e.eventId as string))).toBe(5);
+  });
+
+  it('answers 503 with Retry-After to a request that waited its longest, and stores nothing of it', async () => {
+    const collector = await createCollector(ctx, apiKey);
+    const edge = await walEdge(newLogDir(), { walPaceBytes: 1, walPaceMaxWaitMs: 300, shipIntervalMs: 60_000 });
+    expect((await sendEnvelopes(edge, collector, batchOf(collector, 5))).status).toBe(202);
+    const refusedBatch = batchOf(collector, 5);
+    const started = Date.now();
+    const refused = await sendEnvelopes(edge, collector, refusedBatch);
+    expect(refused.status, refused.text).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(await edge.shipped()).toBe(true);
+    expect(await countObservations(clickhouse, collector.connectionId)).toBe(5);
+    expect(await countObservations(clickhouse, collector.connectionId, refusedBatch.map((e) => e.eventId as string))).toBe(0);
+  });
+
+  it('does not pace while shipping fails: the log absorbs what ClickHouse cannot take', async () => {
+    const collector = await createCollector(ctx, apiKey);
+    await proxy.cut();
+    const edge = await walEdge(newLogDir(), { walPaceBytes: 1, walPaceMaxWaitMs: 5_000 });
+    expect((await sendEnvelopes(edge, collector, batchOf(collector, 5))).status).toBe(202);
+    await until(async () => (edge.server.pipeline.shipper.shipping() ? undefined : true), 'a failed shipping round');
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      expect((await sendEnvelopes(edge, collector, batchOf(collector, 5))).status).toBe(202);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    }
+    await proxy.restore();
+    await until(async () => ((await countObservations(clickhouse, collector.connectionId)) === 20 ? true : undefined), 'every accepted row');
   });
 });

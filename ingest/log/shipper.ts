@@ -66,6 +66,8 @@ export class Shipper {
   private readEnd: LogPosition = { segment: 0, offset: 0 };
   /** Batches the request path committed whose records no round has read yet (see committed). */
   private readonly committedAhead = new Set<string>();
+  /** Set by a failed round, cleared by the next successful one. */
+  private failing = false;
 
   constructor(private readonly options: ShipperOptions) {}
 
@@ -105,6 +107,16 @@ export class Shipper {
     });
   }
 
+  /** Bytes in the log not yet shipped. */
+  backlog(): number {
+    return this.options.log.bytesFrom(this.cursor);
+  }
+
+  /** False while shipping rounds fail (until one succeeds). */
+  shipping(): boolean {
+    return !this.failing;
+  }
+
   /** Whether the log is past its bounds (requests are then refused with 503). */
   saturated(): boolean {
     if (this.options.log.bytesFrom(this.cursor) > this.options.maxLogBytes) return true;
@@ -136,8 +148,10 @@ export class Shipper {
           continue;
         }
         await this.shipOnce();
+        this.failing = false;
         retryMs = RETRY_MIN_MS;
       } catch (error) {
+        this.failing = true;
         this.options.onFailure?.(error);
         for (const flush of this.flushes.splice(0)) flush.resolve(false);
         await this.pause(retryMs);
