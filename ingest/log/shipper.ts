@@ -31,6 +31,11 @@ const RETRY_MIN_MS = 200;
  */
 const BATCHES_PER_CALL = 200;
 const RETRY_MAX_MS = 2_000;
+/**
+ * Rounds due by size begin at least this far apart: at most two inserts a second per edge
+ * (issue 17), however fast ClickHouse takes them. A flush does not wait.
+ */
+const MIN_ROUND_SPACING_MS = 500;
 /** Records decoded between two turns of the event loop. */
 const DECODE_SLICE = 500;
 
@@ -68,6 +73,8 @@ export class Shipper {
   private readonly committedAhead = new Set<string>();
   /** Set by a failed round, cleared by the next successful one. */
   private failing = false;
+  /** When the last round of the shipping loop began. */
+  private lastRoundMs = 0;
 
   constructor(private readonly options: ShipperOptions) {}
 
@@ -147,6 +154,12 @@ export class Shipper {
           await this.pause(pending > 0 && since !== null ? Math.max(1, this.options.intervalMs - (this.options.nowMs() - since)) : this.options.intervalMs);
           continue;
         }
+        const early = MIN_ROUND_SPACING_MS - (this.options.nowMs() - this.lastRoundMs);
+        if (early > 0 && this.flushes.length === 0) {
+          await this.pause(early);
+          continue;
+        }
+        this.lastRoundMs = this.options.nowMs();
         await this.shipOnce();
         this.failing = false;
         retryMs = RETRY_MIN_MS;
