@@ -11,7 +11,7 @@ export interface IntakePacerOptions {
   paceBytes: number;
   /** A request waits at most this long to enter, then is answered 503. */
   maxWaitMs: number;
-  /** Request bytes that may wait for tokens at once: a round lets in at most this much (one insert's worth). */
+  /** The most request bytes one round lets in (an insert's worth, and at least one request's body). */
   maxTokens: number;
 }
 
@@ -26,8 +26,8 @@ interface Waiting {
  * machine whose cores the edge and ClickHouse share: without it the log grows until its bound
  * (INGEST_WAL_MAX_BYTES) and every request then gets 503, with analysis minutes behind. While
  * the backlog is past `paceBytes` and shipping works, requests enter in arrival order as shipping
- * rounds complete: each round lets in as many request bytes as it shipped log bytes. A record is
- * smaller than its request (rows of shapes and hashes, about 0.8 of the body), so the backlog
+ * rounds complete: each round lets in as many request bytes as it shipped bytes of rows. A batch's
+ * rows are smaller than its request (shapes and hashes, about 0.8 of the body), so the backlog
  * shrinks while paced. A request that cannot enter within `maxWaitMs` is answered 503 (Retry-After).
  * While shipping fails (ClickHouse down) nothing is paced: absorbing that is what the log is for.
  */
