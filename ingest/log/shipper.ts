@@ -98,7 +98,7 @@ export class Shipper {
   /** Told after each append: shipping may be due. */
   notify(): void {
     this.waitingSinceMs ??= this.options.nowMs();
-    if (this.options.log.bytesFrom(this.cursor) >= this.options.maxInsertBytes) this.wake?.();
+    if (this.backlog() >= this.options.maxInsertBytes) this.wake?.();
   }
 
   /**
@@ -107,7 +107,7 @@ export class Shipper {
    */
   flush(): Promise<boolean> {
     const until = this.options.log.durable;
-    if (comparePositions(this.cursor, until) >= 0 || this.options.log.bytesFrom(this.cursor) === 0) return Promise.resolve(true);
+    if (comparePositions(this.cursor, until) >= 0 || this.backlog() === 0) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       this.flushes.push({ until, resolve });
       this.wake?.();
@@ -126,7 +126,7 @@ export class Shipper {
 
   /** Whether the log is past its bounds (requests are then refused with 503). */
   saturated(): boolean {
-    if (this.options.log.bytesFrom(this.cursor) > this.options.maxLogBytes) return true;
+    if (this.backlog() > this.options.maxLogBytes) return true;
     return this.oldestUnshippedMs !== null && this.options.nowMs() - this.oldestUnshippedMs > this.options.maxLogAgeMs;
   }
 
@@ -136,7 +136,7 @@ export class Shipper {
     this.wake?.();
     await this.loop;
     try {
-      while (this.options.log.bytesFrom(this.cursor) > 0) await this.shipOnce();
+      while (this.backlog() > 0) await this.shipOnce();
     } catch (error) {
       this.options.onFailure?.(error);
     }
@@ -146,7 +146,7 @@ export class Shipper {
     let retryMs = RETRY_MIN_MS;
     while (this.running) {
       try {
-        const pending = this.options.log.bytesFrom(this.cursor);
+        const pending = this.backlog();
         const since = this.waitingSinceMs;
         const due = pending >= this.options.maxInsertBytes || this.flushes.length > 0
           || (pending > 0 && (since === null || this.options.nowMs() - since >= this.options.intervalMs));
@@ -218,7 +218,7 @@ export class Shipper {
     this.resolveFlushes();
     const rows = shipped.reduce((sum, batch) => sum + batch.job.eventIds.length, 0);
     this.options.onShipped?.(shipped.length, rows, bytes, Number(process.hrtime.bigint() - started) / 1e9);
-    if (this.options.log.bytesFrom(this.cursor) === 0) {
+    if (this.backlog() === 0) {
       this.oldestUnshippedMs = null;
       this.waitingSinceMs = null;
     } else {
@@ -227,7 +227,7 @@ export class Shipper {
   }
 
   private resolveFlushes(): void {
-    const nothingLeft = this.options.log.bytesFrom(this.cursor) === 0;
+    const nothingLeft = this.backlog() === 0;
     this.flushes = this.flushes.filter((flush) => {
       if (!nothingLeft && comparePositions(this.cursor, flush.until) < 0) return true;
       flush.resolve(true);
