@@ -67,6 +67,14 @@ async function fromStore<T>(work: Promise<T> | T): Promise<T> {
 
 const secondsSince = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
 
+/** Runs a stage of a batch and records how long it took, when it succeeds. */
+async function timed<T>(histogram: { observe(seconds: number): void }, stage: () => Promise<T>): Promise<T> {
+  const started = process.hrtime.bigint();
+  const result = await stage();
+  histogram.observe(secondsSince(started));
+  return result;
+}
+
 const serviceUnavailable = (retryAfterSeconds: number) => new AppError('service_unavailable', { retryAfterSeconds });
 
 /**
@@ -252,9 +260,8 @@ export class IngestPipeline {
       prepared = await this.admitBatch(request, memory);
       // The log writes the rows from where they are: their memory goes back once it is durable.
       if (!('status' in prepared) && prepared.rows !== null) {
-        const started = process.hrtime.bigint();
-        prepared.recordEnd = await fromStore(this.log.append(encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows })));
-        this.deps.metrics.stageSeconds.log.observe(secondsSince(started));
+        const record = encodeBatchRecord({ accountId: prepared.ticket.accountId, job: prepared.job, rows: prepared.rows });
+        prepared.recordEnd = await timed(this.deps.metrics.stageSeconds.log, () => fromStore(this.log.append(record)));
       }
     } finally {
       memory.release();
@@ -276,11 +283,8 @@ export class IngestPipeline {
     // The body may be moved to a worker thread and back: only the returned one may be read.
     let body = request.rawBody;
     for (let attempt = 0; ; attempt += 1) {
-      const checkStarted = process.hrtime.bigint();
-      const answer = await this.batches.check({
-        body, contentType: request.headers['content-type'], binding: bindingOf(credential), batchId, receivedAtMs: nowMs,
-      });
-      this.deps.metrics.stageSeconds.check.observe(secondsSince(checkStarted));
+      const input = { body, contentType: request.headers['content-type'], binding: bindingOf(credential), batchId, receivedAtMs: nowMs };
+      const answer = await timed(this.deps.metrics.stageSeconds.check, () => this.batches.check(input));
       body = answer.body;
       const checked = answer.output;
       if (checked.kind === 'invalid_request') throw new AppError('invalid_request');
@@ -289,9 +293,8 @@ export class IngestPipeline {
       if (this.shipper.saturated()) throw serviceUnavailable(STORE_RETRY_AFTER_SECONDS);
       // Past this, the analyzer's stream time may have passed this batch's receipt time.
       if (this.deps.clock.nowMs() - nowMs > RECEIPT_TO_ADMISSION_MAX_MS) throw serviceUnavailable(1);
-      const started = process.hrtime.bigint();
-      const result = await fromStore(this.admitSettling(credential, { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId }));
-      this.deps.metrics.admissionSeconds.observe(secondsSince(started));
+      const admission = { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId };
+      const result = await timed(this.deps.metrics.admissionSeconds, () => fromStore(this.admitSettling(credential, admission)));
       if (result.kind !== 'stale_credential') return this.prepare(result, checked, credential, nowMs);
       // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.
       if (attempt > 0) throw new AppError('integration_not_available');
@@ -351,9 +354,7 @@ export class IngestPipeline {
   private async commit(batch: PreparedBatch): Promise<EdgeResponse> {
     if (batch.recordEnd !== undefined) {
       const { accountId, batchId, receivedAtMs } = batch.ticket;
-      const started = process.hrtime.bigint();
-      const committed = await fromStore(this.admission.durable({ accountId, batchId, receivedAtMs }));
-      this.deps.metrics.stageSeconds.commit.observe(secondsSince(started));
+      const committed = await timed(this.deps.metrics.stageSeconds.commit, () => fromStore(this.admission.durable({ accountId, batchId, receivedAtMs })));
       if (committed) this.shipper.committed(batchId, batch.recordEnd);
       this.shipper.notify();
       if (!committed) throw serviceUnavailable(1);
