@@ -1,4 +1,5 @@
 import { markEvaluated } from '../../analyzer/ruleStore.js';
+import { withTransaction } from '../../shared/db/transaction.js';
 import { RULE_MUTATIONS_PER_MINUTE } from '../../management/rules/ruleService.js';
 import { advanceClock, type TestContext } from './context.js';
 import { registerDraft } from './contracts.js';
@@ -42,10 +43,5 @@ export async function seedSelectableArtifacts(
 
 /** Moves the rules' `lastEvaluatedAt` exactly as the analyzer does after evaluating them (analyzer/ruleStore.ts). */
 export async function markRulesEvaluated(ctx: TestContext, ruleIds: readonly string[]): Promise<void> {
-  const client = await ctx.deps.pool.connect();
-  try {
-    await markEvaluated(client, ruleIds, ctx.deps.clock.now());
-  } finally {
-    client.release();
-  }
+  await withTransaction(ctx.deps.pool, (db) => markEvaluated(db, ruleIds, ctx.deps.clock.now()));
 }
