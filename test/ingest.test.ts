@@ -578,7 +578,7 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
     let racing = false;
     const pool = {
       query: async (...args: Parameters<typeof ctx.deps.pool.query>) => {
-        const result = await ctx.deps.pool.query(...(args as [string, unknown[]]));
+        const result = await ctx.deps.pool.query(...(args as unknown as [string, unknown[]]));
         if (racing && String(args[0]).includes('JOIN integrations')) await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
         return result;
       },

@@ -53,7 +53,7 @@ export function parseResponses(data: Buffer, head: boolean, closed: boolean): { 
       headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
     }
     let next = end + HEADER_END.length;
-    let body = Buffer.alloc(0);
+    let body: Buffer = Buffer.alloc(0);
     if (status < 200) {
       offset = next;
       continue; // 100 Continue: the real answer follows
