@@ -7,6 +7,7 @@ import type { Config } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors/index.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys, type AnalysisJob } from '../shared/redis.js';
 import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
+import { secondsSince } from '../shared/metrics.js';
 import { Admission, type AdmissionRequest, type AdmissionResult, type AdmissionTicket } from './admission/admission.js';
 import { AdmissionResolver } from './admission/resolver.js';
 import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from './auth/authenticate.js';
@@ -64,8 +65,6 @@ async function fromStore<T>(work: Promise<T> | T): Promise<T> {
     throw new StoreUnavailable(error);
   }
 }
-
-const secondsSince = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
 
 /** Runs a stage of a batch and records how long it took, when it succeeds. */
 async function timed<T>(histogram: { observe(seconds: number): void }, stage: () => Promise<T>): Promise<T> {

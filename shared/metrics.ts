@@ -1,5 +1,8 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Seconds elapsed since `started` (a `process.hrtime.bigint()` reading), as histograms take them. */
+export const secondsSince = (started: bigint): number => Number(process.hrtime.bigint() - started) / 1e9;
+
 /** A Prometheus registry per process with the default process metrics. */
 export function createMetricsRegistry(processName: string): Registry {
   const registry = new Registry();

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { secondsSince } from '../../shared/metrics.js';
 import type { Admission } from '../admission/admission.js';
 import { decodeBatchRecord, type BatchRecord } from './batchRecord.js';
 import { comparePositions, yieldTurn, type LogPosition, type WriteAheadLog } from './writeAheadLog.js';
@@ -217,7 +218,7 @@ export class Shipper {
     this.cursor = end;
     this.resolveFlushes();
     const rows = shipped.reduce((sum, batch) => sum + batch.job.eventIds.length, 0);
-    this.options.onShipped?.(shipped.length, rows, bytes, Number(process.hrtime.bigint() - started) / 1e9);
+    this.options.onShipped?.(shipped.length, rows, bytes, secondsSince(started));
     if (this.backlog() === 0) {
       this.oldestUnshippedMs = null;
       this.waitingSinceMs = null;
