@@ -6,7 +6,7 @@ import { insertApiKey } from '../management/apiKeys/apiKeyStore.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
-import { findingsOf, incidentsOf, startAnalyzer, streamDrained, type RunningAnalyzer } from './helpers/analyzer.js';
+import { findingsOf, incidentsOf, startAnalyzer, reanalysed, streamDrained, type RunningAnalyzer } from './helpers/analyzer.js';
 import { waitFor } from './helpers/wait.js';
 
 // End to end: signed envelopes posted to the running edge, analysed by the analyzer (Piscina
@@ -260,10 +260,7 @@ describe('analyzer', () => {
       expect(await edge.shipped()).toBe(true);
       const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1', ordersContract('3.0.3')));
       await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
-      await waitFor(async () => {
-        const { rows } = await ctx.deps.pool.query("SELECT processed_at FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1", [collector.connectionId]);
-        return rows.length > 0 && rows.every((row) => row.processed_at !== null) ? true : undefined;
-      }, 15_000, 'the reanalysis');
+      await reanalysed(ctx, collector.connectionId);
       expect(await slotState(collector.connectionId)).toEqual({ observationState: 'observed', openIncidentCount: 0 });
     } finally {
       await running.stop();

@@ -3,9 +3,9 @@ import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { RedisKeys } from '../shared/redis.js';
-import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import { batchIdsOfWindow } from '../shared/analysis/observationGroups.js';
 import { StreamTime } from '../analyzer/streamTime.js';
-import { startAnalyzer, streamDrained, findingsOf, incidentsOf, type RunningAnalyzer } from './helpers/analyzer.js';
+import { startAnalyzer, streamDrained, findingsOf, incidentsOf, reanalysed, type RunningAnalyzer } from './helpers/analyzer.js';
 import { readConnectionRow } from './helpers/connections.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import { activateOk, openApiRegistration, registerDraft } from './helpers/contracts.js';
@@ -123,6 +123,10 @@ async function ruleIncidents(collector: Collector) {
   return (await incidentsOf(ctx, collector.connectionId)).filter((incident) => incident.kind === 'expected-outcome-missing');
 }
 
+/** Waits until the connection's rule incident counts `affected` records. */
+const ruleIncidentAffects = (collector: Collector, affected: number, what: string, timeoutMs = 15_000) => waitFor(
+  async () => ((await ruleIncidents(collector))[0]?.affected_records === String(affected) ? true : undefined), timeoutMs, what);
+
 /** Waits until the backlog is analysed and the analyzer has looked at due deadlines a few times. */
 async function settle(): Promise<void> {
   await drained();
@@ -160,7 +164,7 @@ describe('rule evaluation in the running analyzer', () => {
     await resetTestClock(ctx.deps.redis);
     const second = source(collector, 'hmac:lonely-2');
     await sourcesPastDue(collector, rule, [second], 1);
-    await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '2' ? true : undefined), 15_000, 'the second source on the same incident');
+    await ruleIncidentAffects(collector, 2, 'the second source on the same incident');
     const incidents = await ruleIncidents(collector);
     expect(incidents).toHaveLength(1);
     expect([...incidents[0].observation_ids].sort()).toEqual([first.eventId, second.eventId].sort());
@@ -218,7 +222,7 @@ describe('rule evaluation in the running analyzer', () => {
     await drained();
     expect(await deadlinesOf(rule)).toBe(3);
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS + 1_000);
-    await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '3' ? true : undefined), 15_000, 'three missing outcomes');
+    await ruleIncidentAffects(collector, 3, 'three missing outcomes');
     expect([...(await ruleIncidents(collector))[0].observation_ids].sort()).toEqual(sources.map((s) => s.eventId as string).sort());
   });
 
@@ -257,7 +261,7 @@ describe('rule evaluation in the running analyzer', () => {
     // Two analysers may take the sources and the outcomes at once; the deadline then looks for its outcome before firing.
     await drained();
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
-    await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '1' ? true : undefined), 15_000, 'the unpaired source to fire');
+    await ruleIncidentAffects(collector, 1, 'the unpaired source to fire');
     await settle();
     expect((await ruleIncidents(collector))[0].observation_ids).toEqual([unpaired.eventId]);
     expect(await deadlinesOf(rule)).toBe(0);
@@ -286,7 +290,7 @@ describe('rule evaluation in the running analyzer', () => {
     await drained();
     expect(await deadlinesOf(rule)).toBe(1);
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
-    await waitFor(async () => ((await ruleIncidents(watched))[0]?.affected_records === '1' ? true : undefined), 15_000, 'the watched source to fire');
+    await ruleIncidentAffects(watched, 1, 'the watched source to fire');
     expect((await ruleIncidents(watched))[0].observation_ids).toEqual([waiting.eventId]);
     expect(await ruleIncidents(other)).toEqual([]);
   });
@@ -309,6 +313,7 @@ describe('rule evaluation in the running analyzer', () => {
     expect(await deadlinesOf(rule)).toBe(0);
     expect(await ruleIncidents(collector)).toEqual([]);
   });
+
   it('evaluates the rules of a batch that an activation\'s reanalysis counted before live analysis took it', async () => {
     // A paused analyzer (no read loop) still runs reanalysis, which counts the batch's shapes and
     // marks it before its job is read: live analysis must still evaluate its rules.
@@ -319,21 +324,16 @@ describe('rule evaluation in the running analyzer', () => {
     expect(await edge.shipped()).toBe(true);
     const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1'));
     await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
-    await waitFor(async () => {
-      const { rows } = await ctx.deps.pool.query("SELECT 1 FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1 AND processed_at IS NOT NULL", [collector.connectionId]);
-      return rows.length > 0 ? true : undefined;
-    }, 15_000, 'the reanalysis');
-    const batches = await (await clickhouse.query({
-      query: `SELECT DISTINCT batch_id FROM observations WHERE connection_id = ${sqlLiteral(collector.connectionId)}`, format: 'JSONEachRow',
-    })).json<{ batch_id: string }>();
-    const markers = await ctx.deps.pool.query('SELECT recounted, rules_evaluated FROM analysed_batches WHERE batch_id = ANY($1::text[])', [batches.map((row) => row.batch_id)]);
+    await reanalysed(ctx, collector.connectionId);
+    const batchIds = await batchIdsOfWindow(clickhouse, collector.connectionId, 0, Number.MAX_SAFE_INTEGER);
+    const markers = await ctx.deps.pool.query('SELECT recounted, rules_evaluated FROM analysed_batches WHERE batch_id = ANY($1::text[])', [batchIds]);
     expect(markers.rows).toEqual([{ recounted: true, rules_evaluated: false }]);
     expect(await deadlinesOf(rule)).toBe(0);
     await runAnalyzer();
     await drained();
     expect(await deadlinesOf(rule)).toBe(1);
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
-    await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '1' ? true : undefined), 15_000, 'the unpaired source to fire');
+    await ruleIncidentAffects(collector, 1, 'the unpaired source to fire');
     expect(await deadlinesOf(rule)).toBe(0);
   });
 });
@@ -362,7 +362,7 @@ describe('rule evaluation across an analyzer killed between a source and its dea
     await first.kill('SIGKILL');
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
     await spawnAnalyzer();
-    await waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === '2' ? true : undefined), 20_000, 'both deadlines fired after the restart');
+    await ruleIncidentAffects(collector, 2, 'both deadlines fired after the restart', 20_000);
     await new Promise((done) => setTimeout(done, 1_000));
     const incidents = await ruleIncidents(collector);
     expect(incidents).toHaveLength(1);

@@ -5,6 +5,7 @@ import type { AnalyzerConfig } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import type { TestContext } from './context.js';
 import { shippedByAll } from './ingest.js';
+import { waitFor } from './wait.js';
 
 export interface RunningAnalyzer {
   analyzer: Analyzer;
@@ -31,6 +32,14 @@ export async function streamDrained(ctx: TestContext, stream = 'analysis:jobs'):
   const length = await ctx.deps.redis.xlen(stream);
   const pending = (await ctx.deps.redis.xpending(stream, 'analyzers')) as [number, ...unknown[]];
   return length === 0 && Number(pending[0]) === 0;
+}
+
+/** Waits until every reanalysis an activation or rollback enqueued for the connection is processed. */
+export async function reanalysed(ctx: TestContext, connectionId: string): Promise<void> {
+  await waitFor(async () => {
+    const { rows } = await ctx.deps.pool.query("SELECT processed_at FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1", [connectionId]);
+    return rows.length > 0 && rows.every((row) => row.processed_at !== null) ? true : undefined;
+  }, 15_000, 'the reanalysis');
 }
 
 export interface IncidentRow {
