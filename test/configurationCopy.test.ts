@@ -12,7 +12,7 @@ import {
   advanceClock, bootstrapWorkspace, callWithKey, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
 } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, ordersOpenApi, registerDraft, registerVersion } from './helpers/contracts.js';
-import { createRuleWithKey } from './helpers/rules.js';
+import { createRuleWithKey, ruleLastEvaluatedAt } from './helpers/rules.js';
 
 // 02 "Configuration copy and compensation (existing destination)" through the real management app,
 // PostgreSQL and Redis: reviews, apply with receipts and proofs, status reads, compensation, the
@@ -67,13 +67,6 @@ async function credentialMutation(key: string, connectionId: string, action: 'is
 }
 
 const issueCredential = (key: string, connectionId: string) => credentialMutation(key, connectionId, 'issue');
-
-/** A rule's `lastEvaluatedAt` as the single read shows it. */
-async function lastEvaluatedAt(key: string, connectionId: string, ruleId: string): Promise<string | null> {
-  const res = await callWithKey(ctx, key, 'GET', `/v1/connections/${connectionId}/reconciliation-rules/${ruleId}`);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().rule.lastEvaluatedAt;
-}
 
 /** A workspace with both mode connections; the Sandbox one holds two versions and two rules. */
 async function fixture(): Promise<Fixture> {
@@ -366,10 +359,10 @@ const transitions: { from: string; trigger: string; condition: string; next: str
       const own = await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(5));
       const review = await reviewed(f);
       const before = await writes(f);
-      expect(await lastEvaluatedAt(f.boot.apiKey.key, f.sandbox.connectionId, f.rules[0])).toBeNull();
+      expect(await ruleLastEvaluatedAt(ctx, f.boot.apiKey.key, f.sandbox.connectionId, f.rules[0])).toBeNull();
       await markRulesEvaluated(ctx, [...f.rules, own.rule.id]);
-      expect(await lastEvaluatedAt(f.boot.apiKey.key, f.sandbox.connectionId, f.rules[0])).toEqual(expect.any(String));
-      expect(await lastEvaluatedAt(f.boot.apiKey.key, f.live.connectionId, own.rule.id)).toEqual(expect.any(String));
+      expect(await ruleLastEvaluatedAt(ctx, f.boot.apiKey.key, f.sandbox.connectionId, f.rules[0])).toEqual(expect.any(String));
+      expect(await ruleLastEvaluatedAt(ctx, f.boot.apiKey.key, f.live.connectionId, own.rule.id)).toEqual(expect.any(String));
       expect(await writes(f)).toEqual(before);
       const res = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint);
       expect(res.statusCode, res.body).toBe(201);

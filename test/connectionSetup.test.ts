@@ -16,7 +16,7 @@ import {
 } from './helpers/context.js';
 import { openApiRegistration, ordersOpenApi, registerDraft } from './helpers/contracts.js';
 import { createIntegration, insertIntegrationRow, insertSlotConnection, type CreatedIntegration } from './helpers/integrations.js';
-import { createRuleWithKey } from './helpers/rules.js';
+import { createRuleWithKey, ruleLastEvaluatedAt } from './helpers/rules.js';
 
 // 02 "Second-mode setup" through the real management app, PostgreSQL and Redis: preview, apply and
 // status read, the setup rows of "States and transitions", the race of competing reviews, and
@@ -65,13 +65,6 @@ async function world(boot?: BootstrapResult): Promise<World> {
   const draft = await registerDraft(ctx, owner.apiKey.key, sourceId, openApiRegistration('2024-01'));
   const rule = await createRule(owner.apiKey.key, sourceId);
   return { boot: owner, created, integrationId: created.integration.id, sourceId, contractVersionId: draft.contract.id, ruleId: rule.rule.id };
-}
-
-/** A source rule's `lastEvaluatedAt` as the single read shows it. */
-async function lastEvaluatedAt(w: World, ruleId: string): Promise<string | null> {
-  const res = await callWithKey(ctx, w.boot.apiKey.key, 'GET', `/v1/connections/${w.sourceId}/reconciliation-rules/${ruleId}`);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().rule.lastEvaluatedAt;
 }
 
 const fullSelection = (w: World) => ({ destinationMode: 'live', sourceConnectionId: w.sourceId, contractVersionIds: [w.contractVersionId], ruleIds: [w.ruleId] });
@@ -357,9 +350,9 @@ const transitions: TransitionRow[] = [
       const w = await world();
       const review = await previewed(w);
       const before = await writes(w);
-      expect(await lastEvaluatedAt(w, w.ruleId)).toBeNull();
+      expect(await ruleLastEvaluatedAt(ctx, w.boot.apiKey.key, w.sourceId, w.ruleId)).toBeNull();
       await markRulesEvaluated(ctx, [w.ruleId]);
-      expect(await lastEvaluatedAt(w, w.ruleId)).toEqual(expect.any(String));
+      expect(await ruleLastEvaluatedAt(ctx, w.boot.apiKey.key, w.sourceId, w.ruleId)).toEqual(expect.any(String));
       expect(await writes(w)).toEqual(before);
       const res = await apply(w.boot.apiKey.key, review.operationId, review.fingerprint);
       expect(res.statusCode, res.body).toBe(201);

@@ -26,3 +26,10 @@ export async function ruleChangeJobs(ctx: TestContext, connectionId: string): Pr
   );
   return rows.map((row) => row.payload);
 }
+
+/** A rule's `lastEvaluatedAt` as the single read (GET …/reconciliation-rules/{ruleId}) shows it. */
+export async function ruleLastEvaluatedAt(ctx: TestContext, key: string, connectionId: string, ruleId: string): Promise<string | null> {
+  const res = await callWithKey(ctx, key, 'GET', `/v1/connections/${connectionId}/reconciliation-rules/${ruleId}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().rule.lastEvaluatedAt;
+}
