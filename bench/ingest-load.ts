@@ -336,9 +336,8 @@ interface ServerStats {
   insertFailures: number;
   /** Mean duration of the admission script call as the edge sees it (event-loop waits included). */
   meanAdmissionMs: number;
-  /** Mean duration of the other stages of a batch (ingest_stage_duration_seconds), and their share over 25 ms. */
-  meanStageMs: Record<string, number>;
-  stageOver25: Record<string, number>;
+  /** The other stages of a batch (ingest_stage_duration_seconds): mean duration and share over 25 ms. */
+  stages: Record<string, { meanMs: number; over25: number }>;
   /** Mean time from a complete request body to the answer, inside the server. */
   meanServerMs: number;
   /** Share of requests that took longer than 25 and 150 ms inside the server. */
@@ -365,13 +364,11 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
     insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
     insertFailures: d('ingest_insert_failures_total'),
     meanAdmissionMs: admissions ? (d('ingest_admission_duration_seconds_sum') / admissions) * 1000 : 0,
-    meanStageMs: Object.fromEntries(STAGES.map((stage) => {
+    stages: Object.fromEntries(STAGES.map((stage) => {
       const count = d(`ingest_stage_duration_seconds_count:${stage}`);
-      return [stage, count ? (d(`ingest_stage_duration_seconds_sum:${stage}`) / count) * 1000 : 0];
-    })),
-    stageOver25: Object.fromEntries(STAGES.map((stage) => {
-      const count = d(`ingest_stage_duration_seconds_count:${stage}`);
-      return [stage, count ? 1 - d(`ingest_stage_duration_seconds_bucket:${stage}:0.025`) / count : 0];
+      return [stage, count
+        ? { meanMs: (d(`ingest_stage_duration_seconds_sum:${stage}`) / count) * 1000, over25: 1 - d(`ingest_stage_duration_seconds_bucket:${stage}:0.025`) / count }
+        : { meanMs: 0, over25: 0 }];
     })),
     meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,
     serverOver25: requests ? 1 - d('ingest_request_duration_seconds_bucket:0.025') / requests : 0,
@@ -382,7 +379,7 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
 const printServerStats = (label: string, g: ServerStats) => console.log(`   ${label}: ${fmt(g.inserts)} inserts, ${fmt(g.rowsPerInsert)} rows/insert, `
   + `mean insert ${fmt(g.meanInsertMs, 1)} ms (${fmt(100 * g.insertsOver50, 1)} % over 50 ms, ${fmt(100 * g.insertsOver100, 1)} % over 100), `
   + `${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms, `
-  + `${STAGES.map((stage) => `${stage} ${fmt(g.meanStageMs[stage] ?? 0, 1)} ms (${fmt(100 * (g.stageOver25[stage] ?? 0), 1)} % over 25)`).join(', ')}; `
+  + `${STAGES.map((stage) => `${stage} ${fmt(g.stages[stage].meanMs, 1)} ms (${fmt(100 * g.stages[stage].over25, 1)} % over 25)`).join(', ')}; `
   + `mean in-server time ${fmt(g.meanServerMs, 1)} ms, ${fmt(100 * g.serverOver25, 2)} % over 25 ms and ${fmt(100 * g.serverOver150, 2)} % over 150 ms in the server`);
 
 // ------------------------------------------------------------------ targets
