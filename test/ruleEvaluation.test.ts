@@ -86,6 +86,13 @@ async function patchRule(collector: Collector, rule: Rule, changes: Record<strin
   expect(res.statusCode, res.body).toBe(200);
 }
 
+/** A running analyzer, a new connection and a rule on it. */
+async function ruleInRunningAnalyzer(body: { enabled: boolean } = { enabled: true }): Promise<{ collector: Collector; rule: Rule }> {
+  await runAnalyzer();
+  const collector = await createCollector(ctx, apiKey);
+  return { collector, rule: await ruleOn(collector, body) };
+}
+
 const setEnabled = (collector: Collector, rule: Rule, enabled: boolean) => patchRule(collector, rule, { enabled });
 
 /** A source observation: the rule's event type, correlated by `hash`, itself of another object type. */
@@ -143,9 +150,7 @@ async function sourcesPastDue(collector: Collector, rule: Rule, envelopes: Recor
 
 describe('rule evaluation in the running analyzer', () => {
   it('a source without an outcome opens one incident after the delay, and a second one joins it', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: true });
+    const { collector, rule } = await ruleInRunningAnalyzer();
     const first = source(collector, 'hmac:lonely-1');
     await sourcesPastDue(collector, rule, [first], 1);
     const [incident] = await waitFor(async () => {
@@ -177,9 +182,7 @@ describe('rule evaluation in the running analyzer', () => {
   });
 
   it('an outcome within the delay satisfies its source, in the same batch or a later one', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: true });
+    const { collector, rule } = await ruleInRunningAnalyzer();
     await send(collector, [source(collector, 'hmac:together'), outcome(collector, 'hmac:together')]);
     await send(collector, [source(collector, 'hmac:later')]);
     await drained();
@@ -195,9 +198,7 @@ describe('rule evaluation in the running analyzer', () => {
   });
 
   it('an outcome analysed before its source (another batch, received first) satisfies it too', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: true });
+    const { collector, rule } = await ruleInRunningAnalyzer();
     const early = outcome(collector, 'hmac:early', 'invoice', 500);
     await send(collector, [early]);
     await drained();
@@ -208,9 +209,7 @@ describe('rule evaluation in the running analyzer', () => {
   });
 
   it('an outcome with another hash, of another object type, or after the delay does not satisfy it', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: true });
+    const { collector, rule } = await ruleInRunningAnalyzer();
     const sources = [source(collector, 'hmac:a'), source(collector, 'hmac:b'), source(collector, 'hmac:c')];
     await send(collector, sources);
     await drained();
@@ -227,9 +226,7 @@ describe('rule evaluation in the running analyzer', () => {
   });
 
   it('a disabled rule never fires; disabling a rule drops its open deadlines; enabling applies from then on', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: false });
+    const { collector, rule } = await ruleInRunningAnalyzer({ enabled: false });
     await sourcesPastDue(collector, rule, [source(collector, 'hmac:off')], 0);
     await settle();
     expect(await ruleIncidents(collector)).toEqual([]);
@@ -247,9 +244,7 @@ describe('rule evaluation in the running analyzer', () => {
   });
 
   it('a changed pair applies from then on: the old pair\'s deadlines go, new sources wait for the new type', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: true });
+    const { collector, rule } = await ruleInRunningAnalyzer();
     await send(collector, [source(collector, 'hmac:before-change')]);
     await drained();
     expect(await deadlinesOf(rule)).toBe(1);
@@ -268,9 +263,7 @@ describe('rule evaluation in the running analyzer', () => {
   });
 
   it('a changed delay applies to sources analysed after the change', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: true });
+    const { collector, rule } = await ruleInRunningAnalyzer();
     await patchRule(collector, rule, { maxDelayMs: 10 * PAST_DUE_MS });
     await sourcesPastDue(collector, rule, [source(collector, 'hmac:longer-delay')], 1);
     await settle();
@@ -296,9 +289,7 @@ describe('rule evaluation in the running analyzer', () => {
   });
 
   it('a paused analyzer with a backlog holding the outcome raises no false incident, paused or resumed', async () => {
-    await runAnalyzer();
-    const collector = await createCollector(ctx, apiKey);
-    const rule = await ruleOn(collector, { enabled: true });
+    const { collector, rule } = await ruleInRunningAnalyzer();
     await send(collector, [source(collector, 'hmac:backlog')]);
     await drained();
     await runAnalyzer({ paused: true });
