@@ -46,7 +46,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   // closed with the app (its one release point).
   const clickhouse = deps.clickhouse ?? createClickHouse(deps.config.clickhouseUrl, deps.config.clickhouseDatabase);
   if (!deps.clickhouse) app.addHook('onClose', async () => clickhouse.close());
-  const imports = new ImportPool();
+  const registry = createMetricsRegistry('management');
+  const imports = new ImportPool({ registry });
   app.addHook('onClose', async () => imports.close());
   const appDeps: AppDeps = { ...deps, clickhouse, imports };
   app.decorate('deps', appDeps);
@@ -56,7 +57,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   registerStorableStrings(app);
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
-  registerHealth(app, createMetricsRegistry('management'));
+  registerHealth(app, registry);
 
   await app.register(sessionRoutes);
   await app.register(workspacesRoutes);

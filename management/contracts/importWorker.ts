@@ -8,7 +8,7 @@ import { importContract, type ImportedContract, type ImportInput } from './contr
 export interface ImportTask {
   input: ImportInput;
   protocol: Protocol;
-  /** Set to 1 when the task starts: a task aborted before that waited, it did not run long. */
+  /** Set to 1 (and notified) when the task starts: its time limit counts from there. */
   started: Int32Array;
 }
 
@@ -16,6 +16,7 @@ export type ImportOutcome = { imported: ImportedContract } | { refused: { reason
 
 export default function runImport(task: ImportTask): ImportOutcome {
   Atomics.store(task.started, 0, 1);
+  Atomics.notify(task.started, 0);
   try {
     return { imported: importContract(task.input, task.protocol) };
   } catch (error) {
