@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import { createClickHouse } from '../shared/clickhouse/client.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
+import { ImportPool } from './contracts/importPool.js';
 import type { AppDeps, Deps } from './deps.js';
 import { HTTP_LAYER_OPTIONS, registerClientErrors } from './plugins/clientErrors.js';
 import { registerErrorHandler } from './plugins/errorHandler.js';
@@ -45,7 +46,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   // closed with the app (its one release point).
   const clickhouse = deps.clickhouse ?? createClickHouse(deps.config.clickhouseUrl, deps.config.clickhouseDatabase);
   if (!deps.clickhouse) app.addHook('onClose', async () => clickhouse.close());
-  const appDeps: AppDeps = { ...deps, clickhouse };
+  const registry = createMetricsRegistry('management');
+  const imports = new ImportPool({ registry });
+  app.addHook('onClose', async () => imports.close());
+  const appDeps: AppDeps = { ...deps, clickhouse, imports };
   app.decorate('deps', appDeps);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
@@ -53,7 +57,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   registerStorableStrings(app);
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
-  registerHealth(app, createMetricsRegistry('management'));
+  registerHealth(app, registry);
 
   await app.register(sessionRoutes);
   await app.register(workspacesRoutes);

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
+import type { ImportPool } from './contracts/importPool.js';
 
 /**
  * Test seams for races the spec names (authority lost between the writes and the commit).
@@ -28,8 +29,8 @@ export interface Deps {
   hooks?: TestHooks;
 }
 
-/** The deps routes see (`app.deps`): buildApp has filled in the ClickHouse client. */
-export type AppDeps = Deps & { clickhouse: ClickHouseClient };
+/** The deps routes see (`app.deps`): buildApp has filled in the ClickHouse client and the contract import pool. */
+export type AppDeps = Deps & { clickhouse: ClickHouseClient; imports: ImportPool };
 
 declare module 'fastify' {
   interface FastifyInstance {

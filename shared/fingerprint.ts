@@ -10,7 +10,12 @@ export function canonicalJson(value: unknown): string {
 
 /** 00-decisions §4: `sha256:` + hex SHA-256 over the JCS canonical JSON. */
 export function fingerprint(value: unknown): string {
-  return 'sha256:' + createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return canonicalFingerprint(canonicalJson(value));
+}
+
+/** The fingerprint of a value whose canonical JSON is already at hand. */
+export function canonicalFingerprint(canonical: string): string {
+  return 'sha256:' + createHash('sha256').update(canonical).digest('hex');
 }
 
 export const FINGERPRINT_PATTERN = /^sha256:[0-9a-f]{64}$/;

@@ -15,6 +15,7 @@ import {
   type Finding,
   type SchemaShape,
 } from '../shared/analysis/index.js';
+import { MAX_COVERAGE_PROPERTIES } from '../shared/analysis/coverage.js';
 import { arr, B, I, missing, mismatch, N, NULL, obj, S, undeclared } from './helpers/shapes.js';
 
 // 00-decisions §5 and the analyzer issue's finding semantics: pure, no stores.
@@ -619,6 +620,7 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
     it('lists the unchecked places: the root, a property, array items, through a $ref', () => {
       expect(coverage(payload, ['', '/properties/meta', '/properties/tags/items', '/$defs/Party'])).toStrictEqual({
         declared: ['/cosigner', '/cosigner/nick', '/cosigner/ref', '/id', '/meta', '/meta/kind', '/meta/size', '/owner', '/owner/ref', '/payer', '/payer/ref', '/tags', '/tags/-/name'],
+        truncated: false,
         unchecked: ['', '/cosigner', '/meta', '/owner', '/payer', '/tags/-'],
       });
       expect(coverage(payload, []).unchecked).toStrictEqual([]);
@@ -629,7 +631,20 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
     });
 
     it('lists a whole-payload unchecked schema as the root', () => {
-      expect(coverage({}, [''])).toStrictEqual({ declared: [], unchecked: [''] });
+      expect(coverage({}, [''])).toStrictEqual({ declared: [], truncated: false, unchecked: [''] });
+    });
+
+    it('stops listing at MAX_COVERAGE_PROPERTIES when shared definitions unfold to more places than that', () => {
+      // Level i declares a and b, both level i - 1: 2^(i+1) - 2 places for a graph of 20 definitions.
+      const $defs: Record<string, Schema> = { L0: { type: 'object' } };
+      for (let i = 1; i <= 20; i++) $defs[`L${i}`] = { type: 'object', properties: { a: { $ref: `#/$defs/L${i - 1}` }, b: { $ref: `#/$defs/L${i - 1}` } } };
+      const fields = fieldCoverage(compileSchema({ $ref: '#/$defs/L20', $defs }));
+      expect(fields.truncated).toBe(true);
+      expect(fields.declared).toHaveLength(MAX_COVERAGE_PROPERTIES);
+      expect(fields.declared).toContain('/a/a/a');
+      const small = fieldCoverage(compileSchema({ $ref: '#/$defs/L3', $defs }));
+      expect(small).toMatchObject({ truncated: false });
+      expect(small.declared).toHaveLength(14);
     });
 
     it('stops at recursion', () => {
@@ -640,9 +655,10 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
       };
       expect(coverage(tree, ['/$defs/Node'])).toStrictEqual({
         declared: ['/forest', '/forest/-/children', '/forest/-/name', '/tree', '/tree/children', '/tree/name'],
+        truncated: false,
         unchecked: ['/forest/-', '/tree'],
       });
-      expect(coverage(nodeSchema, ['/$defs/Node'])).toStrictEqual({ declared: ['/children', '/name'], unchecked: [''] });
+      expect(coverage(nodeSchema, ['/$defs/Node'])).toStrictEqual({ declared: ['/children', '/name'], truncated: false, unchecked: [''] });
       // The recursion itself is unchecked, not only its first level: no finding deep inside.
       const deep = obj({ tree: obj({ name: S, children: arr(obj({ name: S, children: arr(obj({ extra: B, name: I })) })) }) });
       expect(compareShape(compileSchema(tree, ['/$defs/Node']), deep)).toStrictEqual([mismatch('/tree/children/-/children/-/name', 'string', 'integer')]);

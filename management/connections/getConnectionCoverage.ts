@@ -23,7 +23,7 @@ const coverageResponse = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['operationKey', 'observations', 'declaredProperties', 'unobservedProperties', 'uncheckedProperties'],
+        required: ['operationKey', 'observations', 'declaredProperties', 'unobservedProperties', 'uncheckedProperties', 'truncated'],
         properties: {
           operationKey: { type: 'string' },
           observations: { type: 'integer' },
@@ -31,6 +31,7 @@ const coverageResponse = {
           declaredProperties: { type: 'integer' },
           unobservedProperties: { type: 'array', items: { type: 'string' } },
           uncheckedProperties: { type: 'array', items: { type: 'string' } },
+          truncated: { type: 'boolean' },
         },
       },
     },
@@ -43,7 +44,8 @@ const coverageResponse = {
  * items as `-`) none of their inspected shapes showed. Optional fields that never appear make
  * runtime validation pass vacuously; this read shows them, and the places whose schema the
  * import left unchecked (`uncheckedProperties`, `""` for the whole payload). Work follows the window's distinct
- * shapes (one row per shape from ClickHouse). Default window: the last 30 days.
+ * shapes (one row per shape from ClickHouse); the lists stop at MAX_COVERAGE_PROPERTIES declared
+ * properties per operation (`truncated`). Default window: the last 30 days.
  */
 export default async function getConnectionCoverageRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { connectionId: string }; Querystring: { from?: string; to?: string } }>('/v1/connections/:connectionId/coverage', {
@@ -92,6 +94,7 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
           declaredProperties: fields.declared.length,
           unobservedProperties: fields.declared.filter((pointer) => !entry.seen.has(pointer)),
           uncheckedProperties: fields.unchecked,
+          truncated: fields.truncated,
         };
       }),
     });

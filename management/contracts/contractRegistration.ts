@@ -1,14 +1,12 @@
 import type pg from 'pg';
-import { importJsonSchema, importOpenApi, type ImportedOperation, type SkippedPayload } from '../../shared/contracts/index.js';
-import { invalidContract } from '../../shared/contracts/invalidContract.js';
+import type { SkippedPayload } from '../../shared/contracts/index.js';
 import { nextRevision } from '../../shared/db/revision.js';
 import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
-import { fingerprint } from '../../shared/fingerprint.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { ConnectionRecord, Direction, Protocol } from '../connections/connectionStore.js';
-import type { Deps } from '../deps.js';
+import type { AppDeps } from '../deps.js';
 import { recordAudit } from '../operations/audit.js';
 import { loadContractConnection, recheckContractAuthority, requireCanonicalWorkspace } from './contractConnection.js';
 import {
@@ -19,8 +17,8 @@ import {
   type ContractFormat,
   type ContractVersionRecord,
 } from './contractStore.js';
+import type { ImportedContract } from './contractImport.js';
 import { registrationForm, type RegistrationForm } from './contractViews.js';
-import { findUnstorableJson } from './storableJson.js';
 
 /** The body of POST /v1/integrations/{integrationId}/contracts, after schema validation. */
 export interface RegistrationInput {
@@ -39,62 +37,11 @@ export interface RegistrationResult {
   connectionRevision: string;
 }
 
-interface ImportedContract {
-  importedFrom: string;
-  fingerprint: string;
-  operations: ImportedOperation[];
-  skipped: SkippedPayload[];
-  contentSignature: string;
-}
-
 /** 01 Register `expectedScope`: the target's direction and protocol, checked before anything is written. */
 function checkExpectedScope(connection: ConnectionRecord, expected: RegistrationInput['expectedScope']): void {
   if (expected && (expected.direction !== connection.direction || expected.protocol !== connection.protocol)) {
     throw new AppError('integration_scope_mismatch');
   }
-}
-
-/**
- * Runs the import (pure CPU, before any transaction) under 01 "Import rules": OpenAPI for
- * `http-api` and `http-webhook` only; an operation-bound JSON Schema for every protocol (the
- * selector is checked against the protocol's methods and payload locations).
- */
-function importContract(input: RegistrationInput, protocol: Protocol): ImportedContract {
-  // The other members were checked with every body (management/plugins/storableStrings.ts); the
-  // open document is left to this check, which answers with a pointer into it.
-  const unstorable = findUnstorableJson(input.document);
-  if (unstorable) throw invalidContract(`the document cannot be kept as evidence: ${unstorable.reason}`, [unstorable.pointer]);
-  let operations: ImportedOperation[];
-  let skipped: SkippedPayload[];
-  let importedFrom: string;
-  if (input.format === 'openapi') {
-    if (input.operation !== undefined) {
-      throw invalidContract('operation is accepted only with format json-schema; OpenAPI operations come from the document', []);
-    }
-    if (protocol !== 'http-api' && protocol !== 'http-webhook') {
-      throw invalidContract(`OpenAPI documents can be registered only for http-api and http-webhook Integrations; a ${protocol} Integration uses format json-schema with an operation selector`, []);
-    }
-    const result = importOpenApi(input.document, protocol);
-    ({ operations, skipped } = result);
-    importedFrom = result.openapiVersion === '2.0' ? 'swagger-2.0' : result.openapiVersion.startsWith('3.1') ? 'openapi-3.1' : 'openapi-3.0';
-  } else {
-    operations = [importJsonSchema(input.document, input.operation, protocol)];
-    skipped = [];
-    importedFrom = 'json-schema';
-  }
-  const documentFingerprint = fingerprint(input.document);
-  const selector = input.format === 'json-schema'
-    ? { method: operations[0].method, routeTemplate: operations[0].routeTemplate, payloadLocation: operations[0].payloadLocation, statusSelector: operations[0].statusSelector }
-    : null;
-  // 01 lifecycle table: same document fingerprint, format, operation count, every operation
-  // selector and schema fingerprint make an identical retry.
-  const contentSignature = fingerprint({
-    format: input.format,
-    document: documentFingerprint,
-    selector,
-    operations: operations.map((operation) => ({ operationKey: operation.operationKey, fingerprint: operation.fingerprint })),
-  });
-  return { importedFrom, fingerprint: documentFingerprint, operations, skipped, contentSignature };
 }
 
 function resultOf(version: ContractVersionRecord): RegistrationResult {
@@ -112,7 +59,7 @@ function isIdenticalRetry(existing: ContractVersionRecord, imported: ImportedCon
   return expected === undefined || expected === connection.revision || expected === existing.registeredFromRevision;
 }
 
-async function registerLocked(deps: Deps, db: pg.PoolClient, principal: ApiKeyPrincipal, integrationId: string, input: RegistrationInput, imported: ImportedContract): Promise<RegistrationResult> {
+async function registerLocked(deps: AppDeps, db: pg.PoolClient, principal: ApiKeyPrincipal, integrationId: string, input: RegistrationInput, imported: ImportedContract): Promise<RegistrationResult> {
   const connection = await loadContractConnection(db, principal, integrationId, { forUpdate: true });
   await recheckContractAuthority(db, principal, 'contracts:write', deps.clock.nowMs());
   checkExpectedScope(connection, input.expectedScope);
@@ -166,16 +113,17 @@ async function registerLocked(deps: Deps, db: pg.PoolClient, principal: ApiKeyPr
 }
 
 /**
- * POST /v1/integrations/{integrationId}/contracts (01 Register). The import runs first; then, in
+ * POST /v1/integrations/{integrationId}/contracts (01 Register). The import runs first, on the
+ * import pool's worker thread; then, in
  * one transaction under the connection row lock: the `expectedConnectionRevision` check, the
  * declared-version rules, the draft with its operations, a new connection revision and the audit
  * row. No analysis is enqueued and the active version does not change.
  */
-export async function registerContract(deps: Deps, principal: ApiKeyPrincipal, integrationId: string, input: RegistrationInput): Promise<RegistrationResult> {
+export async function registerContract(deps: AppDeps, principal: ApiKeyPrincipal, integrationId: string, input: RegistrationInput): Promise<RegistrationResult> {
   requireCanonicalWorkspace(principal);
   const connection = await loadContractConnection(deps.pool, principal, integrationId);
   checkExpectedScope(connection, input.expectedScope);
-  const imported = importContract(input, connection.protocol);
+  const imported = await deps.imports.run(input, connection.protocol);
   try {
     return await withTransaction(deps.pool, (db) => registerLocked(deps, db, principal, integrationId, input, imported));
   } catch (error) {

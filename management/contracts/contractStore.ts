@@ -1,5 +1,7 @@
 import type { Queryable } from '../../shared/db/pool.js';
 import { newId } from '../../shared/ids.js';
+import { readDefinitions } from '../../shared/contracts/definitionStore.js';
+import { splitDefinitions, withDefinitions } from '../../shared/contracts/definitions.js';
 import type { ImportedOperation, SkippedPayload, UncheckedSubschema } from '../../shared/contracts/index.js';
 import type { Direction, Protocol } from '../connections/connectionStore.js';
 
@@ -155,10 +157,11 @@ export async function listVersions(db: Queryable, connectionId: string, after: {
   return rows.map(toVersion);
 }
 
-/** The operations of the given versions, in import order, grouped by version id. */
+/** The operations of the given versions, in import order, grouped by version id; each schema self-contained. */
 export async function readOperations(db: Queryable, versionIds: readonly string[]): Promise<Map<string, ContractOperationRecord[]>> {
   const grouped = new Map<string, ContractOperationRecord[]>(versionIds.map((id) => [id, []]));
   if (versionIds.length === 0) return grouped;
+  const definitions = await readDefinitions(db, versionIds);
   const { rows } = await db.query<OperationRow>(
     `SELECT id, contract_version_id, operation_key, direction, protocol, method, route_template, event_type,
             payload_location, status_selector, fingerprint, schema, unchecked
@@ -166,7 +169,11 @@ export async function readOperations(db: Queryable, versionIds: readonly string[
       ORDER BY contract_version_id, position`,
     [versionIds],
   );
-  for (const row of rows) grouped.get(row.contract_version_id)?.push(toOperation(row));
+  for (const row of rows) {
+    const operation = toOperation(row);
+    operation.schema = withDefinitions(operation.schema, definitions.get(row.contract_version_id) ?? {});
+    grouped.get(row.contract_version_id)?.push(operation);
+  }
   return grouped;
 }
 
@@ -190,21 +197,25 @@ export interface NewContractVersion {
   now: Date;
 }
 
-/** Inserts a draft version and its operations (the caller holds the transaction and the connection lock). */
+/**
+ * Inserts a draft version and its operations, the definitions they share once on the version
+ * (the caller holds the transaction and the connection lock).
+ */
 export async function insertDraftVersion(db: Queryable, input: NewContractVersion): Promise<ContractVersionRecord> {
   const id = newId('cv_');
+  const ops = input.operations;
+  const stored = splitDefinitions(ops.map((op) => op.schema));
   const { rows } = await db.query<VersionRow>(
     `INSERT INTO contract_versions (id, connection_id, workspace_id, declared_version, format, imported_from, fingerprint,
                                     document, operation_count, content_signature, skipped, lifecycle_status,
-                                    registered_from_revision, connection_revision, api_key_id, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'draft', $12, $13, $14, $15)
+                                    registered_from_revision, connection_revision, api_key_id, created_at, definitions)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'draft', $12, $13, $14, $15, $16)
      RETURNING ${VERSION_COLUMNS}`,
     [id, input.connectionId, input.workspaceId, input.declaredVersion, input.format, input.importedFrom, input.fingerprint,
-      JSON.stringify(input.document), input.operations.length, input.contentSignature, JSON.stringify(input.skipped),
-      input.registeredFromRevision, input.connectionRevision, input.apiKeyId, input.now],
+      JSON.stringify(input.document), ops.length, input.contentSignature, JSON.stringify(input.skipped),
+      input.registeredFromRevision, input.connectionRevision, input.apiKeyId, input.now, JSON.stringify(stored.definitions)],
   );
   // One statement for any number of operations: parallel arrays, one row per position.
-  const ops = input.operations;
   await db.query(
     `INSERT INTO contract_operations (id, contract_version_id, operation_key, direction, protocol, method, route_template,
                                       event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)
@@ -221,7 +232,7 @@ export async function insertDraftVersion(db: Queryable, input: NewContractVersio
       ops.map((op) => op.payloadLocation),
       ops.map((op) => op.statusSelector),
       ops.map((op) => op.fingerprint),
-      ops.map((op) => JSON.stringify(op.schema)),
+      stored.schemas.map((schema) => JSON.stringify(schema)),
       ops.map((op) => JSON.stringify(op.unchecked)),
       ops.map((_, position) => position)],
   );

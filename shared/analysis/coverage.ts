@@ -21,9 +21,18 @@ export function declaredPointers(schema: CompiledSchema | Record<string, unknown
   return fieldCoverage(schema).declared;
 }
 
+/**
+ * Declared properties listed per operation. A schema whose shared sub-schemas appear at many
+ * places declares one property per place, which can be exponential in the document's size; the
+ * listing stops here (about 7 times the most any corpus operation declares, docs/decisions.md).
+ */
+export const MAX_COVERAGE_PROPERTIES = 10_000;
+
 export interface FieldCoverage {
-  /** Every declared property (see declaredPointers). */
+  /** Every declared property (see declaredPointers), at most MAX_COVERAGE_PROPERTIES. */
   declared: string[];
+  /** Set when the operation declares more properties than MAX_COVERAGE_PROPERTIES (the lists stop there). */
+  truncated: boolean;
   /**
    * The places (the payload root `""`, declared properties, array items `-`) whose schema the
    * import left unchecked (00-decisions §7), reached the same way; code-unit order.
@@ -37,13 +46,16 @@ export function fieldCoverage(schema: CompiledSchema | Record<string, unknown>):
   // Definitions ($defs members, the root) of the nodes on the current path, with how many nodes hold each.
   const onPath = new Map<object, number>();
   const nodesOnPath = new Set<SchemaNode>();
+  let truncated = false;
   const visit = (node: SchemaNode, pointer: string, depth: number): void => {
-    if (depth >= SHAPE_MAX_DEPTH || nodesOnPath.has(node) || node.definitions.some((definition) => onPath.has(definition))) return;
+    if (truncated || depth >= SHAPE_MAX_DEPTH || nodesOnPath.has(node) || node.definitions.some((definition) => onPath.has(definition))) return;
     nodesOnPath.add(node);
     if (node.unchecked) unchecked.add(pointer);
     for (const member of node.definitions) onPath.set(member, (onPath.get(member) ?? 0) + 1);
     if (node.kinds & KIND_OBJECT) {
       node.propertyNames.forEach((name, index) => {
+        if (out.size >= MAX_COVERAGE_PROPERTIES) truncated = true;
+        if (truncated) return;
         const child = `${pointer}/${escapeToken(name)}`;
         out.add(child);
         visit(node.property(index), child, depth + 1);
@@ -58,7 +70,7 @@ export function fieldCoverage(schema: CompiledSchema | Record<string, unknown>):
     nodesOnPath.delete(node);
   };
   visit(compiled(schema).root, '', 0);
-  return { declared: [...out].sort(compareText), unchecked: [...unchecked].sort(compareText) };
+  return { declared: [...out].sort(compareText), truncated, unchecked: [...unchecked].sort(compareText) };
 }
 
 /** Pointers of every field a shape shows (array items as `-`; the root and items themselves are not fields). */

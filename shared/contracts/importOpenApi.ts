@@ -8,7 +8,7 @@
 // operation is refused.
 
 import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
-import { fingerprint } from '../fingerprint.js';
+import { canonicalFingerprint, canonicalJson } from '../fingerprint.js';
 import { invalidContract } from './invalidContract.js';
 import { childPointer, isPlainObject, parseReference, resolveTokens } from './jsonPointer.js';
 import { ANY_STATUS_SELECTOR, normalizeStatusSelector, operationKey, quote } from './operationKey.js';
@@ -19,6 +19,8 @@ export type OpenApiProtocol = 'http-api' | 'http-webhook';
 
 const SUPPORTED_VERSION = /^3\.([01])(\.[0-9]+)?(-[0-9A-Za-z.-]+)?$/;
 const PATH_ITEM_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'query']);
+// The canonical JSON of every operation's schema, summed: about 9 times the corpus's largest (discord).
+export const MAX_IMPORT_SCHEMA_BYTES = 8 * 1024 * 1024;
 // A chain of `$ref`s between path items, request bodies or responses longer than this is a loop.
 const MAX_REFERENCE_HOPS = 32;
 
@@ -88,6 +90,7 @@ class OpenApiImporter {
   private readonly operations = new Map<string, ImportedOperation>();
   private readonly skipped = new Map<string, SkippedPayload>();
   private readonly schemas: SchemaCompiler;
+  private schemaBytes = 0;
 
   constructor(
     private readonly document: Record<string, unknown>,
@@ -107,6 +110,7 @@ class OpenApiImporter {
       openapiVersion,
       operations: [...this.operations.values()].sort((a, b) => compare(a.operationKey, b.operationKey)),
       skipped: [...this.skipped.values()].sort((a, b) => compare(a.pointer, b.pointer) || compare(a.reason, b.reason)),
+      steps: this.schemas.steps,
     };
   }
 
@@ -229,10 +233,23 @@ class OpenApiImporter {
       eventType: this.protocol === 'http-webhook' ? routeTemplate : null,
       payloadLocation: site.payloadLocation,
       statusSelector: site.statusSelector,
-      fingerprint: fingerprint(schema),
+      fingerprint: this.fingerprintOf(schema),
       schema,
       unchecked,
     });
+  }
+
+  /**
+   * The operation's fingerprint, counting its canonical size against the import's budget: each
+   * operation's schema is self-contained, so the sum follows operations × what each references.
+   */
+  private fingerprintOf(schema: Record<string, unknown>): string {
+    const canonical = canonicalJson(schema);
+    this.schemaBytes += canonical.length;
+    if (this.schemaBytes > MAX_IMPORT_SCHEMA_BYTES) {
+      throw invalidContract(`the operations' schemas exceed ${MAX_IMPORT_SCHEMA_BYTES} bytes in all (the limit per import)`, ['']);
+    }
+    return canonicalFingerprint(canonical);
   }
 
   private payloadSchema(site: Site): { schema: Record<string, unknown>; unchecked: UncheckedSubschema[] } {

@@ -22,6 +22,8 @@ export interface MergeContext {
   carryNotes(from: object, to: object): void;
   /** The stand-in for a conjunction no subset schema expresses; `path` is relative to the allOf. */
   unexpressible(path: string, reason: string): Record<string, unknown>;
+  /** Counts one step of work against the import's budget (throws past it). */
+  step(): void;
 }
 
 // Each level of merged properties is one level of the payload; deeper than a shape can be
@@ -54,10 +56,36 @@ export function withNull(schema: unknown): unknown {
 class Merge {
   /** Sets of inlined definitions being merged on the current path (recursion guard). */
   private readonly active = new Set<string>();
+  /**
+   * Conjunctions already merged, by the identity of their parts: members of merged definitions
+   * share sub-schemas, so without it two members a level would merge 2^depth times.
+   */
+  private readonly merged = new Map<string, unknown>();
+  private readonly ids = new WeakMap<object, number>();
+  private nextId = 0;
 
   constructor(private readonly context: MergeContext) {}
 
   merge(parts: readonly unknown[], path: string, depth: number): unknown {
+    const key = parts.map((part) => this.idOf(part)).join(',');
+    if (this.merged.has(key)) return this.merged.get(key);
+    const result = this.mergeOnce(parts, path, depth);
+    this.merged.set(key, result);
+    return result;
+  }
+
+  private idOf(part: unknown): string {
+    if (typeof part !== 'object' || part === null) return JSON.stringify(part) ?? 'undefined';
+    let id = this.ids.get(part);
+    if (id === undefined) {
+      id = ++this.nextId;
+      this.ids.set(part, id);
+    }
+    return String(id);
+  }
+
+  private mergeOnce(parts: readonly unknown[], path: string, depth: number): unknown {
+    this.context.step();
     if (depth > MAX_MERGE_DEPTH) return this.context.unexpressible(path, 'allOf nested too deeply');
     const members: (Schema | false)[] = [];
     const sources: object[] = [];

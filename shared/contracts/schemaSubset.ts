@@ -8,8 +8,10 @@
 // reports nothing its dropped keyword could have allowed.
 
 import { childPointer, escapeToken, fragmentRef, isPlainObject, parseReference, resolveTokens, setOwn } from './jsonPointer.js';
+import { invalidContract } from './invalidContract.js';
 import { quote } from './operationKey.js';
 import { mergeSchemas, withNull, type MergeContext } from './schemaMerge.js';
+import { writeShared, type WrittenSchema } from './sharedSubschemas.js';
 import type { UncheckedSubschema } from './types.js';
 
 /** Something in a schema that keeps it from being imported; `at` points at the keyword. */
@@ -62,6 +64,8 @@ const SAFE_NAME = /^[A-Za-z0-9._-]+$/;
 const MAX_DEPTH = 200;
 // Enum and const values are stored verbatim; bounded so that serialising them cannot overflow.
 const MAX_VALUE_DEPTH = 64;
+/** Reduction steps one import may take: about 65 times the corpus's largest (docs/decisions.md). */
+export const MAX_IMPORT_STEPS = 200_000;
 
 interface Unit {
   schema: unknown;
@@ -105,6 +109,11 @@ export class SchemaCompiler {
   private readonly building = new Set<string>();
   /** Stored sub-schemas left open, by object identity (objects are shared by every use). */
   private readonly notes = new WeakMap<object, Note[]>();
+  /** Objects written anew by writeShared → the reduced object each copies (whose notes apply). */
+  private readonly origins = new WeakMap<object, object>();
+  private readonly definitionsWritten = new WeakMap<Unit, WrittenSchema>();
+  /** Reduction steps taken so far (the work the document's schemas cost). */
+  steps = 0;
 
   constructor(
     private readonly document: unknown,
@@ -138,22 +147,37 @@ export class SchemaCompiler {
     }
     if (problems.length > 0) return { schema: null, problems: sortProblems(problems), unchecked: [] };
 
-    const schema: Record<string, unknown> = root.schema === false ? { enum: [] } : { ...(root.schema as Record<string, unknown>) };
-    if (defs.size > 0) {
+    const written = writeShared(root.schema, this.origins);
+    const schema: Record<string, unknown> = written.schema === false ? { enum: [] } : { ...(written.schema as Record<string, unknown>) };
+    const entries = new Map<string, unknown>(written.moved);
+    for (const [target, unit] of defs) {
+      const definition = this.writtenDefinition(unit);
+      entries.set(this.nameOf(target), definition.schema);
+      for (const [name, moved] of definition.moved) entries.set(name, moved);
+    }
+    if (entries.size > 0) {
       const $defs: Record<string, unknown> = {};
-      for (const target of [...defs.keys()].sort((a, b) => compare(this.nameOf(a), this.nameOf(b)))) {
-        setOwn($defs, this.nameOf(target), (defs.get(target) as Unit).schema);
-      }
+      for (const name of [...entries.keys()].sort(compare)) setOwn($defs, name, entries.get(name));
       schema.$defs = $defs;
     }
     return { schema, problems: [], unchecked: this.uncheckedOf(schema, root.schema) };
+  }
+
+  /** A definition as stored, written once per document (so every operation shares the same objects). */
+  private writtenDefinition(unit: Unit): WrittenSchema {
+    let written = this.definitionsWritten.get(unit);
+    if (written === undefined) {
+      written = writeShared(unit.schema, this.origins);
+      this.definitionsWritten.set(unit, written);
+    }
+    return written;
   }
 
   /** Every noted sub-schema of a stored schema, by its pointer there (a shared one at each place). */
   private uncheckedOf(schema: Record<string, unknown>, original: unknown): UncheckedSubschema[] {
     const out = new Map<string, UncheckedSubschema>();
     const add = (node: unknown, schemaPointer: string): void => {
-      for (const note of (isPlainObject(node) && this.notes.get(node)) || []) {
+      for (const note of (isPlainObject(node) && this.notes.get(this.origins.get(node) ?? node)) || []) {
         out.set(`${schemaPointer}\u0000${note.pointer}\u0000${note.reason}`, { pointer: note.pointer, schemaPointer, reason: note.reason });
       }
     };
@@ -212,6 +236,7 @@ export class SchemaCompiler {
         for (const note of this.notes.get(from) ?? []) this.problem(acc, to, note.pointer, note.reason);
       },
       unexpressible: (path, reason) => this.problem(acc, {}, at, path === '' ? reason : `${reason} at ${path}`) as Record<string, unknown>,
+      step: () => this.step(),
     };
   }
 
@@ -268,7 +293,19 @@ export class SchemaCompiler {
     return false;
   }
 
+  /**
+   * Every schema the reduction visits and every conjunction it merges is one step; past the
+   * budget the import is refused, whatever the document's shape (recursion through `allOf` can
+   * defeat memoisation), so one document cannot hold a thread for long.
+   */
+  private step(): void {
+    if (++this.steps > MAX_IMPORT_STEPS) {
+      throw invalidContract(`the document's schemas need more than ${MAX_IMPORT_STEPS} reduction steps to import (the limit per import)`, ['']);
+    }
+  }
+
   private normalize(node: unknown, pointer: string, depth: number, acc: Accumulator): unknown {
+    this.step();
     if (depth > MAX_DEPTH) return this.problem(acc, {}, pointer, 'schema nested too deeply');
     if (node === true) return {};
     if (node === false) return false;

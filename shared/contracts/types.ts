@@ -47,6 +47,8 @@ export interface ImportResult {
   operations: ImportedOperation[];
   /** Sorted by pointer, then reason; one entry per distinct (pointer, reason). */
   skipped: SkippedPayload[];
+  /** Reduction steps the schemas took: the import's work, bounded by MAX_IMPORT_STEPS. */
+  steps: number;
 }
 
 export interface OpenApiImportResult extends ImportResult {
