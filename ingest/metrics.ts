@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { CredentialLoadResult } from './auth/credentials.js';
 
 export type EnvelopeResult = 'accepted' | 'rejected' | 'duplicate';
 
@@ -16,7 +17,7 @@ export class IngestMetrics {
   readonly insertRows: Histogram;
   readonly insertFailures: Counter;
   readonly admissionsSettled: Counter<'outcome'>;
-  readonly credentialLoads: Counter;
+  readonly credentialLoads: Record<CredentialLoadResult, Counter.Internal>;
   /** Read when /metrics is scraped; the pipeline points it at its shared slots. */
   slotsInUse: () => number = () => 0;
 
@@ -56,7 +57,11 @@ export class IngestMetrics {
       name: 'ingest_admissions_settled_total', labelNames: ['outcome'], registers,
       help: 'Admitted batches never made durable, settled after their deadline: released, or failed (Redis did not answer)',
     });
-    this.credentialLoads = new Counter({ name: 'ingest_credential_loads_total', help: 'Credential bindings read from PostgreSQL', registers });
+    const loads = new Counter({
+      name: 'ingest_credential_loads_total', labelNames: ['result'], registers,
+      help: 'Credential loads by result: found (a binding read from PostgreSQL), unknown (no connection has the key), failed (a store failed), shed (not read: too many loads waiting, answered 503)',
+    });
+    this.credentialLoads = { found: loads.labels('found'), unknown: loads.labels('unknown'), failed: loads.labels('failed'), shed: loads.labels('shed') };
     const slotsInUse = () => this.slotsInUse();
     new Gauge({
       name: 'ingest_shared_slots_in_use', help: 'Shared memory slots holding a request body or rows (INGEST_SHARED_SLOTS)', registers,

@@ -125,7 +125,7 @@ export class IngestPipeline {
   constructor(private readonly deps: PipelineDeps) {
     const { config, metrics } = deps;
     this.credentials = new CredentialCache({
-      pool: deps.pool, redis: deps.redis, encryptionKey: config.secretEncryptionKey, onReload: () => metrics.credentialLoads.inc(),
+      pool: deps.pool, redis: deps.redis, encryptionKey: config.secretEncryptionKey, onLoad: (result) => metrics.credentialLoads[result].inc(),
     });
     this.admission = new Admission(deps.redis, config);
     this.resolver = new AdmissionResolver({

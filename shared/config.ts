@@ -83,6 +83,12 @@ export interface IngestEdgeConfig {
   shipMaxBytes: number;
   /** What is in the log is shipped at the latest this long after it arrived. */
   shipIntervalMs: number;
+  /**
+   * A body over 1 MiB is read and discarded up to this many bytes in all, for at most lingerMs,
+   * before its 413 is answered and the connection closed (ingest/http/lingeringRefusal.ts).
+   */
+  lingerMaxBytes: number;
+  lingerMs: number;
 }
 
 /** The analyzer's address and tuning (README lists the variables). */
@@ -240,6 +246,8 @@ export function loadConfig(env: Env = process.env): Config {
     walPaceMaxWaitMs: int(env, 'INGEST_WAL_PACE_MAX_WAIT_MS', 2_000, 10, 60_000),
     shipMaxBytes: int(env, 'INGEST_SHIP_MAX_BYTES', 32 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
     shipIntervalMs: int(env, 'INGEST_SHIP_INTERVAL_MS', 1_000, 10, 60_000),
+    lingerMaxBytes: int(env, 'INGEST_LINGER_MAX_BYTES', 32 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
+    lingerMs: int(env, 'INGEST_LINGER_MS', 5_000, 0, 8_000),
   };
   return {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://svc:svc@127.0.0.1:5432/svc', ['postgres:', 'postgresql:']),

@@ -372,37 +372,7 @@ function rawRequest(
 }
 
 describe('POST /ingest: body limit (1 MiB, 413 request_too_large)', () => {
-  const head = (extra: string) => `POST /ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}\r\n`;
-
-  it('answers 413 at once for a declared length over 1 MiB, before the body is sent', async () => {
-    const port = edge.server.port;
-    const { response, closedBeforeBodyEnd } = await rawRequest(port, head(`Content-Length: ${1024 * 1024 + 1}\r\n`), async () => {
-      await new Promise((done) => setTimeout(done, 300));
-    });
-    expect(response).toMatch(/^HTTP\/1\.1 413 /);
-    expect(response.endsWith('{"error":"request_too_large"}')).toBe(true);
-    expect(closedBeforeBodyEnd).toBe(true);
-  });
-
-  it('answers 413 while a chunked body streams past 1 MiB and stops reading the rest', async () => {
-    const port = edge.server.port;
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    let sent = 0;
-    // A client that streams 16 MiB and watches for an early answer, as HTTP clients do.
-    const { response, closedBeforeBodyEnd } = await rawRequest(port, head('Transfer-Encoding: chunked\r\n'), async (write, answered) => {
-      for (let index = 0; index < 256 && !answered(); index += 1) {
-        write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
-        sent += chunk.length;
-        await new Promise((done) => setTimeout(done, 2));
-      }
-    }, 1_000);
-    expect(response).toMatch(/^HTTP\/1\.1 413 /);
-    expect(response).toContain('{"error":"request_too_large"}');
-    expect(sent).toBeGreaterThan(1024 * 1024);
-    expect(sent).toBeLessThan(4 * 1024 * 1024);
-    expect(closedBeforeBodyEnd || response.length > 0).toBe(true);
-  });
-
+  // The refusals themselves, on both adapters and either framing: test/ingestTooLarge.test.ts.
   it('accepts a body of exactly 1 MiB', async () => {
     const { collector } = await setup();
     const json = JSON.stringify({ envelopes: [envelope(collector)] });

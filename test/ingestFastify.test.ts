@@ -1,33 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMetricsRegistry } from '../shared/metrics.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { startFastifyIngestServer } from '../ingest/http/fastifyAdapter.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
-import { ManualClock, checkConnection, countObservations, createCollector, envelope, postBatch, sendEnvelopes, testClickHouse, type Edge } from './helpers/ingest.js';
-import { newLogDir, removeLogDir } from './helpers/logDirs.js';
+import { checkConnection, countObservations, createCollector, envelope, postBatch, sendEnvelopes, startFastifyEdge, testClickHouse, type Edge } from './helpers/ingest.js';
 
 // The same pipeline behind Fastify (the adapter the benchmark compares with): identical answers.
 
 let ctx: TestContext;
 let clickhouse: ClickHouseClient;
-let walDir: string;
 let edge: Edge;
 
 beforeAll(async () => {
   ctx = await createTestContext();
   clickhouse = testClickHouse(ctx);
-  const clock = new ManualClock();
-  walDir = newLogDir('edge-wal-fastify-');
-  const server = await startFastifyIngestServer(
-    { config: { ...ctx.deps.config, ingest: { ...ctx.deps.config.ingest, walDir, shipIntervalMs: 20 } }, pool: ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock, metrics: createMetricsRegistry('ingest-fastify-test') },
-    '127.0.0.1', 0,
-  );
-  edge = { url: `http://127.0.0.1:${server.port}`, server, config: ctx.deps.config, clock, shipped: () => server.pipeline.shipper.flush(), close: () => server.close() };
+  edge = await startFastifyEdge(ctx, clickhouse);
 });
 afterAll(async () => {
   await edge.close();
   await clickhouse.close();
-  removeLogDir(walDir);
   await ctx.close();
 });
 

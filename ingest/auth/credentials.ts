@@ -2,8 +2,11 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import type pg from 'pg';
 import type { Redis } from 'ioredis';
 import type { Direction, Protocol } from '../../shared/envelope/types.js';
+import { AppError } from '../../shared/errors/index.js';
 import { RedisKeys } from '../../shared/redis.js';
 import { decryptSecret } from '../../shared/secrets.js';
+import { LoadQueue } from './loadQueue.js';
+import { UnknownKeys } from './unknownKeys.js';
 
 /**
  * What the edge knows about one Connection key: the binding of 03 Authentication/Ingestion
@@ -84,6 +87,9 @@ function openToken(sealed: string, key: Buffer): KeyObject {
   }
 }
 
+/** How a credential load ended: `shed` when it was refused without a read (too many waiting). */
+export type CredentialLoadResult = 'found' | 'unknown' | 'failed' | 'shed';
+
 export interface CredentialCacheOptions {
   pool: Pick<pg.Pool, 'query'>;
   redis: Redis;
@@ -93,8 +99,15 @@ export interface CredentialCacheOptions {
   /** How long an unknown Connection key is remembered as unknown. */
   unknownTtlMs?: number;
   maxEntries?: number;
-  onReload?: () => void;
+  /** Unknown Connection keys remembered at most. */
+  maxUnknownEntries?: number;
+  /** The bounded queue of loads (default: CREDENTIAL_LOAD_LIMITS). */
+  queue?: LoadQueue;
+  onLoad?: (result: CredentialLoadResult) => void;
 }
+
+/** Retry-After of a load refused because too many wait (a 503 `service_unavailable`). */
+export const LOAD_SHED_RETRY_AFTER_SECONDS = 1;
 
 /**
  * The edge's in-process credential cache. A binding is read from PostgreSQL once and kept with
@@ -105,16 +118,17 @@ export interface CredentialCacheOptions {
  */
 export class CredentialCache {
   private readonly entries = new Map<string, IngestCredential>();
-  private readonly unknown = new Map<string, number>();
+  private readonly unknown: UnknownKeys;
   private readonly loading = new Map<string, Promise<IngestCredential | null>>();
+  private readonly queue: LoadQueue;
   private readonly maxAgeMs: number;
-  private readonly unknownTtlMs: number;
   private readonly maxEntries: number;
 
   constructor(private readonly options: CredentialCacheOptions) {
     this.maxAgeMs = options.maxAgeMs ?? 300_000;
-    this.unknownTtlMs = options.unknownTtlMs ?? 30_000;
     this.maxEntries = options.maxEntries ?? 100_000;
+    this.unknown = new UnknownKeys(options.unknownTtlMs ?? 10_000, options.maxUnknownEntries ?? 10_000);
+    this.queue = options.queue ?? new LoadQueue();
   }
 
   /** The binding of a Connection key (cached), or null when no connection has that key. */
@@ -122,11 +136,7 @@ export class CredentialCache {
     const cached = this.entries.get(connectionKey);
     const now = Date.now();
     if (cached && now - cached.loadedAt < this.maxAgeMs) return cached;
-    const unknownUntil = this.unknown.get(connectionKey);
-    if (unknownUntil !== undefined) {
-      if (unknownUntil > now) return null;
-      this.unknown.delete(connectionKey);
-    }
+    if (this.unknown.has(connectionKey, now)) return null;
     return this.load(connectionKey, cached);
   }
 
@@ -144,17 +154,35 @@ export class CredentialCache {
     return epoch === credential.epoch ? credential : this.reload(credential);
   }
 
-  /** `known`: the connection's id and account when this key was seen before (they never change). */
+  /**
+   * `known`: the connection's id and account when this key was seen before (they never change);
+   * its load goes ahead of those of never-seen keys. Too many waiting → 503 with Retry-After.
+   */
   private load(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
     const running = this.loading.get(connectionKey);
     if (running) return running;
-    const promise = this.read(connectionKey, known).finally(() => this.loading.delete(connectionKey));
+    const queued = this.queue.run(known ? 'known' : 'unknown', () => this.counted(connectionKey, known));
+    if (queued === null) {
+      this.options.onLoad?.('shed');
+      return Promise.reject(new AppError('service_unavailable', { retryAfterSeconds: LOAD_SHED_RETRY_AFTER_SECONDS }));
+    }
+    const promise = queued.finally(() => this.loading.delete(connectionKey));
     this.loading.set(connectionKey, promise);
     return promise;
   }
 
+  private async counted(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
+    try {
+      const credential = await this.read(connectionKey, known);
+      this.options.onLoad?.(credential === null ? 'unknown' : 'found');
+      return credential;
+    } catch (error) {
+      this.options.onLoad?.('failed');
+      throw error;
+    }
+  }
+
   private async read(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
-    this.options.onReload?.();
     const { pool, redis } = this.options;
     const ids = known ?? (await pool.query<{ connectionId: string; accountId: string }>(
       'SELECT c.id AS "connectionId", w.account_id AS "accountId" FROM connections c JOIN workspaces w ON w.id = c.workspace_id WHERE c.connection_key = $1',
@@ -196,8 +224,7 @@ export class CredentialCache {
 
   private forget(connectionKey: string): null {
     this.entries.delete(connectionKey);
-    if (this.unknown.size >= this.maxEntries) this.unknown.clear();
-    this.unknown.set(connectionKey, Date.now() + this.unknownTtlMs);
+    this.unknown.add(connectionKey, Date.now());
     return null;
   }
 }

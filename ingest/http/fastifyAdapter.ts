@@ -1,6 +1,8 @@
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { MAX_BODY_BYTES, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
 import { readiness } from './health.js';
+import { LingeringRefusal, type LingerLimits } from './lingeringRefusal.js';
 import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from '../pipeline.js';
 import type { RunningServer } from './server.js';
 
@@ -11,12 +13,28 @@ function send(reply: FastifyReply, response: EdgeResponse): FastifyReply {
 }
 
 /**
+ * Resolves once what is left of a refused body has been read and dropped, within `limits`, or
+ * the client went away (lingeringRefusal.ts: the 413 then reaches a client still writing).
+ */
+function drained(raw: IncomingMessage, limits: LingerLimits): Promise<void> {
+  return new Promise((resolve) => {
+    if (raw.complete || raw.socket.destroyed) return resolve();
+    const refusal = new LingeringRefusal(limits, resolve);
+    raw.on('data', (chunk: Buffer) => refusal.discard(chunk.length, false));
+    raw.on('end', () => refusal.discard(0, true));
+    raw.socket.once('close', () => refusal.discard(0, true));
+    raw.resume();
+  });
+}
+
+/**
  * The same ingest pipeline behind Fastify (issue 4: the benchmark compares adapters). Fastify
  * reads the raw body as a Buffer with the 1 MiB limit enforced while it streams; the pipeline
  * does the rest, so both adapters answer identically.
  */
 export async function buildFastifyEdge(deps: EdgeDeps): Promise<{ app: FastifyInstance; pipeline: IngestPipeline }> {
   const pipeline = await createIngestPipeline(deps);
+  const linger: LingerLimits = { maxBytes: deps.config.ingest.lingerMaxBytes, maxMs: deps.config.ingest.lingerMs };
   const app = Fastify({ logger: false, bodyLimit: MAX_BODY_BYTES });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
@@ -35,8 +53,11 @@ export async function buildFastifyEdge(deps: EdgeDeps): Promise<{ app: FastifyIn
   app.get('/readyz', async (_request, reply) => send(reply, await readiness(deps)));
   app.get('/metrics', async (_request, reply) => reply.type(deps.metrics.contentType).send(await deps.metrics.metrics()));
   app.setNotFoundHandler((_request, reply) => send(reply, fixedJson(404, '{"error":"not_found"}')));
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+      // A declared length past what would be read is refused before the body is sent.
+      const declared = Number(request.headers['content-length'] ?? '0');
+      if (!(declared > linger.maxBytes)) await drained(request.raw, linger);
       return send(reply, fixedJson(413, TOO_LARGE_BODY, { 'cache-control': 'no-store', connection: 'close' }));
     }
     const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? 400 : 500;

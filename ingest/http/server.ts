@@ -1,6 +1,7 @@
 import uWS from 'uWebSockets.js';
 import { EDGE_REQUEST_HEADERS, MAX_BODY_BYTES, STATUS_TEXT, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
 import { readiness } from './health.js';
+import { LingeringRefusal, type LingerLimits } from './lingeringRefusal.js';
 import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from '../pipeline.js';
 import { copyBytes } from '../offload/sharedSlots.js';
 
@@ -29,8 +30,8 @@ function writeResponse(res: uWS.HttpResponse, response: EdgeResponse, closeConne
   });
 }
 
+/** 413, and the connection closed (uWebSockets.js writes `Connection: close`): the rest of the body is never read. */
 function tooLarge(res: uWS.HttpResponse, head: boolean): void {
-  // Answered at once and the connection closed: the rest of the body is never buffered.
   writeResponse(res, fixedJson(413, TOO_LARGE_BODY, { 'cache-control': 'no-store' }), true, head);
 }
 
@@ -41,6 +42,7 @@ function tooLarge(res: uWS.HttpResponse, head: boolean): void {
  */
 export async function startIngestServer(deps: IngestServerDeps, host: string, port: number): Promise<RunningServer> {
   const pipeline = await createIngestPipeline(deps);
+  const linger: LingerLimits = { maxBytes: deps.config.ingest.lingerMaxBytes, maxMs: deps.config.ingest.lingerMs };
   let stopping = false;
   const app = uWS.App();
 
@@ -62,8 +64,11 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
     // here unless the request reaches the pipeline, which gives it back itself.
     const memory = pipeline.requestMemory();
     let sized: Buffer | null = null;
+    // Set once the body is over the limit: the rest is read and dropped, then 413 (lingeringRefusal.ts).
+    let refusal: LingeringRefusal | null = null;
     res.onAborted(() => {
       aborted = true;
+      refusal?.cancel();
       if (!finished) memory.release();
     });
     if (stopping) {
@@ -71,9 +76,21 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
       writeResponse(res, fixedJson(503, '{"error":"service_unavailable"}'), true, head);
       return;
     }
-    if (declaredLength > MAX_BODY_BYTES) {
+    const refuse = () => {
       finished = true;
-      tooLarge(res, head);
+      memory.release();
+      refusal = new LingeringRefusal(linger, () => { if (!aborted) tooLarge(res, false); });
+      return refusal;
+    };
+    if (declaredLength > MAX_BODY_BYTES) {
+      // A body that is announced too long to be worth reading is refused before it is sent.
+      if (head || declaredLength > linger.maxBytes) {
+        finished = true;
+        tooLarge(res, head);
+        return;
+      }
+      const announced = refuse();
+      res.onData((chunk, isLast) => announced.discard(chunk.byteLength, isLast));
       return;
     }
     const respond = (rawBody: Buffer) => {
@@ -93,13 +110,12 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
     const chunks: Buffer[] = [];
     let size = 0;
     res.onData((chunk, isLast) => {
+      if (refusal !== null) return refusal.discard(chunk.byteLength, isLast);
       if (finished) return;
       const next = size + chunk.byteLength;
       if (next > MAX_BODY_BYTES || (sized !== null && next > sized.length)) {
-        finished = true;
         chunks.length = 0;
-        memory.release();
-        if (!aborted) tooLarge(res, false);
+        refuse().discard(next, isLast);
         return;
       }
       // uWebSockets.js neuters the chunk when this callback returns: copy it.

@@ -6,6 +6,7 @@ import { createClock, type Clock } from '../../shared/clock.js';
 import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/http/server.js';
+import { startFastifyIngestServer } from '../../ingest/http/fastifyAdapter.js';
 import { DEDUP_PERIODS, IngestKeys } from '../../ingest/admission/keys.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
@@ -49,7 +50,18 @@ export class ManualClock implements Clock {
 }
 
 /** The uWebSockets.js edge in-process on a free loopback port, on the test stores (no mocks). */
-export async function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides = {}): Promise<Edge> {
+export function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides = {}): Promise<Edge> {
+  return startAdapter(startIngestServer, ctx, clickhouse, overrides);
+}
+
+/** The same pipeline behind the Fastify adapter (ingest/http/fastifyAdapter.ts). */
+export function startFastifyEdge(ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides = {}): Promise<Edge> {
+  return startAdapter(startFastifyIngestServer, ctx, clickhouse, overrides);
+}
+
+async function startAdapter(
+  start: typeof startIngestServer, ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides,
+): Promise<Edge> {
   const base = ctx.deps.config;
   // Its own log folder, removed on close unless the test chose one (to reopen it).
   const ownLog = overrides.ingest?.walDir === undefined ? newLogDir() : null;
@@ -59,7 +71,7 @@ export async function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, 
     ingest: { ...base.ingest, shipIntervalMs: 20, ...(ownLog ? { walDir: ownLog } : {}), ...overrides.ingest },
   };
   const clock = overrides.clock === 'shared' ? createClock(config.enableTestClock, ctx.deps.redis) : overrides.clock ?? new ManualClock();
-  const server = await startIngestServer(
+  const server = await start(
     {
       config, pool: overrides.pool ?? ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock, metrics: createMetricsRegistry('ingest-test'),
       ...(overrides.analysisStream ? { analysisStream: overrides.analysisStream } : {}),
