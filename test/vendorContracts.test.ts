@@ -191,9 +191,9 @@ describe('Discord (discord-v3.1.json)', () => {
 
   it('lists the unchecked places in the coverage', () => {
     const coverage = (key: string) => fieldCoverage(discord.contract.schemaOf(discord.contract.operations.find((operation) => operation.operationKey === key) as AnalysedOperation));
-    expect(coverage(OK)).toEqual({ declared: ['/application_id', '/instance_id', '/launch_id', '/location', '/users'], unchecked: ['/location'] });
-    expect(coverage(CLIENT_ERROR)).toEqual({ declared: ['/code', '/errors', '/message'], unchecked: ['/errors'] });
-    expect(coverage(RATE_LIMITED)).toEqual({ declared: ['/code', '/global', '/message', '/retry_after'], unchecked: [] });
+    expect(coverage(OK)).toEqual({ declared: ['/application_id', '/instance_id', '/launch_id', '/location', '/users'], truncated: false, unchecked: ['/location'] });
+    expect(coverage(CLIENT_ERROR)).toEqual({ declared: ['/code', '/errors', '/message'], truncated: false, unchecked: ['/errors'] });
+    expect(coverage(RATE_LIMITED)).toEqual({ declared: ['/code', '/global', '/message', '/retry_after'], truncated: false, unchecked: [] });
   });
 
   it('gives the same findings with the schema read back from storage', () => {
