@@ -11,7 +11,8 @@ import { isWritePaused, setWritePause } from '../management/maintenance.js';
 import { resetTestClock } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
 import { RedisKeys } from '../shared/redis.js';
-import { bootstrapWorkspace, callWithSession, createTestContext, uniqueEmail, type TestContext } from './helpers/context.js';
+import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { bootstrapWorkspace, callWithSession, createTestContext, freshClientIp, uniqueEmail, type TestContext } from './helpers/context.js';
 
 const exec = promisify(execFile);
 let ctx: TestContext;
@@ -85,6 +86,46 @@ describe('bootstrap', () => {
     const again = await run(['bootstrap', '--email', email, '--workspace', 'Ops']);
     expect(again).toMatchObject({ user: out.user, account: out.account, workspace: out.workspace });
     expect((again.apiKey as { scopes: string[] }).scopes).toEqual([...WORKSPACE_SCOPES]);
+  });
+
+  it('takes over an unverified self-signup: the squatter\'s password, name, sessions and mail no longer count', async () => {
+    const email = uniqueEmail('squatted');
+    const squatterPassword = 'the squatter chose this';
+    const post = (url: string, payload: object, headers: Record<string, string> = {}) =>
+      ctx.app.inject({ method: 'POST', url, payload, headers, remoteAddress: freshClientIp() });
+    const signup = await post('/auth/signup', { email, password: squatterPassword, name: 'Squatter' });
+    expect(signup.statusCode).toBe(201);
+    const squatter = await post('/auth/login', { email, password: squatterPassword });
+    expect(squatter.statusCode).toBe(200);
+    const squatterCookie = `session=${squatter.cookies.find((c) => c.name === 'session')!.value}`;
+    const { rows: mail } = await ctx.deps.pool.query("SELECT body FROM email_outbox WHERE lower(to_email) = lower($1) AND kind = 'email_verification'", [email]);
+
+    const out = await run(['bootstrap', '--email', email, '--workspace', 'Squatted']) as unknown as BootstrapResult;
+    expect(out.user).toEqual({ id: signup.json().user.id, email });
+
+    // The sign-up's password and session open nothing, and its verification link is spent.
+    const login = await post('/auth/login', { email, password: squatterPassword });
+    expect(login.statusCode).toBe(401);
+    expect(login.json()).toEqual({ error: 'unauthenticated' });
+    const oldSession = await ctx.app.inject({ method: 'GET', url: '/workspaces', headers: { cookie: squatterCookie } });
+    expect(oldSession.statusCode).toBe(401);
+    expect((await post('/auth/verify-email', { token: mail[0].body.token })).statusCode).toBe(400);
+
+    // What bootstrap printed does open the workspace, and the user is verified under the address's name.
+    const list = await ctx.app.inject({ method: 'GET', url: '/workspaces', headers: { cookie: `session=${out.sessionToken}` } });
+    expect(list.statusCode).toBe(200);
+    expect(JSON.stringify(list.json())).toContain(out.workspace.slug);
+    expect((await authenticate(out.apiKey.key)).workspaceId).toBe(out.workspace.id);
+    const stored = await ctx.deps.pool.query('SELECT name, email_verified_at FROM users WHERE id = $1', [out.user.id]);
+    expect(stored.rows[0]).toEqual({ name: email.split('@')[0], email_verified_at: expect.any(Date) });
+    const audit = await ctx.deps.pool.query("SELECT actor_type FROM audit_events WHERE target_id = $1 AND action = 'user.credentials_reset'", [out.user.id]);
+    expect(audit.rows).toEqual([{ actor_type: 'operator' }]);
+
+    // A rerun reuses the now verified user as before and resets nothing more.
+    const again = await run(['bootstrap', '--email', email, '--workspace', 'Squatted']) as unknown as BootstrapResult;
+    expect(again.workspace).toEqual(out.workspace);
+    const stillOpen = await ctx.app.inject({ method: 'GET', url: '/workspaces', headers: { cookie: `session=${out.sessionToken}` } });
+    expect(stillOpen.statusCode).toBe(200);
   });
 
   it('refuses unknown scopes', async () => {
