@@ -90,6 +90,12 @@ export const RedisKeys = {
   loginFailuresByAddress: (address: string) => `login_fail:addr:${address}`,
   /** Console sign-up attempts of the last hour by client address (a sliding window). */
   signupsByAddress: (address: string) => `signup:addr:${address}`,
+  /**
+   * Sorted set of the running processes (ingest, analyzer, management), each member a JSON
+   * description including whether it honours the test clock, scored by when it last reported
+   * (real ms): `admin clock` reads it (shared/processRegistry.ts).
+   */
+  runningProcesses: 'processes:running',
   /** 02 Limits: a workspace's rule mutations of the last minute (a sliding window). */
   ruleMutations: (workspaceId: string) => `rule_mut:${workspaceId}`,
   /** 02 Limits: a workspace's previews of the last minute, shared by setup, copy and compensation. */

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseCommand } from '../management/admin/args.js';
 import { commandErrorBody } from '../management/admin/commandError.js';
 import { runCommand } from '../management/admin/commands.js';
@@ -12,6 +12,7 @@ import { resetTestClock } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
 import { RedisKeys } from '../shared/redis.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { spawnProcess } from './helpers/processes.js';
 import { bootstrapWorkspace, callWithSession, createTestContext, freshClientIp, uniqueEmail, type TestContext } from './helpers/context.js';
 
 const exec = promisify(execFile);
@@ -178,9 +179,17 @@ describe('maintenance', () => {
 });
 
 describe('clock', () => {
-  it('advances and resets the shared test clock', async () => {
+  // `admin clock` reads which processes run (shared/processRegistry.ts). Processes of other test
+  // files that were killed with SIGKILL stay listed for up to 15 s: each test starts from none.
+  beforeEach(async () => { await ctx.deps.redis.del(RedisKeys.runningProcesses); });
+  afterEach(async () => {
+    await resetTestClock(ctx.deps.redis);
+    await ctx.deps.clock.sync();
+  });
+
+  it('advances and resets the shared test clock while the running processes honour it', async () => {
+    const management = await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT', { ENABLE_TEST_CLOCK: '1' });
     try {
-      await resetTestClock(ctx.deps.redis);
       expect(await run(['clock', 'advance', '--ms', '5000'])).toEqual({ offsetMs: 5000 });
       expect(await run(['clock', 'advance', '--ms', '1000'])).toEqual({ offsetMs: 6000 });
       await ctx.deps.clock.sync();
@@ -188,8 +197,7 @@ describe('clock', () => {
       expect(await run(['clock', 'reset'])).toEqual({ offsetMs: 0 });
       expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
     } finally {
-      await resetTestClock(ctx.deps.redis);
-      await ctx.deps.clock.sync();
+      await management.stop();
     }
   });
 
@@ -197,6 +205,13 @@ describe('clock', () => {
     const deps = { ...ctx.deps, config: { ...ctx.deps.config, enableTestClock: false } };
     await expect(runCommand(deps, parseCommand(['clock', 'advance', '--ms', '1000']))).rejects.toMatchObject({ code: 'test_clock_disabled' });
     await expect(runCommand(deps, parseCommand(['clock', 'reset']))).rejects.toMatchObject({ code: 'test_clock_disabled' });
+    expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+  });
+
+  it('refuses while no process reports running, and changes nothing', async () => {
+    for (const argv of [['clock', 'advance', '--ms', '1000'], ['clock', 'reset']]) {
+      expect(await run(argv)).toEqual({ error: 'test_clock_disabled', message: expect.stringContaining('no running process') });
+    }
     expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
   });
 });
@@ -274,6 +289,33 @@ describe('the compiled CLI', () => {
       expect(await isWritePaused(ctx.deps.redis)).toBe(false);
     } finally {
       await setWritePause(ctx.deps.redis, false);
+    }
+  });
+
+  it('refuses `clock advance` while a process runs without ENABLE_TEST_CLOCK=1, accepts it once all run with it', async () => {
+    await ctx.deps.redis.del(RedisKeys.runningProcesses);
+    const clock = (ms: number) => exec('node', [cli, 'clock', 'advance', '--ms', String(ms), '--json'], { env: { ...process.env, ENABLE_TEST_CLOCK: '1' } })
+      .then(({ stdout }) => ({ code: 0, out: JSON.parse(stdout) }), (error: { code: number; stdout: string }) => ({ code: error.code, out: JSON.parse(error.stdout) }));
+    try {
+      const production = await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT', { ENABLE_TEST_CLOCK: '0' });
+      try {
+        expect(await clock(10)).toEqual({ code: 1, out: { error: 'test_clock_disabled', message: expect.stringContaining(`management (pid ${production.child.pid} on `) } });
+        expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+        // One process with it beside one without is still refused.
+        const test = await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT', { ENABLE_TEST_CLOCK: '1' });
+        try {
+          expect((await clock(10)).out).toMatchObject({ error: 'test_clock_disabled' });
+          expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+          await production.stop();
+          expect(await clock(10)).toEqual({ code: 0, out: { offsetMs: 10 } });
+        } finally {
+          await test.stop();
+        }
+      } finally {
+        await production.stop();
+      }
+    } finally {
+      await resetTestClock(ctx.deps.redis);
     }
   });
 
