@@ -2,6 +2,7 @@ import { createClickHouse } from '../shared/clickhouse/client.js';
 import { createClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
+import { registerProcess } from '../shared/processRegistry.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
 import { startAnalyzerHealth } from './server.js';
@@ -13,6 +14,7 @@ const redis = await connectRedis(config.redisUrl);
 const clickhouse = createClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
 const metrics = createMetricsRegistry('analyzer');
 const clock = createClock(config.enableTestClock, redis);
+const registration = await registerProcess(redis, { kind: 'analyzer', testClock: config.enableTestClock });
 const analyzer = new Analyzer({ config: config.analyzer, pool, redis, clickhouse, clock, metrics });
 await analyzer.start();
 const server = await startAnalyzerHealth({ pool, redis, clickhouse, metrics }, config.analyzer.host, config.analyzer.port);
@@ -20,6 +22,7 @@ process.stdout.write(`analyzer listening on ${config.analyzer.host}:${config.ana
 onShutdown(async () => {
   server.close();
   await analyzer.stop();
+  await registration.stop();
   await pool.end();
   await clickhouse.close();
   redis.disconnect();

@@ -2,6 +2,7 @@ import { createClickHouse } from '../shared/clickhouse/client.js';
 import { createClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
+import { registerProcess } from '../shared/processRegistry.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
 import { startIngestServer } from './http/server.js';
@@ -11,6 +12,7 @@ const pool = createPool(config.databaseUrl, 4);
 const redis = await connectRedis(config.redisUrl);
 const clickhouse = createClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
 const clock = createClock(config.enableTestClock, redis);
+const registration = await registerProcess(redis, { kind: 'ingest', testClock: config.enableTestClock });
 const logError = config.logLevel === 'silent' ? undefined : (message: string, error: unknown) => {
   process.stderr.write(`${new Date().toISOString()} ${message}: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
 };
@@ -23,6 +25,7 @@ process.stdout.write(`ingest edge listening on ${config.ingest.host}:${server.po
 onShutdown(async () => {
   // Stop accepting, answer what is in progress, drain the group commit, then close the stores.
   await server.close();
+  await registration.stop();
   await clickhouse.close();
   await pool.end();
   redis.disconnect();

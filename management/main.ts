@@ -1,5 +1,6 @@
 import { createClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';
+import { registerProcess } from '../shared/processRegistry.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
 import { buildApp } from './app.js';
@@ -7,10 +8,12 @@ import { buildApp } from './app.js';
 const config = loadConfigOrExit();
 const pool = createPool(config.databaseUrl);
 const redis = await connectRedis(config.redisUrl);
+const registration = await registerProcess(redis, { kind: 'management', testClock: config.enableTestClock });
 const app = await buildApp({ config, pool, redis, clock: createClock(config.enableTestClock, redis) }, { logger: true });
 await app.listen({ host: config.management.host, port: config.management.port });
 onShutdown(async () => {
   await app.close();
+  await registration.stop();
   await pool.end();
   redis.disconnect();
 });

@@ -30,6 +30,7 @@ export interface Config {
   consoleOrigin: string;
   sessionTtlSeconds: number;
   workspaceCreationsPerHour: number;
+  auth: AuthLimits;
   logLevel: string;
   limits: IngestLimits;
 }
@@ -123,6 +124,16 @@ export interface AnalyzerConfig {
    * covered by it.
    */
   ruleGraceMs: number;
+}
+
+/** Console login and sign-up throttles (management/session/authThrottle.ts; README lists the variables). */
+export interface AuthLimits {
+  /** Failed logins per e-mail address (known or not) in a rolling 15 minutes. */
+  loginFailuresPerEmail: number;
+  /** Failed logins per client address (an IPv6 /64) in a rolling 15 minutes. */
+  loginFailuresPerAddress: number;
+  /** Sign-up attempts per client address (an IPv6 /64) in a rolling hour. */
+  signupsPerAddressPerHour: number;
 }
 
 export interface IngestLimits {
@@ -278,6 +289,11 @@ export function loadConfig(env: Env = process.env): Config {
     consoleOrigin: str(env, 'CONSOLE_ORIGIN', 'http://127.0.0.1:8081'),
     sessionTtlSeconds: int(env, 'SESSION_TTL_SECONDS', 14 * 24 * 3600, 60),
     workspaceCreationsPerHour: int(env, 'WORKSPACE_CREATIONS_PER_HOUR', 10, 1),
+    auth: {
+      loginFailuresPerEmail: int(env, 'AUTH_LOGIN_FAILURES_PER_EMAIL', 10, 1),
+      loginFailuresPerAddress: int(env, 'AUTH_LOGIN_FAILURES_PER_ADDRESS', 50, 1),
+      signupsPerAddressPerHour: int(env, 'AUTH_SIGNUPS_PER_ADDRESS_PER_HOUR', 10, 1),
+    },
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     limits: {
       integrationRequestsPerMin: int(env, 'INGEST_INTEGRATION_REQUESTS_PER_MIN', 600, 1),

@@ -85,6 +85,17 @@ export const RedisKeys = {
   testClockOffset: 'clock:offset_ms',
   credentialEpoch: (accountId: string, connectionId: string) => `cred_epoch:${accountTag(accountId)}:${connectionId}`,
   workspaceCreations: (userId: string) => `ws_create:${userId}`,
+  /** Failed console logins of the last 15 minutes (sliding windows), by e-mail HMAC and by client address. */
+  loginFailuresByEmail: (emailDigest: string) => `login_fail:email:${emailDigest}`,
+  loginFailuresByAddress: (address: string) => `login_fail:addr:${address}`,
+  /** Console sign-up attempts of the last hour by client address (a sliding window). */
+  signupsByAddress: (address: string) => `signup:addr:${address}`,
+  /**
+   * Sorted set of the running processes (ingest, analyzer, management), each member a JSON
+   * description including whether it honours the test clock, scored by when it last reported
+   * (real ms): `admin clock` reads it (shared/processRegistry.ts).
+   */
+  runningProcesses: 'processes:running',
   /** 02 Limits: a workspace's rule mutations of the last minute (a sliding window). */
   ruleMutations: (workspaceId: string) => `rule_mut:${workspaceId}`,
   /** 02 Limits: a workspace's previews of the last minute, shared by setup, copy and compensation. */

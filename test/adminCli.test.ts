@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseCommand } from '../management/admin/args.js';
 import { commandErrorBody } from '../management/admin/commandError.js';
 import { runCommand } from '../management/admin/commands.js';
@@ -11,7 +11,9 @@ import { isWritePaused, setWritePause } from '../management/maintenance.js';
 import { resetTestClock } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
 import { RedisKeys } from '../shared/redis.js';
-import { bootstrapWorkspace, callWithSession, createTestContext, uniqueEmail, type TestContext } from './helpers/context.js';
+import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { spawnProcess } from './helpers/processes.js';
+import { bootstrapWorkspace, callWithSession, createTestContext, freshClientIp, uniqueEmail, type TestContext } from './helpers/context.js';
 
 const exec = promisify(execFile);
 let ctx: TestContext;
@@ -87,6 +89,46 @@ describe('bootstrap', () => {
     expect((again.apiKey as { scopes: string[] }).scopes).toEqual([...WORKSPACE_SCOPES]);
   });
 
+  it('takes over an unverified self-signup: the squatter\'s password, name, sessions and mail no longer count', async () => {
+    const email = uniqueEmail('squatted');
+    const squatterPassword = 'the squatter chose this';
+    const post = (url: string, payload: object, headers: Record<string, string> = {}) =>
+      ctx.app.inject({ method: 'POST', url, payload, headers, remoteAddress: freshClientIp() });
+    const signup = await post('/auth/signup', { email, password: squatterPassword, name: 'Squatter' });
+    expect(signup.statusCode).toBe(201);
+    const squatter = await post('/auth/login', { email, password: squatterPassword });
+    expect(squatter.statusCode).toBe(200);
+    const squatterCookie = `session=${squatter.cookies.find((c) => c.name === 'session')!.value}`;
+    const { rows: mail } = await ctx.deps.pool.query("SELECT body FROM email_outbox WHERE lower(to_email) = lower($1) AND kind = 'email_verification'", [email]);
+
+    const out = await run(['bootstrap', '--email', email, '--workspace', 'Squatted']) as unknown as BootstrapResult;
+    expect(out.user).toEqual({ id: signup.json().user.id, email });
+
+    // The sign-up's password and session open nothing, and its verification link is spent.
+    const login = await post('/auth/login', { email, password: squatterPassword });
+    expect(login.statusCode).toBe(401);
+    expect(login.json()).toEqual({ error: 'unauthenticated' });
+    const oldSession = await ctx.app.inject({ method: 'GET', url: '/workspaces', headers: { cookie: squatterCookie } });
+    expect(oldSession.statusCode).toBe(401);
+    expect((await post('/auth/verify-email', { token: mail[0].body.token })).statusCode).toBe(400);
+
+    // What bootstrap printed does open the workspace, and the user is verified under the address's name.
+    const list = await ctx.app.inject({ method: 'GET', url: '/workspaces', headers: { cookie: `session=${out.sessionToken}` } });
+    expect(list.statusCode).toBe(200);
+    expect(JSON.stringify(list.json())).toContain(out.workspace.slug);
+    expect((await authenticate(out.apiKey.key)).workspaceId).toBe(out.workspace.id);
+    const stored = await ctx.deps.pool.query('SELECT name, email_verified_at FROM users WHERE id = $1', [out.user.id]);
+    expect(stored.rows[0]).toEqual({ name: email.split('@')[0], email_verified_at: expect.any(Date) });
+    const audit = await ctx.deps.pool.query("SELECT actor_type FROM audit_events WHERE target_id = $1 AND action = 'user.credentials_reset'", [out.user.id]);
+    expect(audit.rows).toEqual([{ actor_type: 'operator' }]);
+
+    // A rerun reuses the now verified user as before and resets nothing more.
+    const again = await run(['bootstrap', '--email', email, '--workspace', 'Squatted']) as unknown as BootstrapResult;
+    expect(again.workspace).toEqual(out.workspace);
+    const stillOpen = await ctx.app.inject({ method: 'GET', url: '/workspaces', headers: { cookie: `session=${out.sessionToken}` } });
+    expect(stillOpen.statusCode).toBe(200);
+  });
+
   it('refuses unknown scopes', async () => {
     expect(await run(['bootstrap', '--email', uniqueEmail(), '--scopes', 'root'])).toMatchObject({ error: 'invalid_api_key_request' });
   });
@@ -137,9 +179,17 @@ describe('maintenance', () => {
 });
 
 describe('clock', () => {
-  it('advances and resets the shared test clock', async () => {
+  // `admin clock` reads which processes run (shared/processRegistry.ts). Processes of other test
+  // files that were killed with SIGKILL stay listed for up to 15 s: each test starts from none.
+  beforeEach(async () => { await ctx.deps.redis.del(RedisKeys.runningProcesses); });
+  afterEach(async () => {
+    await resetTestClock(ctx.deps.redis);
+    await ctx.deps.clock.sync();
+  });
+
+  it('advances and resets the shared test clock while the running processes honour it', async () => {
+    const management = await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT', { ENABLE_TEST_CLOCK: '1' });
     try {
-      await resetTestClock(ctx.deps.redis);
       expect(await run(['clock', 'advance', '--ms', '5000'])).toEqual({ offsetMs: 5000 });
       expect(await run(['clock', 'advance', '--ms', '1000'])).toEqual({ offsetMs: 6000 });
       await ctx.deps.clock.sync();
@@ -147,8 +197,7 @@ describe('clock', () => {
       expect(await run(['clock', 'reset'])).toEqual({ offsetMs: 0 });
       expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
     } finally {
-      await resetTestClock(ctx.deps.redis);
-      await ctx.deps.clock.sync();
+      await management.stop();
     }
   });
 
@@ -156,6 +205,13 @@ describe('clock', () => {
     const deps = { ...ctx.deps, config: { ...ctx.deps.config, enableTestClock: false } };
     await expect(runCommand(deps, parseCommand(['clock', 'advance', '--ms', '1000']))).rejects.toMatchObject({ code: 'test_clock_disabled' });
     await expect(runCommand(deps, parseCommand(['clock', 'reset']))).rejects.toMatchObject({ code: 'test_clock_disabled' });
+    expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+  });
+
+  it('refuses while no process reports running, and changes nothing', async () => {
+    for (const argv of [['clock', 'advance', '--ms', '1000'], ['clock', 'reset']]) {
+      expect(await run(argv)).toEqual({ error: 'test_clock_disabled', message: expect.stringContaining('no running process') });
+    }
     expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
   });
 });
@@ -233,6 +289,33 @@ describe('the compiled CLI', () => {
       expect(await isWritePaused(ctx.deps.redis)).toBe(false);
     } finally {
       await setWritePause(ctx.deps.redis, false);
+    }
+  });
+
+  it('refuses `clock advance` while a process runs without ENABLE_TEST_CLOCK=1, accepts it once all run with it', async () => {
+    await ctx.deps.redis.del(RedisKeys.runningProcesses);
+    const clock = (ms: number) => exec('node', [cli, 'clock', 'advance', '--ms', String(ms), '--json'], { env: { ...process.env, ENABLE_TEST_CLOCK: '1' } })
+      .then(({ stdout }) => ({ code: 0, out: JSON.parse(stdout) }), (error: { code: number; stdout: string }) => ({ code: error.code, out: JSON.parse(error.stdout) }));
+    try {
+      const production = await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT', { ENABLE_TEST_CLOCK: '0' });
+      try {
+        expect(await clock(10)).toEqual({ code: 1, out: { error: 'test_clock_disabled', message: expect.stringContaining(`management (pid ${production.child.pid} on `) } });
+        expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+        // One process with it beside one without is still refused.
+        const test = await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT', { ENABLE_TEST_CLOCK: '1' });
+        try {
+          expect((await clock(10)).out).toMatchObject({ error: 'test_clock_disabled' });
+          expect(await ctx.deps.redis.get(RedisKeys.testClockOffset)).toBeNull();
+          await production.stop();
+          expect(await clock(10)).toEqual({ code: 0, out: { offsetMs: 10 } });
+        } finally {
+          await test.stop();
+        }
+      } finally {
+        await production.stop();
+      }
+    } finally {
+      await resetTestClock(ctx.deps.redis);
     }
   });
 

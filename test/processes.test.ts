@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../shared/config.js';
+import { runningProcesses } from '../shared/processRegistry.js';
+import { connectRedis, type Redis } from '../shared/redis.js';
 
 // The three compiled processes (npm test builds dist/ first) start on free ports and answer
 // their health routes against the real stores.
@@ -11,7 +14,28 @@ const PROCESSES = [
 ] as const;
 
 const children: ChildProcess[] = [];
-afterAll(() => { for (const child of children) child.kill('SIGTERM'); });
+let redis: Redis;
+beforeAll(async () => { redis = await connectRedis(loadConfig().redisUrl); });
+afterAll(() => {
+  for (const child of children) child.kill('SIGTERM');
+  redis.disconnect();
+});
+
+const TEST_CLOCK_WARNING = /WARNING: \w+ runs with ENABLE_TEST_CLOCK=1/;
+
+/** Spawns a compiled process with its stdout and stderr kept in `output()`, complete once `closed` resolves. */
+function spawnWithOutput(file: string, env: Record<string, string>): { child: ChildProcess; output: () => string; closed: Promise<number | null> } {
+  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  // 'close' comes after the exit and after both streams ended: all the output has been read.
+  const closed = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+  return { child, output: () => output, closed };
+}
+
+const registered = async (pid: number) => (await runningProcesses(redis)).find((running) => running.pid === pid);
 
 async function waitFor(url: string, timeoutMs = 15_000): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
@@ -28,8 +52,7 @@ async function waitFor(url: string, timeoutMs = 15_000): Promise<Response> {
 describe.each(PROCESSES)('$name process', (proc) => {
   it('starts, answers /healthz, /readyz and /metrics, and stops on SIGTERM', async () => {
     expect(existsSync(proc.file)).toBe(true);
-    const child = spawn(process.execPath, [proc.file], { env: { ...process.env, [proc.portVar]: String(proc.port) }, stdio: 'ignore' });
-    children.push(child);
+    const { child, output, closed } = spawnWithOutput(proc.file, { [proc.portVar]: String(proc.port) });
     const base = `http://127.0.0.1:${proc.port}`;
     expect((await waitFor(`${base}/healthz`)).status).toBe(200);
     const ready = await fetch(`${base}/readyz`);
@@ -39,8 +62,28 @@ describe.each(PROCESSES)('$name process', (proc) => {
     const metrics = await fetch(`${base}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('process_cpu_user_seconds_total');
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await closed).toBe(0);
+  });
+
+  it('warns at start that it honours the test clock, and reports it running with it until stopped', async () => {
+    expect(process.env.ENABLE_TEST_CLOCK).toBe('1');
+    const { child, output, closed } = spawnWithOutput(proc.file, { [proc.portVar]: String(proc.port) });
+    expect((await waitFor(`http://127.0.0.1:${proc.port}/healthz`)).status).toBe(200);
+    expect(await registered(child.pid!)).toMatchObject({ kind: proc.name, testClock: true });
+    child.kill('SIGTERM');
+    expect(await closed).toBe(0);
+    expect(output()).toMatch(TEST_CLOCK_WARNING);
+    expect(await registered(child.pid!)).toBeUndefined();
+  });
+
+  it('without ENABLE_TEST_CLOCK=1: no warning, and reported running without the test clock', async () => {
+    const { child, output, closed } = spawnWithOutput(proc.file, { [proc.portVar]: String(proc.port), ENABLE_TEST_CLOCK: '0', LOG_LEVEL: 'info' });
+    expect((await waitFor(`http://127.0.0.1:${proc.port}/healthz`)).status).toBe(200);
+    expect(await registered(child.pid!)).toMatchObject({ kind: proc.name, testClock: false });
+    child.kill('SIGTERM');
+    expect(await closed).toBe(0);
+    expect(output()).not.toMatch(TEST_CLOCK_WARNING);
+    expect(output()).not.toContain('ENABLE_TEST_CLOCK');
   });
 });

@@ -3,7 +3,7 @@ import { setWritePause } from '../management/maintenance.js';
 import { VERIFICATION_TTL_MS } from '../management/session/sessionService.js';
 import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { sha256Hex } from '../shared/secrets.js';
-import { countRows, createTestContext, uniqueEmail, type TestContext } from './helpers/context.js';
+import { countRows, createTestContext, freshClientIp, uniqueEmail, type TestContext } from './helpers/context.js';
 
 let ctx: TestContext;
 beforeAll(async () => { ctx = await createTestContext(); });
@@ -11,8 +11,9 @@ afterAll(async () => { await ctx.close(); });
 
 const PASSWORD = 'correct horse battery';
 
+/** Each call from an address of its own: sign-ups and failed logins are limited per client address. */
 function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  return ctx.app.inject({ method: 'POST', url, headers, payload: body as object });
+  return ctx.app.inject({ method: 'POST', url, headers, payload: body as object, remoteAddress: freshClientIp() });
 }
 
 async function signUp(email = uniqueEmail('signup'), password = PASSWORD) {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../../shared/db/pool.js';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hashPassword } from '../accounts/passwords.js';
-import { createSession, findUserByEmail, insertUser } from '../accounts/users.js';
+import { createSession, findUserByEmail, insertUser, type UserRecord } from '../accounts/users.js';
 import { insertApiKey } from '../apiKeys/apiKeyStore.js';
 import { WORKSPACE_SCOPES, isWorkspaceScope, type WorkspaceScope } from '../auth/scopes.js';
 import type { Deps } from '../deps.js';
@@ -33,6 +34,22 @@ export function parseScopes(scopes: string[] | 'all' | undefined): WorkspaceScop
 }
 
 /**
+ * An unverified user was made by whoever signed up first with the address, not necessarily its
+ * owner: bootstrap keeps the user (00-decisions §2 "creates (or reuses)") but none of what the
+ * sign-up chose. The password becomes an unknown random one (as for a user bootstrap creates),
+ * the name the address's local part, and the user's sessions and verification links end, so only
+ * the session and API key that bootstrap prints open the workspace (docs/decisions.md, issue 25).
+ */
+async function takeOverUnverifiedUser(db: Queryable, user: UserRecord, passwordHash: string, now: Date): Promise<UserRecord & { passwordHash: string }> {
+  const name = user.email.split('@')[0];
+  await db.query('UPDATE users SET email_verified_at = $2, password_hash = $3, name = $4 WHERE id = $1', [user.id, now, passwordHash, name]);
+  await db.query('UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL', [user.id, now]);
+  await db.query('UPDATE email_verifications SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL', [user.id, now]);
+  await recordAudit(db, { workspaceId: null, actorType: 'operator', actorId: null, action: 'user.credentials_reset', targetId: user.id, at: now });
+  return { ...user, name, emailVerified: true, passwordHash };
+}
+
+/**
  * Operator `bootstrap` (00-decisions §2): creates or reuses a verified user, their Developer
  * account and an active workspace named by `workspace`, then a console session and an API key.
  * The same domain code as the console routes does the writes.
@@ -48,7 +65,7 @@ export async function bootstrap(deps: Deps, input: BootstrapInput): Promise<Boot
       const created = await insertUser(db, { email: input.email, name: input.email.split('@')[0], passwordHash, verified: true, now });
       user = { ...created, passwordHash };
     } else if (!user.emailVerified) {
-      await db.query('UPDATE users SET email_verified_at = $2 WHERE id = $1', [user.id, now]);
+      user = await takeOverUnverifiedUser(db, user, passwordHash, now);
     }
     const owned = await db.query<{ account_id: string }>(
       "SELECT account_id FROM account_members WHERE user_id = $1 AND role = 'owner' ORDER BY account_id LIMIT 1",

@@ -2,6 +2,7 @@ import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import { advanceTestClock, resetTestClock } from '../../shared/clock.js';
+import { runningProcesses } from '../../shared/processRegistry.js';
 import { RedisKeys } from '../../shared/redis.js';
 import { insertApiKey, revokeApiKey } from '../apiKeys/apiKeyStore.js';
 import { validLifetime } from '../apiKeys/rules.js';
@@ -62,10 +63,23 @@ export async function maintenanceCommand(deps: Deps, action: 'pause' | 'resume')
   return { paused: await setWritePause(deps.redis, action === 'pause') };
 }
 
-/** `clock advance --ms N` / `clock reset`: only when the processes run with ENABLE_TEST_CLOCK=1. */
+/**
+ * `clock advance --ms N` / `clock reset` (00-decisions §2): only with ENABLE_TEST_CLOCK=1 here and
+ * while the running processes (shared/processRegistry.ts) all report it, and at least one runs: a
+ * production deployment, whose processes run without it, refuses the command.
+ */
 export async function clockCommand(deps: Deps, input: { action: 'advance'; ms: number } | { action: 'reset' }): Promise<{ offsetMs: number }> {
   if (!deps.config.enableTestClock) {
     throw new CommandError('test_clock_disabled', 'the test clock needs ENABLE_TEST_CLOCK=1 here and in every process');
+  }
+  const processes = await runningProcesses(deps.redis);
+  if (processes.length === 0) {
+    throw new CommandError('test_clock_disabled', 'no running process reports the test clock: start ingest, analyzer and management with ENABLE_TEST_CLOCK=1 first');
+  }
+  const without = processes.filter((running) => !running.testClock);
+  if (without.length > 0) {
+    const names = without.map((running) => `${running.kind} (pid ${running.pid} on ${running.host})`).join(', ');
+    throw new CommandError('test_clock_disabled', `running without ENABLE_TEST_CLOCK=1: ${names}; the test clock is refused while any process runs without it`);
   }
   const offsetMs = input.action === 'advance' ? await advanceTestClock(deps.redis, input.ms) : await resetTestClock(deps.redis);
   return { offsetMs };

@@ -43,6 +43,17 @@ function checkCsrf(request: FastifyRequest, session: SessionPrincipal): void {
 }
 
 /**
+ * onRequest hook of login and sign-up, which have no session to carry a CSRF token: a browser's
+ * cross-site post (login CSRF, signing the victim in as the attacker) names another origin and is
+ * 403 `forbidden`, the answer of the session check above. No `Origin` at all is a client that is
+ * not a browser posting cross-site (curl, scripts) and stays accepted.
+ */
+export async function rejectForeignOrigin(request: FastifyRequest): Promise<void> {
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin !== request.server.deps.config.consoleOrigin) throw new AppError('forbidden');
+}
+
+/**
  * onRequest hook for console routes: a current session (401), CSRF for writes (403), a verified
  * e-mail unless `allowUnverified` (403 `email_verification_required`), then the write pause.
  */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { rejectForeignOrigin } from '../auth/sessionAuth.js';
 import { login } from './sessionService.js';
 import { SESSION_COOKIE, sessionCookieOptions, userSchema } from './schemas.js';
 
@@ -10,6 +11,7 @@ interface Body { email: string; password: string }
  */
 export default function loginRoute(app: FastifyInstance): void {
   app.post<{ Body: Body }>('/auth/login', {
+    onRequest: [rejectForeignOrigin],
     config: { validationError: 'invalid_request' },
     schema: {
       body: {
@@ -30,7 +32,7 @@ export default function loginRoute(app: FastifyInstance): void {
       },
     },
   }, async (request, reply) => {
-    const result = await login(app.deps, request.body);
+    const result = await login(app.deps, request.body, request.ip);
     reply.setCookie(SESSION_COOKIE, result.sessionToken, {
       ...sessionCookieOptions(app.deps.config),
       maxAge: app.deps.config.sessionTtlSeconds,

@@ -3,10 +3,11 @@ import { withTransaction } from '../../shared/db/transaction.js';
 import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { AppError } from '../../shared/errors/index.js';
 import { newSecret, sha256Hex } from '../../shared/secrets.js';
-import { hashPassword, verifyPassword } from '../accounts/passwords.js';
+import { hashPassword, NO_USER_PASSWORD_HASH, verifyPassword } from '../accounts/passwords.js';
 import { createSession, findUserByEmail, insertUser, type UserRecord } from '../accounts/users.js';
 import { csrfTokenFor } from '../auth/sessionAuth.js';
 import { recordAudit } from '../operations/audit.js';
+import { reserveLoginAttempt, reserveSignupAttempt } from './authThrottle.js';
 import { validEmail, validPassword, validUserName } from './rules.js';
 
 /** Verification links stay valid for 24 hours. */
@@ -18,11 +19,16 @@ const VERIFICATION_TOKEN_PATTERN = /^svc_ver_[A-Za-z0-9_-]{43}$/;
  * which only the SHA-256 is stored, and the mail carrying it in `email_outbox` (the operator CLI
  * `mail` prints it). One transaction, so a taken e-mail writes nothing.
  */
-export async function signup(deps: Deps, input: { email: string; password: string; name: string }): Promise<UserRecord> {
+export async function signup(deps: Deps, input: { email: string; password: string; name: string }, clientIp: string): Promise<UserRecord> {
   const email = validEmail(input.email);
   const password = validPassword(input.password);
   const name = validUserName(input.name);
-  const passwordHash = await hashPassword(password);
+  // Every attempt that reaches scrypt counts, a taken e-mail (409) too: that answer names used addresses.
+  const attempt = await reserveSignupAttempt(deps, clientIp);
+  const passwordHash = await hashPassword(password).catch(async (error: unknown) => {
+    await attempt.release();
+    throw error;
+  });
   const now = deps.clock.now();
   return withTransaction(deps.pool, async (db) => {
     let user: UserRecord;
@@ -69,14 +75,6 @@ export async function verifyEmail(deps: Deps, token: string): Promise<UserRecord
   });
 }
 
-let dummyHash: Promise<string> | undefined;
-
-/** A real scrypt hash to verify against when the e-mail is unknown, so both failures cost the same. */
-function timingDummyHash(): Promise<string> {
-  dummyHash ??= hashPassword('not-a-password-of-anyone');
-  return dummyHash;
-}
-
 export interface LoginResult {
   user: UserRecord;
   sessionToken: string;
@@ -84,25 +82,38 @@ export interface LoginResult {
   expiresAt: Date;
 }
 
-/** Wrong e-mail and wrong password are one answer, 401 `unauthenticated`, after one scrypt run each. */
-export async function login(deps: Deps, input: { email: string; password: string }): Promise<LoginResult> {
+/**
+ * Wrong e-mail and wrong password are one answer, 401 `unauthenticated`, after one scrypt run each
+ * and one failed-login slot each of the e-mail and the client address (429 `rate_limited` past them).
+ */
+export async function login(deps: Deps, input: { email: string; password: string }, clientIp: string): Promise<LoginResult> {
   const email = input.email.trim();
-  // A control character (NUL included) can be in no stored address: look nothing up, but still hash.
-  const user = /[\u0000-\u001f\u007f]/.test(email) ? null : await findUserByEmail(deps.pool, email);
-  const matches = await verifyPassword(input.password, user?.passwordHash ?? (await timingDummyHash()));
-  if (!user || !matches) throw new AppError('unauthenticated');
-  const now = deps.clock.now();
-  const session = await withTransaction(deps.pool, async (db) => {
-    const created = await createSession(db, user.id, now, deps.config.sessionTtlSeconds);
-    await recordAudit(db, { workspaceId: null, actorType: 'user', actorId: user.id, action: 'session.create', targetId: created.id, at: now });
-    return created;
-  });
-  return {
-    user: { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified },
-    sessionToken: session.token,
-    csrfToken: csrfTokenFor(session.id, deps.config.secretEncryptionKey),
-    expiresAt: session.expiresAt,
-  };
+  const attempt = await reserveLoginAttempt(deps, { email, ip: clientIp });
+  let failed = false;
+  try {
+    // A control character (NUL included) can be in no stored address: look nothing up, but still hash.
+    const user = /[\u0000-\u001f\u007f]/.test(email) ? null : await findUserByEmail(deps.pool, email);
+    const matches = await verifyPassword(input.password, user?.passwordHash ?? NO_USER_PASSWORD_HASH);
+    if (!user || !matches) {
+      failed = true;
+      throw new AppError('unauthenticated');
+    }
+    const now = deps.clock.now();
+    const session = await withTransaction(deps.pool, async (db) => {
+      const created = await createSession(db, user.id, now, deps.config.sessionTtlSeconds);
+      await recordAudit(db, { workspaceId: null, actorType: 'user', actorId: user.id, action: 'session.create', targetId: created.id, at: now });
+      return created;
+    });
+    return {
+      user: { id: user.id, email: user.email, name: user.name, emailVerified: user.emailVerified },
+      sessionToken: session.token,
+      csrfToken: csrfTokenFor(session.id, deps.config.secretEncryptionKey),
+      expiresAt: session.expiresAt,
+    };
+  } finally {
+    // Only a wrong guess keeps its slots; a success, a full scrypt queue or a store failure is none.
+    if (!failed) await attempt.release().catch(() => undefined);
+  }
 }
 
 export async function logout(deps: Deps, session: { sessionId: string; userId: string }): Promise<void> {

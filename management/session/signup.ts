@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { rejectForeignOrigin } from '../auth/sessionAuth.js';
 import { signup } from './sessionService.js';
 import { userSchema } from './schemas.js';
 
@@ -7,6 +8,7 @@ interface Body { email: string; password: string; name: string }
 /** POST /auth/signup (00-decisions §3): 201 `{user}`, unverified until the mailed token is used. */
 export default function signupRoute(app: FastifyInstance): void {
   app.post<{ Body: Body }>('/auth/signup', {
+    onRequest: [rejectForeignOrigin],
     config: { validationError: 'invalid_signup' },
     schema: {
       body: {
@@ -22,7 +24,7 @@ export default function signupRoute(app: FastifyInstance): void {
       response: { 201: { type: 'object', required: ['user'], properties: { user: userSchema } } },
     },
   }, async (request, reply) => {
-    const user = await signup(app.deps, request.body);
+    const user = await signup(app.deps, request.body, request.ip);
     return reply.code(201).header('Cache-Control', 'no-store').send({ user });
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { expect } from 'vitest';
 import { advanceTestClock, createClock, resetTestClock } from '../../shared/clock.js';
 import { loadConfig } from '../../shared/config.js';
@@ -50,6 +50,12 @@ export async function advanceClock(ctx: TestContext, ms: number): Promise<void> 
 }
 
 export const uniqueEmail = (label = 'user') => `${label}-${randomBytes(6).toString('hex')}@example.test`;
+
+/**
+ * A client address of its own (in 198.18.0.0/15, reserved for benchmarks) for `inject`'s
+ * `remoteAddress`: the per-address login and sign-up limits of one test never meet another's.
+ */
+export const freshClientIp = () => `198.${18 + randomInt(2)}.${randomInt(256)}.${randomInt(1, 255)}`;
 
 /** A fresh verified user, account, workspace, session and API key (operator bootstrap). */
 export function bootstrapWorkspace(ctx: TestContext, input: Partial<BootstrapInput> = {}): Promise<BootstrapResult> {
