@@ -114,10 +114,10 @@ async function registerLocked(deps: AppDeps, db: pg.PoolClient, principal: ApiKe
 
 /**
  * POST /v1/integrations/{integrationId}/contracts (01 Register). The import runs first, on the
- * import pool's worker thread; then, in
- * one transaction under the connection row lock: the `expectedConnectionRevision` check, the
- * declared-version rules, the draft with its operations, a new connection revision and the audit
- * row. No analysis is enqueued and the active version does not change.
+ * import pool's worker thread; then, in one transaction under the connection row lock: the
+ * `expectedConnectionRevision` check, the declared-version rules, the draft with its operations, a
+ * new connection revision and the audit row. No analysis is enqueued and the active version does
+ * not change.
  */
 export async function registerContract(deps: AppDeps, principal: ApiKeyPrincipal, integrationId: string, input: RegistrationInput): Promise<RegistrationResult> {
   requireCanonicalWorkspace(principal);

@@ -19,7 +19,8 @@ export type OpenApiProtocol = 'http-api' | 'http-webhook';
 
 const SUPPORTED_VERSION = /^3\.([01])(\.[0-9]+)?(-[0-9A-Za-z.-]+)?$/;
 const PATH_ITEM_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'query']);
-// The canonical JSON of every operation's schema, summed: about 9 times the corpus's largest (discord).
+// UTF-8 bytes of the canonical JSON of every operation's schema, summed: about 9 times the
+// corpus's largest (Discord's).
 export const MAX_IMPORT_SCHEMA_BYTES = 8 * 1024 * 1024;
 // A chain of `$ref`s between path items, request bodies or responses longer than this is a loop.
 const MAX_REFERENCE_HOPS = 32;
@@ -245,7 +246,7 @@ class OpenApiImporter {
    */
   private fingerprintOf(schema: Record<string, unknown>): string {
     const canonical = canonicalJson(schema);
-    this.schemaBytes += canonical.length;
+    this.schemaBytes += Buffer.byteLength(canonical);
     if (this.schemaBytes > MAX_IMPORT_SCHEMA_BYTES) {
       throw invalidContract(`the operations' schemas exceed ${MAX_IMPORT_SCHEMA_BYTES} bytes in all (the limit per import)`, ['']);
     }
