@@ -167,7 +167,7 @@ export interface Collector {
   admit(): boolean;
   /** Queues an observation `admit()` let in. Never throws. */
   observeAdmitted(observation: Observation): void;
-  /** Sends what is queued now; resolves when done or when delivery is paused. Never rejects. */
+  /** Sends what is queued now; resolves when done, or when delivery backs off, waits for the edge's windows or is paused. Never rejects. */
   flush(): Promise<void>;
   /** Flushes what it can within `timeoutMs` (default 5,000), then stops for good. Never rejects. */
   close(timeoutMs?: number): Promise<void>;
