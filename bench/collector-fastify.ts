@@ -35,10 +35,11 @@
 // - `--limits spec` (default): the edge keeps document 03's limits (6,000 observations and 600
 //   requests a minute per Integration, 30,000 per workspace) and the collector its default budget,
 //   which it reads from the edge's connection check: what a user runs. It builds at most the
-//   budget (a tenth at once, then 90 a second) and counts the rest in `throttled`.
+//   budget in any 60 seconds (all of it at once, then each place again a minute after it was
+//   taken) and counts the rest in `throttled`.
 //   `--limits raised`: the edge's limits raised (bench/ingest-common.ts benchEdgeEnv) and the
-//   collector's budget lifted (`maxObservationsPerMinute: 0`): it builds every observation, the
-//   case of an operator who raised the limits. With `--endpoint sink`, `spec` leaves the collector
+//   collector's budgets lifted (`maxObservationsPerMinute: 0`, `maxRequestsPerMinute: 0`): it
+//   builds every observation, the case of an operator who raised the limits. With `--endpoint sink`, `spec` leaves the collector
 //   its default budget (6,000 a minute: the sink's answer to the connection check has no limits).
 //
 // Against the real edge each upload waits for the group commit (≥ 50 ms), so delivery is bounded
@@ -82,6 +83,7 @@ interface CollectorConfig {
   connectionKey: string;
   ingestToken: string;
   maxObservationsPerMinute?: number;
+  maxRequestsPerMinute?: number;
 }
 
 type Counters = {
@@ -298,7 +300,7 @@ async function main(): Promise<void> {
   if (options.endpoint !== 'edge' && options.endpoint !== 'sink') throw new Error('--endpoint must be edge or sink');
   if (options.limits !== 'spec' && options.limits !== 'raised') throw new Error('--limits must be spec or raised');
   // The sink answers the connection check 202 without limits: the collector keeps its default budget.
-  const budget = options.limits === 'spec' ? {} : { maxObservationsPerMinute: 0 };
+  const budget = options.limits === 'spec' ? {} : { maxObservationsPerMinute: 0, maxRequestsPerMinute: 0 };
 
   let endpointChild: ChildProcess;
   let config: CollectorConfig;

@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     hashKey: 'bench-hash-key',
     // 0: every call builds its envelope (the default budget would skip all but 6,000 a minute).
     maxObservationsPerMinute,
+    // The 202 sink has no request limit (the default 600 a minute would hold batches back).
+    maxRequestsPerMinute: 0,
     connectionCheck: false,
   });
 

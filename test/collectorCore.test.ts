@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { validateEnvelope } from '../shared/envelope/validate.js';
 import { canonicalJson as referenceCanonicalJson, fingerprint as referenceFingerprint } from '../shared/fingerprint.js';
 import { backoffDelayMs } from '../collector/src/backoff.js';
-import { ObservationBudget } from '../collector/src/budget.js';
+import { SendBudget, SlidingWindow, WINDOW_MS } from '../collector/src/budget.js';
 import { canonicalJson } from '../collector/src/canonicalJson.js';
 import { createCollector } from '../collector/src/collector.js';
 import type { CollectorOptions, Observation, SchemaShape } from '../collector/src/types.js';
@@ -306,60 +306,157 @@ describe('keyed hashes', () => {
   });
 });
 
-describe('the observation budget (budget.ts)', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+/**
+ * The edge's window as ingest/admission/scripts.ts counts it: one-second buckets of the edge's
+ * clock, a bucket counted while it is one of the last 60 (so a unit counts 59 to 60 seconds).
+ */
+class EdgeWindowModel {
+  private readonly buckets = new Map<number, number>();
+  constructor(private readonly limit: number) {}
+  fits(edgeNowMs: number, cost: number): boolean {
+    const bucket = Math.floor(edgeNowMs / 1_000);
+    let sum = 0;
+    for (const [at, count] of this.buckets) if (at >= bucket - 59) sum += count;
+    return sum + cost <= this.limit;
+  }
+  add(edgeNowMs: number, cost: number): void {
+    const bucket = Math.floor(edgeNowMs / 1_000);
+    this.buckets.set(bucket, (this.buckets.get(bucket) ?? 0) + cost);
+  }
+}
 
-  it('lets a tenth of the minute through at once, then refills the rest evenly', () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const budget = new ObservationBudget(600);
+describe('the budget windows (budget.ts)', () => {
+  it('takes the whole minute at once, and each place again 60 s after it was taken', () => {
+    const window = new SlidingWindow(6_000);
+    const t0 = 1_700_000_000_000;
     let taken = 0;
-    while (budget.take()) taken++;
-    expect(taken).toBe(60);
-    vi.advanceTimersByTime(1_000);
-    taken = 0;
-    while (budget.take()) taken++;
-    expect(taken).toBe(9);
+    while (window.take(t0)) taken++;
+    expect(taken).toBe(6_000);
+    expect(window.take(t0 + WINDOW_MS - 1)).toBe(false);
+    for (let i = 0; i < 6_000; i++) expect(window.take(t0 + WINDOW_MS)).toBe(true);
+    expect(window.take(t0 + WINDOW_MS)).toBe(false);
   });
 
-  it('never lets more than the budget through in any 60 seconds, whatever the arrivals', () => {
+  it('admits exactly what fits the last 60 seconds, whatever the arrivals', () => {
     fc.assert(fc.property(
       fc.integer({ min: 1, max: 1_000 }),
-      // Arrivals: a gap in ms, then a burst of requests at one instant.
+      // Arrivals: a gap in ms, then a burst of calls at one instant.
       fc.array(fc.tuple(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 1, max: 60 })), { minLength: 1, maxLength: 1_500, size: 'max' }),
       (perMinute, arrivals) => {
-        vi.useFakeTimers({ toFake: ['Date'] });
-        try {
-          const budget = new ObservationBudget(perMinute);
-          const admitted: number[] = [];
-          for (const [gap, burst] of arrivals) {
-            vi.advanceTimersByTime(gap);
-            for (let i = 0; i < burst; i++) if (budget.take()) admitted.push(Date.now());
+        const window = new SlidingWindow(perMinute);
+        const admitted: number[] = [];
+        let oldest = 0;
+        let now = 0;
+        for (const [gap, burst] of arrivals) {
+          now += gap;
+          for (let i = 0; i < burst; i++) {
+            while (oldest < admitted.length && admitted[oldest] <= now - WINDOW_MS) oldest++;
+            const inWindow = admitted.length - oldest;
+            // Never more than the budget, and never a refusal while there is room.
+            if (window.take(now) !== inWindow < perMinute) return false;
+            if (inWindow < perMinute) admitted.push(now);
           }
-          for (let start = 0, end = 0; end < admitted.length; end++) {
-            while (admitted[end] - admitted[start] >= 60_000) start++;
-            if (end - start + 1 > perMinute) return false;
-          }
-          return true;
-        } finally {
-          vi.useRealTimers();
         }
+        return true;
       },
     ), { numRuns: 100 });
   });
 
-  it('0 lifts it, and a clock stepped back refills nothing', () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const lifted = new ObservationBudget(0);
-    for (let i = 0; i < 100_000; i++) expect(lifted.take()).toBe(true);
-    const budget = new ObservationBudget(60);
-    for (let i = 0; i < 6; i++) expect(budget.take()).toBe(true);
-    expect(budget.take()).toBe(false);
-    vi.setSystemTime(Date.now() - 3_600_000);
-    expect(budget.take()).toBe(false);
-    budget.set(0);
-    expect(budget.take()).toBe(true);
+  it('never sends what the edge refuses: batches counted from their answers, whatever the latency and clock offset', () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 1, max: 2_000 }),
+      fc.integer({ min: 1, max: 100 }),
+      // The edge's clock minus the collector's.
+      fc.integer({ min: -5_000, max: 5_000 }),
+      // Attempts: a gap in ms, a batch size, the latency to the edge and back.
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 800 }), fc.integer({ min: 0, max: 800 })), { minLength: 1, maxLength: 600, size: 'max' }),
+      (observationsPerMinute, requestsPerMinute, offsetMs, attempts) => {
+        const budget = new SendBudget(requestsPerMinute, observationsPerMinute);
+        const edgeRequests = new EdgeWindowModel(requestsPerMinute);
+        const edgeObservations = new EdgeWindowModel(observationsPerMinute);
+        // Events in the collector's time: a batch reaching the edge, its answer reaching the collector.
+        const events: { at: number; kind: 'arrive' | 'answer'; size: number; up?: { admitted: boolean } }[] = [];
+        let refused = 0;
+        let sent = 0;
+        let now = 0;
+        const runUntil = (until: number) => {
+          events.sort((a, b) => a.at - b.at || (a.kind === 'arrive' ? -1 : 1));
+          while (events.length > 0 && events[0].at <= until) {
+            const event = events.shift() as (typeof events)[number];
+            if (event.kind === 'arrive') {
+              // The edge checks both windows before counting in either (one atomic script).
+              const edgeNow = event.at + offsetMs;
+              const admitted = edgeRequests.fits(edgeNow, 1) && edgeObservations.fits(edgeNow, event.size);
+              if (admitted) {
+                edgeRequests.add(edgeNow, 1);
+                edgeObservations.add(edgeNow, event.size);
+              } else {
+                refused++;
+              }
+              (event.up as { admitted: boolean }).admitted = admitted;
+            } else {
+              budget.answered(event.at, event.size, (event.up as { admitted: boolean }).admitted);
+            }
+          }
+        };
+        for (const [gap, wanted, up, down] of attempts) {
+          now += gap;
+          runUntil(now);
+          const size = budget.maxBatch(wanted);
+          if (budget.waitMs(now, size) > 0) continue;
+          budget.sent(size);
+          sent++;
+          const outcome = { admitted: false };
+          events.push({ at: now + up, kind: 'arrive', size, up: outcome }, { at: now + up + down, kind: 'answer', size, up: outcome });
+        }
+        runUntil(Infinity);
+        return refused === 0 && sent > 0;
+      },
+    ), { numRuns: 200 });
+  });
+
+  it('waits for the window to free room, and only as long as needed', () => {
+    const budget = new SendBudget(600, 6_000);
+    for (let i = 0; i < 120; i++) budget.sent(50);
+    // 6,000 in flight: nothing more until an answer comes.
+    expect(budget.waitMs(0, 50)).toBe(Infinity);
+    for (let i = 0; i < 60; i++) budget.answered(100, 50, true);
+    for (let i = 0; i < 60; i++) budget.answered(200, 50, true);
+    expect(budget.waitMs(300, 50)).toBe(100 + WINDOW_MS - 300);
+    expect(budget.waitMs(100 + WINDOW_MS, 50)).toBe(0);
+    // A 429 is in no window (the edge counted nothing).
+    const refused = new SendBudget(1, 6_000);
+    refused.sent(50);
+    refused.answered(0, 50, false);
+    expect(refused.waitMs(0, 50)).toBe(0);
+  });
+
+  it('holds at most min(limit, 60,000) entries, whatever the traffic', () => {
+    const small = new SlidingWindow(6_000);
+    const huge = new SlidingWindow(1_000_000_000);
+    for (let t = 0; t < 200_000; t++) {
+      small.take(t);
+      huge.take(t);
+    }
+    expect(small.slots).toBeLessThanOrEqual(6_000);
+    expect(huge.slots).toBeLessThanOrEqual(WINDOW_MS);
+    expect(huge.used(200_000)).toBe(WINDOW_MS - 1);
+  });
+
+  it('0 lifts it; a clock stepped back frees nothing, and holds places no longer than its own 60 seconds', () => {
+    const lifted = new SlidingWindow(0);
+    for (let i = 0; i < 100_000; i++) expect(lifted.take(0)).toBe(true);
+    expect(lifted.slots).toBe(0);
+    const window = new SlidingWindow(60);
+    const t0 = 10_000_000;
+    for (let i = 0; i < 60; i++) expect(window.take(t0)).toBe(true);
+    expect(window.take(t0)).toBe(false);
+    const back = t0 - 3_600_000;
+    expect(window.take(back)).toBe(false);
+    expect(window.take(back + WINDOW_MS - 1)).toBe(false);
+    expect(window.take(back + WINDOW_MS)).toBe(true);
+    window.setLimit(0);
+    expect(window.take(t0)).toBe(true);
   });
 });
 

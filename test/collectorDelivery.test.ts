@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import { advanceTestClock, resetTestClock } from '../shared/clock.js';
 import { createCollector as createLibraryCollector } from '../collector/src/collector.js';
 import type { Collector as LibraryCollector, CollectorOptions, ConnectionCheckResult, Observation } from '../collector/src/types.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
@@ -69,8 +70,9 @@ function libraryCollector(integration: Pick<Collector, 'integrationKey' | 'conne
     protocol: integration.protocol,
     hashKey: 'delivery-test',
     connectionCheck: false,
-    // These tests are about delivery: the observation budget has its own.
+    // These tests are about delivery: the budgets have their own.
     maxObservationsPerMinute: 0,
+    maxRequestsPerMinute: 0,
     ...options,
   });
   cleanups.push(() => collector.close(0));
@@ -124,8 +126,8 @@ describe('delivery exactly once', () => {
       // Room for every observation (about 900 bytes each) while the edge is down: none may drop.
       maxQueueSize: TOTAL, maxQueueBytes: 256 * 1024 * 1024, flushIntervalMs: 20, retry: { initialDelayMs: 20, maxDelayMs: 500 }, requestTimeoutMs: 5_000,
       // The edge's limits are raised, so is the collector's budget (before the check answers it
-      // would be the default 6,000 a minute).
-      maxObservationsPerMinute: 0,
+      // would be the default 6,000 observations and 600 requests a minute).
+      maxObservationsPerMinute: 0, maxRequestsPerMinute: 0,
       connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
     });
     const producing = (async () => {
@@ -234,33 +236,119 @@ describe('429 with Retry-After', () => {
   });
 });
 
-describe('the observation budget', () => {
-  it("paces the collector to the edge's budget from the connection check: nothing past it is built, and no 429", { timeout: 30_000 }, async () => {
+describe('the budget', () => {
+  it("takes the edge's budget from the connection check: a Sandbox burst of 1,000 goes whole, the 1,001st is throttled, no 429", { timeout: 30_000 }, async () => {
     // A Sandbox Integration: the edge's limits are 1,000 observations and 100 requests a minute.
     const integration = await newIntegration();
     const edge = await inProcessEdge();
     const proxy = await proxyTo(edge.url);
     const checks: ConnectionCheckResult[] = [];
     const collector = libraryCollector(integration, proxy.url, {
-      maxObservationsPerMinute: undefined, connectionCheck: true, onConnectionCheck: (result) => checks.push(result), flushIntervalMs: 10,
+      maxObservationsPerMinute: undefined, maxRequestsPerMinute: undefined, connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
+      flushIntervalMs: 10, clock: () => edge.clock.nowMs(),
     });
     await waitFor(() => checks[0], 5_000, 'the connection check');
     expect(checks[0].body).toMatchObject({ limits: { observationsPerMinute: 1_000, requestsPerMinute: 100 } });
-    // A burst of 1,000: a tenth of the minute's budget is built at once, the rest counted.
-    for (let i = 0; i < 1_000; i++) collector.observe(order(i));
-    const first = collector.counters();
-    expect(first.observed).toBeGreaterThanOrEqual(100);
-    expect(first.observed).toBeLessThanOrEqual(101);
-    expect(first.throttled).toBe(1_000 - first.observed);
+    for (let i = 0; i < 1_001; i++) collector.observe(order(i));
+    expect(collector.counters()).toMatchObject({ observed: 1_000, throttled: 1 });
     await collector.flush();
-    expect(collector.counters()).toMatchObject({ delivered: first.observed, failedBatches: 0, rejected: 0, dropped: 0 });
-    expect(new Set(uploads(proxy).map((r) => r.status))).toStrictEqual(new Set([202]));
-    // The rest of the budget comes evenly: 900 over the minute, 15 a second.
-    await sleep(1_000);
-    for (let i = 0; i < 100; i++) collector.observe(order(i));
-    const refilled = collector.counters().observed - first.observed;
-    expect(refilled).toBeGreaterThanOrEqual(14);
-    expect(refilled).toBeLessThan(100);
+    expect(collector.counters()).toMatchObject({ delivered: 1_000, failedBatches: 0, rejected: 0, dropped: 0 });
+    expect(uploads(proxy).map((r) => r.status)).toStrictEqual(Array(20).fill(202));
+    // A minute later (both clocks moved) the window has room again.
+    (edge.clock as ManualClock).advance(61_000);
+    for (let i = 0; i < 10; i++) collector.observe(order(i));
+    await collector.flush();
+    expect(collector.counters()).toMatchObject({ observed: 1_010, delivered: 1_010, throttled: 1, failedBatches: 0 });
+  });
+});
+
+describe('the budget of a Live Integration, against the compiled edge on the shared test clock', () => {
+  // The edge process reads the slot's test clock (ENABLE_TEST_CLOCK=1, an offset in Redis); the
+  // collector reads the same offset through its `clock` option, so "a minute later" takes no minute.
+  let clockOffsetMs = 0;
+  const testClock = () => Date.now() + clockOffsetMs;
+  const moveClock = async (ms: number) => {
+    clockOffsetMs = await advanceTestClock(ctx.deps.redis, ms);
+  };
+  let edge: EdgeProcess;
+
+  beforeAll(async () => {
+    await resetTestClock(ctx.deps.redis);
+    edge = await spawnEdgeProcess(await freePort(), { ENABLE_TEST_CLOCK: '1' });
+  });
+  afterEach(async () => {
+    await resetTestClock(ctx.deps.redis);
+    clockOffsetMs = 0;
+  });
+  afterAll(async () => {
+    await edge?.stop();
+  });
+
+  /** A Live Integration, a recording proxy to the edge, and a collector with the edge's budget (the connection check's). */
+  async function live(options: Partial<CollectorOptions> = {}) {
+    const boot = await bootstrapWorkspace(ctx);
+    const integration = await createCollector(ctx, boot.apiKey.key, { mode: 'live' });
+    const proxy = await proxyTo(edge.url);
+    const checks: ConnectionCheckResult[] = [];
+    const collector = libraryCollector(integration, proxy.url, {
+      maxObservationsPerMinute: undefined, maxRequestsPerMinute: undefined, connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
+      flushIntervalMs: 10, clock: testClock, ...options,
+    });
+    await waitFor(() => checks[0], 5_000, 'the connection check');
+    expect(checks[0].body).toMatchObject({ mode: 'live', limits: { observationsPerMinute: 6_000, requestsPerMinute: 600 } });
+    return { integration, proxy, collector };
+  }
+
+  const statuses = (proxy: RecordingProxy) => new Set(uploads(proxy).map((r) => r.status));
+
+  it('delivers a burst of 1,000 whole, each exactly once', { timeout: 60_000 }, async () => {
+    const { integration, proxy, collector } = await live();
+    for (let i = 0; i < 1_000; i++) collector.observe(order(i));
+    expect(collector.counters()).toMatchObject({ observed: 1_000, throttled: 0 });
+    await collector.flush();
+    expect(collector.counters()).toMatchObject({ delivered: 1_000, failedBatches: 0, rejected: 0, dropped: 0, throttled: 0 });
+    expect(statuses(proxy)).toStrictEqual(new Set([202]));
+    const counts = await storedOnce(integration.connectionId, 1_000);
+    expect({ rows: Number(counts.rows), ids: Number(counts.ids) }).toStrictEqual({ rows: 1_000, ids: 1_000 });
+  });
+
+  it('delivers 6,000 of 7,000 in one minute and throttles 1,000, with no 429; a minute after the first burst there is room for it again', { timeout: 90_000 }, async () => {
+    const { integration, proxy, collector } = await live();
+    for (let i = 0; i < 1_000; i++) collector.observe(order(i));
+    await collector.flush();
+    await moveClock(50_000);
+    // 50 s later, within the minute of the first 1,000: room for 5,000 more.
+    for (let i = 1_000; i < 7_000; i++) collector.observe(order(i));
+    expect(collector.counters()).toMatchObject({ observed: 6_000, throttled: 1_000 });
+    await collector.flush();
+    expect(collector.counters()).toMatchObject({ delivered: 6_000, failedBatches: 0, rejected: 0, dropped: 0 });
+    expect(statuses(proxy)).toStrictEqual(new Set([202]));
+    expect(uploads(proxy)).toHaveLength(120);
+    // 61 s after the first burst: its 1,000 places are free, the later 5,000 still count.
+    await moveClock(11_000);
+    for (let i = 7_000; i < 8_001; i++) collector.observe(order(i));
+    expect(collector.counters()).toMatchObject({ observed: 7_000, throttled: 1_001 });
+    await collector.flush();
+    expect(collector.counters()).toMatchObject({ delivered: 7_000, failedBatches: 0, rejected: 0, dropped: 0 });
+    expect(statuses(proxy)).toStrictEqual(new Set([202]));
+    const counts = await storedOnce(integration.connectionId, 7_000);
+    expect({ rows: Number(counts.rows), ids: Number(counts.ids) }).toStrictEqual({ rows: 7_000, ids: 7_000 });
+  });
+
+  it("keeps to the edge's 600 requests a minute: a host flushing after every observation gets no 429, the rest waits and goes batched", { timeout: 90_000 }, async () => {
+    const { proxy, collector } = await live();
+    for (let i = 0; i < 700; i++) {
+      collector.observe(order(i));
+      await collector.flush();
+    }
+    // 600 single-envelope uploads; the other 100 wait in the queue for the window.
+    expect(collector.counters()).toMatchObject({ observed: 700, delivered: 600, failedBatches: 0, rejected: 0, dropped: 0 });
+    expect(uploads(proxy)).toHaveLength(600);
+    expect(statuses(proxy)).toStrictEqual(new Set([202]));
+    await moveClock(61_000);
+    await collector.flush();
+    expect(collector.counters()).toMatchObject({ delivered: 700, failedBatches: 0 });
+    expect(uploads(proxy).slice(600).map((r) => [r.status, JSON.parse(r.body.toString('utf8')).envelopes.length])).toStrictEqual([[202, 50], [202, 50]]);
   });
 });
 

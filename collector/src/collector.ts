@@ -2,7 +2,7 @@
 // method is wrapped, invalid options give a collector that sends nothing and says why
 // (onConnectionCheck, `deliveryState: 'misconfigured'`), failures become counters.
 
-import { DEFAULT_OBSERVATIONS_PER_MINUTE, ObservationBudget } from './budget.js';
+import { DEFAULT_OBSERVATIONS_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE, SlidingWindow } from './budget.js';
 import { Delivery, MAX_ENVELOPE_BYTES, type MutableCounters } from './delivery.js';
 import { buildEnvelope } from './envelope.js';
 import { settingsOf, type Settings } from './options.js';
@@ -32,16 +32,20 @@ function report(callback: ((result: ConnectionCheckResult) => void) | undefined,
   }
 }
 
-/** The edge's observation budget for this connection, from the connection check's `limits`, if it says. */
-function edgeBudget(result: ConnectionCheckResult): number | undefined {
-  const perMinute = (result.body as { limits?: { observationsPerMinute?: unknown } } | undefined)?.limits?.observationsPerMinute;
-  return result.ok && typeof perMinute === 'number' && Number.isInteger(perMinute) && perMinute > 0 ? perMinute : undefined;
+/** A whole number above 0, or undefined. */
+const positive = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
+
+/** The edge's budgets for this connection, from the connection check's `limits`, where it says. */
+function edgeBudget(result: ConnectionCheckResult): { observationsPerMinute?: number; requestsPerMinute?: number } {
+  if (!result.ok) return {};
+  const limits = (result.body as { limits?: { observationsPerMinute?: unknown; requestsPerMinute?: unknown } } | undefined)?.limits;
+  return { observationsPerMinute: positive(limits?.observationsPerMinute), requestsPerMinute: positive(limits?.requestsPerMinute) };
 }
 
 /** The signed `GET <endpoint>/v1/collector/connection` (signature over `<t>.` and the empty body). Never rejects. */
 async function checkConnection(settings: Settings, uploader: Uploader): Promise<ConnectionCheckResult> {
   try {
-    const answer = await uploader.send(settings.connectionUrl, 'GET', signedHeaders(settings, ''));
+    const answer = await uploader.send(settings.connectionUrl, 'GET', signedHeaders(settings, '', settings.clock()));
     let body: unknown;
     try {
       body = answer.body === '' ? undefined : JSON.parse(answer.body);
@@ -121,15 +125,20 @@ export function createCollector(options: CollectorOptions): Collector {
 
   const s = settings;
   const uploader = new Uploader(s.ingestUrl.protocol, s.requestTimeoutMs);
-  const delivery = new Delivery(s, uploader, counters);
-  const budget = new ObservationBudget(s.maxObservationsPerMinute ?? DEFAULT_OBSERVATIONS_PER_MINUTE);
+  const observationsPerMinute = s.maxObservationsPerMinute ?? DEFAULT_OBSERVATIONS_PER_MINUTE;
+  const delivery = new Delivery(s, uploader, counters, s.maxRequestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, observationsPerMinute);
+  // Observations built in any 60 seconds of the collector's clock (budget.ts).
+  const budget = new SlidingWindow(observationsPerMinute);
 
   if (s.connectionCheck) {
     void checkConnection(s, uploader).then((result) => {
       counters.connectionStatus = result.status;
-      // Without an explicit budget, the edge's own for this connection applies.
-      const edge = s.maxObservationsPerMinute === undefined ? edgeBudget(result) : undefined;
-      if (edge !== undefined) budget.set(edge);
+      // Where no explicit budget is given, the edge's own for this connection applies.
+      const edge = edgeBudget(result);
+      const observations = s.maxObservationsPerMinute === undefined ? edge.observationsPerMinute : undefined;
+      const requests = s.maxRequestsPerMinute === undefined ? edge.requestsPerMinute : undefined;
+      if (observations !== undefined) budget.setLimit(observations);
+      delivery.setBudget(requests, observations);
       report(s.onConnectionCheck, result);
     });
   }
@@ -137,7 +146,7 @@ export function createCollector(options: CollectorOptions): Collector {
   /** Whether an observation starting now is built; when not, counted where it belongs. */
   const admit = (): boolean => {
     if (!delivery.admit()) return false;
-    if (budget.take()) return true;
+    if (budget.take(s.clock())) return true;
     counters.throttled++;
     return false;
   };

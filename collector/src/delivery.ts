@@ -3,7 +3,9 @@
 // (the edge answers once a batch is durable, tens of milliseconds: one at a time would cap a
 // collector near a thousand envelopes a second), each body serialised once and that exact string
 // signed (again, with a fresh timestamp, on every retry). A retryable failure pauses new uploads
-// until its backoff ends; the failed batches go first then.
+// until its backoff ends; the failed batches go first then. A batch goes only when the edge's
+// request and observation windows have room for it (budget.ts, SendBudget): until then it waits
+// in the queue, and the pump looks again when room is due.
 //
 // Outcomes of an upload:
 // - 202 (or another 2xx): delivered. 207: its accepted items delivered, its rejected items
@@ -18,6 +20,7 @@
 // - any other status (400, 403, 404, 413, …): `rejected`; the next batch goes on.
 
 import { backoffDelayMs } from './backoff.js';
+import { SendBudget } from './budget.js';
 import type { Settings } from './options.js';
 import { BoundedQueue, type Queued } from './queue.js';
 import { parseRetryAfterMs } from './retryAfter.js';
@@ -53,6 +56,12 @@ interface Waiter {
 /** The counters the library keeps (deliveryState is read from the delivery at snapshot time). */
 export type MutableCounters = Required<Omit<CollectorCounters, 'deliveryState'>>;
 
+/**
+ * A wait for the windows re-checks at least this often: timers run in real time, and the clock the
+ * windows are read on may jump (a test clock moved forward).
+ */
+const PACE_RECHECK_MS = 1_000;
+
 const isRetryable = (status: number): boolean => status === 0 || status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
 
 /** Envelopes in `batches`. */
@@ -85,6 +94,9 @@ export class Delivery {
   private failures = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   private retryAtMs = 0;
+  private readonly budget: SendBudget;
+  /** Set while a batch waits for room in the edge's windows. */
+  private paceTimer: NodeJS.Timeout | null = null;
   private intervalTimer: NodeJS.Timeout | null = null;
   /** The oldest queued item has waited a flush interval: a partial batch may go. */
   private due = false;
@@ -102,8 +114,18 @@ export class Delivery {
     private readonly settings: Settings,
     private readonly uploader: Uploader,
     private readonly counters: MutableCounters,
+    requestsPerMinute: number,
+    observationsPerMinute: number,
   ) {
     this.queue = new BoundedQueue(settings.maxQueueSize, settings.maxQueueBytes);
+    this.budget = new SendBudget(requestsPerMinute, observationsPerMinute);
+  }
+
+  /** The edge's budgets as the connection check states them (undefined: unchanged). */
+  setBudget(requestsPerMinute: number | undefined, observationsPerMinute: number | undefined): void {
+    if (requestsPerMinute !== undefined) this.budget.requests.setLimit(requestsPerMinute);
+    if (observationsPerMinute !== undefined) this.budget.observations.setLimit(observationsPerMinute);
+    this.repace();
   }
 
   state(): DeliveryState {
@@ -146,7 +168,7 @@ export class Delivery {
     return new Promise<void>((resolve) => {
       this.waiters.push({ target, resolve });
       this.updateHold();
-      this.schedulePump();
+      this.repace();
     });
   }
 
@@ -162,7 +184,7 @@ export class Delivery {
     if (this.mode !== 'running' || (this.retryTimer !== null && this.retryAtMs > (this.closing as { deadlineMs: number }).deadlineMs)) {
       this.finishClose();
     } else {
-      this.schedulePump();
+      this.repace();
     }
     return this.closed;
   }
@@ -184,12 +206,42 @@ export class Delivery {
   private clearTimers(): void {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.intervalTimer) clearTimeout(this.intervalTimer);
+    if (this.paceTimer) clearTimeout(this.paceTimer);
     this.retryTimer = null;
     this.intervalTimer = null;
+    this.paceTimer = null;
+  }
+
+  /** Looks at the windows again now (flush, close, new limits), rather than when the wait ends. */
+  private repace(): void {
+    if (this.paceTimer) clearTimeout(this.paceTimer);
+    this.paceTimer = null;
+    this.schedulePump();
+  }
+
+  /**
+   * The next batch needs `waitMs` more for room in the edge's windows: the pump looks again then
+   * (Infinity: when an upload in flight is answered). A wait is a stall for flush(), as a backoff
+   * is; close() ends when the wait outlasts its deadline.
+   */
+  private pace(waitMs: number): void {
+    const closing = this.closing;
+    if (closing && Number.isFinite(waitMs) && Date.now() + waitMs > closing.deadlineMs) {
+      this.finishClose();
+      return;
+    }
+    if (this.paceTimer === null && Number.isFinite(waitMs)) {
+      this.paceTimer = setTimeout(() => {
+        this.paceTimer = null;
+        this.schedulePump();
+      }, Math.min(waitMs, PACE_RECHECK_MS));
+      this.paceTimer.unref();
+    }
+    this.settleWaiters();
   }
 
   private refreshQuota(): void {
-    if (this.mode === 'quota-paused' && Date.now() >= this.quotaUntilMs) {
+    if (this.mode === 'quota-paused' && this.settings.clock() >= this.quotaUntilMs) {
       this.mode = 'running';
       this.quotaUntilMs = 0;
       this.counters.quotaResetAtSeconds = 0;
@@ -209,7 +261,7 @@ export class Delivery {
   }
 
   private settleWaiters(): void {
-    const stalled = this.mode !== 'running' || this.retryTimer !== null;
+    const stalled = this.mode !== 'running' || this.retryTimer !== null || this.paceTimer !== null;
     const lowest = this.lowestUnsettled();
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       const waiter = this.waiters[i];
@@ -254,10 +306,17 @@ export class Delivery {
   }
 
   private pump(): void {
-    if (this.mode !== 'running' || this.retryTimer !== null) return;
+    if (this.mode !== 'running' || this.retryTimer !== null || this.paceTimer !== null) return;
     while (this.inFlight.size < this.settings.maxConcurrentUploads) {
-      let batch = this.retries.shift();
-      if (batch === undefined) {
+      let batch = this.retries[0];
+      if (batch !== undefined) {
+        const wait = this.budget.waitMs(this.settings.clock(), this.budget.maxBatch(batch.items.length));
+        if (wait > 0) {
+          this.pace(wait);
+          break;
+        }
+        this.retries.shift();
+      } else {
         const head = this.queue.peek();
         if (!head) break;
         const partial = this.closing !== null || this.due || head.seq <= this.flushTarget;
@@ -265,10 +324,19 @@ export class Delivery {
           this.armInterval();
           break;
         }
-        batch = this.takeBatch();
+        // Wait for room for a whole batch rather than send what room there is: small batches
+        // would spend the request budget (600 a minute) long before the observation budget.
+        const size = this.budget.maxBatch(Math.min(this.settings.maxBatchSize, this.queue.length));
+        const wait = this.budget.waitMs(this.settings.clock(), size);
+        if (wait > 0) {
+          this.pace(wait);
+          break;
+        }
+        batch = this.takeBatch(size);
         this.due = false;
         if (this.queue.length > 0) this.armInterval();
       }
+      this.budget.sent(batch.items.length);
       this.send(batch);
     }
     if (this.inFlight.size === 0 && this.retries.length === 0 && this.queue.length === 0) {
@@ -286,10 +354,11 @@ export class Delivery {
     });
   }
 
-  private takeBatch(): Batch {
+  /** Up to `size` queued envelopes, under MAX_BODY_BYTES together. */
+  private takeBatch(size: number): Batch {
     const items: Queued[] = [];
     let bytes = BODY_OVERHEAD;
-    for (let item = this.queue.peek(); item && items.length < this.settings.maxBatchSize; item = this.queue.peek()) {
+    for (let item = this.queue.peek(); item && items.length < size; item = this.queue.peek()) {
       const next = bytes + item.bytes + (items.length > 0 ? 1 : 0);
       if (next >= MAX_BODY_BYTES && items.length > 0) break;
       items.push(this.queue.shift() as Queued);
@@ -302,7 +371,7 @@ export class Delivery {
   /** One attempt, signed now over the batch's exact body. Never rejects. */
   private async upload(batch: Batch): Promise<Answer> {
     try {
-      const headers = { ...signedHeaders(this.settings, batch.text), 'content-type': 'application/json' };
+      const headers = { ...signedHeaders(this.settings, batch.text, this.settings.clock()), 'content-type': 'application/json' };
       return await this.uploader.send(this.settings.ingestUrl, 'POST', headers, batch.body);
     } catch (error) {
       return { status: 0, headers: {}, body: '', error: error instanceof Error ? error.message : 'upload failed' };
@@ -312,6 +381,7 @@ export class Delivery {
   private handle(batch: Batch, answer: Answer): void {
     const size = batch.items.length;
     const status = answer.status;
+    this.budget.answered(this.settings.clock(), size, status !== 429);
     if (status >= 200 && status <= 299) {
       const accepted = status === 207 ? acceptedOf(answer.body, size) : size;
       this.counters.delivered += accepted;
@@ -369,7 +439,7 @@ export class Delivery {
   }
 
   private pauseForQuota(body: string): void {
-    const now = Date.now();
+    const now = this.settings.clock();
     const resetAt = Date.parse(String((parseJson(body) as { resetAt?: unknown } | undefined)?.resetAt));
     // A reset the local clock already passed (or none) would resend at once: wait for the next month.
     const until = Number.isFinite(resetAt) && resetAt > now ? resetAt : nextUtcMonthMs(now);

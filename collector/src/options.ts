@@ -1,6 +1,6 @@
 // The options, checked once and turned into settings with every default applied.
 
-import { DEFAULT_OBSERVATIONS_PER_MINUTE } from './budget.js';
+import { DEFAULT_OBSERVATIONS_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE } from './budget.js';
 import { envelopeFragmentsOf } from './envelope.js';
 import { createKeyedHasher, hashNamespaceOf, type KeyedHasher } from './keyedHash.js';
 import { shapeLimitsOf, type ShapeLimits } from './shape.js';
@@ -29,6 +29,9 @@ export interface Settings {
   maxInspectedBodyBytes: number;
   /** Undefined: the edge's budget (collector.ts). */
   maxObservationsPerMinute: number | undefined;
+  maxRequestsPerMinute: number | undefined;
+  /** Milliseconds since the epoch; never throws, always a finite number. */
+  clock: () => number;
   shapeLimits: ShapeLimits;
   /** The last shape per operation (per collector). */
   shapes: ShapeCache;
@@ -58,6 +61,18 @@ function int(value: unknown, fallback: number, min: number, max: number): number
 
 export const MAX_BATCH_SIZE = 50;
 
+/** The host's clock, read so that a throw or a non-number falls back to Date.now (never throws). */
+function safeClock(clock: () => number): () => number {
+  return () => {
+    try {
+      const now = clock();
+      return typeof now === 'number' && Number.isFinite(now) ? now : Date.now();
+    } catch {
+      return Date.now();
+    }
+  };
+}
+
 /** The settings, or what is wrong with the options (the collector then sends nothing). */
 export function settingsOf(options: CollectorOptions): { settings: Settings } | { error: string } {
   if (typeof options !== 'object' || options === null) return { error: 'options must be an object' };
@@ -85,6 +100,7 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
   const redactionPolicyVersion = options.redactionPolicyVersion ?? 'collector-1';
   if (!isToken(redactionPolicyVersion, 64)) problems.push('redactionPolicyVersion must be 1 to 64 printable characters without spaces');
   if (options.onConnectionCheck !== undefined && typeof options.onConnectionCheck !== 'function') problems.push('onConnectionCheck must be a function');
+  if (options.clock !== undefined && typeof options.clock !== 'function') problems.push('clock must be a function');
   if (problems.length > 0 || base === undefined || hashNamespace === null) return { error: problems.join('; ') };
 
   const basePath = base.pathname.replace(/\/+$/, '');
@@ -111,6 +127,9 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       maxQueueBytes: int(options.maxQueueBytes, 64 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
       maxInspectedBodyBytes: int(options.maxInspectedBodyBytes, 256 * 1024, 0, 64 * 1024 * 1024),
       maxObservationsPerMinute: options.maxObservationsPerMinute === undefined ? undefined : int(options.maxObservationsPerMinute, DEFAULT_OBSERVATIONS_PER_MINUTE, 0, 1_000_000_000),
+      maxRequestsPerMinute: options.maxRequestsPerMinute === undefined ? undefined : int(options.maxRequestsPerMinute, DEFAULT_REQUESTS_PER_MINUTE, 0, 1_000_000_000),
+      // Read through `Date` at each call (not a captured Date.now): a faked Date is seen.
+      clock: options.clock === undefined ? () => Date.now() : safeClock(options.clock),
       shapeLimits,
       shapes: new ShapeCache(shapeLimits),
       initialDelayMs,

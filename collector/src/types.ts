@@ -52,13 +52,25 @@ export interface CollectorOptions {
   /** Called once with the result of the start-up connection check (never throws into the host). */
   onConnectionCheck?: (result: ConnectionCheckResult) => void;
   /**
-   * Observations built per minute at most (a token bucket: a tenth at once, the rest evenly); past
-   * it an observation is counted in `throttled` and nothing of it is read. Default: the edge's
-   * budget for the connection, from the connection check (document 03 Limits: 6,000 per
-   * Integration, 1,000 for a Sandbox account), 6,000 until it answers. 0 lifts the budget (for an
-   * edge whose operator raised the limits).
+   * Observations built per minute at most: past it, in any 60 seconds, an observation is counted
+   * in `throttled` and nothing of it is read; delivery sends no more than this per 60 seconds
+   * either. Default: the edge's budget for the connection, from the connection check (document 03
+   * Limits: 6,000 per Integration, 1,000 for a Sandbox account), 6,000 until it answers. 0 lifts
+   * the budget (for an edge whose operator raised the limits).
    */
   maxObservationsPerMinute?: number;
+  /**
+   * Uploads per minute at most (any 60 seconds): past it, batches wait in the queue. Default: the
+   * edge's for the connection, from the connection check (600 per Integration, 100 for a Sandbox
+   * account), 600 until it answers. 0 lifts it.
+   */
+  maxRequestsPerMinute?: number;
+  /**
+   * The collector's "now" in milliseconds since the epoch (default `Date.now`): the budget windows,
+   * signature timestamps and the monthly quota's reset are read on it. For tests that move the
+   * edge's clock (a test clock); timers still run in real time.
+   */
+  clock?: () => number;
   /** Skip the start-up connection check (tests, short-lived scripts). */
   connectionCheck?: boolean;
 }
@@ -155,7 +167,7 @@ export interface Collector {
   admit(): boolean;
   /** Queues an observation `admit()` let in. Never throws. */
   observeAdmitted(observation: Observation): void;
-  /** Sends what is queued now; resolves when done or when delivery is paused. Never rejects. */
+  /** Sends what is queued now; resolves when done, or when delivery backs off, waits for the edge's windows or is paused. Never rejects. */
   flush(): Promise<void>;
   /** Flushes what it can within `timeoutMs` (default 5,000), then stops for good. Never rejects. */
   close(timeoutMs?: number): Promise<void>;
