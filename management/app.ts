@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import { createClickHouse } from '../shared/clickhouse/client.js';
+import { createClickHouseReader } from '../shared/clickhouse/client.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import type { AppDeps, Deps } from './deps.js';
 import { HTTP_LAYER_OPTIONS, registerClientErrors } from './plugins/clientErrors.js';
@@ -41,9 +41,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
     ...HTTP_LAYER_OPTIONS,
   });
-  // Observation reads need ClickHouse: a caller that passes no client gets the app's own,
-  // closed with the app (its one release point).
-  const clickhouse = deps.clickhouse ?? createClickHouse(deps.config.clickhouseUrl, deps.config.clickhouseDatabase);
+  // Observation reads need ClickHouse: a caller that passes no client gets the app's own, with
+  // the read limits of the config, closed with the app (its one release point).
+  const clickhouse = deps.clickhouse
+    ?? createClickHouseReader(deps.config.clickhouseUrl, deps.config.clickhouseDatabase, deps.config.management.clickhouseReads);
   if (!deps.clickhouse) app.addHook('onClose', async () => clickhouse.close());
   const appDeps: AppDeps = { ...deps, clickhouse };
   app.decorate('deps', appDeps);
