@@ -293,7 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
       clickhouseReads: readLimits(env, 'MANAGEMENT', 8, GIB),
       contractRegistrationsPerMin: int(env, 'CONTRACT_REGISTRATIONS_PER_MIN', 60, 1),
       contractActivationsPerMin: int(env, 'CONTRACT_ACTIVATIONS_PER_MIN', 60, 1),
-      rulesPerConnection: int(env, 'RULES_PER_CONNECTION', 100, 1, 100_000),
+      rulesPerConnection: int(env, 'RULES_PER_CONNECTION', 200, 1, 100_000),
     },
     analyzer: {
       host: host('ANALYZER_HOST'),
