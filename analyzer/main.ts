@@ -1,4 +1,4 @@
-import { createClickHouse } from '../shared/clickhouse/client.js';
+import { createClickHouseReader } from '../shared/clickhouse/client.js';
 import { createClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
@@ -11,7 +11,7 @@ import { Analyzer } from './service.js';
 const config = loadConfigOrExit();
 const pool = createPool(config.databaseUrl, 4 + config.analyzer.concurrency);
 const redis = await connectRedis(config.redisUrl);
-const clickhouse = createClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
+const clickhouse = createClickHouseReader(config.clickhouseUrl, config.clickhouseDatabase, config.analyzer.clickhouseReads);
 const metrics = createMetricsRegistry('analyzer');
 const clock = createClock(config.enableTestClock, redis);
 const registration = await registerProcess(redis, { kind: 'analyzer', testClock: config.enableTestClock });

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { isClickHouseOverload } from '../shared/clickhouse/client.js';
 import { withTransaction } from '../shared/db/transaction.js';
 import { REANALYSIS_TOPIC, type ReanalysisJob } from '../shared/analysis/reanalysisJob.js';
 import { analysisWindow, openIncidentsOf, planReanalysis } from '../shared/analysis/reanalysisPlan.js';
@@ -30,9 +31,16 @@ async function markRecounted(clickhouse: ClickHouseClient, db: pg.PoolClient, co
     [connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS]);
 }
 
+/** A reanalysis whose ClickHouse read went past the server's limits (its transaction rolled back). */
+export class ReanalysisReadRefused extends Error {
+  constructor(readonly jobId: string, cause: Error) {
+    super(`reanalysis job ${jobId}: ${cause.message}`, { cause });
+  }
+}
+
 /**
- * Handles the oldest pending reanalysis job no other analyzer holds, in one transaction: the
- * outbox row and the connection stay locked until the results and `processed_at` commit, so a
+ * Handles the oldest pending reanalysis job no other analyzer holds, other than `skip` (outbox
+ * ids of jobs this process defers), in one transaction: the outbox row and the connection stay locked until the results and `processed_at` commit, so a
  * job is applied once even when its analyzer dies midway (the lock goes with its connection and
  * the next analyzer takes the job). Returns false when no job was waiting.
  *
@@ -40,20 +48,24 @@ async function markRecounted(clickhouse: ClickHouseClient, db: pg.PoolClient, co
  * the version, one comparison per distinct shape; its open shape incidents are recounted,
  * resolved (`resolved_by_contract`) when the version no longer produces them, and new ones open.
  * A job whose version is no longer the active one is skipped: the activation that replaced it
- * has a job of its own, later in the outbox.
+ * has a job of its own, later in the outbox. A read past ClickHouse's limits rolls the job back
+ * and throws ReanalysisReadRefused naming it (the caller defers it, see Analyzer).
  */
-export async function runNextReanalysis(deps: AnalysisDeps): Promise<boolean> {
+export async function runNextReanalysis(deps: AnalysisDeps, skip: readonly string[] = []): Promise<boolean> {
   let outcome: 'none' | 'applied' | 'superseded' = 'none';
   let resolved = 0;
   let opened = 0;
+  let jobId: string | null = null;
   await withTransaction(deps.pool, async (db) => {
     outcome = 'none';
+    jobId = null;
     const { rows } = await db.query<{ id: string; payload: ReanalysisJob }>(
-      'SELECT id, payload FROM outbox WHERE topic = $1 AND processed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED',
-      [REANALYSIS_TOPIC],
+      'SELECT id, payload FROM outbox WHERE topic = $1 AND processed_at IS NULL AND id <> ALL($2::bigint[]) ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED',
+      [REANALYSIS_TOPIC, skip],
     );
     if (rows.length === 0) return;
     const [{ id, payload: job }] = rows;
+    jobId = id;
     const connection = (await lockConnections(db, [job.connectionId])).get(job.connectionId);
     const now = deps.clock.now();
     if (connection === undefined || connection.activeContractVersionId !== job.contractVersionId) {
@@ -75,6 +87,8 @@ export async function runNextReanalysis(deps: AnalysisDeps): Promise<boolean> {
       outcome = 'applied';
     }
     await db.query('UPDATE outbox SET processed_at = $2 WHERE id = $1', [id, now]);
+  }).catch((error: Error) => {
+    throw jobId !== null && isClickHouseOverload(error) ? new ReanalysisReadRefused(jobId, error) : error;
   });
   if (outcome === 'none') return false;
   deps.metrics.reanalyses.inc({ outcome });

@@ -7,12 +7,13 @@ import type { Clock } from '../shared/clock.js';
 import type { AnalyzerConfig } from '../shared/config.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import { loadShapes } from '../shared/analysis/observationGroups.js';
+import { isClickHouseOverload } from '../shared/clickhouse/client.js';
 import { ComparePool } from './comparePool.js';
 import { ContractCache } from './contractCache.js';
-import { JobStream, type Delivery } from './jobStream.js';
+import { JobStream, type AnalysisJobEntry, type Delivery } from './jobStream.js';
 import { analyseJobs, type AnalysisDeps } from './liveAnalysis.js';
 import { analyzerMetrics } from './metrics.js';
-import { runNextReanalysis } from './reanalysis.js';
+import { ReanalysisReadRefused, runNextReanalysis } from './reanalysis.js';
 import { applyRuleChanges } from './ruleChanges.js';
 import { FIRE_BATCH, fireDueDeadlines, type RuleFiringDeps } from './ruleFiring.js';
 import { StreamTime } from './streamTime.js';
@@ -33,6 +34,8 @@ const READ_BLOCK_MS = 1000;
 const IDLE_RETRY_MS = 1000;
 const PRUNE_INTERVAL_MS = 60_000;
 const PRUNE_BATCH = 10_000;
+/** A reanalysis whose read went past ClickHouse's limits is tried again by this process after this long. */
+export const REANALYSIS_DEFER_MS = 5 * 60_000;
 
 /** Waits ms, or less when `stopped` aborts first. */
 function sleep(ms: number, stopped: AbortSignal): Promise<void> {
@@ -60,6 +63,8 @@ export class Analyzer {
   private readonly loops: Promise<void>[] = [];
   private readonly readers: Redis[] = [];
   private readonly log: (line: string) => void;
+  /** Outbox ids of reanalyses this process defers (their read went past ClickHouse's limits), with when to try again. */
+  private readonly deferredReanalyses = new Map<string, number>();
 
   constructor(private readonly deps: AnalyzerDeps) {
     const consumer = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -115,10 +120,43 @@ export class Analyzer {
   private async handle(delivery: Delivery): Promise<void> {
     if (delivery.ids.length === 0) return;
     await this.deps.clock.sync();
-    await analyseJobs(this.live, delivery.jobs);
+    try {
+      await analyseJobs(this.live, delivery.jobs);
+    } catch (error) {
+      if (!isClickHouseOverload(error) || new Set(delivery.jobs.map((job) => job.connectionId)).size < 2) throw error;
+      return this.handleByConnection(delivery);
+    }
     await this.stream.ack(delivery.ids, delivery.jobs.map((job) => job.batchId));
     this.metrics.jobs.inc({ outcome: 'analysed' }, delivery.jobs.length);
     if (delivery.ids.length > delivery.jobs.length) this.metrics.jobs.inc({ outcome: 'malformed' }, delivery.ids.length - delivery.jobs.length);
+  }
+
+  /**
+   * A round's read went past ClickHouse's limits: its connections are analysed one by one, so a
+   * tenant whose read keeps failing leaves only its own entries pending (claimed and tried again
+   * after claimIdleMs, nothing lost) and every other tenant's jobs commit.
+   */
+  private async handleByConnection(delivery: Delivery): Promise<void> {
+    const jobIds = new Set(delivery.jobs.map((job) => job.id));
+    const malformed = delivery.ids.filter((id) => !jobIds.has(id));
+    if (malformed.length > 0) {
+      await this.stream.ack(malformed);
+      this.metrics.jobs.inc({ outcome: 'malformed' }, malformed.length);
+    }
+    const byConnection = new Map<string, AnalysisJobEntry[]>();
+    for (const job of delivery.jobs) byConnection.set(job.connectionId, [...(byConnection.get(job.connectionId) ?? []), job]);
+    for (const [connectionId, jobs] of byConnection) {
+      try {
+        await analyseJobs(this.live, jobs);
+      } catch (error) {
+        if (!isClickHouseOverload(error)) throw error;
+        this.log(`analyzer: ${jobs.length} jobs of connection ${connectionId} left pending: ${(error as Error).message}`);
+        this.metrics.jobs.inc({ outcome: 'read_refused' }, jobs.length);
+        continue;
+      }
+      await this.stream.ack(jobs.map((job) => job.id), jobs.map((job) => job.batchId));
+      this.metrics.jobs.inc({ outcome: 'analysed' }, jobs.length);
+    }
   }
 
   private async readRound(reader: Redis): Promise<number> {
@@ -138,10 +176,24 @@ export class Analyzer {
     return delivery.ids.length > 0 ? 0 : Math.min(this.deps.config.claimIdleMs / 2, 5000);
   }
 
+  /**
+   * A reanalysis whose read goes past ClickHouse's limits stays pending and is deferred by this
+   * process for REANALYSIS_DEFER_MS, so the jobs behind it in the outbox (other tenants') run.
+   */
   private async reanalysisRound(): Promise<number> {
     await this.deps.clock.sync();
-    const ran = await runNextReanalysis(this.live);
-    return ran ? 0 : this.deps.config.reanalysisPollMs;
+    const nowMs = Date.now();
+    for (const [id, untilMs] of this.deferredReanalyses) if (untilMs <= nowMs) this.deferredReanalyses.delete(id);
+    try {
+      const ran = await runNextReanalysis(this.live, [...this.deferredReanalyses.keys()]);
+      return ran ? 0 : this.deps.config.reanalysisPollMs;
+    } catch (error) {
+      if (!(error instanceof ReanalysisReadRefused)) throw error;
+      this.deferredReanalyses.set(error.jobId, nowMs + REANALYSIS_DEFER_MS);
+      this.metrics.reanalyses.inc({ outcome: 'deferred' });
+      this.log(`analyzer reanalysis: deferred: ${error.message}`);
+      return 0;
+    }
   }
 
   private async ruleRound(): Promise<number> {

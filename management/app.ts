@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import { createClickHouse } from '../shared/clickhouse/client.js';
+import { createClickHouseReader } from '../shared/clickhouse/client.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { ImportPool } from './contracts/importPool.js';
 import type { AppDeps, Deps } from './deps.js';
@@ -42,9 +42,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
     ...HTTP_LAYER_OPTIONS,
   });
-  // Observation reads need ClickHouse: a caller that passes no client gets the app's own,
-  // closed with the app (its one release point).
-  const clickhouse = deps.clickhouse ?? createClickHouse(deps.config.clickhouseUrl, deps.config.clickhouseDatabase);
+  // Observation reads need ClickHouse: a caller that passes no client gets the app's own, with
+  // the read limits of the config, closed with the app (its one release point).
+  const clickhouse = deps.clickhouse
+    ?? createClickHouseReader(deps.config.clickhouseUrl, deps.config.clickhouseDatabase, deps.config.management.clickhouseReads);
   if (!deps.clickhouse) app.addHook('onClose', async () => clickhouse.close());
   const registry = createMetricsRegistry('management');
   const imports = new ImportPool({ registry });

@@ -22,7 +22,7 @@ export interface Config {
    */
   clickhouseCluster?: string;
   ingest: IngestEdgeConfig;
-  management: { host: string; port: number };
+  management: ManagementConfig;
   analyzer: AnalyzerConfig;
   dataDir: string;
   secretEncryptionKey: Buffer;
@@ -92,10 +92,35 @@ export interface IngestEdgeConfig {
   lingerMs: number;
 }
 
+/**
+ * Server-side limits on every ClickHouse read of a process (shared/clickhouse/client.ts): one
+ * tenant's read cannot hold ClickHouse's cores or memory past them.
+ */
+export interface ClickHouseReadLimits {
+  /** ClickHouse `max_execution_time`, seconds. */
+  maxExecutionSeconds: number;
+  /** ClickHouse `max_memory_usage`, bytes. */
+  maxMemoryBytes: number;
+}
+
+/** The management plane's address and per-tenant limits (README lists the variables). */
+export interface ManagementConfig {
+  host: string;
+  port: number;
+  clickhouseReads: ClickHouseReadLimits;
+  /** Contract registrations per workspace per rolling minute. */
+  contractRegistrationsPerMin: number;
+  /** Contract activations (promote and rollback) per workspace per rolling minute. */
+  contractActivationsPerMin: number;
+  /** Reconciliation rules one connection may hold. */
+  rulesPerConnection: number;
+}
+
 /** The analyzer's address and tuning (README lists the variables). */
 export interface AnalyzerConfig {
   host: string;
   port: number;
+  clickhouseReads: ClickHouseReadLimits;
   /** Piscina threads comparing shapes the memo does not hold; 0: the main thread compares. */
   workerThreads: number;
   /** Stream entries read (and committed in one transaction) per round. */
@@ -231,6 +256,20 @@ function clickhouseCluster(env: Env): Pick<Config, 'clickhouseCluster'> {
   return { clickhouseCluster: name };
 }
 
+const GIB = 1024 ** 3;
+
+/**
+ * `<PROCESS>_CLICKHOUSE_MAX_EXECUTION_SECONDS` and `<PROCESS>_CLICKHOUSE_MAX_MEMORY_BYTES`. At most
+ * 55 s: the client waits 5 s longer than the server's limit (shared/clickhouse/client.ts) and
+ * @clickhouse/client warns past 60 s without progress headers.
+ */
+function readLimits(env: Env, process: 'MANAGEMENT' | 'ANALYZER', seconds: number, bytes: number): ClickHouseReadLimits {
+  return {
+    maxExecutionSeconds: int(env, `${process}_CLICKHOUSE_MAX_EXECUTION_SECONDS`, seconds, 1, 55),
+    maxMemoryBytes: int(env, `${process}_CLICKHOUSE_MAX_MEMORY_BYTES`, bytes, 1),
+  };
+}
+
 /** INGEST_WORKER_THREADS when unset: the machine's cores, at most 8. */
 const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
 
@@ -267,10 +306,18 @@ export function loadConfig(env: Env = process.env): Config {
     clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'svc'),
     ...clickhouseCluster(env),
     ingest,
-    management: { host: host('MANAGEMENT_HOST'), port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535) },
+    management: {
+      host: host('MANAGEMENT_HOST'),
+      port: int(env, 'MANAGEMENT_PORT', 8081, 0, 65535),
+      clickhouseReads: readLimits(env, 'MANAGEMENT', 8, GIB),
+      contractRegistrationsPerMin: int(env, 'CONTRACT_REGISTRATIONS_PER_MIN', 60, 1),
+      contractActivationsPerMin: int(env, 'CONTRACT_ACTIVATIONS_PER_MIN', 60, 1),
+      rulesPerConnection: int(env, 'RULES_PER_CONNECTION', 200, 1, 100_000),
+    },
     analyzer: {
       host: host('ANALYZER_HOST'),
       port: int(env, 'ANALYZER_PORT', 8082, 0, 65535),
+      clickhouseReads: readLimits(env, 'ANALYZER', 25, 2 * GIB),
       workerThreads: int(env, 'ANALYZER_WORKER_THREADS', Math.min(availableParallelism(), 4), 0, 64),
       batchJobs: int(env, 'ANALYZER_BATCH_JOBS', 500, 1, 10_000),
       concurrency: int(env, 'ANALYZER_CONCURRENCY', 2, 1, 64),

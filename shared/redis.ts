@@ -100,6 +100,9 @@ export const RedisKeys = {
   ruleMutations: (workspaceId: string) => `rule_mut:${workspaceId}`,
   /** 02 Limits: a workspace's previews of the last minute, shared by setup, copy and compensation. */
   configurationPreviews: (workspaceId: string) => `cfg_preview:${workspaceId}`,
+  /** A workspace's contract registrations, and its activations and rollbacks, of the last minute (sliding windows). */
+  contractRegistrations: (workspaceId: string) => `contract_reg:${workspaceId}`,
+  contractActivations: (workspaceId: string) => `contract_act:${workspaceId}`,
   /**
    * Sorted set of the batches admitted and not yet durable in an ingest edge's log, scored by
    * receipt time (ms): written by the edge, read by the analyzer's stream time.

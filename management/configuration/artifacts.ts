@@ -11,6 +11,7 @@ import { hasIdForm, newId, type IdPrefix } from '../../shared/ids.js';
 import type { ConnectionRecord, Direction, Protocol } from '../connections/connectionStore.js';
 import { DECLARED_VERSION_CONSTRAINT, insertDraftVersion, readOperations, type ContractOperationRecord } from '../contracts/contractStore.js';
 import { insertRule } from '../rules/ruleStore.js';
+import { countRules } from '../rules/ruleStore.js';
 import { hasDeclaredVersion, hasRulePair, readRulesOf, readVersionsById, readVersionsOf } from './artifactStore.js';
 
 /** 02 Limits: at most 100 identifiers in each selection array. */
@@ -129,11 +130,13 @@ export function assertSnapshotSize(snapshot: unknown): void {
 /**
  * 409 `configuration_destination_conflict` when the destination already has a version with a
  * selected declared version (labels are unique per connection, 01 Versioning 2) or a rule with a
- * selected (event, object) pair (02 Reconciliation rule).
+ * selected (event, object) pair (02 Reconciliation rule), or when the selected rules would take
+ * it past its cap of rules (`rulesPerConnection`, docs/decisions.md "Hardening: per-tenant limits").
  */
-export async function findDestinationConflicts(db: Queryable, destinationConnectionId: string, parts: SnapshotParts): Promise<void> {
+export async function findDestinationConflicts(db: Queryable, destinationConnectionId: string, parts: SnapshotParts, rulesPerConnection: number): Promise<void> {
   if (await hasDeclaredVersion(db, destinationConnectionId, parts.contracts.map((c) => c.declaredVersion))
-    || await hasRulePair(db, destinationConnectionId, parts.rules)) {
+    || await hasRulePair(db, destinationConnectionId, parts.rules)
+    || (parts.rules.length > 0 && (await countRules(db, destinationConnectionId)) + parts.rules.length > rulesPerConnection)) {
     throw new AppError('configuration_destination_conflict');
   }
 }

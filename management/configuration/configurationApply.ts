@@ -54,7 +54,7 @@ async function loadApplicableReview(deps: Deps, db: pg.PoolClient, principal: Op
 }
 
 /** Copy: source and destination exactly as reviewed (any change, even one reverted, moved a revision). */
-async function applyCopy(db: pg.PoolClient, principal: OperationActor, review: ReviewRecord, now: Date): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
+async function applyCopy(db: pg.PoolClient, deps: Deps, principal: OperationActor, review: ReviewRecord, now: Date): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
   const locked = await lockConnections(db, principal.workspaceId, [review.destinationConnectionId, review.sourceConnectionId!]);
   const destination = locked.get(review.destinationConnectionId)!;
   const source = locked.get(review.sourceConnectionId!)!;
@@ -63,7 +63,7 @@ async function applyCopy(db: pg.PoolClient, principal: OperationActor, review: R
     throw new AppError('configuration_preview_stale');
   }
   const parts = { contracts: review.snapshot.contracts, rules: review.snapshot.rules };
-  await findDestinationConflicts(db, destination.id, parts);
+  await findDestinationConflicts(db, destination.id, parts, deps.config.management.rulesPerConnection);
   const revision = await nextRevision(db);
   const copied = await copyArtifacts(db, {
     workspaceId: principal.workspaceId,
@@ -121,7 +121,7 @@ export async function applyConfigurationOperation(deps: Deps, principal: Operati
       expiresAtMs = review.expiresAt.getTime();
       const now = deps.clock.now();
       const { destination, revision, copied } = action === 'configuration.copy'
-        ? await applyCopy(db, principal, review, now)
+        ? await applyCopy(db, deps, principal, review, now)
         : await applyCompensation(db, principal, review);
       // 02 "Operation receipt (completed)"; the proof is written once and never rewritten.
       const receipt = {

@@ -185,7 +185,7 @@ export async function previewCopy(deps: Deps, principal: OperationActor, destina
     const ruleIds = body.ruleIds ?? [];
     if (contractVersionIds.length + ruleIds.length === 0) throw new AppError('configuration_selection_invalid');
     const parts = await selectArtifacts(db, { workspaceId: principal.workspaceId, sourceConnection: source, contractVersionIds, ruleIds });
-    await findDestinationConflicts(db, destination.id, parts);
+    await findDestinationConflicts(db, destination.id, parts, deps.config.management.rulesPerConnection);
     return reviewRecord(deps, db, principal, {
       id: newId('concopy_'),
       action: 'configuration.copy',

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { activateContract, type ActivationInput } from './contractActivation.js';
+import { reserveContractWrite } from './contractRateLimit.js';
 import { requireReanalysisAvailable } from './reanalysis.js';
 import { activationBody, activationResponse, versionParams } from './schemas.js';
 
@@ -16,6 +17,7 @@ export default async function activateContractRoute(app: FastifyInstance): Promi
       schema: { params: versionParams, body: activationBody, response: { 200: activationResponse } },
     },
     async (request, reply) => {
+      await reserveContractWrite(app.deps, principalOf(request), 'activation');
       const { integrationId, contractVersionId } = request.params;
       const result = await activateContract(app.deps, principalOf(request), integrationId, contractVersionId, request.body);
       return reply.header('Cache-Control', 'no-store').send(result);

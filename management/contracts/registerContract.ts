@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { registerContract, type RegistrationInput } from './contractRegistration.js';
+import { reserveContractWrite } from './contractRateLimit.js';
 import { integrationParams, registrationBody, registrationResponse } from './schemas.js';
 
 /** POST /v1/integrations/{integrationId}/contracts (01 Contract API, Register). */
@@ -11,6 +12,7 @@ export default async function registerContractRoute(app: FastifyInstance): Promi
     config: { validationError: 'invalid_contract' },
     schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
   }, async (request, reply) => {
+    await reserveContractWrite(app.deps, principalOf(request), 'registration');
     const result = await registerContract(app.deps, principalOf(request), request.params.integrationId, request.body);
     return reply.code(201).header('Cache-Control', 'no-store').send(result);
   });

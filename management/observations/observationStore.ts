@@ -1,4 +1,5 @@
-import { ClickHouseError, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { clickHouseErrorCode } from '../../shared/clickhouse/client.js';
 import { sqlLiteral } from '../../shared/clickhouse/escape.js';
 import { AppError } from '../../shared/errors/index.js';
 import type { ObservationPosition } from './observationCursor.js';
@@ -89,17 +90,16 @@ function listConditions(filter: ObservationFilter, after: ObservationPosition | 
 }
 
 /**
- * ClickHouse failures that mean the store is unreachable or overloaded (answered 503, like the
- * other stores): no answer at all, or a server refusal for load (too many queries, memory or
- * time limits). Any other server exception is a bug in the query and stays a 500.
+ * A ClickHouse failure without a server answer (unreachable, timed out) is 503 like the other
+ * stores. A server refusal goes to the error handler as it is: 503 with `Retry-After` for a read
+ * past its limits or a server at capacity (plugins/errorHandler.ts), 500 for any other exception,
+ * which is a bug in the query.
  */
-const OVERLOAD_CODES = new Set(['159', '202', '241', '242']);
-
 async function run<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ClickHouseError && !OVERLOAD_CODES.has(error.code)) throw error;
+    if (clickHouseErrorCode(error) !== undefined) throw error;
     throw new AppError('service_unavailable');
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError, type ErrorCode } from '../../shared/errors/index.js';
 import { isInfrastructureError } from '../../shared/db/sqlstate.js';
+import { clickHouseErrorCode, isClickHouseOverload } from '../../shared/clickhouse/client.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,6 +19,13 @@ export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply
   if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
   return reply.code(error.status).header('Cache-Control', 'no-store').type('application/json; charset=utf-8').send(error.body());
 }
+
+/**
+ * A ClickHouse read past its server-side limits (or a server at capacity) is the store refusing
+ * load, not a bug: 503 `service_unavailable`, with a Retry-After long enough for other tenants'
+ * reads to finish (docs/decisions.md "Hardening: per-tenant limits").
+ */
+export const CLICKHOUSE_BUSY_RETRY_AFTER_SECONDS = 30;
 
 /** Fastify's own client-error codes, all answered as the spec's generic bad-request forms. */
 const TOO_LARGE = new Set(['FST_ERR_CTP_BODY_TOO_LARGE']);
@@ -37,6 +45,10 @@ export function registerErrorHandler(app: FastifyInstance): void {
     // Unparsable JSON, empty JSON body, bad media type, bad content-length: all client errors.
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       return sendAppError(reply, new AppError(error.statusCode === 413 ? 'request_too_large' : 'invalid_request'));
+    }
+    if (isClickHouseOverload(error)) {
+      request.log.warn({ clickhouseCode: clickHouseErrorCode(error) }, 'ClickHouse read refused for load');
+      return sendAppError(reply, new AppError('service_unavailable', { retryAfterSeconds: CLICKHOUSE_BUSY_RETRY_AFTER_SECONDS }));
     }
     if (isInfrastructureError(error)) {
       request.log.warn({ code: error.code }, 'store unavailable');

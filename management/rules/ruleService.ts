@@ -19,7 +19,7 @@ import { reserveSlot } from '../operations/rateWindow.js';
 import { pageLimit } from '../pagination/pageLimit.js';
 import { decodeRuleCursor, encodeRuleCursor } from './ruleCursor.js';
 import {
-  deleteRule, findRule, hasIncidentHistory, insertRule, listRules, setConnectionRevision, updateRule,
+  countRules, deleteRule, findRule, hasIncidentHistory, insertRule, listRules, setConnectionRevision, updateRule,
   type RuleDefinition, type RuleRecord,
 } from './ruleStore.js';
 
@@ -149,7 +149,8 @@ function definitionAfter(action: RuleAction, body: RuleMutationBody, current: Ru
  * locked and its revision must be the reviewed one (409 `connection_configuration_changed`), the
  * change takes a new configuration revision, and the receipt and the audit row commit with it.
  * A new mutation takes a slot of the workspace's minute (429 `rate_limited`); an identical retry
- * or a refused mutation gives its slot back.
+ * or a refused mutation gives its slot back. A creation past the connection's cap of rules is
+ * 409 `expected_outcome_limit_reached`.
  */
 export async function mutateRule(deps: Deps, principal: OperationActor, input: RuleMutationInput): Promise<OperationResponse> {
   requireCanonicalWorkspace(principal);
@@ -175,6 +176,9 @@ export async function mutateRule(deps: Deps, principal: OperationActor, input: R
       const current = input.ruleId === undefined ? null : await loadRule(db, connection.id, input.ruleId, true);
       if (connection.revision !== input.body.expectedRevision) throw new AppError('connection_configuration_changed');
       if (input.action === 'delete' && current && (await hasIncidentHistory(db, current.id))) throw new AppError('expected_outcome_has_incident_history');
+      // Every rule costs the analyzer work per batch of its connection: a connection holds a bounded number.
+      const limit = deps.config.management.rulesPerConnection;
+      if (input.action === 'create' && (await countRules(db, connection.id)) >= limit) throw new AppError('expected_outcome_limit_reached', { extra: { limit } });
       const now = deps.clock.now();
       const revision = await nextRevision(db);
       let rule: RuleRecord;

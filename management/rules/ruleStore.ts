@@ -76,6 +76,12 @@ export async function findRule(db: Queryable, connectionId: string, ruleId: stri
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
+/** How many rules the connection holds (under its row lock, so concurrent creations count each other). */
+export async function countRules(db: Queryable, connectionId: string): Promise<number> {
+  const { rows } = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM reconciliation_rules WHERE connection_id = $1', [connectionId]);
+  return rows[0].count;
+}
+
 /** 02: the (sourceEventType, expectedObjectType) pair is unique within a connection. */
 function pairConflict(error: unknown): never {
   if (isUniqueViolation(error, 'reconciliation_rules_pair')) throw new AppError('expected_outcome_already_exists');

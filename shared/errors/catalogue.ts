@@ -97,6 +97,8 @@ export const ERROR_CATALOGUE = {
   rule_cursor_stale: e(409),
   expected_outcome_already_exists: e(409),
   expected_outcome_has_incident_history: e(409),
+  // Not in 02: the connection holds its cap of rules (docs/decisions.md "Hardening: per-tenant limits").
+  expected_outcome_limit_reached: e(409, { extra: ['limit'] }),
 
   // 03 Ingestion (the malformed-batch 400 carries a literal phrase, see INGEST_BATCH_SHAPE_ERROR)
   integration_not_available: e(409),

@@ -16,9 +16,12 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-/** The management app on the real test PostgreSQL and Redis (no mocks), served through inject. */
-export async function createTestContext(): Promise<TestContext> {
-  const config = loadConfig();
+/**
+ * The management app on the real test PostgreSQL and Redis (no mocks), served through inject;
+ * `env` overrides variables of the test environment (a limit made small enough to reach).
+ */
+export async function createTestContext(env: Record<string, string> = {}): Promise<TestContext> {
+  const config = loadConfig({ ...process.env, ...env });
   const pool = createPool(config.databaseUrl, 20);
   const redis = await connectRedis(config.redisUrl);
   const hooks: TestHooks = {};
