@@ -57,9 +57,9 @@ export const sharedReferenceDocument: fc.Arbitrary<Doc> = fc.integer({ min: 2, m
   ...Array.from({ length: count }, (_, index) => fc.array(member(index), { minLength: 1, maxLength: 4 })),
   fc.array(fc.nat(count - 1).map((index) => count - 1 - Math.min(index, 2)), { minLength: 1, maxLength: 2 }),
 ).map((parts) => {
-  const roots = parts.pop() as number[];
+  const roots = parts[parts.length - 1] as number[];
   const schemas: Record<string, unknown> = {};
-  (parts as unknown[][]).forEach((members, index) => {
+  (parts.slice(0, -1) as unknown[][]).forEach((members, index) => {
     schemas[`C${index}`] = { type: 'object', properties: Object.fromEntries(members.map((schema, position) => [`m${position}`, schema])) };
   });
   const schema = roots.length === 1 ? ref(`C${roots[0]}`) : { allOf: roots.map((index) => ref(`C${index}`)) };
