@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import { createClickHouseReader } from '../shared/clickhouse/client.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
+import { registerApiDocs } from './apiDocs/index.js';
 import { ImportPool } from './contracts/importPool.js';
 import type { AppDeps, Deps } from './deps.js';
 import { HTTP_LAYER_OPTIONS, registerClientErrors } from './plugins/clientErrors.js';
@@ -58,6 +59,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   registerStorableStrings(app);
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
+  await registerApiDocs(app);
   registerHealth(app, registry);
 
   await app.register(sessionRoutes);

@@ -3,6 +3,7 @@ import type { Queryable } from '../../shared/db/pool.js';
 import { AppError } from '../../shared/errors/index.js';
 import { sha256Hex } from '../../shared/secrets.js';
 import type { ApiKeyPrincipal } from './principal.js';
+import { declareAuth } from './requirement.js';
 import type { WorkspaceScope } from './scopes.js';
 
 const API_KEY_PATTERN = /^svc_api_[A-Za-z0-9_-]{43}$/;
@@ -74,13 +75,13 @@ export function requireScope(principal: ApiKeyPrincipal, scope: WorkspaceScope):
 
 /** A Fastify onRequest hook authenticating an API key and requiring one scope. */
 export function apiKeyAuth(scope: WorkspaceScope) {
-  return async function authenticate(request: FastifyRequest): Promise<void> {
+  return declareAuth(async function authenticate(request: FastifyRequest): Promise<void> {
     const { pool, clock } = request.server.deps;
     await clock.sync();
     const principal = await authenticateApiKey(pool, request.headers.authorization, clock.nowMs());
     requireScope(principal, scope);
     request.apiKey = principal;
-  };
+  }, { kind: 'apiKey', scope });
 }
 
 /** The authenticated key of a route that declared `apiKeyAuth`. */

@@ -4,6 +4,7 @@ import { AppError } from '../../shared/errors/index.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/secrets.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import type { SessionPrincipal } from './principal.js';
+import { declareAuth } from './requirement.js';
 
 const SESSION_TOKEN_PATTERN = /^svc_sess_[A-Za-z0-9_-]{43}$/;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -48,24 +49,24 @@ function checkCsrf(request: FastifyRequest, session: SessionPrincipal): void {
  * 403 `forbidden`, the answer of the session check above. No `Origin` at all is a client that is
  * not a browser posting cross-site (curl, scripts) and stays accepted.
  */
-export async function rejectForeignOrigin(request: FastifyRequest): Promise<void> {
+export const rejectForeignOrigin = declareAuth(async function rejectForeignOrigin(request: FastifyRequest): Promise<void> {
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== request.server.deps.config.consoleOrigin) throw new AppError('forbidden');
-}
+}, { kind: 'foreignOriginCheck' });
 
 /**
  * onRequest hook for console routes: a current session (401), CSRF for writes (403), a verified
  * e-mail unless `allowUnverified` (403 `email_verification_required`), then the write pause.
  */
 export function sessionAuth(options: { allowUnverified?: boolean } = {}) {
-  return async function authenticate(request: FastifyRequest): Promise<void> {
+  return declareAuth(async function authenticate(request: FastifyRequest): Promise<void> {
     await request.server.deps.clock.sync();
     const session = await loadSession(request);
     checkCsrf(request, session);
     if (!options.allowUnverified && !session.emailVerified) throw new AppError('email_verification_required');
     request.session = session;
     await rejectPausedWrite(request);
-  };
+  }, { kind: 'session', allowUnverified: options.allowUnverified === true });
 }
 
 export function sessionOf(request: FastifyRequest): SessionPrincipal {

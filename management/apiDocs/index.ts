@@ -1,0 +1,81 @@
+import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors/index.js';
+import { API_KEY_SCHEME, SESSION_SCHEME, errorResponses, routeDocs } from './routeDocs.js';
+
+export const OPENAPI_URL = '/openapi.json';
+export const API_REFERENCE_PREFIX = '/docs';
+
+/**
+ * Everything the reference page loads comes from this origin (the UI's assets ship in
+ * @fastify/swagger-ui): no inline script, no CDN, no framing by other sites.
+ */
+const REFERENCE_CSP = [
+  "default-src 'self'", "base-uri 'self'", "object-src 'none'", "frame-ancestors 'self'", "form-action 'self'",
+  "script-src 'self'", "script-src-attr 'none'", "style-src 'self'", "img-src 'self' data:", "font-src 'self' data:",
+].join('; ');
+
+/** The document and the page change only with a deploy: cacheable, revalidated on every use. */
+const setDocCaching = (reply: FastifyReply) => { if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-cache'); };
+
+function errorComponent() {
+  return {
+    type: 'object',
+    required: ['error'],
+    description: 'Every error answer: the catalogue code, plus the members its code names (`reason`, `pointers`, …).',
+    properties: { error: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) } },
+    additionalProperties: true,
+  };
+}
+
+/**
+ * The management plane's OpenAPI document, generated from the route schemas as routes register
+ * (so it must be called before the feature plugins), served at `/openapi.json`, with the API
+ * reference page at `/docs`. Both are public.
+ */
+export async function registerApiDocs(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'integration-watch management API',
+        version: '1',
+        description: 'Generated from the routes the service registers. Error bodies are `{error: <code>}` (the catalogue); each operation lists the codes its declaration can answer in `x-error-codes`, and the domain codes are in the specification\'s error tables.',
+      },
+      components: {
+        securitySchemes: {
+          [API_KEY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'Workspace API key `svc_api_…`; each operation names its scope in `x-scopes`.' },
+          [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: 'session', description: 'Browser session of the console (`svc_sess_…`).' },
+        },
+      },
+    },
+    transform({ schema, url, route }) {
+      const docs = routeDocs(route as RouteOptions);
+      // A copy: the route's own schema object is the one Fastify validates with.
+      const documented = { ...schema, description: docs.description, 'x-scopes': docs.scopes, 'x-error-codes': docs.errorCodes, ...(docs.security.length ? { security: docs.security } : {}) };
+      return { schema: documented, url };
+    },
+    transformObject(documentObject) {
+      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+      const { openapiObject } = documentObject;
+      const document = openapiObject as unknown as { components: { schemas: Record<string, unknown> }; paths: Record<string, Record<string, { responses?: Record<string, unknown>; 'x-error-codes'?: ErrorCode[] }>> };
+      document.components.schemas.Error = errorComponent();
+      for (const operations of Object.values(document.paths)) {
+        for (const operation of Object.values(operations)) {
+          const codes = operation['x-error-codes'];
+          if (codes) operation.responses = { ...errorResponses(codes), ...operation.responses };
+        }
+      }
+      return openapiObject;
+    },
+  });
+  app.get(OPENAPI_URL, { schema: { hide: true } }, async (_request, reply) => {
+    setDocCaching(reply);
+    return reply.send(app.swagger());
+  });
+  await app.register(async (docs) => {
+    docs.addHook('onSend', async (_request, reply) => { setDocCaching(reply); });
+    await docs.register(swaggerUi, { routePrefix: API_REFERENCE_PREFIX, staticCSP: REFERENCE_CSP, uiConfig: { deepLinking: true } });
+  });
+}

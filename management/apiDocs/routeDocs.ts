@@ -1,0 +1,81 @@
+import type { RouteOptions } from 'fastify';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors/index.js';
+import { authRequirementOf, type AuthRequirement } from '../auth/requirement.js';
+import { rejectPausedWrite } from '../maintenance.js';
+
+export const API_KEY_SCHEME = 'apiKey';
+export const SESSION_SCHEME = 'session';
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** What the API reference says of one route beyond its JSON Schemas. */
+export interface RouteDocs {
+  security: Record<string, string[]>[];
+  /** `x-scopes`: the API key scope the route requires, or `session` for console routes. */
+  scopes: string[];
+  description: string;
+  /** The catalogue codes this route's own declaration can answer (docs/decisions.md, issue 26 item 6). */
+  errorCodes: ErrorCode[];
+}
+
+function hooksOf(route: RouteOptions): unknown[] {
+  return [route.onRequest ?? []].flat();
+}
+
+function authOf(route: RouteOptions): AuthRequirement | undefined {
+  for (const hook of hooksOf(route)) {
+    const requirement = authRequirementOf(hook);
+    if (requirement) return requirement;
+  }
+  return undefined;
+}
+
+/**
+ * Derived from what the route really runs: its authentication hook, the write pause, its schemas
+ * and `config.validationError` (the code a schema failure answers); every route can also answer
+ * 503 `service_unavailable`. Domain codes (404s, 409s) are in the spec's error tables.
+ */
+export function routeDocs(route: RouteOptions): RouteDocs {
+  const codes = new Set<ErrorCode>();
+  const auth = authOf(route);
+  const write = [route.method].flat().some((method) => WRITE_METHODS.has(method));
+  const lines: string[] = [];
+  let security: Record<string, string[]>[] = [];
+  let scopes: string[] = [];
+  if (auth?.kind === 'apiKey') {
+    security = [{ [API_KEY_SCHEME]: [] }];
+    scopes = [auth.scope];
+    lines.push(`Authentication: workspace API key (\`Authorization: Bearer svc_api_…\`) with scope \`${auth.scope}\`.`);
+    codes.add('unauthenticated').add('insufficient_scope');
+  } else if (auth?.kind === 'session') {
+    security = [{ [SESSION_SCHEME]: [] }];
+    scopes = ['session'];
+    lines.push(`Authentication: browser session cookie${auth.allowUnverified ? '' : ' of a user with a verified e-mail'}; writes need a same-origin \`Origin\` or \`X-CSRF-Token\`.`);
+    codes.add('unauthenticated');
+    if (write) codes.add('forbidden');
+    if (!auth.allowUnverified) codes.add('email_verification_required');
+    if (write) codes.add('mode_cutover_write_paused');
+  } else {
+    lines.push('Authentication: none.');
+    if (auth?.kind === 'foreignOriginCheck') codes.add('forbidden');
+  }
+  if (write && hooksOf(route).includes(rejectPausedWrite)) codes.add('mode_cutover_write_paused');
+  const schema = route.schema ?? {};
+  if (schema.params || schema.querystring || schema.body) codes.add(route.config?.validationError ?? 'invalid_request');
+  if (schema.body) codes.add('invalid_request').add('request_too_large');
+  codes.add('service_unavailable');
+  if (route.config?.validationError) lines.push(`A request that fails the schemas answers \`${route.config.validationError}\`.`);
+  return { security, scopes, description: lines.join('\n\n'), errorCodes: [...codes] };
+}
+
+/** The error responses of an operation, by status, each naming its codes. */
+export function errorResponses(codes: readonly ErrorCode[]): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }> }> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERROR_CATALOGUE[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [String(status), {
+    description: list.map((code) => `\`${code}\``).join(', '),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  }]));
+}

@@ -1,0 +1,21 @@
+import type { WorkspaceScope } from './scopes.js';
+
+/**
+ * What an authentication hook demands, readable from the route table: the API reference
+ * (management/apiDocs) documents each route's security from the hooks the route really runs.
+ */
+export type AuthRequirement =
+  | { kind: 'apiKey'; scope: WorkspaceScope }
+  | { kind: 'session'; allowUnverified: boolean }
+  | { kind: 'foreignOriginCheck' };
+
+const requirements = new WeakMap<object, AuthRequirement>();
+
+export function declareAuth<T extends object>(hook: T, requirement: AuthRequirement): T {
+  requirements.set(hook, requirement);
+  return hook;
+}
+
+export function authRequirementOf(hook: unknown): AuthRequirement | undefined {
+  return typeof hook === 'function' ? requirements.get(hook) : undefined;
+}
