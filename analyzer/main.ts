@@ -1,3 +1,4 @@
+import '../shared/supportedNode.js'; // first: refuses an unsupported Node before anything else loads
 import { createClickHouseReader } from '../shared/clickhouse/client.js';
 import { createClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';

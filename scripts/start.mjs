@@ -15,6 +15,8 @@
 //   everything is then stopped and `npm start` exits with code 1, saying why.
 // - Ctrl-C (SIGINT), SIGTERM or SIGHUP stops every process (SIGTERM, then SIGKILL after 10 s)
 //   and exits 0; nothing is restarted while stopping. A second Ctrl-C kills them at once.
+// First: refuses an unsupported Node (package.json "engines") before anything runs.
+import '../dist/shared/supportedNode.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { dirname, resolve } from 'node:path';

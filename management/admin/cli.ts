@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import '../../shared/supportedNode.js'; // first: refuses an unsupported Node before anything else loads
 import { createClock } from '../../shared/clock.js';
 import { ConfigError, loadConfig, type Config } from '../../shared/config.js';
 import { createPool } from '../../shared/db/pool.js';

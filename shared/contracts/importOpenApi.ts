@@ -7,12 +7,12 @@
 // status code, a method outside 01 Limits, a duplicate) is left out. A document without any
 // operation is refused.
 
-import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
 import { canonicalFingerprint, canonicalJson } from '../fingerprint.js';
 import { invalidContract } from './invalidContract.js';
 import { childPointer, isPlainObject, parseReference, resolveTokens } from './jsonPointer.js';
 import { ANY_STATUS_SELECTOR, normalizeStatusSelector, operationKey, quote } from './operationKey.js';
 import { compare, SchemaCompiler } from './schemaSubset.js';
+import { convertSwagger } from './swaggerConversion.js';
 import { OPERATION_METHODS, type ImportedOperation, type OpenApiImportResult, type OperationMethod, type PayloadLocation, type SkippedPayload, type UncheckedSubschema } from './types.js';
 
 export type OpenApiProtocol = 'http-api' | 'http-webhook';
@@ -46,12 +46,12 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
     if (document.swagger !== '2.0') {
       throw invalidContract(`Swagger ${describe(document.swagger)} documents are not supported; supported versions are Swagger 2.0 and OpenAPI 3.0.x and 3.1.x`, ['/swagger']);
     }
-    // Converted by @scalar/openapi-upgrader (docs/decisions.md), which rewrites its input: the
-    // copy is converted, the document sent stays the stored evidence. Pointers of what is left
-    // out point into the OpenAPI 3.0 conversion.
+    // Converted by @scalar/openapi-upgrader (docs/decisions.md; swaggerConversion.ts), which
+    // rewrites its input: copies are converted, the document sent stays the stored evidence.
+    // Pointers of what is left out point into the OpenAPI 3.0 conversion.
     let converted: unknown;
     try {
-      converted = upgradeFromTwoToThree(structuredClone(document) as Record<string, unknown>);
+      converted = convertSwagger(document);
     } catch {
       // The converter's own message depends on the order it meets members in: not repeated, so the
       // answer is the same for the same document.

@@ -1,3 +1,4 @@
+import '../supportedNode.js'; // first: refuses an unsupported Node before anything else loads
 import { migrateClickHouse } from '../clickhouse/migrate.js';
 import { loadConfigOrExit } from '../runtime.js';
 import { migratePostgres } from './migrate.js';
