@@ -68,11 +68,14 @@ async function credentialMutation(key: string, connectionId: string, action: 'is
 
 const issueCredential = (key: string, connectionId: string) => credentialMutation(key, connectionId, 'issue');
 
+/** The first version's document: served under `/api`, so its operations have a base path to copy. */
+const servedOrders = () => ({ ...ordersOpenApi(0), servers: [{ url: 'https://orders.example.test/api' }] });
+
 /** A workspace with both mode connections; the Sandbox one holds two versions and two rules. */
 async function fixture(): Promise<Fixture> {
   const boot = await bootstrapWorkspace(ctx);
   const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
-  const first = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-01', ordersOpenApi(0)));
+  const first = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-01', servedOrders()));
   const second = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-02', ordersOpenApi(1)));
   await activateOk(ctx, boot.apiKey.key, sandbox.connectionId, first.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
   const enabled = await createRuleWithKey(ctx, boot.apiKey.key, sandbox.connectionId, { ...ruleDefinition(0), enabled: true });
@@ -170,7 +173,7 @@ describe('copy review, apply and status', () => {
     ]);
     expect(snapshot.contracts[0].operations.length).toBeGreaterThan(0);
     expect(Object.keys(snapshot.contracts[0].operations[0]).sort()).toEqual(
-      ['eventType', 'fingerprint', 'method', 'operationKey', 'payloadLocation', 'routeTemplate', 'schema', 'statusSelector', 'unchecked'],
+      ['basePaths', 'eventType', 'fingerprint', 'method', 'operationKey', 'payloadLocation', 'routeTemplate', 'schema', 'statusSelector', 'unchecked'],
     );
     expect(snapshot.rules).toEqual([
       { sourceRuleId: f.rules[0], ...ruleDefinition(0), enabled: false },
@@ -209,8 +212,9 @@ describe('copy review, apply and status', () => {
     expect(draft).toMatchObject({ declaredVersion: '2024-01', lifecycleStatus: 'draft', fingerprint: original.fingerprint, importedFrom: original.importedFrom, activatedAt: null });
     const withoutId = (ops: any[]) => ops.map(({ id: _id, ...op }) => op);
     expect(withoutId(draft.operations)).toEqual(withoutId(original.operations));
+    expect(new Set(draft.operations.map((op: { basePaths: string[] }) => op.basePaths.join()))).toEqual(new Set(['/api']));
     // The same document under the same label is an identical draft retry on the destination.
-    const again = await registerVersion(ctx, f.boot.apiKey.key, f.live.connectionId, openApiRegistration('2024-01', ordersOpenApi(0)));
+    const again = await registerVersion(ctx, f.boot.apiKey.key, f.live.connectionId, openApiRegistration('2024-01', servedOrders()));
     expect(again.statusCode).toBe(201);
     expect(again.json().contract.id).toBe(firstCopy.destinationContractVersionId);
 

@@ -208,7 +208,7 @@ describe('POST /v1/integrations/{integrationId}/contracts', () => {
       const full = (await read(key(), connectionId, body.contract.id)).json().contract;
       expect(full.operations).toEqual([{
         id: expect.stringMatching(/^cop_[0-9a-z]{26}$/), operationKey: 'POST orders.created:message:default', direction: 'inbound', protocol,
-        method: 'POST', routeTemplate: 'orders.created', eventType: null, payloadLocation: 'message', statusSelector: 'default',
+        method: 'POST', routeTemplate: 'orders.created', basePaths: [], eventType: null, payloadLocation: 'message', statusSelector: 'default',
         fingerprint: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), schema: expect.objectContaining({ type: 'object', required: ['orderId'] }), unchecked: [],
       }]);
     }
@@ -465,13 +465,13 @@ describe('GET /v1/integrations/{integrationId}/contracts', () => {
     });
     expect(all.contracts[0].operations[1]).toEqual({
       id: expect.stringMatching(/^cop_/), operationKey: 'POST /v1/orders:response:201', direction: 'outbound', protocol: 'http-api', method: 'POST',
-      routeTemplate: '/v1/orders', eventType: null, payloadLocation: 'response', statusSelector: '201', fingerprint: expect.stringMatching(/^sha256:/),
+      routeTemplate: '/v1/orders', basePaths: [], eventType: null, payloadLocation: 'response', statusSelector: '201', fingerprint: expect.stringMatching(/^sha256:/),
       schema: expect.objectContaining({ $ref: expect.any(String), $defs: expect.any(Object) }), unchecked: [],
     });
     // Issue 14, item 5: the read shows what activation will not watch.
     expect(all.contracts[0].operations[2]).toEqual({
       id: expect.stringMatching(/^cop_/), operationKey: 'POST /v1/orders:response:400', direction: 'outbound', protocol: 'http-api', method: 'POST',
-      routeTemplate: '/v1/orders', eventType: null, payloadLocation: 'response', statusSelector: '400', fingerprint: fingerprint({}), schema: {},
+      routeTemplate: '/v1/orders', basePaths: [], eventType: null, payloadLocation: 'response', statusSelector: '400', fingerprint: fingerprint({}), schema: {},
       unchecked: [{ pointer: '/paths/~1v1~1orders/post/responses/400/content/application~1json/schema/oneOf', schemaPointer: '', reason: 'composition keyword oneOf' }],
     });
     // Nothing internal is serialised.
@@ -563,7 +563,7 @@ describe('GET /v1/integrations/{integrationId}/contracts/{contractVersionId}', (
         lifecycleStatus: 'draft', activatedAt: null, supersededAt: null, createdAt: created.contract.createdAt,
         operations: [{
           id: expect.stringMatching(/^cop_[0-9a-z]{26}$/), operationKey: 'POST refund.created:message:default', direction: 'inbound', protocol: 'http-webhook',
-          method: 'POST', routeTemplate: 'refund.created', eventType: 'refund.created', payloadLocation: 'message', statusSelector: 'default',
+          method: 'POST', routeTemplate: 'refund.created', basePaths: [], eventType: 'refund.created', payloadLocation: 'message', statusSelector: 'default',
           fingerprint: fingerprint({ type: 'object', properties: { refundId: { type: 'string' } }, required: ['refundId'] }),
           schema: { type: 'object', properties: { refundId: { type: 'string' } }, required: ['refundId'] },
           unchecked: [],

@@ -23,7 +23,10 @@ export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
  * One operation of a snapshot contract: everything the draft's operation row holds except its
  * id, direction and protocol (the destination's, which equal the source's within one Integration).
  */
-export type SnapshotOperation = Omit<ContractOperationRecord, 'id' | 'contractVersionId' | 'direction' | 'protocol'>;
+export type SnapshotOperation = Omit<ContractOperationRecord, 'id' | 'contractVersionId' | 'direction' | 'protocol' | 'basePaths'> & {
+  /** Absent from a review stored before issue 26 (its source then had none either). */
+  basePaths?: string[];
+};
 
 /** 02 Review snapshot `contracts` entry: what the destination draft will be. */
 export interface SnapshotContract {
@@ -106,6 +109,7 @@ export async function selectArtifacts(db: Queryable, input: SelectionInput): Pro
           operationKey: op.operationKey,
           method: op.method,
           routeTemplate: op.routeTemplate,
+          basePaths: op.basePaths,
           eventType: op.eventType,
           payloadLocation: op.payloadLocation,
           statusSelector: op.statusSelector,
@@ -195,7 +199,7 @@ async function insertCopies(db: Queryable, input: CopyInput): Promise<CopiedArti
       document: source.document,
       contentSignature: contract.signature,
       skipped: source.skipped,
-      operations: contract.operations as ImportedOperation[],
+      operations: contract.operations.map((op) => ({ ...op, basePaths: op.basePaths ?? [] })) as ImportedOperation[],
       direction: input.destination.direction,
       protocol: input.destination.protocol,
       registeredFromRevision: input.previousRevision ?? input.revision,

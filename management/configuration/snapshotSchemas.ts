@@ -15,6 +15,7 @@ const snapshotOperation = {
     operationKey: string,
     method: string,
     routeTemplate: string,
+    basePaths: operationSchema.properties.basePaths,
     eventType: operationSchema.properties.eventType,
     payloadLocation: string,
     statusSelector: string,

@@ -39,6 +39,8 @@ export interface ContractOperationRecord {
   protocol: Protocol;
   method: string;
   routeTemplate: string;
+  /** Issue 26: the servers' path prefixes (ImportedOperation.basePaths). */
+  basePaths: string[];
   eventType: string | null;
   payloadLocation: string;
   statusSelector: string;
@@ -73,6 +75,7 @@ interface OperationRow {
   protocol: Protocol;
   method: string;
   route_template: string;
+  base_paths: string[];
   event_type: string | null;
   payload_location: string;
   status_selector: string;
@@ -114,6 +117,7 @@ function toOperation(row: OperationRow): ContractOperationRecord {
     protocol: row.protocol,
     method: row.method,
     routeTemplate: row.route_template,
+    basePaths: row.base_paths,
     eventType: row.event_type,
     payloadLocation: row.payload_location,
     statusSelector: row.status_selector,
@@ -163,7 +167,7 @@ export async function readOperations(db: Queryable, versionIds: readonly string[
   if (versionIds.length === 0) return grouped;
   const definitions = await readDefinitions(db, versionIds);
   const { rows } = await db.query<OperationRow>(
-    `SELECT id, contract_version_id, operation_key, direction, protocol, method, route_template, event_type,
+    `SELECT id, contract_version_id, operation_key, direction, protocol, method, route_template, base_paths, event_type,
             payload_location, status_selector, fingerprint, schema, unchecked
        FROM contract_operations WHERE contract_version_id = ANY($1::text[])
       ORDER BY contract_version_id, position`,
@@ -218,16 +222,19 @@ export async function insertDraftVersion(db: Queryable, input: NewContractVersio
   // One statement for any number of operations: parallel arrays, one row per position.
   await db.query(
     `INSERT INTO contract_operations (id, contract_version_id, operation_key, direction, protocol, method, route_template,
-                                      event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)
-     SELECT o.id, $1, o.operation_key, $2, $3, o.method, o.route_template, o.event_type, o.payload_location,
+                                      base_paths, event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)
+     SELECT o.id, $1, o.operation_key, $2, $3, o.method, o.route_template,
+            ARRAY(SELECT jsonb_array_elements_text(o.base_paths)), o.event_type, o.payload_location,
             o.status_selector, o.fingerprint, o.schema, o.unchecked, o.position
-       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::int[])
-         AS o (id, operation_key, method, route_template, event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)`,
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::jsonb[], $15::int[])
+         AS o (id, operation_key, method, route_template, base_paths, event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)`,
     [id, input.direction, input.protocol,
       ops.map(() => newId('cop_')),
       ops.map((op) => op.operationKey),
       ops.map((op) => op.method),
       ops.map((op) => op.routeTemplate),
+      // unnest cannot take a two-dimensional array of uneven rows: each list travels as JSON.
+      ops.map((op) => JSON.stringify(op.basePaths)),
       ops.map((op) => op.eventType),
       ops.map((op) => op.payloadLocation),
       ops.map((op) => op.statusSelector),

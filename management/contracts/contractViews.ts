@@ -20,6 +20,8 @@ export interface ContractOperationView {
   protocol: string;
   method: string;
   routeTemplate: string;
+  /** Issue 26: the servers' path prefixes an observed route may carry in front of routeTemplate. */
+  basePaths: string[];
   eventType: string | null;
   payloadLocation: string;
   statusSelector: string;
@@ -64,6 +66,7 @@ export function operationView(operation: ContractOperationRecord): ContractOpera
     protocol: operation.protocol,
     method: operation.method,
     routeTemplate: operation.routeTemplate,
+    basePaths: operation.basePaths,
     eventType: operation.eventType,
     payloadLocation: operation.payloadLocation,
     statusSelector: operation.statusSelector,

@@ -93,7 +93,7 @@ export const registrationFormSchema = {
 
 export const operationSchema = {
   type: 'object',
-  required: ['id', 'operationKey', 'direction', 'protocol', 'method', 'routeTemplate', 'eventType', 'payloadLocation', 'statusSelector', 'fingerprint', 'schema', 'unchecked'],
+  required: ['id', 'operationKey', 'direction', 'protocol', 'method', 'routeTemplate', 'basePaths', 'eventType', 'payloadLocation', 'statusSelector', 'fingerprint', 'schema', 'unchecked'],
   properties: {
     id: { type: 'string' },
     operationKey: { type: 'string' },
@@ -101,6 +101,7 @@ export const operationSchema = {
     protocol: { type: 'string' },
     method: { type: 'string' },
     routeTemplate: { type: 'string' },
+    basePaths: { type: 'array', items: { type: 'string' } },
     eventType: nullableString,
     payloadLocation: { type: 'string' },
     statusSelector: { type: 'string' },

@@ -309,6 +309,9 @@ export interface CompiledContract {
    * 00-decisions §5: the operation with the observation's method, routeTemplate and
    * payloadLocation whose statusSelector matches: the exact code, then the range (`2XX`), then
    * `default`. `null` when none does, and always for statusCode 0 (a transport error).
+   * The routeTemplate is the operation's, or one of its base paths followed by it (issue 26):
+   * a route some operation declares as it is wins; otherwise the longest base path that gives a
+   * declared route does.
    */
   match(observed: ObservedOperation): AnalysedOperation | null;
   /** The compiled schema of one of `operations`. */
@@ -330,28 +333,46 @@ function earlier(current: AnalysedOperation | undefined, candidate: AnalysedOper
   return (compareText(candidate.operationKey, current.operationKey) || compareText(candidate.id, current.id)) < 0;
 }
 
+// method → payloadLocation → routeTemplate → statuses: lookups without building a key string.
+type RouteIndex = Map<string, Map<string, Map<string, StatusIndex>>>;
+
+function addToIndex(index: RouteIndex, operation: AnalysedOperation, selector: Selector): void {
+  let byLocation = index.get(operation.method);
+  if (!byLocation) index.set(operation.method, (byLocation = new Map()));
+  let byRoute = byLocation.get(operation.payloadLocation);
+  if (!byRoute) byLocation.set(operation.payloadLocation, (byRoute = new Map()));
+  let statuses = byRoute.get(operation.routeTemplate);
+  if (!statuses) byRoute.set(operation.routeTemplate, (statuses = { exact: new Map(), ranges: [], fallback: undefined }));
+  if (selector.kind === 'exact') {
+    if (earlier(statuses.exact.get(selector.code), operation)) statuses.exact.set(selector.code, operation);
+  } else if (selector.kind === 'range') {
+    if (earlier(statuses.ranges[selector.hundred], operation)) statuses.ranges[selector.hundred] = operation;
+  } else if (earlier(statuses.fallback, operation)) {
+    statuses.fallback = operation;
+  }
+}
+
+const SLASH = 0x2f;
+
 export function compileContract(operations: AnalysedOperation[]): CompiledContract {
-  // method → payloadLocation → routeTemplate → statuses: lookups without building a key string.
-  const index = new Map<string, Map<string, Map<string, StatusIndex>>>();
+  const index: RouteIndex = new Map();
+  // One index per base path, of the operations served under it: a lookup is one slice of the
+  // observed route per base path it starts with.
+  const byBasePath = new Map<string, RouteIndex>();
   const schemas = new Map<string, CompiledSchema>();
   for (const operation of operations) {
     if (!schemas.has(operation.id)) schemas.set(operation.id, compileSchema(operation.schema, operation.uncheckedPointers));
     const selector = parseSelector(operation.statusSelector);
     if (selector === null) continue;
-    let byLocation = index.get(operation.method);
-    if (!byLocation) index.set(operation.method, (byLocation = new Map()));
-    let byRoute = byLocation.get(operation.payloadLocation);
-    if (!byRoute) byLocation.set(operation.payloadLocation, (byRoute = new Map()));
-    let statuses = byRoute.get(operation.routeTemplate);
-    if (!statuses) byRoute.set(operation.routeTemplate, (statuses = { exact: new Map(), ranges: [], fallback: undefined }));
-    if (selector.kind === 'exact') {
-      if (earlier(statuses.exact.get(selector.code), operation)) statuses.exact.set(selector.code, operation);
-    } else if (selector.kind === 'range') {
-      if (earlier(statuses.ranges[selector.hundred], operation)) statuses.ranges[selector.hundred] = operation;
-    } else if (earlier(statuses.fallback, operation)) {
-      statuses.fallback = operation;
+    addToIndex(index, operation, selector);
+    for (const basePath of operation.basePaths ?? []) {
+      let prefixed = byBasePath.get(basePath);
+      if (!prefixed) byBasePath.set(basePath, (prefixed = new Map()));
+      addToIndex(prefixed, operation, selector);
     }
   }
+  // Longest first: `/api/v3/pets` is `/pets` under `/api/v3` before it is `/v3/pets` under `/api`.
+  const prefixes = [...byBasePath].sort(([a], [b]) => b.length - a.length || compareText(a, b));
 
   return {
     operations,
@@ -359,7 +380,16 @@ export function compileContract(operations: AnalysedOperation[]): CompiledContra
     match(observed) {
       const code = observed.statusCode;
       if (!Number.isInteger(code) || code < 100 || code > 599) return null;
-      const statuses = index.get(observed.method)?.get(observed.payloadLocation)?.get(observed.routeTemplate);
+      const route = observed.routeTemplate;
+      let statuses = index.get(observed.method)?.get(observed.payloadLocation)?.get(route);
+      for (let i = 0; statuses === undefined && i < prefixes.length; i++) {
+        const [basePath, prefixed] = prefixes[i];
+        if (!route.startsWith(basePath)) continue;
+        // `/v1` is a prefix of `/v1/models` and of `/v1` itself (the root `/`), not of `/v10/x`.
+        if (route.length > basePath.length && route.charCodeAt(basePath.length) !== SLASH) continue;
+        const rest = route.length === basePath.length ? '/' : route.slice(basePath.length);
+        statuses = prefixed.get(observed.method)?.get(observed.payloadLocation)?.get(rest);
+      }
       if (statuses === undefined) return null;
       return statuses.exact.get(code) ?? statuses.ranges[Math.floor(code / 100)] ?? statuses.fallback ?? null;
     },

@@ -29,6 +29,11 @@ export interface AnalysedOperation {
   operationKey: string;
   method: string;
   routeTemplate: string;
+  /**
+   * The servers' path prefixes (issue 26): an observed route also matches with one of them in
+   * front of `routeTemplate`. Absent: none (a row read before issue 26's import).
+   */
+  basePaths?: readonly string[];
   payloadLocation: string;
   /** `200`, `2XX` or `default`. */
   statusSelector: string;

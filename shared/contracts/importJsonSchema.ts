@@ -46,6 +46,7 @@ export function importJsonSchema(schema: unknown, selector: unknown, protocol: C
   return {
     operationKey: operationKey(operation.method, operation.routeTemplate, operation.payloadLocation, operation.statusSelector),
     ...operation,
+    basePaths: [],
     eventType: null,
     fingerprint: fingerprint(compiled.schema),
     schema: compiled.schema,

@@ -12,6 +12,7 @@ import { invalidContract } from './invalidContract.js';
 import { childPointer, isPlainObject, parseReference, resolveTokens } from './jsonPointer.js';
 import { ANY_STATUS_SELECTOR, normalizeStatusSelector, operationKey, quote } from './operationKey.js';
 import { compare, SchemaCompiler } from './schemaSubset.js';
+import { serverBasePaths } from './serverBasePaths.js';
 import { convertSwagger } from './swaggerConversion.js';
 import { OPERATION_METHODS, type ImportedOperation, type OpenApiImportResult, type OperationMethod, type PayloadLocation, type SkippedPayload, type UncheckedSubschema } from './types.js';
 
@@ -92,6 +93,8 @@ class OpenApiImporter {
   private readonly skipped = new Map<string, SkippedPayload>();
   private readonly schemas: SchemaCompiler;
   private schemaBytes = 0;
+  /** The document's `servers` base paths, read when an operation first needs them. */
+  private documentBasePaths: string[] | undefined;
 
   constructor(
     private readonly document: Record<string, unknown>,
@@ -127,13 +130,32 @@ class OpenApiImporter {
     if ('skipped' in resolved) return this.skip(resolved.skipped.pointer, resolved.skipped.reason);
     const pathItem = resolved.node;
     if (!isPlainObject(pathItem)) return this.skip(resolved.pointer, 'invalid path item (not an object)');
+    let pathBasePaths: string[] | undefined;
     for (const key of Object.keys(pathItem).sort(compare)) {
       if (!PATH_ITEM_METHODS.has(key)) continue;
-      this.importOperation(name, key.toUpperCase(), pathItem[key], childPointer(resolved.pointer, key));
+      pathBasePaths ??= this.basePathsAt(pathItem, childPointer(resolved.pointer, 'servers')) ?? this.basePathsOfDocument();
+      this.importOperation(name, key.toUpperCase(), pathItem[key], childPointer(resolved.pointer, key), pathBasePaths);
     }
   }
 
-  private importOperation(routeTemplate: string, method: string, operation: unknown, pointer: string): void {
+  /**
+   * The base paths of `servers` on this object, or null when it declares none. Webhooks have
+   * none: their names are not paths and `servers` describe the vendor's API, not the receiver.
+   */
+  private basePathsAt(holder: Record<string, unknown>, pointer: string): string[] | null {
+    if (this.protocol !== 'http-api') return [];
+    const found = serverBasePaths(Object.hasOwn(holder, 'servers') ? holder.servers : undefined, pointer);
+    if (found === null) return null;
+    for (const entry of found.skipped) this.skip(entry.pointer, entry.reason);
+    return found.basePaths;
+  }
+
+  private basePathsOfDocument(): string[] {
+    this.documentBasePaths ??= this.basePathsAt(this.document, '/servers') ?? [];
+    return this.documentBasePaths;
+  }
+
+  private importOperation(routeTemplate: string, method: string, operation: unknown, pointer: string, pathBasePaths: string[]): void {
     if (!isPlainObject(operation)) return this.skip(pointer, 'invalid operation (not an object)');
     if (!(OPERATION_METHODS as readonly string[]).includes(method)) {
       // 01 Limits: GET, POST, PUT, PATCH, DELETE. Only an operation with a payload leaves something out.
@@ -149,7 +171,9 @@ class OpenApiImporter {
       const undeclared = this.protocol === 'http-api' ? 'no responses declared' : 'no request body declared';
       sites.push({ payloadLocation, statusSelector: ANY_STATUS_SELECTOR, pointer, content: undefined, undeclared });
     }
-    for (const site of sites) this.importSite(routeTemplate, method as OperationMethod, site);
+    // OpenAPI: the most specific level that declares servers wins (operation, path item, document).
+    const basePaths = this.basePathsAt(operation, pointer + '/servers') ?? pathBasePaths;
+    for (const site of sites) this.importSite(routeTemplate, method as OperationMethod, site, basePaths);
   }
 
   private declaresNoPayload(operation: Record<string, unknown>): boolean {
@@ -222,7 +246,7 @@ class OpenApiImporter {
    * not compared. A payload without content declares nothing to check; non-JSON content or JSON
    * content without a schema is unchecked.
    */
-  private importSite(routeTemplate: string, method: OperationMethod, site: Site): void {
+  private importSite(routeTemplate: string, method: OperationMethod, site: Site, basePaths: string[]): void {
     const key = operationKey(method, routeTemplate, site.payloadLocation, site.statusSelector);
     if (this.operations.has(key)) return this.skip(site.pointer, `duplicate operation ${quote(key)}`);
     const { schema, unchecked } = this.payloadSchema(site);
@@ -231,6 +255,7 @@ class OpenApiImporter {
       operationKey: key,
       method,
       routeTemplate,
+      basePaths,
       eventType: this.protocol === 'http-webhook' ? routeTemplate : null,
       payloadLocation: site.payloadLocation,
       statusSelector: site.statusSelector,

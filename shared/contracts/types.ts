@@ -12,6 +12,12 @@ export interface ImportedOperation {
   operationKey: string;
   method: OperationMethod;
   routeTemplate: string;
+  /**
+   * Path prefixes of the servers the operation is served at (issue 26): each starts with `/` and
+   * has no trailing `/`; sorted, distinct; empty when every server is at the root, and always for
+   * webhooks and `json-schema` contracts. An observed route matches with or without one in front.
+   */
+  basePaths: string[];
   eventType: string | null;
   payloadLocation: PayloadLocation;
   /** `200`, `2XX` or `default`; request and message payloads use `default` (matches every status). */
