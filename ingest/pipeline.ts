@@ -23,6 +23,7 @@ import { Shipper } from './log/shipper.js';
 import { WriteAheadLog, type LogPosition } from './log/writeAheadLog.js';
 import { IngestMetrics } from './metrics.js';
 import { insertObservationRows } from './observationsTable.js';
+import { ActiveRoutesCache } from './contract/activeRoutes.js';
 import { RequestMemory } from './offload/requestMemory.js';
 import { SharedSlots } from './offload/sharedSlots.js';
 
@@ -116,6 +117,7 @@ export class IngestPipeline {
   private readonly batches: BatchChecker;
   private readonly slots: SharedSlots | null;
   private readonly resolver: AdmissionResolver;
+  private readonly activeRoutes: ActiveRoutesCache;
   private log!: WriteAheadLog;
   shipper!: Shipper;
   private pacer!: IntakePacer;
@@ -128,6 +130,7 @@ export class IngestPipeline {
       pool: deps.pool, redis: deps.redis, encryptionKey: config.secretEncryptionKey, onLoad: (result) => metrics.credentialLoads[result].inc(),
     });
     this.admission = new Admission(deps.redis, config);
+    this.activeRoutes = new ActiveRoutesCache(deps.pool);
     this.resolver = new AdmissionResolver({
       admission: this.admission, redis: deps.redis, clock: deps.clock, metrics,
       sweepIntervalMs: config.ingest.settleIntervalMs, deadlineMs: config.ingest.admissionDeadlineMs,
@@ -377,6 +380,7 @@ export class IngestPipeline {
         continue;
       }
       if (result.kind === 'rate_limited') throw new AppError('connection_rate_limited', { retryAfterSeconds: result.retryAfterSeconds });
+      const contract = await fromStore(this.activeRoutes.of(credential.connectionId, credential.protocol));
       return jsonResponse(200, {
         connectionId: credential.connectionId,
         integrationKey: credential.integrationKey,
@@ -386,6 +390,10 @@ export class IngestPipeline {
         protocol: credential.protocol,
         credentialStatus: 'active',
         limits: this.admission.budgetOf(credential),
+        // What the collector templatises concrete paths with (collector/README.md "Route templates").
+        activeContractVersionId: contract.versionId,
+        routes: contract.routes,
+        routesTruncated: contract.truncated,
       });
     }
   }

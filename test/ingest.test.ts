@@ -590,6 +590,10 @@ describe('GET /v1/collector/connection', () => {
         observationsPerMinute: Math.min(edge.config.limits.integrationObservationsPerMin, edge.config.limits.workspaceObservationsPerMin),
         requestsPerMinute: edge.config.limits.integrationRequestsPerMin,
       },
+      // No active contract: nothing for the collector to templatise with.
+      activeContractVersionId: null,
+      routes: [],
+      routesTruncated: false,
     });
   });
 

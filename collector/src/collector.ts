@@ -4,6 +4,7 @@
 
 import { DEFAULT_OBSERVATIONS_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE, SlidingWindow } from './budget.js';
 import { Delivery, MAX_ENVELOPE_BYTES, type MutableCounters } from './delivery.js';
+import { learnedContract, type LearnedContract } from './contractRoutes.js';
 import { buildEnvelope } from './envelope.js';
 import { settingsOf, type Settings } from './options.js';
 import type { Collector, CollectorCounters, CollectorOptions, ConnectionCheckResult, Direction, Observation, Protocol } from './types.js';
@@ -130,9 +131,25 @@ export function createCollector(options: CollectorOptions): Collector {
   // Observations built in any 60 seconds of the collector's clock (budget.ts).
   const budget = new SlidingWindow(observationsPerMinute);
 
+  // The active contract's route templates (HTTP collectors): replaced when a check names another
+  // version, dropped when it names none, kept when a check fails.
+  let learned: LearnedContract | undefined;
+  const learnRoutes = (result: ConnectionCheckResult): void => {
+    try {
+      if (!result.ok || typeof result.body !== 'object' || result.body === null || !('activeContractVersionId' in result.body)) return;
+      const versionId = (result.body as { activeContractVersionId: unknown }).activeContractVersionId;
+      if (versionId !== learned?.versionId) learned = learnedContract(result.body);
+    } catch {
+      // Keep what was learned.
+    }
+  };
+  const learnsRoutes = s.protocol === 'http-api' || s.protocol === 'http-webhook';
+  let refresh: NodeJS.Timeout | undefined;
+
   if (s.connectionCheck) {
     void checkConnection(s, uploader).then((result) => {
       counters.connectionStatus = result.status;
+      if (learnsRoutes) learnRoutes(result);
       // Where no explicit budget is given, the edge's own for this connection applies.
       const edge = edgeBudget(result);
       const observations = s.maxObservationsPerMinute === undefined ? edge.observationsPerMinute : undefined;
@@ -141,6 +158,19 @@ export function createCollector(options: CollectorOptions): Collector {
       delivery.setBudget(requests, observations);
       report(s.onConnectionCheck, result);
     });
+    if (learnsRoutes && s.contractRefreshIntervalMs > 0) {
+      // Repeated to notice an activation; one at a time, and none once delivery stopped for good.
+      let checking = false;
+      refresh = setInterval(() => {
+        const state = delivery.state();
+        if (checking || state === 'closed' || state === 'unauthenticated') return;
+        checking = true;
+        void checkConnection(s, uploader).then(learnRoutes).finally(() => {
+          checking = false;
+        });
+      }, s.contractRefreshIntervalMs);
+      refresh.unref();
+    }
   }
 
   /** Whether an observation starting now is built; when not, counted where it belongs. */
@@ -203,6 +233,7 @@ export function createCollector(options: CollectorOptions): Collector {
         const timeout = typeof timeoutMs === 'number' && Number.isFinite(timeoutMs)
           ? Math.min(Math.max(0, Math.floor(timeoutMs)), MAX_TIMER_MS)
           : DEFAULT_CLOSE_TIMEOUT_MS;
+        clearInterval(refresh);
         return delivery.close(timeout).catch(() => undefined);
       } catch {
         return Promise.resolve();
@@ -212,13 +243,17 @@ export function createCollector(options: CollectorOptions): Collector {
     counters(): CollectorCounters {
       try {
         const deliveryState = delivery.state(); // first: it may end a quota pause
-        return { ...counters, deliveryState };
+        return { ...counters, deliveryState, ...(learned ? { contractVersionId: learned.versionId } : {}) };
       } catch {
         return { ...counters };
       }
     },
 
     beginInspection,
+
+    learnedRoute(method: string, path: string): string | undefined {
+      return learned?.match(method, path);
+    },
 
     isOwnRequest(url: string | URL): boolean {
       try {

@@ -54,7 +54,7 @@ interface Waiter {
 }
 
 /** The counters the library keeps (deliveryState is read from the delivery at snapshot time). */
-export type MutableCounters = Required<Omit<CollectorCounters, 'deliveryState'>>;
+export type MutableCounters = Required<Omit<CollectorCounters, 'deliveryState' | 'contractVersionId'>>;
 
 /**
  * A wait for the windows re-checks at least this often: timers run in real time, and the clock the

@@ -44,6 +44,8 @@ export interface Settings {
   envelopeFragments: { head: string; payloadTail: string };
   onConnectionCheck?: (result: ConnectionCheckResult) => void;
   connectionCheck: boolean;
+  /** 0: the connection check is not repeated. */
+  contractRefreshIntervalMs: number;
 }
 
 /** Printable ASCII without spaces, 1 to `max` characters (the edge's token rule). */
@@ -140,6 +142,7 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       envelopeFragments: envelopeFragmentsOf(options.integrationKey, options.direction, options.protocol, redactionPolicyVersion),
       ...(options.onConnectionCheck ? { onConnectionCheck: options.onConnectionCheck } : {}),
       connectionCheck: options.connectionCheck !== false,
+      contractRefreshIntervalMs: options.contractRefreshIntervalMs === 0 ? 0 : int(options.contractRefreshIntervalMs, 60_000, 1_000, 24 * 3_600_000),
     },
   };
 }

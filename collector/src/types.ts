@@ -71,8 +71,17 @@ export interface CollectorOptions {
    * edge's clock (a test clock); timers still run in real time.
    */
   clock?: () => number;
-  /** Skip the start-up connection check (tests, short-lived scripts). */
+  /**
+   * Skip the start-up connection check (tests, short-lived scripts); no route templates are then
+   * learned from the contract either.
+   */
   connectionCheck?: boolean;
+  /**
+   * How often the connection check is repeated to learn a newly activated contract's route
+   * templates (HTTP collectors only): default 60,000 ms, at least 1,000; 0 never repeats it.
+   * Each check counts in the edge's per-connection budget of checks (60 per minute by default).
+   */
+  contractRefreshIntervalMs?: number;
 }
 
 export interface ConnectionCheckResult {
@@ -154,6 +163,11 @@ export interface CollectorCounters {
    * library (always present in its snapshots).
    */
   deliveryState?: 'running' | 'backoff' | 'quota-paused' | 'unauthenticated' | 'closed' | 'misconfigured';
+  /**
+   * The active contract version whose route templates the instrumentation uses, from the last
+   * successful connection check; absent while none is known. Additive field of this library.
+   */
+  contractVersionId?: string;
 }
 
 export interface Collector {
@@ -175,6 +189,12 @@ export interface Collector {
   counters(): CollectorCounters;
   /** Marks a body inspection in progress (`pendingInspections`); call the returned function once done. */
   beginInspection(): () => void;
+  /**
+   * The active contract's route template for a concrete path (no query) of a call with this verb,
+   * e.g. `/models/{model}` for `GET /v1/models/gpt-4o`; undefined when none matches or none was
+   * learned. Never throws.
+   */
+  learnedRoute?(method: string, path: string): string | undefined;
   /** Whether a URL is the collector's own endpoint (instrumentation must not observe its uploads). */
   isOwnRequest(url: string | URL): boolean;
   /** The options' direction and protocol (instrumentation helpers read them). */

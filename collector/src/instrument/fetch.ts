@@ -23,7 +23,7 @@ import {
   DEFAULT_MAX_BYTES, contentLength, decodableEncoding, isJsonContentType, notInspected, parseJsonBytes, parseJsonText,
 } from './body.js';
 import { admitted, elapsed, recordAdmitted, start, tryCall, type Started } from './observe.js';
-import { routeResolver, transportMethod, type RouteOptions } from './route.js';
+import { learnedRouteOf, routeResolver, transportMethod, type RouteOptions } from './route.js';
 
 export interface FetchInstrumentationOptions extends RouteOptions {
   /**
@@ -79,7 +79,7 @@ interface CallPlan {
 /** What a call would be recorded as, or undefined when it is not observed. Never throws. */
 function planner(collector: Collector, options: FetchInstrumentationOptions): (url: URL, method: unknown) => CallPlan | undefined {
   const allowed = originFilter(options.origins);
-  const resolve = routeResolver(options);
+  const resolve = routeResolver(options, learnedRouteOf(collector));
   return (url, rawMethod) => {
     const method = transportMethod(rawMethod);
     if (!method) return undefined;

@@ -135,18 +135,40 @@ export function routeMatcher(templates: readonly string[] | undefined): (path: s
 }
 
 export interface RouteOptions {
-  /** Route templates such as `/v1/orders/{id}` matched against the path. */
+  /**
+   * Route templates such as `/v1/orders/{id}` matched against the path: they override the
+   * templates learned from the active contract.
+   */
   routes?: string[];
-  /** Returns the route template of a call, or undefined to fall back to `routes` and then the id-stripped path. */
+  /**
+   * Returns the route template of a call, or undefined to fall back to `routes`, then the learned
+   * templates, then the id-stripped path. Overrides all of them.
+   */
   routeTemplate?: (url: string, method: string) => string | undefined;
+}
+
+/** The learned template of a concrete path (the collector's `learnedRoute`), never throwing. */
+export type LearnedRoute = (method: string, path: string) => string | undefined;
+
+/** The collector's learned templates, as a function that never throws. */
+export function learnedRouteOf(collector: { learnedRoute?: LearnedRoute }): LearnedRoute {
+  return (method, path) => {
+    try {
+      const found = collector.learnedRoute?.(method, path);
+      return acceptableRoute(found) ? found : undefined;
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 /**
  * The route template of a call: the host's callback, then the first matching template of
- * `routes`, then the path with ids replaced by `{id}`. A callback that throws or returns
- * something that is not an absolute path without a query string is ignored.
+ * `routes`, then the active contract's template (`learned`), then the path with ids replaced by
+ * `{id}`. A callback that throws or returns something that is not an absolute path without a
+ * query string is ignored.
  */
-export function routeResolver(options: RouteOptions): (url: string, path: string, method: string) => string {
+export function routeResolver(options: RouteOptions, learned?: LearnedRoute): (url: string, path: string, method: string) => string {
   const match = routeMatcher(options.routes);
   const callback = options.routeTemplate;
   return (url, path, method) => {
@@ -158,6 +180,6 @@ export function routeResolver(options: RouteOptions): (url: string, path: string
         // The host's callback failed: fall back below.
       }
     }
-    return match(path) ?? strippedPath(path);
+    return match(path) ?? learned?.(method, path) ?? strippedPath(path);
   };
 }

@@ -9,12 +9,12 @@
 import type { Collector, Observation } from '../types.js';
 import { DEFAULT_MAX_BYTES, contentLength, headerValue, notInspected, serverBody } from './body.js';
 import { admitted, elapsed, recordAdmitted, start, tryCall, type Started } from './observe.js';
-import { acceptableRoute, strippedPath, transportMethod } from './route.js';
+import { acceptableRoute, learnedRouteOf, strippedPath, transportMethod } from './route.js';
 
 export interface InboundOptions {
   /**
-   * Route template of a request the framework's router did not match (a 404, a request answered
-   * by a middleware): returns a template, or undefined for the id-stripped path.
+   * Route template of a request: returns a template, or undefined for the active contract's
+   * learned template, then the framework's route, then the id-stripped path. Overrides all of them.
    */
   routeTemplate?: (url: string, method: string) => string | undefined;
   /** Only requests for which this returns true are observed (default: all). */
@@ -25,6 +25,12 @@ export interface InboundOptions {
   maxBytes?: number;
   /** Inspect bodies at all (default true). */
   inspectBodies?: boolean;
+}
+
+/** The path of a request target (`/webhooks/x?y=1` → `/webhooks/x`). */
+function pathOf(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
 }
 
 /** Whether inbound webhook helpers apply to this collector (03: http-webhook is inbound only). */
@@ -55,11 +61,11 @@ function admitInbound(collector: Collector, options: InboundOptions, rawMethod: 
     if (!options.include && !admitted(collector)) return undefined;
     const method = transportMethod(rawMethod);
     if (!method) return undefined;
-    let route: string | undefined = acceptableRoute(frameworkRoute) ? frameworkRoute : undefined;
-    if (route === undefined) {
-      const given = tryCall(() => options.routeTemplate?.(url, method));
-      route = acceptableRoute(given) ? given : strippedPath(url);
-    }
+    // The host's callback, the active contract's template, the framework's route, the stripped path.
+    const given = tryCall(() => options.routeTemplate?.(url, method));
+    let route: string | undefined = acceptableRoute(given) ? given : undefined;
+    route ??= learnedRouteOf(collector)(method, pathOf(url));
+    route ??= acceptableRoute(frameworkRoute) ? frameworkRoute : strippedPath(url);
     const template = route;
     if (options.include && (tryCall(() => options.include?.(method, template)) !== true || !admitted(collector))) return undefined;
     return { method, route };
@@ -151,7 +157,7 @@ function fastifyCollectorPlugin(instance: FastifyInstanceLike, options: FastifyC
  * Fastify's encapsulation (`Symbol.for('skip-override')`), so its hooks apply to the context it is
  * registered in (the whole app when registered on the root; register it inside a plugin to cover
  * that plugin's routes only, or use `include`). Records method, Fastify's route template as is
- * (`/webhooks/:provider`), the reply's status code, the duration from onRequest to the response's end and
+ * (`/webhooks/:provider`) unless the active contract's template or `routeTemplate` gives one, the reply's status code, the duration from onRequest to the response's end and
  * the parsed JSON request body (payloadLocation `message`). Registers nothing unless the collector
  * is an inbound `http-webhook` one.
  */
@@ -192,8 +198,8 @@ function expressRoute(request: ExpressRequestLike): string | undefined {
 
 /**
  * Express (4 or 5) middleware for inbound webhooks: `app.use(expressCollector(collector))`, before
- * the routes. When the response finished it records method, the route template (`req.baseUrl`
- * joined with `req.route.path`; else `options.routeTemplate`; else the id-stripped path), the status
+ * the routes. When the response finished it records method, the route template (`options.routeTemplate`;
+ * else the active contract's; else `req.baseUrl` joined with `req.route.path`; else the id-stripped path), the status
  * code, the duration, and the request body parsed by express.json() (or the bytes of
  * express.raw() with a JSON content type); without one, `notInspected: 'absent'`. A request whose
  * connection closed before the response finished is not recorded. Passes every request on
