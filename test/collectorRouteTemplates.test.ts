@@ -58,18 +58,10 @@ function documentOf(title: string, paths: string[]): Record<string, unknown> {
   };
 }
 
-/**
- * Sets `contract_operations.base_paths` of every operation of a version, as the importer records
- * them once issue 26 item 1 lands (until then the import leaves them empty).
- */
-async function setBasePaths(versionId: string, basePaths: string[]): Promise<void> {
-  await ctx.deps.pool.query('UPDATE contract_operations SET base_paths = $2 WHERE contract_version_id = $1', [versionId, basePaths]);
-}
-
-/** Registers a document and activates it (the version's operations get `basePaths` before activation). */
+/** Registers a document served under `basePaths` (its `servers`) and activates it. */
 async function activate(config: IntegrationConfig, declaredVersion: string, document: Record<string, unknown>, previous: string | null, basePaths: string[] = ['/v1']): Promise<string> {
-  const draft = await registerDraft(ctx, apiKey, config.connectionId, openApiRegistration(declaredVersion, document));
-  await setBasePaths(draft.contract.id, basePaths);
+  const servers = basePaths.map((basePath) => ({ url: `https://api.vendor.test${basePath}` }));
+  const draft = await registerDraft(ctx, apiKey, config.connectionId, openApiRegistration(declaredVersion, { ...document, servers }));
   await activateOk(ctx, apiKey, config.connectionId, draft.contract.id, { expectedActiveContractVersionId: previous, reason: 'promote' });
   return draft.contract.id;
 }
