@@ -1,11 +1,12 @@
 import '../shared/supportedNode.js'; // first: refuses an unsupported Node before anything else loads
+import type { AddressInfo } from 'node:net';
 import { createClickHouseReader } from '../shared/clickhouse/client.js';
 import { createClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { registerProcess } from '../shared/processRegistry.js';
 import { connectRedis } from '../shared/redis.js';
-import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
+import { announceReady, loadConfigOrExit, onShutdown } from '../shared/runtime.js';
 import { startAnalyzerHealth } from './server.js';
 import { Analyzer } from './service.js';
 
@@ -19,7 +20,7 @@ const registration = await registerProcess(redis, { kind: 'analyzer', testClock:
 const analyzer = new Analyzer({ config: config.analyzer, pool, redis, clickhouse, clock, metrics });
 await analyzer.start();
 const server = await startAnalyzerHealth({ pool, redis, clickhouse, metrics }, config.analyzer.host, config.analyzer.port);
-process.stdout.write(`analyzer listening on ${config.analyzer.host}:${config.analyzer.port}\n`);
+announceReady('analyzer', config.analyzer.host, (server.address() as AddressInfo).port);
 onShutdown(async () => {
   server.close();
   await analyzer.stop();

@@ -199,7 +199,7 @@ async function startAnalyzer(): Promise<RunningAnalyzer> {
     ...process.env, ...benchEdgeEnv(), ANALYZER_HOST: '127.0.0.1', ANALYZER_PORT: String(port), ANALYZER_WORKER_THREADS: ANALYZER_THREADS,
   };
   const spawnedAt = performance.now();
-  const { child } = await spawnNode('analyzer', [resolve(here, '../analyzer/main.js')], env, /^analyzer listening/, { stderr: 'pipe' });
+  const { child } = await spawnNode('analyzer', [resolve(here, '../analyzer/main.js')], env, /^analyzer ready at/, { stderr: 'pipe' });
   const errors = new Map<string, number>();
   watchAnalyzerErrors(child, errors);
   return { child, port, spawnedAt, readyAt: performance.now(), errors };

@@ -174,7 +174,7 @@ const SPEC_LIMITS_ENV = {
 async function startEdge(limits: 'spec' | 'raised'): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const env = { ...process.env, ...benchEdgeEnv(), ...(limits === 'spec' ? SPEC_LIMITS_ENV : {}), INGEST_HOST: '127.0.0.1', INGEST_PORT: String(port) };
-  const { child } = await spawnNode('edge', [resolve(here, '../ingest/main.js')], env, /listening on/);
+  const { child } = await spawnNode('edge', [resolve(here, '../ingest/main.js')], env, /ready at/);
   return { child, port };
 }
 

@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const { child } = await spawnNode('analyzer', [resolve(here, '../analyzer/main.js')], {
     ...process.env, ...benchEdgeEnv(), ANALYZER_HOST: '127.0.0.1', ANALYZER_PORT: String(port), ANALYZER_WORKER_THREADS: process.env.ANALYZER_WORKER_THREADS ?? '1',
-  }, /^analyzer listening/);
+  }, /^analyzer ready at/);
 
   console.log(`rule evaluation: ${fmt(RATE)} sources/s over ${CONNECTIONS} connections for ${DURATION_S} s, each followed by its outcome one ${TICK_MS} ms tick later `
     + `except ${MISSING_PERCENT} %; maxDelayMs ${fmt(DELAY_MS)}; ${PER_BATCH} observations per analysis job`);

@@ -5,7 +5,7 @@ import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { registerProcess } from '../shared/processRegistry.js';
 import { connectRedis } from '../shared/redis.js';
-import { loadConfigOrExit, onShutdown } from '../shared/runtime.js';
+import { announceReady, loadConfigOrExit, onShutdown } from '../shared/runtime.js';
 import { startIngestServer } from './http/server.js';
 
 const config = loadConfigOrExit();
@@ -22,7 +22,7 @@ const server = await startIngestServer(
   config.ingest.host,
   config.ingest.port,
 );
-process.stdout.write(`ingest edge listening on ${config.ingest.host}:${server.port}\n`);
+announceReady('ingest edge', config.ingest.host, server.port);
 onShutdown(async () => {
   // Stop accepting, answer what is in progress, drain the group commit, then close the stores.
   await server.close();

@@ -8,7 +8,7 @@ import { ImportPool } from './contracts/importPool.js';
 import type { AppDeps, Deps } from './deps.js';
 import { HTTP_LAYER_OPTIONS, registerClientErrors } from './plugins/clientErrors.js';
 import { registerErrorHandler } from './plugins/errorHandler.js';
-import { registerHealth } from './plugins/health.js';
+import { ProbeLogController, registerHealth } from './plugins/health.js';
 import { registerStorableStrings } from './plugins/storableStrings.js';
 import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
@@ -38,6 +38,7 @@ export interface BuildOptions {
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ? { level: deps.config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } : false,
+    logController: new ProbeLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
     // Strict validation: unknown fields are rejected (never silently removed) and nothing is coerced.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },

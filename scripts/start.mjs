@@ -15,6 +15,10 @@
 //   everything is then stopped and `npm start` exits with code 1, saying why.
 // - Ctrl-C (SIGINT), SIGTERM or SIGHUP stops every process (SIGTERM, then SIGKILL after 10 s)
 //   and exits 0; nothing is restarted while stopping. A second Ctrl-C kills them at once.
+//
+// Output: each process prints one plain `… ready at http://…` line on stdout (prefixed here with
+// `[name]`), its JSON logs and the supervisor's own lines go around it; once all three serve for
+// the first time, the next step is printed on stdout, once (not again after a restart).
 // First: refuses an unsupported Node (package.json "engines") before anything runs.
 import '../dist/shared/supportedNode.js';
 import { spawn, spawnSync } from 'node:child_process';
@@ -69,6 +73,7 @@ const services = [
 }));
 
 let stopping = false;
+let nextStepsShown = false;
 const log = (message) => process.stderr.write(`${message}\n`);
 const say = (service, message) => log(`[${service.name}] ${message}`);
 const describe = (code, signal) => signal ?? `code ${code}`;
@@ -143,6 +148,10 @@ function watchHealth(service, child) {
     service.everHealthy = true;
     service.failedStarts = 0;
     say(service, `serving (pid ${child.pid}, ${how})`);
+    if (!nextStepsShown && services.every((other) => other.everHealthy)) {
+      nextStepsShown = true;
+      process.stdout.write(nextSteps());
+    }
   };
   if (!service.address) {
     service.timer = setTimeout(() => current() && becameHealthy(`up for ${NO_PORT_HEALTHY_AFTER_MS / 1000} s`), NO_PORT_HEALTHY_AFTER_MS);
@@ -164,6 +173,16 @@ function watchHealth(service, child) {
     service.timer = setTimeout(poll, HEALTH_POLL_MS);
   };
   poll();
+}
+
+/** What to do once everything serves: the demo, or a workspace of one's own. */
+function nextSteps() {
+  return [
+    'all three processes are ready; Ctrl-C stops them. Next, in another terminal:',
+    '  npm run demo   (a vendor API drifts under an instrumented app; the analyzer opens incidents)',
+    '  npm run --silent admin -- bootstrap --email you@example.com --json   (your own workspace and API key; README "First steps")',
+    '',
+  ].join('\n');
 }
 
 function onExit(service, child, code, signal) {

@@ -24,3 +24,18 @@ export function onShutdown(stop: () => Promise<void>): void {
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
 }
+
+/** The URL a client on this machine uses for a listener on host:port (a wildcard host means loopback). */
+export function localUrl(host: string, port: number): string {
+  const local = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${local.includes(':') ? `[${local}]` : local}:${port}`;
+}
+
+/**
+ * The one plain line a process prints on stdout once it listens and is ready, e.g.
+ * `management plane ready at http://127.0.0.1:8081`: the JSON logs are for machines, this is for
+ * the person who ran `npm start` (and for the supervisor's and tests' eyes).
+ */
+export function announceReady(what: string, host: string, port: number): void {
+  process.stdout.write(`${what} ready at ${localUrl(host, port)}\n`);
+}

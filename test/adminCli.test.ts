@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseCommand } from '../management/admin/args.js';
+import { helpRequest, parseCommand } from '../management/admin/args.js';
+import { COMMANDS, OPTIONS } from '../management/admin/commandTable.js';
 import { commandErrorBody } from '../management/admin/commandError.js';
 import { runCommand } from '../management/admin/commands.js';
 import { authenticateApiKey } from '../management/auth/apiKeyAuth.js';
@@ -71,6 +72,32 @@ describe('argument parsing', () => {
       expect(out).toEqual({ error: 'invalid_arguments', message: expect.stringContaining('usage:') });
     });
   }
+});
+
+describe('help', () => {
+  it('recognises --help, -h and help, with the command they name', () => {
+    expect(helpRequest(['--help'])).toBe('');
+    expect(helpRequest(['-h'])).toBe('');
+    expect(helpRequest(['help'])).toBe('');
+    expect(helpRequest(['help', 'clock'])).toBe('clock');
+    expect(helpRequest(['bootstrap', '--help'])).toBe('bootstrap');
+    expect(helpRequest(['clock', 'advance', '-h'])).toBe('clock');
+    expect(helpRequest(['--json', '--help'])).toBe('');
+    expect(helpRequest(['bootstrap', '--email', 'a@b.test'])).toBeNull();
+    expect(helpRequest([])).toBeNull();
+  });
+
+  it('documents exactly the commands and options the parser takes', () => {
+    // Every option of the parser is documented under some command, and every command of the table parses.
+    const documented = new Set(COMMANDS.flatMap((command) => Object.keys(command.options)));
+    expect(Object.keys(OPTIONS).filter((name) => name !== 'json' && !documented.has(name))).toEqual([]);
+    for (const command of COMMANDS) {
+      const refusal = (argv: string[]) => { try { parseCommand(argv); return ''; } catch (error) { return (error as Error).message; } };
+      expect(refusal([command.name])).not.toMatch(/unknown command/);
+      // Each documented option is one the parser lets this command take.
+      for (const option of Object.keys(command.options)) expect(refusal([command.name, `--${option}`, ...(OPTIONS[option as keyof typeof OPTIONS].type === 'string' ? ['1'] : [])])).not.toMatch(/takes no/);
+    }
+  });
 });
 
 describe('bootstrap', () => {
@@ -277,6 +304,29 @@ describe('the compiled CLI', () => {
     expect(out).toMatchObject({ user: { email }, apiKey: { key: expect.stringMatching(/^svc_api_/) } });
     expect(stdout.trim().split('\n')).toHaveLength(1);
     expect((await authenticate(out.apiKey.key)).workspaceId).toBe(out.workspace.id);
+  });
+
+  it('prints the usage of every command with its options for --help, -h and help, and exits 0', async () => {
+    for (const argv of [['--help'], ['-h'], ['help']]) {
+      const { stdout, stderr } = await exec('npm', ['run', '--silent', 'admin', '--', ...argv], { env: process.env });
+      expect(stderr).toBe('');
+      expect(stdout).toMatch(/^usage: npm run --silent admin -- <command>/);
+      for (const command of COMMANDS) {
+        for (const form of command.usage) expect(stdout).toContain(`\n  ${form}\n`);
+        for (const option of Object.keys(command.options)) expect(stdout).toContain(`--${option}`);
+      }
+    }
+  });
+
+  it('prints one command\'s usage for `<command> --help` and `help <command>`, whatever else is on the line, without the stores', async () => {
+    // An unreachable Redis and PostgreSQL: help does not need them.
+    const env = { ...process.env, REDIS_URL: 'redis://127.0.0.1:1/1', DATABASE_URL: 'postgres://svc:svc@127.0.0.1:1/none' };
+    for (const argv of [['bootstrap', '--help'], ['help', 'bootstrap'], ['bootstrap', '--email', 'not an email', '-h']]) {
+      const { stdout } = await exec('node', [cli, ...argv], { env });
+      expect(stdout).toMatch(/^ {2}bootstrap --email E /);
+      expect(stdout).toContain('--legacy');
+      expect(stdout).not.toContain('create-api-key');
+    }
   });
 
   it('pauses and resumes maintenance', async () => {

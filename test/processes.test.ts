@@ -8,9 +8,9 @@ import { connectRedis, type Redis } from '../shared/redis.js';
 // The three compiled processes (npm test builds dist/ first) start on free ports and answer
 // their health routes against the real stores.
 const PROCESSES = [
-  { name: 'ingest', file: 'dist/ingest/main.js', portVar: 'INGEST_PORT', port: 18080, ready: ['redis', 'clickhouse'] },
-  { name: 'management', file: 'dist/management/main.js', portVar: 'MANAGEMENT_PORT', port: 18081, ready: ['postgres', 'redis', 'clickhouse'] },
-  { name: 'analyzer', file: 'dist/analyzer/main.js', portVar: 'ANALYZER_PORT', port: 18082, ready: ['postgres', 'redis', 'clickhouse'] },
+  { name: 'ingest', title: 'ingest edge', file: 'dist/ingest/main.js', portVar: 'INGEST_PORT', port: 18080, ready: ['redis', 'clickhouse'] },
+  { name: 'management', title: 'management plane', file: 'dist/management/main.js', portVar: 'MANAGEMENT_PORT', port: 18081, ready: ['postgres', 'redis', 'clickhouse'] },
+  { name: 'analyzer', title: 'analyzer', file: 'dist/analyzer/main.js', portVar: 'ANALYZER_PORT', port: 18082, ready: ['postgres', 'redis', 'clickhouse'] },
 ] as const;
 
 const children: ChildProcess[] = [];
@@ -49,12 +49,23 @@ async function waitFor(url: string, timeoutMs = 15_000): Promise<Response> {
   }
 }
 
+/** Resolves once `output()` matches `pattern` (the process writes it soon after it listens). */
+async function waitForOutput(output: () => string, pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(output())) {
+    if (Date.now() > deadline) throw new Error(`no output matching ${pattern} within ${timeoutMs} ms; got:\n${output()}`);
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
 describe.each(PROCESSES)('$name process', (proc) => {
-  it('starts, answers /healthz, /readyz and /metrics, and stops on SIGTERM', async () => {
+  it('starts, prints one plain line saying it is ready at its URL, answers /healthz, /readyz and /metrics, and stops on SIGTERM', async () => {
     expect(existsSync(proc.file)).toBe(true);
     const { child, output, closed } = spawnWithOutput(proc.file, { [proc.portVar]: String(proc.port) });
     const base = `http://127.0.0.1:${proc.port}`;
     expect((await waitFor(`${base}/healthz`)).status).toBe(200);
+    await waitForOutput(output, /ready at /);
+    expect(output().match(/^.* ready at .*$/gm)).toEqual([`${proc.title} ready at ${base}`]);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
     const body = await ready.json();
@@ -85,5 +96,43 @@ describe.each(PROCESSES)('$name process', (proc) => {
     expect(await closed).toBe(0);
     expect(output()).not.toMatch(TEST_CLOCK_WARNING);
     expect(output()).not.toContain('ENABLE_TEST_CLOCK');
+  });
+});
+
+describe('management plane logs', () => {
+  type Line = { level: number; reqId?: string; msg?: string; req?: { url: string } };
+  const INFO = 30;
+  const DEBUG = 20;
+
+  /** Runs the management plane at `level`, sends the three probes then one other request; its request log lines as [url, msg, level]. */
+  async function requestLog(level: string): Promise<Array<[string | undefined, string | undefined, number]>> {
+    const port = 18081;
+    const base = `http://127.0.0.1:${port}`;
+    const { child, output, closed } = spawnWithOutput('dist/management/main.js', { MANAGEMENT_PORT: String(port), LOG_LEVEL: level });
+    expect((await waitFor(`${base}/healthz`)).status).toBe(200);
+    for (const probe of ['/healthz', '/readyz', '/metrics']) expect((await fetch(`${base}${probe}`)).status).toBe(200);
+    // A request people make, after the probes: once its completion is logged, the probes' lines
+    // (written before it, on the same stream) are there too.
+    expect((await fetch(`${base}/v1/environments`)).status).toBe(401);
+    await waitForOutput(output, /"statusCode":401[^\n]*"msg":"request completed"/);
+    child.kill('SIGTERM');
+    expect(await closed).toBe(0);
+    const lines = output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Line);
+    const urlOf = new Map(lines.filter((line) => line.req?.url).map((line) => [line.reqId, line.req!.url]));
+    return lines.filter((line) => line.reqId !== undefined).map((line) => [urlOf.get(line.reqId), line.msg, line.level]);
+  }
+
+  it('logs health probes at debug: at LOG_LEVEL=info only the other requests appear, at debug the probes too', async () => {
+    const atInfo = await requestLog('info');
+    expect(atInfo.filter(([, , level]) => level >= INFO)).toEqual([
+      ['/v1/environments', 'incoming request', INFO],
+      ['/v1/environments', 'request completed', INFO],
+    ]);
+    const atDebug = await requestLog('debug');
+    for (const probe of ['/healthz', '/readyz', '/metrics']) {
+      expect(atDebug).toContainEqual([probe, 'incoming request', DEBUG]);
+      expect(atDebug).toContainEqual([probe, 'request completed', DEBUG]);
+    }
+    expect(atDebug.filter(([url, , level]) => url !== '/v1/environments' && level > DEBUG)).toEqual([]);
   });
 });

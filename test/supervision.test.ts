@@ -124,7 +124,26 @@ describe('npm start supervision', () => {
     expect(await supervisor.exited).toEqual({ code: 0, signal: null });
     for (const pid of all) expect(alive(pid)).toBe(false);
     expect(supervisor.output()).not.toMatch(/cannot start/);
+    // The next step is said once, when all three first serve, not again after each restart.
+    expect(supervisor.output().match(/^all three processes are ready/gm)).toHaveLength(1);
   }, 180_000);
+
+  it('prints each process\'s ready line with its URL, then the next step once all three serve', async () => {
+    const port = await ports();
+    const supervisor = startSupervisor(portEnv(port));
+    await waitFor(() => (/^ {2}npm run --silent admin -- bootstrap/m.test(supervisor.output()) ? true : undefined), 60_000, 'the next step');
+    const output = supervisor.output();
+    const title: Record<Name, string> = { ingest: 'ingest edge', management: 'management plane', analyzer: 'analyzer' };
+    const nextStep = output.indexOf('all three processes are ready; Ctrl-C stops them. Next, in another terminal:\n  npm run demo');
+    expect(nextStep).toBeGreaterThan(-1);
+    for (const name of NAMES) {
+      const ready = output.indexOf(`[${name}] ${title[name]} ready at http://127.0.0.1:${port[name]}\n`);
+      expect(ready).toBeGreaterThan(-1);
+      expect(ready).toBeLessThan(nextStep);
+    }
+    supervisor.child.kill('SIGINT');
+    expect(await supervisor.exited).toEqual({ code: 0, signal: null });
+  }, 120_000);
 
   it('stops everything with a non-zero exit when a process exits before it ever served', async () => {
     const port = await ports();

@@ -2,37 +2,13 @@ import { parseArgs } from 'node:util';
 import { validEmail } from '../session/rules.js';
 import { CommandError } from './commandError.js';
 import type { ParsedCommand } from './commands.js';
-
-export const USAGE = [
-  'bootstrap --email E [--workspace NAME] [--scopes s1,s2|all] [--legacy]',
-  'create-api-key --workspace SLUG --scopes s1,s2|all [--expires-in SECONDS]',
-  'revoke-api-key --id ID',
-  'maintenance pause|resume',
-  'clock advance --ms N | clock reset',
-  'set-allowance --account ID --mode sandbox --limit N',
-  'mail [--email E] [--all]',
-].join('; ');
-
-const OPTIONS = {
-  json: { type: 'boolean' },
-  email: { type: 'string' },
-  workspace: { type: 'string' },
-  scopes: { type: 'string' },
-  legacy: { type: 'boolean' },
-  'expires-in': { type: 'string' },
-  id: { type: 'string' },
-  ms: { type: 'string' },
-  account: { type: 'string' },
-  mode: { type: 'string' },
-  limit: { type: 'string' },
-  all: { type: 'boolean' },
-} as const;
+import { OPTIONS, USAGE, optionsOf, type OptionName } from './commandTable.js';
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
-const invalid = (message: string) => new CommandError('invalid_arguments', `${message} (usage: ${USAGE})`);
+const invalid = (message: string) => new CommandError('invalid_arguments', `${message} (usage: ${USAGE}; npm run admin -- --help explains each)`);
 
-function required(values: Values, name: 'email' | 'workspace' | 'scopes' | 'id' | 'ms' | 'account' | 'mode' | 'limit'): string {
+function required(values: Values, name: Exclude<OptionName, 'legacy' | 'all'>): string {
   const value = values[name];
   if (value === undefined || value === '') throw invalid(`--${name} is required`);
   return value;
@@ -55,9 +31,20 @@ function scopeList(raw: string): string[] | 'all' {
   return raw === 'all' ? 'all' : raw.split(',').map((scope) => scope.trim());
 }
 
-function only(values: Values, allowed: (keyof Values)[]): void {
-  const extra = Object.keys(values).filter((name) => name !== 'json' && !allowed.includes(name as keyof Values));
+function only(values: Values, allowed: OptionName[]): void {
+  const extra = Object.keys(values).filter((name) => name !== 'json' && !allowed.includes(name as OptionName));
   if (extra.length > 0) throw invalid(`this command takes no --${extra.join(', --')}`);
+}
+
+/**
+ * The topic of a request for help, or null when `argv` is a command: `--help` or `-h` anywhere
+ * (topic: the command before it, if any), or `help [command]`. An empty string asks for every command.
+ */
+export function helpRequest(argv: string[]): string | null {
+  const first = argv[0] ?? '';
+  if (first === 'help') return argv[1] ?? '';
+  if (!argv.some((arg) => arg === '--help' || arg === '-h')) return null;
+  return first.startsWith('-') ? '' : first;
 }
 
 /** Parses `<command> [subcommand] --options` of the operator CLI (00-decisions §2). `--json` is the only output form. */
@@ -76,7 +63,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
   switch (command) {
     case 'bootstrap':
       noMorePositionals(1);
-      only(values, ['email', 'workspace', 'scopes', 'legacy']);
+      only(values, optionsOf(command));
       return {
         command,
         input: {
@@ -88,7 +75,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
       };
     case 'create-api-key':
       noMorePositionals(1);
-      only(values, ['workspace', 'scopes', 'expires-in']);
+      only(values, optionsOf(command));
       return {
         command,
         input: {
@@ -99,17 +86,17 @@ export function parseCommand(argv: string[]): ParsedCommand {
       };
     case 'revoke-api-key':
       noMorePositionals(1);
-      only(values, ['id']);
+      only(values, optionsOf(command));
       return { command, input: { id: required(values, 'id') } };
     case 'maintenance':
       noMorePositionals(2);
-      only(values, []);
+      only(values, optionsOf(command));
       if (action !== 'pause' && action !== 'resume') throw invalid('maintenance takes pause or resume');
       return { command, action };
     case 'clock':
       noMorePositionals(2);
       if (action === 'advance') {
-        only(values, ['ms']);
+        only(values, optionsOf(command));
         return { command, input: { action, ms: integer(required(values, 'ms'), 'ms') } };
       }
       if (action === 'reset') {
@@ -119,14 +106,14 @@ export function parseCommand(argv: string[]): ParsedCommand {
       throw invalid('clock takes advance --ms N or reset');
     case 'set-allowance':
       noMorePositionals(1);
-      only(values, ['account', 'mode', 'limit']);
+      only(values, optionsOf(command));
       return {
         command,
         input: { account: required(values, 'account'), mode: required(values, 'mode'), limit: integer(required(values, 'limit'), 'limit', 2_147_483_647) },
       };
     case 'mail':
       noMorePositionals(1);
-      only(values, ['email', 'all']);
+      only(values, optionsOf(command));
       return { command, input: { ...(values.email === undefined ? {} : { email: values.email }), all: values.all ?? false } };
     default:
       throw invalid(command === undefined ? 'a command is required' : `unknown command "${command}"`);

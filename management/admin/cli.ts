@@ -5,15 +5,22 @@ import { ConfigError, loadConfig, type Config } from '../../shared/config.js';
 import { createPool } from '../../shared/db/pool.js';
 import { connectRedis } from '../../shared/redis.js';
 import type { Deps } from '../deps.js';
-import { parseCommand } from './args.js';
+import { helpRequest, parseCommand } from './args.js';
 import { commandErrorBody } from './commandError.js';
+import { helpText } from './commandTable.js';
 import { runCommand } from './commands.js';
 
 /**
  * The operator CLI (00-decisions §2): `npm run --silent admin -- <command> --json`. It prints
  * exactly one JSON object on stdout: the command's result, or `{error, message}` with exit 1.
+ * `--help`, `-h` and `help` print the usage text instead (exit 0), without touching the stores.
  */
 async function main(argv: string[]): Promise<number> {
+  const topic = helpRequest(argv);
+  if (topic !== null) {
+    process.stdout.write(helpText(topic));
+    return 0;
+  }
   let config: Config;
   let deps: Deps | undefined;
   try {

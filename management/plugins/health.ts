@@ -1,6 +1,27 @@
-import type { FastifyInstance } from 'fastify';
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 import { httpMetrics } from '../../shared/metrics.js';
+
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+const isProbe = (request: FastifyRequest) => PROBES.has(request.routeOptions.url ?? '');
+
+/**
+ * Fastify's per-request log lines, at debug instead of info for the probes: they run every few
+ * seconds, and at info they drowned the requests people make. (A route's `logLevel: 'debug'`
+ * would do the opposite: it lowers that route's threshold, so its info lines still appear.)
+ * A probe that fails is still logged at error.
+ */
+export class ProbeLogController extends LogController {
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (!isProbe(request)) return super.incomingRequest(request, reply, metadata);
+    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error || !isProbe(request)) return super.requestCompleted(error, request, reply, metadata);
+    if (!this.isLogDisabled(request)) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
 
 /** `/healthz` (the process runs), `/readyz` (its stores answer) and `/metrics` (00-decisions §1). */
 export function registerHealth(app: FastifyInstance, registry: Registry): void {
