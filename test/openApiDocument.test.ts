@@ -26,6 +26,11 @@ let documentText: string;
 let document: Document;
 /** `METHOD /path/{param}` of every route the app registers, less HEAD twins and hidden routes. */
 const routeTable = new Set<string>();
+/** Routes without a `config.errors` declaration (health and documentation routes may omit it). */
+const undeclared: string[] = [];
+/** `config.errors` of every route, by `METHOD /path/{param}`. */
+const declared = new Map<string, readonly ErrorCode[]>();
+const UNDECLARED_ALLOWED = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics']);
 
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 const operation = (method: string, path: string) => document.paths[path]?.[method.toLowerCase()];
@@ -35,7 +40,14 @@ beforeAll(async () => {
   const lister = await buildApp(ctx.deps, {
     onRoute: (route: RouteOptions) => {
       if (route.schema?.hide) return;
-      for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.add(`${method} ${openApiPath(route.url)}`);
+      for (const method of [route.method].flat()) {
+        if (method === 'HEAD') continue;
+        const key = `${method} ${openApiPath(route.url)}`;
+        routeTable.add(key);
+        const errors = route.config?.errors;
+        if (errors) declared.set(key, errors);
+        else if (!UNDECLARED_ALLOWED.has(key)) undeclared.push(key);
+      }
     },
   });
   await lister.close();
@@ -84,6 +96,26 @@ describe('GET /openapi.json', () => {
         }
       }
     }
+  });
+
+  it("declares each route's domain codes and lists them under their catalogue status", () => {
+    // A new route cannot be added without saying what it answers (`errors: []` when nothing).
+    expect(undeclared, 'routes without config.errors').toEqual([]);
+    expect(declared.size).toBeGreaterThan(60);
+    for (const [route, codes] of declared) {
+      const [method, path] = route.split(' ');
+      const op = operation(method, path);
+      for (const code of codes) {
+        expect(ERROR_CATALOGUE[code], `${route} ${code} in the catalogue`).toBeDefined();
+        expect(op['x-error-codes'], route).toContain(code);
+        expect(op.responses[String(ERROR_CATALOGUE[code].status)]?.content?.['application/json'].schema.$ref, `${route} ${code}`).toBe('#/components/schemas/Error');
+      }
+    }
+    const codes = (method: string, path: string) => operation(method, path)['x-error-codes'];
+    expect(codes('POST', '/v1/integrations/{integrationId}/contracts')).toEqual(expect.arrayContaining(['invalid_contract', 'contract_version_already_exists', 'integration_scope_mismatch', 'connection_configuration_changed', 'rate_limited']));
+    expect(operation('POST', '/v1/integrations/{integrationId}/contracts').responses['409']).toBeDefined();
+    expect(codes('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')).toEqual(expect.arrayContaining(['active_contract_changed', 'contract_not_activatable', 'invalid_contract_activation']));
+    expect(codes('GET', '/v1/incidents/{incidentId}')).toContain('incident_not_found');
   });
 
   it("imports through the service's own contract importer", async () => {

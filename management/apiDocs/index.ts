@@ -41,7 +41,7 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
       info: {
         title: 'integration-watch management API',
         version: '1',
-        description: 'Generated from the routes the service registers. Error bodies are `{error: <code>}` (the catalogue); each operation lists the codes its declaration can answer in `x-error-codes`, and the domain codes are in the specification\'s error tables.',
+        description: 'Generated from the routes the service registers. Error bodies are `{error: <code>}` (the catalogue); each operation lists the codes it can answer in `x-error-codes` (authentication, validation, write pause, its domain codes, `service_unavailable`) and as responses by status.',
       },
       components: {
         securitySchemes: {

@@ -32,7 +32,8 @@ function authOf(route: RouteOptions): AuthRequirement | undefined {
 /**
  * Derived from what the route really runs: its authentication hook, the write pause, its schemas
  * and `config.validationError` (the code a schema failure answers); every route can also answer
- * 503 `service_unavailable`. Domain codes (404s, 409s) are in the spec's error tables.
+ * 503 `service_unavailable`; plus the domain codes the route declares in `config.errors` (its
+ * 404s, 409s, `rate_limited`…, from the spec's error tables and what its service throws).
  */
 export function routeDocs(route: RouteOptions): RouteDocs {
   const codes = new Set<ErrorCode>();
@@ -62,6 +63,7 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   const schema = route.schema ?? {};
   if (schema.params || schema.querystring || schema.body) codes.add(route.config?.validationError ?? 'invalid_request');
   if (schema.body) codes.add('invalid_request').add('request_too_large');
+  for (const code of route.config?.errors ?? []) codes.add(code);
   codes.add('service_unavailable');
   if (route.config?.validationError) lines.push(`A request that fails the schemas answers \`${route.config.validationError}\`.`);
   return { security, scopes, description: lines.join('\n\n'), errorCodes: [...codes] };

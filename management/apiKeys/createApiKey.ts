@@ -9,7 +9,7 @@ import { createdApiKeySchema, scopesSchema } from './schemas.js';
 export default function createApiKeyRoute(app: FastifyInstance): void {
   app.post<{ Params: { workspaceSlug: string }; Body: CreateApiKeyInput }>('/workspaces/:workspaceSlug/api-keys', {
     onRequest: [sessionAuth()],
-    config: { validationError: 'invalid_api_key_request' },
+    config: { validationError: 'invalid_api_key_request', errors: ['invalid_api_key_request', 'workspace_not_found', 'forbidden'] },
     schema: {
       params: workspaceSlugParams,
       body: {

@@ -8,7 +8,7 @@ import { apiKeyParams } from './schemas.js';
 export default function deleteApiKeyRoute(app: FastifyInstance): void {
   app.delete<{ Params: { workspaceSlug: string; id: string } }>('/workspaces/:workspaceSlug/api-keys/:id', {
     onRequest: [sessionAuth()],
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: ['api_key_not_found', 'workspace_not_found', 'forbidden'] },
     schema: {
       params: apiKeyParams,
       body: EMPTY_BODY_SCHEMA,

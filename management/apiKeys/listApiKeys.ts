@@ -8,7 +8,7 @@ import { apiKeySummarySchema } from './schemas.js';
 export default function listApiKeysRoute(app: FastifyInstance): void {
   app.get<{ Params: { workspaceSlug: string } }>('/workspaces/:workspaceSlug/api-keys', {
     onRequest: [sessionAuth()],
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: ['workspace_not_found', 'forbidden'] },
     schema: {
       params: workspaceSlugParams,
       querystring: { type: 'object', additionalProperties: false, properties: {} },

@@ -30,7 +30,7 @@ export default function getAccountUsageRoute(app: FastifyInstance): void {
   app.get<{ Params: { accountId: string } }>('/billing-accounts/:accountId/usage', {
     onRequest: [sessionAuth()],
     // The id's form is checked by the service (400 `invalid_billing_account_id`); only the query can fail here.
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: ['account_not_found', 'invalid_billing_account_id'] },
     schema: {
       params: { type: 'object', required: ['accountId'], properties: { accountId: { type: 'string' } } },
       querystring: { type: 'object', additionalProperties: false, properties: {} },

@@ -20,6 +20,7 @@ const accountSchema = {
 export default function listBillingAccountsRoute(app: FastifyInstance): void {
   app.get('/billing-accounts', {
     onRequest: [sessionAuth()],
+    config: { errors: [] },
     schema: {
       querystring: { type: 'object', additionalProperties: false, properties: {} },
       response: { 200: { type: 'object', required: ['accounts'], properties: { accounts: { type: 'array', items: accountSchema } } } },

@@ -8,7 +8,7 @@ import { connectionParams, copyPreviewBody, noQuery, reviewSchema } from './sche
 export default async function previewCopyRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { connectionId: string }; Body: CopyPreviewBody }>('/v1/connections/:connectionId/configuration-copy/preview', {
     onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
-    config: { validationError: 'invalid_configuration_request' },
+    config: { validationError: 'invalid_configuration_request', errors: ['connection_not_found', 'integration_not_found', 'configuration_selection_invalid', 'configuration_scope_mismatch', 'configuration_destination_conflict', 'configuration_snapshot_too_large', 'workspace_unavailable', 'workspace_modes_unavailable', 'rate_limited'] },
     schema: { params: connectionParams, querystring: noQuery, body: copyPreviewBody, response: { 201: reviewSchema } },
   }, async (request, reply) => {
     const review = await previewCopy(app.deps, principalOf(request), request.params.connectionId, request.body);

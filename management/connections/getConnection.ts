@@ -34,7 +34,7 @@ const connectionSchema = {
 export default async function getConnectionRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { connectionId: string } }>('/v1/connections/:connectionId', {
     onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'connection_not_found' },
+    config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
     schema: {
       params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
       response: { 200: connectionSchema },

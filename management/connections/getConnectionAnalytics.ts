@@ -11,7 +11,7 @@ import { analyticsQuery, analyticsResponse } from '../observations/schemas.js';
 export default async function getConnectionAnalyticsRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { connectionId: string }; Querystring: AnalyticsQuery }>('/v1/connections/:connectionId/analytics', {
     onRequest: [apiKeyAuth('observations:read')],
-    config: { validationError: 'invalid_evidence_query' },
+    config: { validationError: 'invalid_evidence_query', errors: ['connection_not_found'] },
     schema: {
       params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
       querystring: analyticsQuery,

@@ -50,7 +50,7 @@ const coverageResponse = {
 export default async function getConnectionCoverageRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { connectionId: string }; Querystring: { from?: string; to?: string } }>('/v1/connections/:connectionId/coverage', {
     onRequest: [apiKeyAuth('observations:read')],
-    config: { validationError: 'connection_not_found' },
+    config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
     schema: {
       params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
       response: { 200: coverageResponse },

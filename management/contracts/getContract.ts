@@ -7,7 +7,7 @@ import { singleResponse, versionParams } from './schemas.js';
 export default async function getContractRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { integrationId: string; contractVersionId: string } }>('/v1/integrations/:integrationId/contracts/:contractVersionId', {
     onRequest: [apiKeyAuth('contracts:read')],
-    config: { validationError: 'contract_not_found' },
+    config: { validationError: 'contract_not_found', errors: ['integration_not_found', 'contract_not_found', 'workspace_modes_unavailable'] },
     schema: { params: versionParams, response: { 200: singleResponse } },
   }, async (request, reply) => {
     const { integrationId, contractVersionId } = request.params;

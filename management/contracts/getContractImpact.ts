@@ -61,7 +61,7 @@ export default async function getContractImpactRoute(app: FastifyInstance): Prom
   app.get<{ Params: { integrationId: string; contractVersionId: string }; Querystring: { from?: string; to?: string } }>(
     '/v1/integrations/:integrationId/contracts/:contractVersionId/impact', {
       onRequest: [apiKeyAuth('contracts:read')],
-      config: { validationError: 'contract_not_found' },
+      config: { validationError: 'contract_not_found', errors: ['integration_not_found', 'contract_not_found', 'workspace_modes_unavailable'] },
       schema: { params: versionParams, response: { 200: impactResponse } },
     }, async (request, reply) => {
       const principal = principalOf(request);

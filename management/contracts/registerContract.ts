@@ -9,7 +9,7 @@ import { integrationParams, registrationBody, registrationResponse } from './sch
 export default async function registerContractRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { integrationId: string }; Body: RegistrationInput }>('/v1/integrations/:integrationId/contracts', {
     onRequest: [apiKeyAuth('contracts:write'), rejectPausedWrite],
-    config: { validationError: 'invalid_contract' },
+    config: { validationError: 'invalid_contract', errors: ['integration_not_found', 'contract_version_already_exists', 'integration_scope_mismatch', 'connection_configuration_changed', 'workspace_modes_unavailable', 'rate_limited'] },
     schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
   }, async (request, reply) => {
     await reserveContractWrite(app.deps, principalOf(request), 'registration');

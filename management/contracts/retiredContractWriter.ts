@@ -44,7 +44,7 @@ export async function isOwnedConnection(db: Queryable, connectionId: string, use
 export default async function retiredContractWriterRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Body: { integrationId: string } }>('/contracts', {
     onRequest: [deprecationHeaders, sessionAuth()],
-    config: { validationError: 'invalid_contract' },
+    config: { validationError: 'invalid_contract', errors: ['canonical_lifecycle_required', 'integration_not_found'] },
     schema: { body },
   }, async (request) => {
     const session = sessionOf(request);

@@ -4,6 +4,15 @@ import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { performCredentialAction, type CredentialAction } from './credentialService.js';
 import { connectionParams, credentialReceiptSchema, firstCredentialReceiptSchema } from './schemas.js';
+import type { ErrorCode } from '../../shared/errors/index.js';
+
+/** The domain codes of each action (01 Errors, Credentials; what credentialService throws). */
+const ACTION_ERRORS: Record<CredentialAction, readonly ErrorCode[]> = {
+  issue: ['credential_already_issued'],
+  rotate: ['credential_not_issued'],
+  revoke: ['credential_not_issued'],
+};
+const COMMON_ERRORS: readonly ErrorCode[] = ['connection_not_found', 'operation_not_found', 'workspace_unavailable', 'workspace_modes_unavailable', 'connection_configuration_changed', 'idempotency_key_required', 'idempotency_conflict'];
 
 /**
  * The body of issue, rotate and revoke: only the reviewed `expectedRevision`. Anything else,
@@ -22,7 +31,7 @@ export function registerCredentialMutation(app: FastifyInstance, action: Credent
     onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
     // The Idempotency-Key header is checked before the body, as on every keyed route.
     preValidation: async (request) => { readIdempotencyKey(request); },
-    config: { validationError: 'invalid_credential_request' },
+    config: { validationError: 'invalid_credential_request', errors: [...COMMON_ERRORS, ...ACTION_ERRORS[action]] },
     schema: {
       params: connectionParams,
       body,

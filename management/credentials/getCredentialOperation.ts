@@ -7,7 +7,7 @@ import { credentialReceiptSchema } from './schemas.js';
 export default async function getCredentialOperation(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { operationId: string } }>('/v1/credential-operations/:operationId', {
     onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'invalid_credential_request' },
+    config: { validationError: 'invalid_credential_request', errors: ['operation_not_found'] },
     schema: {
       params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } }, additionalProperties: false },
       response: { 200: credentialReceiptSchema },

@@ -7,7 +7,7 @@ import { connectionParams, credentialStateSchema } from './schemas.js';
 export default async function getCredentialStatus(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { connectionId: string } }>('/v1/connections/:connectionId/credentials', {
     onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'invalid_credential_request' },
+    config: { validationError: 'invalid_credential_request', errors: ['connection_not_found', 'workspace_modes_unavailable'] },
     schema: {
       params: connectionParams,
       response: { 200: { type: 'object', required: ['credential'], properties: { credential: credentialStateSchema } } },

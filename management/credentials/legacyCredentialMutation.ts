@@ -22,6 +22,7 @@ export default async function legacyCredentialMutation(app: FastifyInstance): Pr
   for (const action of ['issue', 'rotate', 'revoke'] as const) {
     app.post<{ Params: { workspaceSlug: string; connectionId: string } }>(`/workspaces/:workspaceSlug/integrations/:connectionId/credentials/${action}`, {
       onRequest: [sessionAuth()],
+      config: { errors: ['canonical_credential_required', 'connection_not_found', 'workspace_modes_unavailable', 'workspace_not_found'] },
       schema: { params },
     }, async (request) => {
       const session = sessionOf(request);

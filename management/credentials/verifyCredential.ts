@@ -17,7 +17,7 @@ const body = {
 export default async function verifyCredentialRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { connectionId: string }; Body: { connectionKey: string; ingestToken: string } }>('/v1/connections/:connectionId/credentials/verify', {
     onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'invalid_credential_request' },
+    config: { validationError: 'invalid_credential_request', errors: ['connection_not_found', 'workspace_unavailable', 'workspace_modes_unavailable', 'connection_configuration_changed', 'credential_not_issued', 'credential_verification_failed', 'idempotency_key_required', 'idempotency_conflict'] },
     schema: {
       params: connectionParams,
       body,

@@ -23,7 +23,7 @@ const environmentSchema = {
 export default async function listEnvironmentsRoute(app: FastifyInstance): Promise<void> {
   app.get('/v1/environments', {
     onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'invalid_inventory_query' },
+    config: { validationError: 'invalid_inventory_query', errors: ['workspace_modes_unavailable'] },
     schema: {
       querystring: { type: 'object', additionalProperties: false, properties: {} },
       response: {

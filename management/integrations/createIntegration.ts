@@ -24,7 +24,7 @@ export default async function createIntegrationRoute(app: FastifyInstance): Prom
     onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
     // The Idempotency-Key header is checked before the body (both are 400s).
     preValidation: async (request) => { readIdempotencyKey(request); },
-    config: { validationError: 'invalid_integration' },
+    config: { validationError: 'invalid_integration', errors: ['invalid_integration', 'idempotency_key_required', 'idempotency_conflict', 'workspace_authorization_changed', 'workspace_modes_unavailable', 'workspace_unavailable'] },
     schema: {
       body: bodySchema,
       response: { 200: creationReceiptSchema, 201: creationReceiptSchema },

@@ -7,7 +7,7 @@ import { integrationSchema } from './schemas.js';
 export default async function getIntegrationRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { workspaceIntegrationId: string } }>('/v1/integrations/:workspaceIntegrationId', {
     onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'integration_not_found' },
+    config: { validationError: 'integration_not_found', errors: ['integration_not_found', 'workspace_modes_unavailable'] },
     schema: {
       params: { type: 'object', required: ['workspaceIntegrationId'], properties: { workspaceIntegrationId: { type: 'string' } } },
       response: {

@@ -13,7 +13,7 @@ import { creationReceiptSchema } from './schemas.js';
 export default async function getIntegrationOperationRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { operationId: string } }>('/v1/integration-operations/:operationId', {
     onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'operation_not_found' },
+    config: { validationError: 'operation_not_found', errors: ['operation_not_found'] },
     schema: {
       params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } } },
       response: { 200: creationReceiptSchema },

@@ -22,7 +22,7 @@ const querySchema = {
 export default async function listIntegrationsRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: InventoryQuery }>('/v1/integrations', {
     onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'invalid_inventory_query' },
+    config: { validationError: 'invalid_inventory_query', errors: ['invalid_inventory_query', 'invalid_inventory_cursor', 'workspace_modes_unavailable'] },
     schema: {
       querystring: querySchema,
       response: {

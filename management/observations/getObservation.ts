@@ -7,7 +7,7 @@ import { detailQuery, detailResponse, eventIdParams } from './schemas.js';
 export default async function getObservationRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { eventId: string }; Querystring: ObservationDetailQuery }>('/v1/observations/:eventId', {
     onRequest: [apiKeyAuth('observations:read')],
-    config: { validationError: 'invalid_evidence_query' },
+    config: { validationError: 'invalid_evidence_query', errors: ['connection_required', 'observation_not_found'] },
     schema: { params: eventIdParams, querystring: detailQuery, response: { 200: detailResponse } },
   }, async (request, reply) => {
     const observation = await readObservation(app.deps, principalOf(request), request.params.eventId, request.query);

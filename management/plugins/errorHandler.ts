@@ -7,6 +7,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route-specific catalogue code that a schema validation failure maps to. */
     validationError?: ErrorCode;
+    /**
+     * The domain codes the route can answer beyond those its hooks and schemas prove (its 404s,
+     * 409s, `rate_limited`…), from the spec's error table and what its service throws; `[]` when
+     * none. Read by the OpenAPI document (management/apiDocs/routeDocs.ts).
+     */
+    errors?: readonly ErrorCode[];
   }
 }
 

@@ -7,7 +7,7 @@ import { noQuery, operationParams, receiptSchema } from './schemas.js';
 export default async function getRuleOperationRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { operationId: string } }>('/v1/rule-operations/:operationId', {
     onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'invalid_rule_request' },
+    config: { validationError: 'invalid_rule_request', errors: ['operation_not_found'] },
     schema: { params: operationParams, querystring: noQuery, response: { 200: receiptSchema } },
   }, async (request, reply) => {
     const receipt = await readRuleOperation(app.deps, principalOf(request), request.params.operationId);

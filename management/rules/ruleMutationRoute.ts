@@ -4,6 +4,14 @@ import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { mutateRule, type RuleAction, type RuleMutationBody, type RuleMutationInput } from './ruleService.js';
 import { connectionParams, createBody, deleteBody, noQuery, receiptSchema, ruleParams, updateBody } from './schemas.js';
+import type { ErrorCode } from '../../shared/errors/index.js';
+
+/** The domain codes of each mutation (02 Errors, Rules; what ruleService throws). */
+export const RULE_MUTATION_ERRORS: Record<RuleAction, readonly ErrorCode[]> = {
+  create: ['connection_not_found', 'expected_outcome_already_exists', 'expected_outcome_limit_reached', 'connection_configuration_changed', 'operation_not_found', 'workspace_unavailable', 'idempotency_key_required', 'idempotency_conflict', 'rate_limited'],
+  update: ['connection_not_found', 'expected_outcome_not_found', 'expected_outcome_already_exists', 'connection_configuration_changed', 'operation_not_found', 'workspace_unavailable', 'idempotency_key_required', 'idempotency_conflict', 'rate_limited'],
+  delete: ['connection_not_found', 'expected_outcome_not_found', 'expected_outcome_has_incident_history', 'connection_configuration_changed', 'operation_not_found', 'workspace_unavailable', 'idempotency_key_required', 'idempotency_conflict', 'rate_limited'],
+};
 
 const ROUTES = {
   create: { method: 'POST', url: '/v1/connections/:connectionId/reconciliation-rules', params: connectionParams, body: createBody },
@@ -33,7 +41,7 @@ export function registerRuleMutation(app: FastifyInstance, action: RuleAction): 
     onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
     // The Idempotency-Key header is checked before the body, as on every keyed route.
     preValidation: async (request) => { readIdempotencyKey(request); },
-    config: { validationError: 'invalid_rule_request' },
+    config: { validationError: 'invalid_rule_request', errors: RULE_MUTATION_ERRORS[action] },
     schema: { params: route.params, querystring: noQuery, body: route.body, response: { 200: receiptSchema, 201: receiptSchema } },
     handler: async (request, reply) => {
       const result = await mutateRule(app.deps, principalOf(request), ruleMutationInput(action, request));

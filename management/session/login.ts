@@ -12,7 +12,7 @@ interface Body { email: string; password: string }
 export default function loginRoute(app: FastifyInstance): void {
   app.post<{ Body: Body }>('/auth/login', {
     onRequest: [rejectForeignOrigin],
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: ['unauthenticated', 'rate_limited'] },
     schema: {
       body: {
         type: 'object',

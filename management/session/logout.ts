@@ -8,7 +8,7 @@ import { SESSION_COOKIE, sessionCookieOptions } from './schemas.js';
 export default function logoutRoute(app: FastifyInstance): void {
   app.post('/auth/logout', {
     onRequest: [sessionAuth({ allowUnverified: true })],
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: [] },
     schema: {
       body: EMPTY_BODY_SCHEMA,
       response: { 200: { type: 'object', required: ['loggedOut'], properties: { loggedOut: { type: 'boolean' } } } },

@@ -9,7 +9,7 @@ interface Body { email: string; password: string; name: string }
 export default function signupRoute(app: FastifyInstance): void {
   app.post<{ Body: Body }>('/auth/signup', {
     onRequest: [rejectForeignOrigin],
-    config: { validationError: 'invalid_signup' },
+    config: { validationError: 'invalid_signup', errors: ['invalid_signup', 'email_unavailable', 'rate_limited'] },
     schema: {
       body: {
         type: 'object',

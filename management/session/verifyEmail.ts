@@ -5,7 +5,7 @@ import { userSchema } from './schemas.js';
 /** POST /auth/verify-email `{token}` → 200 `{user}` with `emailVerified` true. */
 export default function verifyEmailRoute(app: FastifyInstance): void {
   app.post<{ Body: { token: string } }>('/auth/verify-email', {
-    config: { validationError: 'invalid_verification_token' },
+    config: { validationError: 'invalid_verification_token', errors: ['invalid_verification_token'] },
     schema: {
       body: {
         type: 'object',

@@ -34,7 +34,7 @@ export default async function getUsageRoute(app: FastifyInstance): Promise<void>
   app.get('/v1/usage', {
     onRequest: [apiKeyAuth('observations:read')],
     // The route takes no query: any member is a malformed request (01 Conventions).
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: [] },
     schema: {
       querystring: { type: 'object', additionalProperties: false, properties: {} },
       response: { 200: usageSchema },

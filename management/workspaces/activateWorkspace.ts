@@ -7,7 +7,7 @@ import { activateWorkspace } from './workspaceLifecycle.js';
 export default function activateWorkspaceRoute(app: FastifyInstance): void {
   app.post<{ Params: { workspaceSlug: string } }>('/workspaces/:workspaceSlug/activate', {
     onRequest: [sessionAuth()],
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden'] },
     schema: {
       params: workspaceSlugParams,
       body: EMPTY_BODY_SCHEMA,

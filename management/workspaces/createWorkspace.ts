@@ -27,6 +27,7 @@ export default function createWorkspaceRoute(app: FastifyInstance): void {
   app.post<{ Body: CreateWorkspaceInput }>('/workspaces', {
     onRequest: [sessionAuth()],
     attachValidation: true,
+    config: { errors: ['invalid_workspace_name', 'invalid_workspace_slug', 'invalid_billing_account_id', 'account_required', 'account_not_found', 'account_unavailable', 'workspace_limit_reached', 'workspace_slug_unavailable', 'workspace_creation_rate_limited'] },
     schema: {
       body: {
         type: 'object',

@@ -8,7 +8,7 @@ type Change = (deps: FastifyInstance['deps'], user: ReturnType<typeof sessionOf>
 export function lifecycleRoute(app: FastifyInstance, action: 'archive' | 'restore', change: Change): void {
   app.post<{ Params: { workspaceSlug: string } }>(`/workspaces/:workspaceSlug/${action}`, {
     onRequest: [sessionAuth()],
-    config: { validationError: 'invalid_request' },
+    config: { validationError: 'invalid_request', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden'] },
     schema: {
       params: workspaceSlugParams,
       body: EMPTY_BODY_SCHEMA,

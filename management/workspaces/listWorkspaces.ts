@@ -7,6 +7,7 @@ import { listWorkspaces } from './workspaceService.js';
 export default function listWorkspacesRoute(app: FastifyInstance): void {
   app.get('/workspaces', {
     onRequest: [sessionAuth()],
+    config: { errors: [] },
     schema: {
       querystring: { type: 'object', additionalProperties: false, properties: {} },
       response: {

@@ -7,7 +7,7 @@ import { noQuery, operationParams, statusSchema } from './schemas.js';
 export default async function consoleGetOperationRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { workspaceSlug: string; operationId: string } }>('/workspaces/:workspaceSlug/configuration-operations/:operationId', {
     onRequest: [sessionAuth()],
-    config: { validationError: 'invalid_configuration_request' },
+    config: { validationError: 'invalid_configuration_request', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden', 'operation_not_found'] },
     schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
   }, async (request, reply) => {
     const status = await readConsoleConfigurationOperation(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.operationId);

@@ -11,7 +11,7 @@ export default async function consolePreviewCopyRoute(app: FastifyInstance): Pro
     {
       // sessionAuth checks CSRF and the write pause.
       onRequest: [sessionAuth()],
-      config: { validationError: 'invalid_configuration_request' },
+      config: { validationError: 'invalid_configuration_request', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden', 'connection_not_found', 'integration_not_found', 'configuration_selection_invalid', 'configuration_scope_mismatch', 'configuration_destination_conflict', 'configuration_snapshot_too_large', 'workspace_modes_unavailable', 'rate_limited'] },
       schema: { params: connectionParams, querystring: noQuery, body: copyPreviewBody, response: { 201: reviewSchema } },
     },
     async (request, reply) => {

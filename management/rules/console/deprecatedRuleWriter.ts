@@ -27,7 +27,7 @@ const anyBody = { anyOf: [{ type: 'null' }, { type: 'object', properties: {} }] 
 export default async function deprecatedRuleWriterRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { connectionId: string } }>('/integrations/:connectionId/reconciliation-rules', {
     onRequest: [deprecationHeader, sessionAuth()],
-    config: { validationError: 'invalid_rule_request' },
+    config: { validationError: 'invalid_rule_request', errors: ['canonical_lifecycle_required', 'connection_not_found'] },
     schema: { params: connectionParams, querystring: noQuery, body: anyBody },
   }, async (request) => {
     const { connectionId } = request.params;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sessionAuth, sessionOf } from '../../auth/sessionAuth.js';
 import { readIdempotencyKey } from '../../operations/idempotency.js';
-import { ruleMutationInput } from '../ruleMutationRoute.js';
+import { RULE_MUTATION_ERRORS, ruleMutationInput } from '../ruleMutationRoute.js';
 import type { RuleAction, RuleMutationBody } from '../ruleService.js';
 import { mutateExpectedOutcome } from './consoleRuleService.js';
 import {
@@ -25,7 +25,7 @@ export function registerExpectedOutcomeMutation(app: FastifyInstance, action: Ru
     onRequest: [sessionAuth()],
     // The Idempotency-Key header is checked before the body, as on every keyed route.
     preValidation: async (request) => { readIdempotencyKey(request); },
-    config: { validationError: 'invalid_rule_request' },
+    config: { validationError: 'invalid_rule_request', errors: ['workspace_not_found', 'forbidden', ...RULE_MUTATION_ERRORS[action]] },
     schema: {
       params: route.params,
       querystring: noQuery,
