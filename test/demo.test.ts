@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnProcess, type SpawnedProcess } from './helpers/processes.js';
+import { spawnStack, type SpawnedProcess } from './helpers/processes.js';
 
 // `npm run demo` end to end: the three compiled processes on free ports (as `npm start` runs
 // them), then the demo script, which must finish on its own with the incidents it promises.
@@ -11,11 +11,7 @@ import { spawnProcess, type SpawnedProcess } from './helpers/processes.js';
 describe('npm run demo', () => {
   const processes: SpawnedProcess[] = [];
   beforeAll(async () => {
-    processes.push(
-      await spawnProcess('dist/ingest/main.js', 'INGEST_PORT'),
-      await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT'),
-      await spawnProcess('dist/analyzer/main.js', 'ANALYZER_PORT'),
-    );
+    processes.push(...(await spawnStack()));
   });
   afterAll(async () => {
     await Promise.all(processes.map((proc) => proc.stop()));

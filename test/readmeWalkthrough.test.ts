@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingsOf, incidentsOf } from './helpers/analyzer.js';
 import { createTestContext, uniqueEmail, type TestContext } from './helpers/context.js';
-import { spawnProcess, type SpawnedProcess } from './helpers/processes.js';
+import { spawnStack, type SpawnedProcess } from './helpers/processes.js';
 
 // README "Watch your first integration", run as written: its shell blocks in order, in one bash,
 // against the three compiled processes (`npm run build` first), with only API, EDGE, WORK and
@@ -36,11 +36,7 @@ describe('README walkthrough', () => {
   const processes: SpawnedProcess[] = [];
   beforeAll(async () => {
     ctx = await createTestContext();
-    processes.push(
-      await spawnProcess('dist/ingest/main.js', 'INGEST_PORT'),
-      await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT'),
-      await spawnProcess('dist/analyzer/main.js', 'ANALYZER_PORT'),
-    );
+    processes.push(...(await spawnStack()));
   });
   afterAll(async () => {
     await Promise.all(processes.map((proc) => proc.stop()));

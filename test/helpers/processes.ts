@@ -44,3 +44,12 @@ export async function spawnProcess(file: string, portVar: string, env: Record<st
   }
   return { child, port: listenPort, url, exited, kill, stop };
 }
+
+/** The three compiled processes on free ports, as `npm start` runs them: ingest, management, analyzer. */
+export async function spawnStack(): Promise<[ingest: SpawnedProcess, management: SpawnedProcess, analyzer: SpawnedProcess]> {
+  return [
+    await spawnProcess('dist/ingest/main.js', 'INGEST_PORT'),
+    await spawnProcess('dist/management/main.js', 'MANAGEMENT_PORT'),
+    await spawnProcess('dist/analyzer/main.js', 'ANALYZER_PORT'),
+  ];
+}
