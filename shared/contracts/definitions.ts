@@ -8,6 +8,7 @@
 import { canonicalJson } from '../fingerprint.js';
 import { isPlainObject, parseReference, setOwn } from './jsonPointer.js';
 import { compare } from './schemaSubset.js';
+import { forEachSubschema } from './sharedSubschemas.js';
 
 type Schema = Record<string, unknown>;
 
@@ -62,10 +63,7 @@ export function withDefinitions(schema: Schema, definitions: Schema): Schema {
         pending.push(definitions[name]);
       }
     }
-    const properties = Object.hasOwn(node, 'properties') ? node.properties : undefined;
-    if (isPlainObject(properties)) for (const name of Object.keys(properties)) pending.push(properties[name]);
-    if (Object.hasOwn(node, 'items')) pending.push(node.items);
-    if (Object.hasOwn(node, 'additionalProperties')) pending.push(node.additionalProperties);
+    forEachSubschema(node, (child) => pending.push(child));
   }
   if (reached.size === 0) return schema;
   const $defs: Schema = {};

@@ -51,7 +51,7 @@ export function writeShared(root: unknown, origin: WeakMap<object, object>): Wri
     if (done) return done;
     const out: Schema = {};
     for (const key of Object.keys(node)) setOwn(out, key, node[key]);
-    forEachChild(node, (child, put) => {
+    forEachSubschema(node, (child, put) => {
       const copy = write(child);
       const shared = (graph.parents.get(child) as number) >= 2 && (graph.unfolded.get(child) as number) >= MIN_SHARED_NODES;
       if (!shared) return put(out, copy);
@@ -85,7 +85,7 @@ function measure(root: Schema): Graph {
     const known = unfolded.get(node);
     if (known !== undefined) return known;
     let size = 1;
-    forEachChild(node, (child) => {
+    forEachSubschema(node, (child) => {
       parents.set(child, (parents.get(child) ?? 0) + 1);
       size += visit(child);
     });
@@ -100,7 +100,7 @@ function measure(root: Schema): Graph {
  * Calls `each` with every sub-schema object of `node` (declared properties, `items`, an
  * `additionalProperties` schema) and a setter that writes a replacement at the same place of a copy.
  */
-function forEachChild(node: Schema, each: (child: Schema, put: (copy: Schema, value: unknown) => void) => void): void {
+export function forEachSubschema(node: Schema, each: (child: Schema, put: (copy: Schema, value: unknown) => void) => void): void {
   const properties = Object.hasOwn(node, 'properties') ? node.properties : undefined;
   if (isPlainObject(properties)) {
     let copied: Schema | undefined;
