@@ -1,13 +1,9 @@
 import { AppError, isAppError } from '../../shared/errors/index.js';
 import { secondsSince } from '../../shared/metrics.js';
 import type { Admission } from '../admission/admission.js';
-import type { AdmissionResolver } from '../admission/resolver.js';
 import type { CredentialCache } from '../auth/credentials.js';
-import type { BatchChecker } from '../check/checker.js';
 import { BatchShapeError, errorResponse, type EdgeRequest, type EdgeResponse } from '../common/edgeHttp.js';
-import type { IngestMetrics } from '../common/metrics.js';
 import type { Shipper } from '../log/shipper.js';
-import type { WriteAheadLog } from '../log/writeAheadLog.js';
 import { RequestMemory } from '../offload/requestMemory.js';
 import type { SharedSlots } from '../offload/sharedSlots.js';
 import { BatchIntake, type BatchIntakeParts } from './batchIntake.js';
@@ -17,13 +13,7 @@ import { STORE_RETRY_AFTER_SECONDS, StoreUnavailable, serviceUnavailable } from 
 /** Everything the pipeline routes to and stops, built and started by compose.ts. */
 export interface PipelineParts extends BatchIntakeParts, ConnectionCheckParts {
   credentials: CredentialCache;
-  admission: Admission;
-  resolver: AdmissionResolver;
-  checker: BatchChecker;
   slots: SharedSlots | null;
-  log: WriteAheadLog;
-  shipper: Shipper;
-  metrics: IngestMetrics;
   /** Receives store outages and unexpected failures (answered 503/500 without detail). */
   logError?: (message: string, error: unknown) => void;
 }
