@@ -347,7 +347,7 @@ async function scrapeEdge(port: number): Promise<Map<string, number>> {
   return sums;
 }
 
-/** The edge's group commit and in-server time over a phase (difference of two scrapes). */
+/** The edge's stage times and in-server time over a phase (difference of two scrapes). */
 interface EdgeStats { inserts: number; rowsPerInsert: number; meanInsertMs: number; insertsOver100: number; meanServerMs: number; serverOver150: number }
 function edgeStats(a: Map<string, number>, b: Map<string, number>): EdgeStats {
   const d = (name: string) => (b.get(name) ?? 0) - (a.get(name) ?? 0);

@@ -10,7 +10,8 @@
 import type { KeyObject } from 'node:crypto';
 import Fastify from 'fastify';
 import uWS from 'uWebSockets.js';
-import { MAX_BODY_BYTES, STATUS_TEXT } from '../ingest/http/edgeHttp.js';
+import { MAX_BODY_BYTES } from '../ingest/common/edgeHttp.js';
+import { STATUS_TEXT } from '../ingest/http/uwsServer.js';
 import { parseSignatureHeader, signatureMatches } from '../ingest/auth/signature.js';
 
 /** The ceiling's whole work on a read body: verify the signature, JSON.parse. Status and body. */
@@ -76,7 +77,7 @@ export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>,
   };
 }
 
-/** The same ceiling behind Fastify, reading the body as the Fastify adapter does (ingest/http/fastifyAdapter.ts). */
+/** The same ceiling behind Fastify, reading the body as the Fastify adapter does (ingest/http/fastifyServer.ts). */
 export async function startFastifyCeilingServer(tokens: ReadonlyMap<string, KeyObject>, host: string, port: number): Promise<CeilingServer> {
   const app = Fastify({ logger: false, bodyLimit: MAX_BODY_BYTES });
   app.removeAllContentTypeParsers();

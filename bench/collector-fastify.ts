@@ -30,7 +30,7 @@
 //   benchEdgeEnv), and a Live Integration (no monthly quota) created through the management API
 //   in-process (a bench workspace from createBenchCollectors, then POST /v1/integrations with
 //   direction inbound, protocol http-webhook); `--endpoint sink` a process that answers every
-//   upload 202 at once: no group-commit wait and no ClickHouse or edge CPU on the machine, so the
+//   upload 202 at once: no wait for the edge's log and no ClickHouse or edge CPU on the machine, so the
 //   collector delivers nearly everything it observes and the app pays for that delivery too.
 // - `--limits spec` (default): the edge keeps document 03's limits (6,000 observations and 600
 //   requests a minute per Integration, 30,000 per workspace) and the collector its default budget,
@@ -42,8 +42,8 @@
 //   builds every observation, the case of an operator who raised the limits. With `--endpoint sink`, `spec` leaves the collector
 //   its default budget (6,000 a minute: the sink's answer to the connection check has no limits).
 //
-// Against the real edge each upload waits for the group commit (≥ 50 ms), so delivery is bounded
-// by maxConcurrentUploads (default 4) batches of 50 per commit wait; what the queue cannot hold is
+// Against the real edge each upload waits for its write-ahead log append and commit, so delivery is
+// bounded by maxConcurrentUploads (default 4) batches of 50 per round trip; what the queue cannot hold is
 // dropped (counted). The instrumented app keeps draining its queue during the plain app's phases
 // (a few % of a core, printed). Against the edge, ClickHouse's merges share the cores in every phase.
 //

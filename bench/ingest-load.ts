@@ -432,7 +432,7 @@ interface TargetResult {
   phases: PhaseResult[];
   clickhouse?: { partsBefore: number; partsMax: number; partsAfter: number; rows: number; distinctRows: number; accepted202Envelopes: number; equal: boolean };
   /** The server's /metrics over the whole target run, warm-up included. */
-  groupCommit?: ServerStats;
+  wholeRun?: ServerStats;
 }
 
 /** One way of loading a target: its senders' batches, its connections, and whether it was warmed up. */
@@ -566,7 +566,7 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
       printPhase(phaseResult);
     }
     if (persisting) {
-      result.groupCommit = serverStats({}, await scrapeMetrics(pool));
+      result.wholeRun = serverStats({}, await scrapeMetrics(pool));
       // Rows answered 202 but still on their way to ClickHouse would read as a mismatch.
       const settled = await settle(clickhouse, collectors, eventIdPrefix, accepted202Envelopes);
       if (!settled.complete) console.log(`   WARNING: rows still missing in ClickHouse ${fmt(settled.seconds, 1)} s after the last phase`);
@@ -585,7 +585,7 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
       partsBefore, partsMax: Math.max(partsMax, partsAfter), partsAfter, rows, distinctRows: distinct, accepted202Envelopes: accepted,
       equal: rows === accepted && distinct === rows,
     };
-    printServerStats('server, whole run incl. warm-up', result.groupCommit!);
+    printServerStats('server, whole run incl. warm-up', result.wholeRun!);
     console.log(`   clickhouse: active parts of ${localTableName()} in partition ${receiptPartition()}: before ${partsBefore}, max sampled ${result.clickhouse.partsMax}, after ${partsAfter}`);
     console.log(`   clickhouse: rows of this target ${fmt(rows)} (distinct ${fmt(distinct)}) vs envelopes answered 202 (warm-up included) `
       + `${fmt(accepted)}: ${result.clickhouse.equal ? 'EQUAL' : 'MISMATCH'}`);

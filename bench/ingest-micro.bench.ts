@@ -12,12 +12,13 @@ import { loadConfig } from '../shared/config.js';
 import { validateEnvelope } from '../shared/envelope/validate.js';
 import { connectRedis } from '../shared/redis.js';
 import { Admission } from '../ingest/admission/admission.js';
-import { checkItem, parseBatch, type ItemCheck } from '../ingest/check/batch.js';
-import { checkBatch, type BatchCheckInput } from '../ingest/check/batchCheck.js';
-import { BatchPool } from '../ingest/offload/batchPool.js';
-import type { IngestCredential } from '../ingest/auth/credentials.js';
-import { jsonResponse } from '../ingest/http/edgeHttp.js';
-import { batchRowPrefix, observationRow } from '../ingest/observationsTable.js';
+import { checkItem, parseBatch, type ItemCheck } from '../ingest/check/parseItems.js';
+import { checkBatch, type BatchCheckInput } from '../ingest/check/checkBatch.js';
+import { createCheckPool } from '../ingest/check/checker.js';
+import { RequestMemory } from '../ingest/offload/requestMemory.js';
+import type { IngestCredential } from '../ingest/common/credential.js';
+import { jsonResponse } from '../ingest/common/edgeHttp.js';
+import { batchRowPrefix, observationRow } from '../ingest/common/observationsTable.js';
 import { SharedSlots, copyBytes } from '../ingest/offload/sharedSlots.js';
 import { parseSignatureHeader, signatureMatches } from '../ingest/auth/signature.js';
 import { BatchTemplate, ENVELOPES_PER_BATCH, benchEdgeEnv, fmt, signature, tokenKey } from './ingest-common.js';
@@ -84,13 +85,12 @@ const prefixOf = () => batchRowPrefix({ credential, batchId: 'b0123456789ab', re
 const results = valid.map((check, index) => ({ index, accepted: true, eventId: check.envelope.eventId }));
 
 const batchInput: BatchCheckInput = { body, contentType: 'application/json', binding: credential, batchId: 'b0123456789ab', receivedAtMs: nowMs };
-const pool = new BatchPool(1);
+const pool = createCheckPool(1);
+const noSlots = new RequestMemory(null);
 let pooledBody: Buffer = Buffer.from(body);
-// The edge's way since INGEST_SHARED_SLOTS: the body in a slot, the rows written into another.
+// The edge's way with INGEST_SHARED_SLOTS: the body copied into a slot as it arrives, the rows written into another.
 const slots = new SharedSlots(4);
-const slotPool = new BatchPool(1, { slots });
-const slotBody = slots.take(body.length)!;
-copyBytes(body, slotBody, 0);
+const slotPool = createCheckPool(1, slots);
 
 const bench = new Bench({ time: TIME_MS, warmupTime: 300 });
 bench
@@ -121,16 +121,19 @@ bench
   .add('checkBatch (the worker task: parse, validate, rows, results)', () => {
     if (checkBatch(batchInput).kind !== 'checked') throw new Error('not checked');
   })
-  .add('BatchPool.check (checkBatch on a worker thread, round trip)', async () => {
+  .add('check pool (checkBatch on a worker thread, round trip)', async () => {
     // The body moves to the thread and back, as on the edge: send the one that came back.
-    const answer = await pool.check({ ...batchInput, body: pooledBody });
+    const answer = await pool.run({ ...batchInput, body: pooledBody }, noSlots);
     pooledBody = answer.body;
     if (answer.output.kind !== 'checked') throw new Error('not checked');
   })
-  .add('BatchPool.check, body and rows in shared slots (round trip)', async () => {
-    const answer = await slotPool.check({ ...batchInput, body: slotBody });
-    if (answer.output.kind !== 'checked') throw new Error('not checked');
-    slots.give(answer.output.rows);
+  .add('check pool, body and rows in shared slots (round trip)', async () => {
+    const memory = new RequestMemory(slots);
+    const slotBody = memory.body(body.length);
+    copyBytes(body, slotBody, 0);
+    const answer = await slotPool.run({ ...batchInput, body: slotBody }, memory);
+    if (answer.output.kind !== 'checked' || answer.bytes?.buffer !== slots.memory) throw new Error('not checked in the slots');
+    memory.release();
   })
   .add('response body (jsonResponse, 50 results)', () => {
     jsonResponse(202, { accepted: N, persisted: N, results });

@@ -1,14 +1,14 @@
 // One server under test of the ingest load benchmark, in its own process so the load driver's
 // CPU is not spent in its event loop:
 //   node dist/bench/ingest-target.js edge|fastify|ceiling|fastify-ceiling
-// `edge` is the real uWebSockets.js edge (ingest/http/server.ts, started as ingest/main.ts does),
-// `fastify` the same pipeline behind Fastify (ingest/http/fastifyAdapter.ts), `ceiling` the bare
+// `edge` is the real uWebSockets.js edge (ingest/http/uwsServer.ts, started as ingest/main.ts does),
+// `fastify` the same pipeline behind Fastify (ingest/http/fastifyServer.ts), `ceiling` the bare
 // uWebSockets.js reference (bench/ceiling-server.ts; its tokens come from BENCH_CEILING_TOKENS,
 // a JSON object of Connection key -> ingest token), `fastify-ceiling` the same work behind Fastify
 // (bench/ceiling-server.ts, the same tokens). Configuration comes from the environment
 // (shared/config.ts; the driver passes the bench stores and raised limits), the port from
 // INGEST_PORT (0 = any free port). Prints one line `{"ready":true,"port":N}` on stdout once it
-// listens; SIGTERM/SIGINT stop it gracefully (the edges drain their group commit).
+// listens; SIGTERM/SIGINT stop it gracefully (the edges ship what their logs hold).
 
 import { createClickHouse } from '../shared/clickhouse/client.js';
 import { createClock } from '../shared/clock.js';
@@ -16,8 +16,8 @@ import { createPool } from '../shared/db/pool.js';
 import { createMetricsRegistry } from '../shared/metrics.js';
 import { connectRedis } from '../shared/redis.js';
 import { loadConfigOrExit } from '../shared/runtime.js';
-import { startIngestServer } from '../ingest/http/server.js';
-import { startFastifyIngestServer } from '../ingest/http/fastifyAdapter.js';
+import { startIngestServer } from '../ingest/http/uwsServer.js';
+import { startFastifyIngestServer } from '../ingest/http/fastifyServer.js';
 import { startCeilingServer, startFastifyCeilingServer } from './ceiling-server.js';
 import { tokenKey } from './ingest-common.js';
 

@@ -6,7 +6,7 @@ import { createMetricsRegistry } from '../shared/metrics.js';
 import { registerProcess } from '../shared/processRegistry.js';
 import { connectRedis } from '../shared/redis.js';
 import { announceReady, loadConfigOrExit, onShutdown } from '../shared/runtime.js';
-import { startIngestServer } from './http/server.js';
+import { startIngestServer } from './http/uwsServer.js';
 
 const config = loadConfigOrExit();
 const pool = createPool(config.databaseUrl, 4);
@@ -24,7 +24,7 @@ const server = await startIngestServer(
 );
 announceReady('ingest edge', config.ingest.host, server.port);
 onShutdown(async () => {
-  // Stop accepting, answer what is in progress, drain the group commit, then close the stores.
+  // Stop accepting, answer what is in progress, ship what the log holds, then close the stores.
   await server.close();
   await registration.stop();
   await clickhouse.close();

@@ -5,7 +5,7 @@
  * stamp and the admission the batch is in no set the analyzer can see, so the analyzer's stream
  * time stays at least this far behind the service clock (ANALYZER_RULE_GRACE_MS may not be lower),
  * and the edge refuses with 503 a batch it would admit later than this after its stamp
- * (ingest/pipeline.ts). Both sides import this constant; test/admissionTiming.test.ts pins them.
+ * (ingest/pipeline/batchIntake.ts). Both sides import this constant; test/admissionTiming.test.ts pins them.
  * 5 s: with 1,024 requests in flight on two cores a request spends about a second in the edge
  * before its admission (bench/RESULTS.md); a bound of 1 s refused some of them.
  */

@@ -55,7 +55,7 @@ export interface IngestEdgeConfig {
   /** Approximate cap of the `analysis:jobs` stream (XADD MAXLEN ~). */
   analysisStreamMaxLen: number;
   /**
-   * Worker threads that parse, validate and serialise batches under load (ingest/offload/batchChecker.ts);
+   * Worker threads that parse, validate and serialise batches under load (ingest/check/checker.ts);
    * 0: the edge thread checks every batch itself.
    */
   workerThreads: number;

@@ -6,7 +6,7 @@ import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { Admission, type AdmissionResult, type AdmissionTicket } from '../ingest/admission/admission.js';
 import { LuaScript } from '../ingest/admission/luaScript.js';
 import { SCRIPTS } from '../ingest/admission/scripts.js';
-import type { IngestCredential } from '../ingest/auth/credentials.js';
+import type { IngestCredential } from '../ingest/common/credential.js';
 import { IngestKeys } from '../ingest/admission/keys.js';
 import { dedupEntry, dedupPeriod } from './helpers/ingest.js';
 

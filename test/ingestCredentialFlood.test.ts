@@ -7,7 +7,7 @@ import { newId } from '../shared/ids.js';
 import { bumpCredentialEpoch } from '../shared/redis.js';
 import { CREDENTIAL_LOAD_LIMITS } from '../ingest/auth/loadQueue.js';
 import { UnknownKeys } from '../ingest/auth/unknownKeys.js';
-import type { CredentialLoadResult } from '../ingest/auth/credentials.js';
+import type { CredentialLoadResult } from '../ingest/common/credential.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Edge } from './helpers/ingest.js';
 import { waitFor } from './helpers/wait.js';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { IngestCredential } from '../ingest/auth/credentials.js';
+import type { IngestCredential } from '../ingest/common/credential.js';
 import {
   BINDING_MEMBERS, OBSERVATION_ALIAS_COLUMNS, OBSERVATION_COLUMNS, batchRowPrefix, observationRow, shapeJson, tsvField, tsvToken,
-} from '../ingest/observationsTable.js';
+} from '../ingest/common/observationsTable.js';
 import { concreteSegment, timestampMs, timestampMsByPattern, validateEnvelope } from '../shared/envelope/validate.js';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_FIELDS, type SchemaShape } from '../shared/envelope/types.js';
 import { isFresh, parseSignatureHeader, signatureMatches, computeSignature } from '../ingest/auth/signature.js';

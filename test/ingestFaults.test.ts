@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Admission } from '../ingest/admission/admission.js';
-import { STORE_RETRY_AFTER_SECONDS } from '../ingest/pipeline.js';
+import { STORE_RETRY_AFTER_SECONDS } from '../ingest/pipeline/storeFailure.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';

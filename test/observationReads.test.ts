@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { OBSERVATION_COLUMNS } from '../ingest/observationsTable.js';
+import { OBSERVATION_COLUMNS } from '../ingest/common/observationsTable.js';
 import { createApiKeyCommand } from '../management/admin/commands.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { parseTimestamp } from '../management/observations/observationQuery.js';

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../shared/config.js';
 import { RedisKeys, isCluster } from '../../shared/redis.js';
 import { usagePeriodOf } from '../../shared/usagePeriod.js';
-import type { IngestCredential } from '../auth/credentials.js';
+import type { IngestCredential } from '../common/credential.js';
 import { DEDUP_PERIODS, IngestKeys, dedupPeriods, parsePendingMember, pendingMember, periodExpiresAt } from './keys.js';
 import { SCRIPTS, admitCall, admitOutcome, durableCall, durableOutcome, releaseCall, type AdmitInput, type AdmitWindow } from './scripts.js';
 import { TurnBatcher } from './turnBatcher.js';

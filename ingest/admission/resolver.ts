@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../shared/clock.js';
-import type { IngestMetrics } from '../metrics.js';
+import type { IngestMetrics } from '../common/metrics.js';
 import type { Admission, DurableBatch } from './admission.js';
 import { IngestKeys } from './keys.js';
 

@@ -1,8 +1,9 @@
 import { hasIdForm } from '../../shared/ids.js';
 import { AppError } from '../../shared/errors/index.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/secrets.js';
-import type { CredentialCache, IngestCredential } from './credentials.js';
-import type { EdgeRequest } from '../http/edgeHttp.js';
+import type { IngestCredential } from '../common/credential.js';
+import type { CredentialCache } from './credentials.js';
+import type { EdgeRequest } from '../common/edgeHttp.js';
 import { isFresh, parseSignatureHeader, signatureMatches, type SignatureHeader } from './signature.js';
 
 /** The ingest token form: `svc_ing_` + 43 base64url characters (00-decisions §4). */

@@ -1,12 +1,20 @@
 import type { Redis } from 'ioredis';
 import { secondsSince } from '../../shared/metrics.js';
-import type { Admission } from '../admission/admission.js';
-import { decodeBatchRecord, type BatchRecord } from './batchRecord.js';
+import { decodeBatchRecord, type BatchRecord } from './logRecord.js';
 import { comparePositions, yieldTurn, type LogPosition, type WriteAheadLog } from './writeAheadLog.js';
+
+/**
+ * The admission's commit of logged batches (DURABLE, ingest/admission/admission.ts): true for
+ * each batch committed, false for one released meanwhile. Declared here so that the log does not
+ * depend on the admission stage; the composition root passes the admission itself.
+ */
+export interface DurableCommits {
+  settleDurable(batches: readonly { accountId: string; batchId: string; receivedAtMs: number }[]): Promise<boolean[]>;
+}
 
 export interface ShipperOptions {
   log: WriteAheadLog;
-  admission: Pick<Admission, 'settleDurable'>;
+  admission: DurableCommits;
   redis: Redis;
   analysisStream: string;
   analysisStreamMaxLen: number;

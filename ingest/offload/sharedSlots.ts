@@ -1,9 +1,10 @@
 /**
  * Fixed-size slots of one SharedArrayBuffer that the edge thread and the batch worker threads
- * all see (ingest/offload/batchPool.ts). A request body is written into a slot as it arrives and read
+ * all see (threadPool.ts). A request body is written into a slot as it arrives and read
  * there by the worker thread that checks it; the worker writes the batch's rows into another
- * slot, where they wait for the group commit. Nothing is copied or moved between the threads,
- * and no request allocates an ArrayBuffer of its own.
+ * slot, from where the write-ahead log writes them. Nothing is copied or moved between the
+ * threads, and no request allocates an ArrayBuffer of its own. Requests take and give slots only
+ * through their RequestMemory (requestMemory.ts).
  *
  * Why: V8 counts every new ArrayBuffer as external memory, and each 64 MB of it starts a full
  * (mark-compact) collection of the heap that allocated it. Under full load the edge thread

@@ -7,7 +7,7 @@ import type { StatusFilter } from './observationQuery.js';
 
 /**
  * Named read queries of the ClickHouse `observations` table (migrations/clickhouse/0003: sorted
- * by `(connection_id, received_at_ms, event_id)`; ingest/observationsTable.ts writes it). Every
+ * by `(connection_id, received_at_ms, event_id)`; ingest/common/observationsTable.ts writes it). Every
  * query names one connection and a receipt-time range, so the primary key narrows what is read.
  * Values reach the SQL text through sqlLiteral only (ClickHouse 18.16 has no query parameters).
  *

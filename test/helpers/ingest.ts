@@ -5,10 +5,10 @@ import { sqlLiteral } from '../../shared/clickhouse/escape.js';
 import { createClock, type Clock } from '../../shared/clock.js';
 import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config.js';
 import { createMetricsRegistry } from '../../shared/metrics.js';
-import { startIngestServer, type RunningServer } from '../../ingest/http/server.js';
-import { startFastifyIngestServer } from '../../ingest/http/fastifyAdapter.js';
+import { startIngestServer, type RunningServer } from '../../ingest/http/uwsServer.js';
+import { startFastifyIngestServer } from '../../ingest/http/fastifyServer.js';
 import { DEDUP_PERIODS, IngestKeys } from '../../ingest/admission/keys.js';
-import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/observationsTable.js';
+import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/common/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
 import { newLogDir, removeLogDir } from './logDirs.js';
 import { createIntegration, type CreateIntegrationInput } from './integrations.js';
@@ -54,7 +54,7 @@ export function startEdge(ctx: TestContext, clickhouse: ClickHouseClient, overri
   return startAdapter(startIngestServer, ctx, clickhouse, overrides);
 }
 
-/** The same pipeline behind the Fastify adapter (ingest/http/fastifyAdapter.ts). */
+/** The same pipeline behind the Fastify adapter (ingest/http/fastifyServer.ts). */
 export function startFastifyEdge(ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides = {}): Promise<Edge> {
   return startAdapter(startFastifyIngestServer, ctx, clickhouse, overrides);
 }

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { MAX_BODY_BYTES, TOO_LARGE_BODY, fixedJson, type EdgeResponse } from './edgeHttp.js';
-import { readiness } from './health.js';
+import { MAX_BODY_BYTES, type EdgeResponse } from '../common/edgeHttp.js';
+import { createIngestPipeline, type EdgeDeps } from '../pipeline/compose.js';
+import type { IngestPipeline } from '../pipeline/ingestPipeline.js';
+import { healthy, metricsText, notFound, readiness, tooLarge, unreadable } from './edgeAnswers.js';
 import { LingeringRefusal, type LingerLimits } from './lingeringRefusal.js';
-import { createIngestPipeline, type EdgeDeps, type IngestPipeline } from '../pipeline.js';
-import type { RunningServer } from './server.js';
+import type { RunningServer } from './uwsServer.js';
 
 const EMPTY_BODY = Buffer.alloc(0);
 
@@ -49,19 +50,19 @@ export async function buildFastifyEdge(deps: EdgeDeps): Promise<{ app: FastifyIn
   };
   app.post('/ingest', handle);
   app.get('/v1/collector/connection', handle);
-  app.get('/healthz', (_request, reply) => send(reply, fixedJson(200, '{"status":"ok"}')));
+  app.get('/healthz', (_request, reply) => send(reply, healthy()));
   app.get('/readyz', async (_request, reply) => send(reply, await readiness(deps)));
-  app.get('/metrics', async (_request, reply) => reply.type(deps.metrics.contentType).send(await deps.metrics.metrics()));
-  app.setNotFoundHandler((_request, reply) => send(reply, fixedJson(404, '{"error":"not_found"}')));
+  app.get('/metrics', async (_request, reply) => send(reply, await metricsText(deps.metrics)));
+  app.setNotFoundHandler((_request, reply) => send(reply, notFound()));
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
       // A declared length past what would be read is refused before the body is sent.
       const declared = Number(request.headers['content-length'] ?? '0');
       if (!(declared > linger.maxBytes)) await drained(request.raw, linger);
-      return send(reply, fixedJson(413, TOO_LARGE_BODY, { 'cache-control': 'no-store', connection: 'close' }));
+      const refused = tooLarge();
+      return send(reply, { ...refused, headers: { ...refused.headers, connection: 'close' } });
     }
-    const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? 400 : 500;
-    return send(reply, fixedJson(status, status === 400 ? '{"error":"invalid_request"}' : '{"error":"service_unavailable"}'));
+    return send(reply, unreadable(typeof error.statusCode === 'number' ? error.statusCode : 500));
   });
   return { app, pipeline };
 }

@@ -50,7 +50,7 @@ export function jsonTextResponse(status: number, body: string, headers: Record<s
   return { status, headers: withRetryAfter(status, { ...BASE_HEADERS, ...headers }), body };
 }
 
-/** A fixed JSON answer of the adapters themselves (health, unknown route, body limit). */
+/** A JSON answer of the adapters that is not an error (health, readiness). */
 export function fixedJson(status: number, body: string, headers: Record<string, string> = {}): EdgeResponse {
   return { status, headers: withRetryAfter(status, { 'content-type': JSON_TYPE, ...headers }), body };
 }
@@ -60,15 +60,6 @@ export function errorResponse(error: AppError): EdgeResponse {
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   return jsonResponse(error.status, error.body(), headers);
 }
-
-export const TOO_LARGE_BODY = JSON.stringify({ error: 'request_too_large' });
-
-/** Reason phrases for the statuses the edge answers (uWebSockets.js writes the status line itself). */
-export const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 202: 'Accepted', 207: 'Multi-Status', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
-  404: 'Not Found', 409: 'Conflict', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
 
 /**
  * A batch that is not `{envelopes: [...]}` (or holds more than 50): 400 with the literal phrase

@@ -1,12 +1,12 @@
 import { isAppError } from '../../shared/errors/index.js';
-import { checkItem, parseBatch, type ItemBinding } from './batch.js';
-import { asBuffer } from './batchRows.js';
-import { BatchShapeError } from '../http/edgeHttp.js';
-import { batchRowPrefix, observationRow, type RowBinding } from '../observationsTable.js';
+import { checkItem, parseBatch, type ItemBinding } from './parseItems.js';
+import { asBuffer } from '../offload/bytes.js';
+import { BatchShapeError } from '../common/edgeHttp.js';
+import { batchRowPrefix, observationRow, type RowBinding } from '../common/observationsTable.js';
 
 /**
  * The CPU-bound middle of the pipeline — parse, validate, bind and serialise one batch — as a
- * pure function of plain data, so that it can run on a worker thread (ingest/offload/batchWorker.ts)
+ * pure function of plain data, so that it can run on a worker thread (checkWorker.ts)
  * while the edge's own thread does the I/O. Everything here depends only on the request and the
  * credential's binding, never on Redis: the duplicates are known only after admission, so a row
  * is built for every valid item and the edge drops the duplicates' rows by their byte ranges.

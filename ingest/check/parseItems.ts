@@ -3,8 +3,8 @@ import {
   DIRECTIONS, ENVIRONMENT_PLACEHOLDER, MAX_ENVELOPES_PER_BATCH, PROTOCOLS, TENANT_PLACEHOLDER, type ObservationEnvelope,
 } from '../../shared/envelope/types.js';
 import { validateEnvelope } from '../../shared/envelope/validate.js';
-import type { IngestCredential } from '../auth/credentials.js';
-import { BatchShapeError } from '../http/edgeHttp.js';
+import type { IngestCredential } from '../common/credential.js';
+import { BatchShapeError } from '../common/edgeHttp.js';
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { CredentialLoadResult } from './auth/credentials.js';
+import type { CredentialLoadResult } from './credential.js';
 
 export type EnvelopeResult = 'accepted' | 'rejected' | 'duplicate';
 
@@ -11,7 +11,7 @@ export class IngestMetrics {
   readonly envelopeCounts: Record<EnvelopeResult, Counter.Internal>;
   readonly requestSeconds: Histogram<'route'>;
   readonly admissionSeconds: Histogram;
-  /** The other stages of an accepted batch, by name (see IngestPipeline.ingest). */
+  /** The other stages of an accepted batch, by name (see BatchIntake.ingest). */
   readonly stageSeconds: Record<'check' | 'log' | 'commit', Histogram.Internal<'stage'>>;
   readonly insertSeconds: Histogram;
   readonly insertRows: Histogram;

@@ -1,17 +1,6 @@
-import type { CheckedBatch } from './batchCheck.js';
+import type { CheckedBatch } from './checkBatch.js';
+import { asBuffer } from '../offload/bytes.js';
 import { copyBytes } from '../offload/sharedSlots.js';
-
-/** The edge thread's side of a checked batch (ingest/check/batchCheck.ts), wherever it was checked. */
-
-/** A Buffer over the same bytes (a Uint8Array arrives from a worker thread). */
-export const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-
-/**
- * True when the bytes cover all of their own memory, so moving that memory to another thread
- * (a transfer list) moves nothing else with it.
- */
-export const ownsMemory = (bytes: Uint8Array): boolean => bytes instanceof Uint8Array &&
-  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
 
 /**
  * The rows of the items admission found new: all of them when there was no duplicate (the

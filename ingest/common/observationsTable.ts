@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ObservationEnvelope, SchemaShape } from '../shared/envelope/types.js';
-import type { IngestCredential } from './auth/credentials.js';
+import type { ObservationEnvelope, SchemaShape } from '../../shared/envelope/types.js';
+import type { IngestCredential } from './credential.js';
 
 /**
  * The ClickHouse `observations` table (migrations/clickhouse/0001_observations.sql, rebuilt by
@@ -27,7 +27,7 @@ export interface ObservationBatchContext {
 /**
  * The members joined, in this order, into the `binding` column; the table reads each back as
  * the ALIAS column of the same name (0002_observation_binding.sql). Accepted items' direction
- * and protocol always equal the binding's (ingest/check/batch.ts), so they are the batch's too.
+ * and protocol always equal the binding's (ingest/check/parseItems.ts), so they are the batch's too.
  */
 export const BINDING_MEMBERS = [
   ['workspace_id', 'workspaceId'], ['account_id', 'accountId'], ['integration_id', 'integrationId'],
