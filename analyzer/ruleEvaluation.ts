@@ -36,7 +36,7 @@ const correlationKey = (connectionId: string, hash: string) => `${connectionId}\
  * opens a deadline at occurredAt + maxDelayMs, unless an outcome of the same batches already
  * satisfies it; each outcome removes the stored deadlines it satisfies. Deadlines fire later,
  * by stream time (ruleFiring.ts). Observations without a correlation hash cannot be paired and
- * are left out (docs/decisions.md). Returns how many sources were evaluated.
+ * are left out (docs/decisions/rules.md). Returns how many sources were evaluated.
  */
 export async function evaluateRules(db: pg.PoolClient, clickhouse: ClickHouseClient, batches: readonly BatchRef[], now: Date): Promise<number> {
   const rules = await enabledRulesOf(db, [...new Set(batches.map((batch) => batch.connectionId))]);

@@ -398,7 +398,7 @@ start_redis() {
   # The append-only file is the durable record: RDB snapshots on top of it (save "") would fork
   # and serialise the whole dataset once more every minute under ingest load. rdbcompression no:
   # the rewrite of the append-only file writes an RDB base, and compressing every de-duplication
-  # value was a third of that rewrite's CPU, taken from the edge's cores (docs/decisions.md).
+  # value was a third of that rewrite's CPU, taken from the edge's cores (docs/decisions/ingest.md).
   if ! redis-server --bind "$HOST" --port "$REDIS_PORT" --dir "$REDIS_DIR" \
     --lazyfree-lazy-expire yes --appendonly yes --save "" --rdbcompression no --daemonize yes --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" \
     </dev/null >>"$REDIS_LOG" 2>&1 9>&-; then

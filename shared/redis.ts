@@ -26,7 +26,7 @@ export async function connectRedis(url: string): Promise<Redis> {
 }
 
 /**
- * A Redis Cluster client, returned typed as `Redis` (the one cast of the product, docs/decisions.md
+ * A Redis Cluster client, returned typed as `Redis` (the one cast of the product, docs/decisions/operations.md
  * "Redis Cluster"): both classes inherit every command, with the same signature, from ioredis's
  * Commander, and the cluster routes each command to the master of its key's slot, so callers take
  * either unchanged. What does not work the same on a cluster:

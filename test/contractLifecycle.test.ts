@@ -16,7 +16,7 @@ import {
 
 // 01 "Contract version lifecycle", row by row (issue 3, Done means): every row of the table,
 // plus the rules under it (an active or superseded version is never an identical draft retry)
-// and the invalid moves this build decides (docs/decisions.md).
+// and the invalid moves this build decides (docs/decisions/contracts.md).
 
 let ctx: TestContext;
 let boot: BootstrapResult;

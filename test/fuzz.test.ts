@@ -145,7 +145,7 @@ describe('fuzz: every management route', () => {
 });
 
 // The incident reads answer only the codes documented for them (03 CLI API errors, 00-decisions
-// §5, docs/decisions.md "Incident reads"), plus the conventions' invalid_request.
+// §5, docs/decisions/analysis.md "Incident reads"), plus the conventions' invalid_request.
 const INCIDENT_ROUTE_CODES = new Map<string, string[]>([
   ['/v1/incidents', ['unauthenticated', 'insufficient_scope', 'connection_required', 'invalid_incident_query', 'invalid_incident_cursor', 'connection_not_found', 'invalid_request']],
   ['/v1/incidents/:incidentId', ['unauthenticated', 'insufficient_scope', 'invalid_incident_query', 'incident_not_found', 'invalid_request']],

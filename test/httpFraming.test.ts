@@ -9,7 +9,7 @@ import { catalogueViolation, parseResponses, sendRaw, type RawExchange } from '.
 
 // Issue 12, defect 3: every answer of both planes, including those the HTTP layer produces
 // itself, is `{error: <catalogue code>}`, and HEAD answers carry no body. Each malformed request
-// goes over a raw socket, since no HTTP client would send it (docs/decisions.md, Foundation and
+// goes over a raw socket, since no HTTP client would send it (docs/decisions/api-conventions.md, Foundation and
 // Ingestion (issue 4), say what each plane answers).
 
 let ctx: TestContext;

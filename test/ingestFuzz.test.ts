@@ -88,7 +88,7 @@ describe('fuzz: protocol-level malformations over raw sockets', () => {
     const credentials = [`X-Service-Connection: ${collector.connectionKey}`, `Authorization: Bearer ${collector.ingestToken}`];
     const auth = fc.constantFrom<string[]>([], credentials, [...credentials, `X-Service-Signature: ${signatureHeader(collector.ingestToken, '', t)}`]);
     // uWebSockets.js leaves some malformed requests unanswered until its idle timeout
-    // (docs/decisions.md, Ingestion): each batch goes out at once and waits 150 ms at most.
+    // (docs/decisions/ingest.md, Ingestion): each batch goes out at once and waits 150 ms at most.
     await fc.assert(fc.asyncProperty(fc.array(malformedRequests(paths, auth), { minLength: 1, maxLength: 8 }), async (requests) => {
       const exchanges = await Promise.all(requests.map((request) => sendRaw(edge.server.port, request.bytes, { head: request.head, waitMs: 150, graceMs: 5 })));
       exchanges.forEach((exchange, index) => {

@@ -285,7 +285,7 @@ describe('one transaction: rule, revision, receipt, redacted audit and analysis 
     expect(await ruleChangeJobs(ctx, connection.connectionId)).toEqual(receipts.map((receipt) => ({
       connectionId: connection.connectionId, ruleId, action: receipt.action, revision: receipt.revision,
     })));
-    // Redacted (docs/decisions.md "Rule route test gaps"): ids, the resulting revision and `enabled`;
+    // Redacted (docs/decisions/rules.md "Rule storage and mutations"): ids, the resulting revision and `enabled`;
     // never the event and object types, the delay, the request body or the key.
     const audit = await ctx.deps.pool.query(
       "SELECT action, actor_type, actor_id, target_id, metadata FROM audit_events WHERE workspace_id = $1 AND action LIKE 'rule.%' ORDER BY id",

@@ -13,7 +13,7 @@ import { createRuleWithKey } from './helpers/rules.js';
 import { waitFor } from './helpers/wait.js';
 
 // Issue 25, item 7: per-tenant limits on the shared processes, each configured small enough to
-// reach (docs/decisions.md "Hardening: per-tenant limits on shared processes (issue 25)").
+// reach (docs/decisions/operations.md "Limits on shared ClickHouse reads", and the limits in rules.md and contracts.md).
 
 const GIB = 1024 ** 3;
 

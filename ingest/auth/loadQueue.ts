@@ -10,7 +10,7 @@ export interface LoadQueueLimits {
   maxWaiting: Record<LoadClass, number>;
 }
 
-/** The edge's bounds (docs/decisions.md, "Hardening: ingest edge (issue 25)"); the pool has 4 connections. */
+/** The edge's bounds (docs/decisions/ingest.md "Authentication"); the pool has 4 connections. */
 export const CREDENTIAL_LOAD_LIMITS: LoadQueueLimits = { concurrency: 4, unknownConcurrency: 2, maxWaiting: { known: 1000, unknown: 256 } };
 
 /**

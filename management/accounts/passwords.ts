@@ -11,7 +11,7 @@ const KEY_LENGTH = 32;
  * scrypt runs on libuv's thread pool (4 threads by default), which file, DNS and zlib work shares,
  * and each run holds 16 MiB (128·N·r): two at once per process leave that pool half free. A burst
  * past 32 waiting (about a second of work) is refused with 503 `service_unavailable` and
- * `Retry-After: 1` instead of queueing without bound (docs/decisions.md, issue 25).
+ * `Retry-After: 1` instead of queueing without bound (docs/decisions/accounts-and-workspaces.md).
  */
 export const SCRYPT_CONCURRENCY = 2;
 export const SCRYPT_QUEUE_LENGTH = 32;

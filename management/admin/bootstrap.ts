@@ -38,7 +38,7 @@ export function parseScopes(scopes: string[] | 'all' | undefined): WorkspaceScop
  * owner: bootstrap keeps the user (00-decisions §2 "creates (or reuses)") but none of what the
  * sign-up chose. The password becomes an unknown random one (as for a user bootstrap creates),
  * the name the address's local part, and the user's sessions and verification links end, so only
- * the session and API key that bootstrap prints open the workspace (docs/decisions.md, issue 25).
+ * the session and API key that bootstrap prints open the workspace (docs/decisions/accounts-and-workspaces.md).
  */
 async function takeOverUnverifiedUser(db: Queryable, user: UserRecord, passwordHash: string, now: Date): Promise<UserRecord & { passwordHash: string }> {
   const name = user.email.split('@')[0];

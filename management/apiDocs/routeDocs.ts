@@ -13,7 +13,7 @@ export interface RouteDocs {
   /** `x-scopes`: the API key scope the route requires, or `session` for console routes. */
   scopes: string[];
   description: string;
-  /** The catalogue codes this route's own declaration can answer (docs/decisions.md, issue 26 item 6). */
+  /** The catalogue codes this route's own declaration can answer (docs/decisions/api-conventions.md). */
   errorCodes: ErrorCode[];
 }
 

@@ -135,7 +135,7 @@ export function assertSnapshotSize(snapshot: unknown): void {
  * 409 `configuration_destination_conflict` when the destination already has a version with a
  * selected declared version (labels are unique per connection, 01 Versioning 2) or a rule with a
  * selected (event, object) pair (02 Reconciliation rule), or when the selected rules would take
- * it past its cap of rules (`rulesPerConnection`, docs/decisions.md "Hardening: per-tenant limits").
+ * it past its cap of rules (`rulesPerConnection`, docs/decisions/rules.md "Rule storage and mutations").
  */
 export async function findDestinationConflicts(db: Queryable, destinationConnectionId: string, parts: SnapshotParts, rulesPerConnection: number): Promise<void> {
   if (await hasDeclaredVersion(db, destinationConnectionId, parts.contracts.map((c) => c.declaredVersion))

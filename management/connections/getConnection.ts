@@ -12,7 +12,7 @@ const OBSERVATION_STATES: readonly ObservationState[] = ['waiting_for_observatio
  * 01 Connection (single read): no token, token hash or key material can be serialised. Beside
  * the fields 01 lists, the read carries the evidence of the inventory's connection slot
  * (`latestObservationAt`, `openIncidentCount`, `observationState`), derived by the same function,
- * so the two reads of one connection agree (docs/decisions.md).
+ * so the two reads of one connection agree (docs/decisions/integrations.md).
  */
 const connectionSchema = {
   type: 'object',

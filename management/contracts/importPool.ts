@@ -9,8 +9,8 @@ import type { ImportedContract, ImportInput } from './contractImport.js';
 import type { ImportOutcome, ImportTask } from './importWorker.js';
 
 /**
- * Limits of contract imports on one management process (docs/decisions.md "Contract import
- * budget"): one thread, so imports never take both cores from the request handlers; a few
+ * Limits of contract imports on one management process (docs/decisions/contracts.md "Import
+ * cost"): one thread, so imports never take both cores from the request handlers; a few
  * waiting (past them 503); each refused once it has run this long (the largest corpus document
  * takes 0.15 s).
  */

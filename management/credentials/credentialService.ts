@@ -57,7 +57,7 @@ function planTransition(action: CredentialAction, status: CredentialStatus): Tra
   switch (action) {
     case 'issue':
       if (status === 'active') throw new AppError('credential_already_issued');
-      // not_issued → active; revoked → active is a re-issue (spec: "not shown", docs/decisions.md).
+      // not_issued → active; revoked → active is a re-issue (spec: "not shown", docs/decisions/integrations.md).
       return { status: 'active', issue: true };
     case 'rotate':
       // Rotation needs an active credential; a revoked one is re-issued, not rotated.

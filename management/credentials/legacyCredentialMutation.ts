@@ -16,7 +16,7 @@ const params = {
  * The legacy browser credential mutation routes (01: canonical connections reject them with 409
  * `canonical_credential_required`). Their paths are not in the spec; ours are
  * POST /workspaces/{workspaceSlug}/integrations/{connectionId}/credentials/{issue|rotate|revoke}
- * (docs/decisions.md). They change nothing: canonical credentials move only through /v1.
+ * (docs/decisions/integrations.md). They change nothing: canonical credentials move only through /v1.
  */
 export default async function legacyCredentialMutation(app: FastifyInstance): Promise<void> {
   for (const action of ['issue', 'rotate', 'revoke'] as const) {

@@ -12,7 +12,7 @@ const body = {
 
 /**
  * POST /v1/connections/{connectionId}/credentials/verify. It writes nothing, so the maintenance
- * write pause does not apply and no Idempotency-Key is needed (docs/decisions.md).
+ * write pause does not apply and no Idempotency-Key is needed (docs/decisions/integrations.md).
  */
 export default async function verifyCredentialRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { connectionId: string }; Body: { connectionKey: string; ingestToken: string } }>('/v1/connections/:connectionId/credentials/verify', {

@@ -59,7 +59,7 @@ export async function listIncidents(deps: Deps, principal: ApiKeyPrincipal, quer
 
   return inReadSnapshot(deps.pool, async (db) => {
     const connection = await findConnectionForWorkspace(db, principal.workspaceId, integrationId);
-    // A connection of the other mode does not exist in this one (docs/decisions.md).
+    // A connection of the other mode does not exist in this one (docs/decisions/analysis.md).
     if (!connection || connection.mode !== mode) throw new AppError('connection_not_found');
     const binding: IncidentListBinding = { workspaceId: principal.workspaceId, connectionId: connection.id, mode, status };
     const secret = deps.config.secretEncryptionKey;

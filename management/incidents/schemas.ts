@@ -39,7 +39,7 @@ export const incidentParams = {
   additionalProperties: false,
 } as const;
 
-/** 03 Incident list item fields, plus `operationKey` (docs/decisions.md). */
+/** 03 Incident list item fields, plus `operationKey` (docs/decisions/analysis.md). */
 const incidentProperties = {
   id: { type: 'string' },
   connectionId: { type: 'string' },

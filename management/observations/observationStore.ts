@@ -13,7 +13,7 @@ import type { StatusFilter } from './observationQuery.js';
  *
  * Duplicates: the edge may write a row twice (an insert retried after a lost answer); such copies
  * share the whole sort key and collapse only on merge, so reads collapse them with
- * `LIMIT 1 BY` (faster than FINAL on 18.16: docs/decisions.md).
+ * `LIMIT 1 BY` (faster than FINAL on 18.16: docs/decisions/analysis.md).
  */
 
 /** The columns an observation read returns (the row holds no payload values: 03 envelope). */

@@ -2,7 +2,7 @@ import type { ObservationRow } from './observationStore.js';
 
 /**
  * An observation as the read routes return it (00-decisions §5; fields recorded in
- * docs/decisions.md). Structure and hashes only: the row holds no payload value or header.
+ * docs/decisions/analysis.md). Structure and hashes only: the row holds no payload value or header.
  * Optional envelope members stored as '' are null here.
  */
 export interface ObservationView {

@@ -1,6 +1,6 @@
 /**
  * JSON Schemas of the observation reads and connection analytics (00-decisions §5; fields in
- * docs/decisions.md). Responses are serialised from them, so nothing unlisted can leave.
+ * docs/decisions/analysis.md). Responses are serialised from them, so nothing unlisted can leave.
  * Query members are strings (nothing is coerced); an unknown or repeated member fails the schema.
  */
 

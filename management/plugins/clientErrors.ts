@@ -7,7 +7,7 @@ import { sendAppError } from './errorHandler.js';
 
 /**
  * Requests that Node's HTTP parser or Fastify's router refuse before any route runs answer with
- * catalogue codes too (docs/decisions.md, Foundation): HTTP's own status where HTTP names one
+ * catalogue codes too (docs/decisions/api-conventions.md, Foundation): HTTP's own status where HTTP names one
  * (408, 417, 431), the catalogue code saying what to fix, and no body on a HEAD answer.
  */
 

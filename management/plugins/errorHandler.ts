@@ -29,7 +29,7 @@ export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply
 /**
  * A ClickHouse read past its server-side limits (or a server at capacity) is the store refusing
  * load, not a bug: 503 `service_unavailable`, with a Retry-After long enough for other tenants'
- * reads to finish (docs/decisions.md "Hardening: per-tenant limits").
+ * reads to finish (docs/decisions/operations.md "Limits on shared ClickHouse reads").
  */
 export const CLICKHOUSE_BUSY_RETRY_AFTER_SECONDS = 30;
 

@@ -56,7 +56,7 @@ function validationFailure(context: 'body' | 'querystring', pointer: string): No
 }
 
 /**
- * Strings PostgreSQL cannot store (U+0000, lone surrogates) never reach it (docs/decisions.md,
+ * Strings PostgreSQL cannot store (U+0000, lone surrogates) never reach it (docs/decisions/api-conventions.md,
  * Foundation).
  * - A path parameter holding one names nothing stored. It is rewritten before any hook reads it
  *   into a value that names nothing either (U+FFFD for each such character), so each route

@@ -4,7 +4,7 @@ import { RedisKeys } from '../../shared/redis.js';
 import type { Deps } from '../deps.js';
 import { reserveSlot, type RateSlot } from '../operations/rateWindow.js';
 
-/** Failed logins are counted over a rolling 15 minutes, sign-ups over a rolling hour (docs/decisions.md, issue 25). */
+/** Failed logins are counted over a rolling 15 minutes, sign-ups over a rolling hour (docs/decisions/accounts-and-workspaces.md). */
 export const LOGIN_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 export const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
 

@@ -28,7 +28,7 @@ const usageSchema = {
 
 /**
  * GET /v1/usage (00-decisions §5): the key's workspace's usage this UTC calendar month. The spec
- * leaves the scope open (01 Authentication 2); it is `observations:read` (docs/decisions.md).
+ * leaves the scope open (01 Authentication 2); it is `observations:read` (docs/decisions/analysis.md).
  */
 export default async function getUsageRoute(app: FastifyInstance): Promise<void> {
   app.get('/v1/usage', {

@@ -33,7 +33,7 @@ const counter = (raw: string | null | undefined): number => (raw && /^\d+$/.test
  * is counted once, in the account's Sandbox total and in its workspace's total of the connection's
  * mode; duplicates are never counted and a batch that was not written is released. The limit is
  * the account's operator-set allowance or the configured default (as management/billing). Other
- * workspaces of the account are not listed to a workspace key (docs/decisions.md); the console's
+ * workspaces of the account are not listed to a workspace key (docs/decisions/analysis.md); the console's
  * account usage route lists them to account administrators.
  */
 export async function workspaceUsage(deps: AppDeps, principal: ApiKeyPrincipal): Promise<WorkspaceUsage> {

@@ -3,7 +3,7 @@ import { sessionAuth, sessionOf } from '../auth/sessionAuth.js';
 import { EMPTY_BODY_SCHEMA, workspaceSlugParams } from './schemas.js';
 import { activateWorkspace } from './workspaceLifecycle.js';
 
-/** POST /workspaces/{workspaceSlug}/activate → 200 `{workspace: {slug, active: true}}` (docs/decisions.md). */
+/** POST /workspaces/{workspaceSlug}/activate → 200 `{workspace: {slug, active: true}}` (docs/decisions/accounts-and-workspaces.md). */
 export default function activateWorkspaceRoute(app: FastifyInstance): void {
   app.post<{ Params: { workspaceSlug: string } }>('/workspaces/:workspaceSlug/activate', {
     onRequest: [sessionAuth()],

@@ -15,7 +15,7 @@ export function isWorkspaceSlug(value: unknown): value is string {
   return typeof value === 'string' && SLUG_PATTERN.test(value);
 }
 
-/** Lowercase letters, digits and inner hyphens, 1 to 48 characters (docs/decisions.md). */
+/** Lowercase letters, digits and inner hyphens, 1 to 48 characters (docs/decisions/accounts-and-workspaces.md). */
 export function validWorkspaceSlug(slug: unknown): string {
   if (!isWorkspaceSlug(slug)) throw new AppError('invalid_workspace_slug');
   return slug;

@@ -1,7 +1,7 @@
 // Structural comparison of an observed payload shape with its operation's schema
 // (00-decisions §5). Shapes carry no values, so only kinds and members are compared.
 //
-// Conventions of the findings (docs/decisions.md "Analysis"):
+// Conventions of the findings (docs/decisions/analysis.md "Findings"):
 // - `path`: RFC 6901 pointer into the payload, `""` for the root, `-` for every item of an array
 //   (one finding covers all items: `/lines/-/sku`).
 // - `type_mismatch`: expected = the allowed kinds (compile.ts describeKinds: `string|null`,

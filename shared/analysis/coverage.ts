@@ -24,7 +24,7 @@ export function declaredPointers(schema: CompiledSchema | Record<string, unknown
 /**
  * Declared properties listed per operation. A schema whose shared sub-schemas appear at many
  * places declares one property per place, which can be exponential in the document's size; the
- * listing stops here (about 7 times the most any corpus operation declares, docs/decisions.md).
+ * listing stops here (about 7 times the most any corpus operation declares, docs/decisions/analysis.md).
  */
 export const MAX_COVERAGE_PROPERTIES = 10_000;
 

@@ -62,7 +62,7 @@ interface Verdict {
 }
 
 /**
- * Analyses observation groups (00-decisions §5, docs/decisions.md "Analysis"):
+ * Analyses observation groups (00-decisions §5, docs/decisions/analysis.md "Incidents"):
  * - statusCode 0 is a transport error, with or without a contract;
  * - without an active contract nothing else is reported;
  * - no operation of the version matches: unknown operation;

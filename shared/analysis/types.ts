@@ -1,5 +1,5 @@
 // Types of shape analysis (00-decisions §5; the analyzer issue's finding semantics, recorded in
-// docs/decisions.md "Analysis").
+// docs/decisions/analysis.md "Findings").
 
 import type { SchemaShape } from '../envelope/types.js';
 

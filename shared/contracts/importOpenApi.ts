@@ -47,7 +47,7 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
     if (document.swagger !== '2.0') {
       throw invalidContract(`Swagger ${describe(document.swagger)} documents are not supported; supported versions are Swagger 2.0 and OpenAPI 3.0.x and 3.1.x`, ['/swagger']);
     }
-    // Converted by @scalar/openapi-upgrader (docs/decisions.md; swaggerConversion.ts), which
+    // Converted by @scalar/openapi-upgrader (docs/decisions/contracts.md; swaggerConversion.ts), which
     // rewrites its input: copies are converted, the document sent stays the stored evidence.
     // Pointers of what is left out point into the OpenAPI 3.0 conversion.
     let converted: unknown;

@@ -64,7 +64,7 @@ const SAFE_NAME = /^[A-Za-z0-9._-]+$/;
 const MAX_DEPTH = 200;
 // Enum and const values are stored verbatim; bounded so that serialising them cannot overflow.
 const MAX_VALUE_DEPTH = 64;
-/** Reduction steps one import may take: about 65 times the corpus's largest (docs/decisions.md). */
+/** Reduction steps one import may take: about 65 times the corpus's largest (docs/decisions/contracts.md). */
 export const MAX_IMPORT_STEPS = 200_000;
 
 interface Unit {
@@ -388,7 +388,7 @@ export class SchemaCompiler {
     if (types !== undefined) out.type = types.length === 1 ? types[0] : types;
     if (conjuncts.length === 0) return nullable ? withNull(out) : out;
     // OpenAPI 3.0 documents write "this reference, or null" as `allOf: [{$ref}]` with
-    // `nullable: true`; the null is applied to the flattened result (docs/decisions.md).
+    // `nullable: true`; the null is applied to the flattened result (docs/decisions/contracts.md).
     const merged = mergeSchemas([out, ...conjuncts], this.mergeContext(acc, pointer + (Object.hasOwn(node, 'allOf') ? '/allOf' : '')), nullable);
     return nullable ? withNull(merged) : merged;
   }

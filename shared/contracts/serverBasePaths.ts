@@ -1,4 +1,4 @@
-// The path prefixes an OpenAPI 3.x `servers` array declares (issue 26; docs/decisions.md "Server
+// The path prefixes an OpenAPI 3.x `servers` array declares (docs/decisions/contracts.md "Server
 // base paths"). `https://api.openai.com/v1` gives `/v1`; an observed `/v1/models` then matches
 // the operation `/models`. Swagger 2.0 `basePath` arrives here as `servers` after conversion.
 

@@ -1,5 +1,5 @@
 // Swagger 2.0 → OpenAPI 3.0 by @scalar/openapi-upgrader, kept at 0.1 (its last line supporting
-// Node 20; docs/decisions.md, issue 26 item 4). That line gives the document's `produces`
+// Node 20; docs/decisions/contracts.md). That line gives the document's `produces`
 // precedence over an operation's own when it converts the operation's responses (Swagger 2.0:
 // the operation's replaces the document's; fixed in later lines). So the operations are
 // converted from a copy whose document-level `produces` was moved into every operation without

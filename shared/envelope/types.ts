@@ -1,7 +1,7 @@
 /**
  * The observation envelope of document 03 ("Observation envelope (ingestion)"). The complete
  * field list is "not shown" there; the list below is the one this service accepts (recorded in
- * docs/decisions.md). Versions 0.1 and 0.2 share one field list; 0.3 adds
+ * docs/decisions/ingest.md). Versions 0.1 and 0.2 share one field list; 0.3 adds
  * `payload.schemaInspected`.
  */
 

@@ -15,7 +15,7 @@ const e = (status: number, more: Omit<ErrorSpec, 'status'> = {}): ErrorSpec => (
 
 export const ERROR_CATALOGUE = {
   // Conventions (all documents). Node's HTTP layer answers with HTTP's own status where HTTP
-  // names one: invalid_request also 408 and 417, request_too_large also 431 (docs/decisions.md).
+  // names one: invalid_request also 408 and 417, request_too_large also 431 (docs/decisions/api-conventions.md).
   invalid_request: e(400),
   request_too_large: e(413),
   service_unavailable: e(503),
@@ -97,7 +97,7 @@ export const ERROR_CATALOGUE = {
   rule_cursor_stale: e(409),
   expected_outcome_already_exists: e(409),
   expected_outcome_has_incident_history: e(409),
-  // Not in 02: the connection holds its cap of rules (docs/decisions.md "Hardening: per-tenant limits").
+  // Not in 02: the connection holds its cap of rules (docs/decisions/rules.md).
   expected_outcome_limit_reached: e(409, { extra: ['limit'] }),
 
   // 03 Ingestion (the malformed-batch 400 carries a literal phrase, see INGEST_BATCH_SHAPE_ERROR)
@@ -182,7 +182,7 @@ export const ERROR_CATALOGUE = {
   invalid_scope: e(400),
   unsupported_grant_type: e(400),
 
-  // 00-decisions §3 console auth and API key management (names recorded in docs/decisions.md)
+  // 00-decisions §3 console auth and API key management (names recorded in docs/decisions/accounts-and-workspaces.md)
   invalid_signup: e(400),
   email_unavailable: e(409),
   invalid_verification_token: e(400),
@@ -190,7 +190,7 @@ export const ERROR_CATALOGUE = {
   api_key_not_found: e(404),
 
   // 00-decisions §5 observation reads: an eventId absent from the selected connection
-  // (docs/decisions.md; `not_found` stays the unknown-route answer)
+  // (docs/decisions/analysis.md; `not_found` stays the unknown-route answer)
   observation_not_found: e(404),
 } as const satisfies Record<string, ErrorSpec>;
 

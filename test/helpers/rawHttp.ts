@@ -148,7 +148,7 @@ const CATALOGUE = ERROR_CATALOGUE as Record<string, { status: number }>;
 
 /**
  * Statuses the HTTP layer answers with a catalogue code besides the catalogue's own
- * (docs/decisions.md, Foundation), plus the one code the spec gives two statuses.
+ * (docs/decisions/api-conventions.md, Foundation), plus the one code the spec gives two statuses.
  */
 export const HTTP_LAYER_STATUSES: Record<string, number[]> = {
   invalid_request: [408, 417],
