@@ -79,7 +79,7 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
         observedPointers(JSON.parse(group.shape!) as SchemaShape, entry.seen);
       }
     }
-    return reply.header('Cache-Control', 'no-store').send({
+    return reply.send({
       connectionId: connection.id,
       contractVersionId: versionId,
       from: new Date(fromMs).toISOString(),

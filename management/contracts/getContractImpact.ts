@@ -78,7 +78,7 @@ export default async function getContractImpactRoute(app: FastifyInstance): Prom
         app.deps.clickhouse, connection.id, { versionId: version.id, match: (observed) => compiled.match(observed) },
         window, await openIncidentsOf(app.deps.pool, connection.id, { lock: false }), inlineCompare(compiled),
       );
-      return reply.header('Cache-Control', 'no-store').send({
+      return reply.send({
         contractVersionId: version.id,
         activeContractVersionId: connection.activeContractVersionId,
         from: new Date(window.fromMs).toISOString(),
