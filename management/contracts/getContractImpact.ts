@@ -7,7 +7,8 @@ import { analysisWindow, openIncidentsOf, planReanalysis } from '../../shared/an
 import { AppError } from '../../shared/errors/index.js';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { parseTimeRange } from '../observations/observationQuery.js';
-import { loadContractConnection, requireCanonicalWorkspace, requireVersionIdForm } from './contractConnection.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
+import { loadContractConnection, requireVersionIdForm } from './contractConnection.js';
 import { findVersion } from './contractStore.js';
 import { versionParams } from './schemas.js';
 
