@@ -9,6 +9,7 @@ import type { AppDeps, Deps } from './deps.js';
 import { HTTP_LAYER_OPTIONS, registerClientErrors } from './plugins/clientErrors.js';
 import { registerErrorHandler } from './plugins/errorHandler.js';
 import { ProbeLogController, registerHealth } from './plugins/health.js';
+import { registerNoStore } from './plugins/noStore.js';
 import { registerStorableStrings } from './plugins/storableStrings.js';
 import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
@@ -55,6 +56,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   const appDeps: AppDeps = { ...deps, clickhouse, imports };
   app.decorate('deps', appDeps);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  registerNoStore(app);
   registerErrorHandler(app);
   registerClientErrors(app);
   registerStorableStrings(app);

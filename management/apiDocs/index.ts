@@ -16,7 +16,10 @@ const REFERENCE_CSP = [
   "script-src 'self'", "script-src-attr 'none'", "style-src 'self'", "img-src 'self' data:", "font-src 'self' data:",
 ].join('; ');
 
-/** The document and the page change only with a deploy: cacheable, revalidated on every use. */
+/**
+ * The document and the page change only with a deploy: cacheable, revalidated on every use (their
+ * routes are `noStore: false`, so only their errors are `no-store`: plugins/noStore.ts).
+ */
 const setDocCaching = (reply: FastifyReply) => { if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-cache'); };
 
 function errorComponent() {
@@ -70,11 +73,12 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
       return openapiObject;
     },
   });
-  app.get(OPENAPI_URL, { schema: { hide: true } }, async (_request, reply) => {
+  app.get(OPENAPI_URL, { schema: { hide: true }, config: { noStore: false } }, async (_request, reply) => {
     setDocCaching(reply);
     return reply.send(app.swagger());
   });
   await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => { route.config = { ...route.config, noStore: false }; });
     docs.addHook('onSend', async (_request, reply) => { setDocCaching(reply); });
     await docs.register(swaggerUi, { routePrefix: API_REFERENCE_PREFIX, staticCSP: REFERENCE_CSP, uiConfig: { deepLinking: true } });
   });

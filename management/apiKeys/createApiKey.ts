@@ -26,6 +26,6 @@ export default function createApiKeyRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const apiKey = await createWorkspaceApiKey(app.deps, sessionOf(request), request.params.workspaceSlug, request.body);
-    return reply.code(201).header('Cache-Control', 'no-store').send({ apiKey });
+    return reply.code(201).send({ apiKey });
   });
 }

@@ -16,6 +16,6 @@ export default function deleteApiKeyRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     await revokeWorkspaceApiKey(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.id);
-    return reply.header('Cache-Control', 'no-store').send({ revoked: true });
+    return reply.send({ revoked: true });
   });
 }

@@ -16,6 +16,6 @@ export default function listApiKeysRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const apiKeys = await listWorkspaceApiKeys(app.deps, sessionOf(request), request.params.workspaceSlug);
-    return reply.header('Cache-Control', 'no-store').send({ apiKeys });
+    return reply.send({ apiKeys });
   });
 }

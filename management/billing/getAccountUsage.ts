@@ -38,6 +38,6 @@ export default function getAccountUsageRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const usage = await accountUsage(app.deps, sessionOf(request).userId, request.params.accountId);
-    return reply.header('Cache-Control', 'no-store').send(usage);
+    return reply.send(usage);
   });
 }

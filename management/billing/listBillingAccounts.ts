@@ -27,6 +27,6 @@ export default function listBillingAccountsRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const accounts = await listBillingAccounts(app.deps, sessionOf(request).userId);
-    return reply.header('Cache-Control', 'no-store').send({ accounts });
+    return reply.send({ accounts });
   });
 }

@@ -9,7 +9,7 @@ import type { OperationActor } from '../auth/principal.js';
 import type { ConnectionRecord } from '../connections/connectionStore.js';
 import { loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import { setConnectionRevision } from '../contracts/contractStore.js';
-import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import type { Deps } from '../deps.js';
 import { runOperation, type OperationOutcome, type OperationResponse } from '../operations/idempotency.js';
 import { removeArtifacts } from './artifactStore.js';

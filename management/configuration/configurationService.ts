@@ -10,7 +10,7 @@ import { RedisKeys } from '../../shared/redis.js';
 import type { OperationActor } from '../auth/principal.js';
 import { findConnectionForWorkspace, type ConnectionRecord } from '../connections/connectionStore.js';
 import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
-import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import type { Deps } from '../deps.js';
 import { recordAudit } from '../operations/audit.js';
 import { reserveSlot } from '../operations/rateWindow.js';

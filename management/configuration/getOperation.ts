@@ -11,6 +11,6 @@ export default async function getOperationRoute(app: FastifyInstance): Promise<v
     schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
   }, async (request, reply) => {
     const status = await readConfigurationOperation(app.deps, principalOf(request), request.params.operationId);
-    return reply.header('Cache-Control', 'no-store').send(status);
+    return reply.send(status);
   });
 }

@@ -12,6 +12,6 @@ export default async function previewCompensationRoute(app: FastifyInstance): Pr
     schema: { params: operationParams, querystring: noQuery, body: emptyBody, response: { 201: reviewSchema } },
   }, async (request, reply) => {
     const review = await previewCompensation(app.deps, principalOf(request), request.params.operationId);
-    return reply.code(201).header('Cache-Control', 'no-store').send(review);
+    return reply.code(201).send(review);
   });
 }

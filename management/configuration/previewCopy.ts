@@ -12,6 +12,6 @@ export default async function previewCopyRoute(app: FastifyInstance): Promise<vo
     schema: { params: connectionParams, querystring: noQuery, body: copyPreviewBody, response: { 201: reviewSchema } },
   }, async (request, reply) => {
     const review = await previewCopy(app.deps, principalOf(request), request.params.connectionId, request.body);
-    return reply.code(201).header('Cache-Control', 'no-store').send(review);
+    return reply.code(201).send(review);
   });
 }

@@ -19,6 +19,6 @@ export default async function applyConnectionSetupRoute(app: FastifyInstance): P
       approvalFingerprint: request.body.approvalFingerprint,
       idempotencyKey: readIdempotencyKey(request),
     });
-    return reply.code(result.statusCode).header('Cache-Control', 'no-store').send(result.body);
+    return reply.code(result.statusCode).send(result.body);
   });
 }

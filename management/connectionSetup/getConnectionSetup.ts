@@ -11,6 +11,6 @@ export default async function getConnectionSetupRoute(app: FastifyInstance): Pro
     schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
   }, async (request, reply) => {
     const status = await readSetup(app.deps, principalOf(request), request.params.operationId);
-    return reply.header('Cache-Control', 'no-store').send(status);
+    return reply.send(status);
   });
 }

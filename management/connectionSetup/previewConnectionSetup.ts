@@ -12,6 +12,6 @@ export default async function previewConnectionSetupRoute(app: FastifyInstance):
     schema: { params: integrationParams, querystring: noQuery, body: previewBody, response: { 201: reviewSchema } },
   }, async (request, reply) => {
     const review = await previewSetup(app.deps, principalOf(request), request.params.workspaceIntegrationId, request.body);
-    return reply.code(201).header('Cache-Control', 'no-store').send(review);
+    return reply.code(201).send(review);
   });
 }

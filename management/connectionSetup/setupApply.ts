@@ -14,12 +14,12 @@ import { copyArtifacts } from '../configuration/artifacts.js';
 import { reviewerOf, tenantIdOf } from '../configuration/reviewer.js';
 import { proofOf } from '../configuration/snapshot.js';
 import { insertActiveCredential } from '../credentials/credentialStore.js';
-import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import type { Deps } from '../deps.js';
-import type { ModeTopology } from '../environments/environmentStore.js';
+import { requireModeTopology, type ModeTopology } from '../environments/environmentStore.js';
 import { readCanonicalIntegration } from '../integrations/integrationStore.js';
 import { runOperation, type OperationOutcome, type OperationResponse } from '../operations/idempotency.js';
-import { requireTopology, setupReceiptReplay } from './setupService.js';
+import { setupReceiptReplay } from './setupService.js';
 import { buildSetupSnapshot, type SetupSnapshot } from './setupSnapshot.js';
 import {
   findSetupIntegration, findSetupReview, findSlotConnectionId, markSetupCompleted, setIntegrationRevision,
@@ -64,7 +64,7 @@ async function checkReview(db: pg.PoolClient, deps: Deps, principal: OperationAc
   const integration = await findSetupIntegration(db, principal.workspaceId, review.integrationId, { forUpdate: true });
   if (!integration) throw new AppError('integration_not_found');
   if (integration.revision !== review.snapshot.identity.revision) throw stale();
-  const topology = await requireTopology(db, principal.workspaceId);
+  const topology = await requireModeTopology(db, principal.workspaceId);
   const source = review.sourceConnectionId === null ? null
     : await findConnectionForWorkspace(db, principal.workspaceId, review.sourceConnectionId, { forUpdate: true });
   if (review.sourceConnectionId !== null && !source) throw stale();

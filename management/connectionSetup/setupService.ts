@@ -10,9 +10,9 @@ import type { OperationActor } from '../auth/principal.js';
 import { findConnectionForWorkspace, type ConnectionRecord, type Mode } from '../connections/connectionStore.js';
 import { assertSnapshotSize } from '../configuration/artifacts.js';
 import { auditActorOf, recheckReviewer, reviewerOf, tenantIdOf } from '../configuration/reviewer.js';
-import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import type { Deps } from '../deps.js';
-import { resolveModeTopology, type ModeTopology } from '../environments/environmentStore.js';
+import { requireModeTopology, type ModeTopology } from '../environments/environmentStore.js';
 import { PREVIEWS_PER_MINUTE, REVIEW_LIFETIME_MS } from '../configuration/configurationService.js';
 import { isHistoricalReceipt } from '../connections/workspaceConnection.js';
 import { recordAudit } from '../operations/audit.js';
@@ -34,13 +34,6 @@ export interface SetupPreviewBody {
 }
 
 export const otherMode = (mode: Mode): Mode => (mode === 'sandbox' ? 'live' : 'sandbox');
-
-/** The workspace's Sandbox and Live environments, or 409 `workspace_modes_unavailable`. */
-export async function requireTopology(db: pg.PoolClient, workspaceId: string): Promise<ModeTopology> {
-  const topology = await resolveModeTopology(db, workspaceId);
-  if (!topology) throw new AppError('workspace_modes_unavailable');
-  return topology;
-}
 
 /**
  * The source a selection comes from: the Integration's live connection of the other canonical
@@ -79,7 +72,7 @@ export async function previewSetup(deps: Deps, principal: OperationActor, integr
     return await withTransaction(deps.pool, async (db) => {
       // One consistent read of everything the snapshot holds.
       await db.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-      const topology = await requireTopology(db, principal.workspaceId);
+      const topology = await requireModeTopology(db, principal.workspaceId);
       const integration = hasIdForm(integrationId, 'wint_') ? await findSetupIntegration(db, principal.workspaceId, integrationId) : null;
       if (!integration) throw new AppError('integration_not_found');
       if (await findSlotConnectionId(db, integration.id, body.destinationMode)) throw new AppError('connection_already_configured');

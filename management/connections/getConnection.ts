@@ -44,7 +44,7 @@ export default async function getConnectionRoute(app: FastifyInstance): Promise<
     if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
     const connection = await findConnectionWithEvidence(app.deps.pool, principalOf(request).workspaceId, connectionId);
     if (!connection) throw new AppError('connection_not_found');
-    return reply.header('Cache-Control', 'no-store').send({
+    return reply.send({
       ...connectionView(connection),
       latestObservationAt: connection.latestObservationAt ? connection.latestObservationAt.toISOString() : null,
       openIncidentCount: connection.openIncidentCount,

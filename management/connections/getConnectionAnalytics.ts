@@ -19,6 +19,6 @@ export default async function getConnectionAnalyticsRoute(app: FastifyInstance):
     },
   }, async (request, reply) => {
     const analytics = await readConnectionAnalytics(app.deps, principalOf(request), request.params.connectionId, request.query);
-    return reply.header('Cache-Control', 'no-store').send(analytics);
+    return reply.send(analytics);
   });
 }

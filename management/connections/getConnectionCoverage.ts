@@ -5,11 +5,9 @@ import { fieldCoverage, observedPointers } from '../../shared/analysis/coverage.
 import { groupsOfWindow } from '../../shared/analysis/observationGroups.js';
 import { analysisWindow } from '../../shared/analysis/reanalysisPlan.js';
 import type { SchemaShape } from '../../shared/analysis/types.js';
-import { AppError } from '../../shared/errors/index.js';
-import { hasIdForm } from '../../shared/ids.js';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { parseTimeRange } from '../observations/observationQuery.js';
-import { findConnectionForWorkspace } from './connectionStore.js';
+import { loadWorkspaceConnection } from './workspaceConnection.js';
 
 const coverageResponse = {
   type: 'object',
@@ -58,9 +56,7 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
   }, async (request, reply) => {
     const { connectionId } = request.params;
     const range = parseTimeRange(request.query.from, request.query.to, 'invalid_evidence_query');
-    if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
-    const connection = await findConnectionForWorkspace(app.deps.pool, principalOf(request).workspaceId, connectionId);
-    if (!connection) throw new AppError('connection_not_found');
+    const connection = await loadWorkspaceConnection(app.deps.pool, principalOf(request).workspaceId, connectionId);
     const { fromMs, toMs } = analysisWindow(app.deps.clock.nowMs(), range);
     const versionId = connection.activeContractVersionId;
     const operations = versionId === null ? [] : await loadOperations(app.deps.pool, versionId);
@@ -79,7 +75,7 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
         observedPointers(JSON.parse(group.shape!) as SchemaShape, entry.seen);
       }
     }
-    return reply.header('Cache-Control', 'no-store').send({
+    return reply.send({
       connectionId: connection.id,
       contractVersionId: versionId,
       from: new Date(fromMs).toISOString(),

@@ -20,7 +20,7 @@ export default async function activateContractRoute(app: FastifyInstance): Promi
       await reserveContractWrite(app.deps, principalOf(request), 'activation');
       const { integrationId, contractVersionId } = request.params;
       const result = await activateContract(app.deps, principalOf(request), integrationId, contractVersionId, request.body);
-      return reply.header('Cache-Control', 'no-store').send(result);
+      return reply.send(result);
     },
   );
 }

@@ -4,7 +4,8 @@ import { AppError } from '../../shared/errors/index.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
 import { recordAudit } from '../operations/audit.js';
-import { loadContractConnection, recheckContractAuthority, requireCanonicalWorkspace, requireVersionIdForm } from './contractConnection.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
+import { loadContractConnection, recheckContractAuthority, requireVersionIdForm } from './contractConnection.js';
 import {
   findVersion,
   insertActivation,

@@ -7,14 +7,6 @@ import type { WorkspaceScope } from '../auth/scopes.js';
 import { findConnectionForWorkspace, type ConnectionRecord } from '../connections/connectionStore.js';
 
 /**
- * Contract routes serve canonical workspaces only, like every other canonical `/v1` route: a
- * legacy workspace has no way to gain a connection, so it answers 409 `workspace_modes_unavailable`.
- */
-export function requireCanonicalWorkspace(principal: ApiKeyPrincipal): void {
-  if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
-}
-
-/**
  * The live connection named by a Contract API path (`{integrationId}` is its `int_` id, 01
  * Endpoints). A `wint_`, malformed, deleted or foreign id is 404 `integration_not_found`.
  */

@@ -8,7 +8,8 @@ import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { ConnectionRecord, Direction, Protocol } from '../connections/connectionStore.js';
 import type { AppDeps } from '../deps.js';
 import { recordAudit } from '../operations/audit.js';
-import { loadContractConnection, recheckContractAuthority, requireCanonicalWorkspace } from './contractConnection.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
+import { loadContractConnection, recheckContractAuthority } from './contractConnection.js';
 import {
   DECLARED_VERSION_CONSTRAINT,
   findVersionByDeclaredVersion,

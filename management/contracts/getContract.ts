@@ -12,6 +12,6 @@ export default async function getContractRoute(app: FastifyInstance): Promise<vo
   }, async (request, reply) => {
     const { integrationId, contractVersionId } = request.params;
     const contract = await readContract(app.deps, principalOf(request), integrationId, contractVersionId);
-    return reply.header('Cache-Control', 'no-store').send({ contract });
+    return reply.send({ contract });
   });
 }

@@ -7,7 +7,8 @@ import { analysisWindow, openIncidentsOf, planReanalysis } from '../../shared/an
 import { AppError } from '../../shared/errors/index.js';
 import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
 import { parseTimeRange } from '../observations/observationQuery.js';
-import { loadContractConnection, requireCanonicalWorkspace, requireVersionIdForm } from './contractConnection.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
+import { loadContractConnection, requireVersionIdForm } from './contractConnection.js';
 import { findVersion } from './contractStore.js';
 import { versionParams } from './schemas.js';
 
@@ -78,7 +79,7 @@ export default async function getContractImpactRoute(app: FastifyInstance): Prom
         app.deps.clickhouse, connection.id, { versionId: version.id, match: (observed) => compiled.match(observed) },
         window, await openIncidentsOf(app.deps.pool, connection.id, { lock: false }), inlineCompare(compiled),
       );
-      return reply.header('Cache-Control', 'no-store').send({
+      return reply.send({
         contractVersionId: version.id,
         activeContractVersionId: connection.activeContractVersionId,
         from: new Date(window.fromMs).toISOString(),

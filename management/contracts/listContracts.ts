@@ -11,6 +11,6 @@ export default async function listContractsRoute(app: FastifyInstance): Promise<
     schema: { params: integrationParams, querystring: listQuery, response: { 200: listResponse } },
   }, async (request, reply) => {
     const page = await listContracts(app.deps, principalOf(request), request.params.integrationId, request.query);
-    return reply.header('Cache-Control', 'no-store').send(page);
+    return reply.send(page);
   });
 }

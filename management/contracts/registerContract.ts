@@ -14,6 +14,6 @@ export default async function registerContractRoute(app: FastifyInstance): Promi
   }, async (request, reply) => {
     await reserveContractWrite(app.deps, principalOf(request), 'registration');
     const result = await registerContract(app.deps, principalOf(request), request.params.integrationId, request.body);
-    return reply.code(201).header('Cache-Control', 'no-store').send(result);
+    return reply.code(201).send(result);
   });
 }

@@ -48,7 +48,6 @@ export function registerCredentialMutation(app: FastifyInstance, action: Credent
       expectedRevision: request.body.expectedRevision,
       idempotencyKey,
     });
-    reply.header('Cache-Control', 'no-store');
     return reply.code(result.statusCode).send(result.body);
   });
 }

@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { readOwnOperation, runOperation, type OperationResponse, type StoredOperation } from '../operations/idempotency.js';
 import type { ConnectionRecord, CredentialStatus } from '../connections/connectionStore.js';
 import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import {
   endActiveCredential,
   findActiveTokenHash,
@@ -25,11 +26,6 @@ export const CREDENTIAL_OPERATION_KINDS: Record<CredentialAction, string> = {
   rotate: 'credential.rotate',
   revoke: 'credential.revoke',
 };
-
-/** 01 Connection credential lifecycle: canonical connections only. */
-export function requireCanonicalWorkspace(principal: Pick<ApiKeyPrincipal, 'model'>): void {
-  if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
-}
 
 /** Only a runtime `int_` id names a connection; a `wint_` or malformed id is simply not found. */
 function requireConnectionId(connectionId: string): void {

@@ -12,9 +12,8 @@ export default async function getCredentialOperation(app: FastifyInstance): Prom
       params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } }, additionalProperties: false },
       response: { 200: credentialReceiptSchema },
     },
-  }, async (request, reply) => {
+  }, async (request) => {
     const receipt = await readCredentialOperation(app.deps, principalOf(request), request.params.operationId);
-    reply.header('Cache-Control', 'no-store');
     return receipt;
   });
 }

@@ -12,9 +12,8 @@ export default async function getCredentialStatus(app: FastifyInstance): Promise
       params: connectionParams,
       response: { 200: { type: 'object', required: ['credential'], properties: { credential: credentialStateSchema } } },
     },
-  }, async (request, reply) => {
+  }, async (request) => {
     const credential = await readCredentialStatus(app.deps, principalOf(request), request.params.connectionId);
-    reply.header('Cache-Control', 'no-store');
     return { credential };
   });
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
-import { hasIdForm } from '../../shared/ids.js';
 import { sessionAuth, sessionOf } from '../auth/sessionAuth.js';
-import { findConnectionForWorkspace } from '../connections/connectionStore.js';
+import { loadWorkspaceConnection } from '../connections/workspaceConnection.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import { findManagedWorkspaceBySlug } from './credentialStore.js';
 
 const params = {
@@ -28,12 +28,10 @@ export default async function legacyCredentialMutation(app: FastifyInstance): Pr
       const session = sessionOf(request);
       const workspace = await findManagedWorkspaceBySlug(app.deps.pool, request.params.workspaceSlug, session.userId);
       if (!workspace) throw new AppError('workspace_not_found');
-      const { connectionId } = request.params;
-      const connection = hasIdForm(connectionId, 'int_') ? await findConnectionForWorkspace(app.deps.pool, workspace.id, connectionId) : null;
-      if (!connection) throw new AppError('connection_not_found');
+      await loadWorkspaceConnection(app.deps.pool, workspace.id, request.params.connectionId);
       // Every connection is canonical: a legacy workspace has no way to gain one (Integration
       // creation refuses legacy workspaces), and no legacy credential writer exists in this build.
-      if (workspace.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
+      requireCanonicalWorkspace(workspace);
       throw new AppError('canonical_credential_required');
     });
   }

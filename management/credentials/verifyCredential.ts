@@ -33,9 +33,8 @@ export default async function verifyCredentialRoute(app: FastifyInstance): Promi
         },
       },
     },
-  }, async (request, reply) => {
+  }, async (request) => {
     const credential = await verifyCredential(app.deps, principalOf(request), request.params.connectionId, request.body);
-    reply.header('Cache-Control', 'no-store');
     // A matching pair proves only the stored credential, never that an application installed it.
     return { status: 'connection_verified', credential, applicationVerified: false };
   });

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../shared/db/pool.js';
+import { AppError } from '../../shared/errors/index.js';
 import type { EnvironmentCategory, EnvironmentRecord, WorkspaceModel } from '../workspaces/workspaceStore.js';
 
 export type Mode = 'sandbox' | 'live';
@@ -48,6 +49,13 @@ export async function resolveModeTopology(db: Queryable, workspaceId: string): P
   const live = listed.environments.filter((environment) => environment.category === 'live' && environment.mode === 'live');
   if (sandbox.length !== 1 || live.length !== 1 || listed.environments.length !== 2) return null;
   return { sandbox: sandbox[0], live: live[0] };
+}
+
+/** The workspace's Sandbox and Live environments, or 409 `workspace_modes_unavailable`. */
+export async function requireModeTopology(db: Queryable, workspaceId: string): Promise<ModeTopology> {
+  const topology = await resolveModeTopology(db, workspaceId);
+  if (!topology) throw new AppError('workspace_modes_unavailable');
+  return topology;
 }
 
 /** One environment of the workspace by exact id, or null (another workspace's id included). */

@@ -38,6 +38,6 @@ export default async function listEnvironmentsRoute(app: FastifyInstance): Promi
     const listed = await listWorkspaceEnvironments(app.deps.pool, principalOf(request).workspaceId);
     // The key was current-checked against this workspace a moment ago; a vanished row is a fault.
     if (!listed) throw new AppError('service_unavailable');
-    return reply.header('Cache-Control', 'no-store').send(listed);
+    return reply.send(listed);
   });
 }

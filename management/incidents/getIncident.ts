@@ -14,6 +14,6 @@ export default async function getIncidentRoute(app: FastifyInstance): Promise<vo
     schema: { params: incidentParams, querystring: detailQuery, response: { 200: detailResponse } },
   }, async (request, reply) => {
     const incident = await readIncident(app.deps, principalOf(request), request.params.incidentId, request.query);
-    return reply.header('Cache-Control', 'no-store').send({ incident });
+    return reply.send({ incident });
   });
 }

@@ -11,6 +11,6 @@ export default async function listIncidentsRoute(app: FastifyInstance): Promise<
     schema: { querystring: listQuery, response: { 200: listResponse } },
   }, async (request, reply) => {
     const page = await listIncidents(app.deps, principalOf(request), request.query);
-    return reply.header('Cache-Control', 'no-store').send(page);
+    return reply.send(page);
   });
 }

@@ -39,6 +39,6 @@ export default async function createIntegrationRoute(app: FastifyInstance): Prom
       protocol: body.protocol,
     };
     const result = await createIntegration(request.server.deps, principalOf(request), readIdempotencyKey(request), input);
-    return reply.code(result.statusCode).header('Cache-Control', 'no-store').send(result.body);
+    return reply.code(result.statusCode).send(result.body);
   });
 }

@@ -20,6 +20,6 @@ export default async function getIntegrationRoute(app: FastifyInstance): Promise
     },
   }, async (request, reply) => {
     const integration = await readIntegration(app.deps, principalOf(request), request.params.workspaceIntegrationId);
-    return reply.header('Cache-Control', 'no-store').send({ model: 'canonical', integration });
+    return reply.send({ model: 'canonical', integration });
   });
 }

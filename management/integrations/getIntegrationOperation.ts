@@ -22,6 +22,6 @@ export default async function getIntegrationOperationRoute(app: FastifyInstance)
     const { operationId } = request.params;
     if (!hasIdForm(operationId, 'intop_')) throw new AppError('operation_not_found');
     const stored = await readOwnOperation(request.server.deps, principalOf(request), operationId, [INTEGRATION_CREATE_KIND]);
-    return reply.header('Cache-Control', 'no-store').send(creationReplayBody(stored));
+    return reply.send(creationReplayBody(stored));
   });
 }

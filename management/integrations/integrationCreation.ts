@@ -6,8 +6,9 @@ import type { ApiKeyPrincipal } from '../auth/principal.js';
 import { insertConnection, type Direction, type Mode, type Protocol } from '../connections/connectionStore.js';
 import { insertActiveCredential } from '../credentials/credentialStore.js';
 import type { Deps } from '../deps.js';
-import { resolveModeTopology } from '../environments/environmentStore.js';
+import { requireModeTopology } from '../environments/environmentStore.js';
 import { runOperation, type OperationResponse, type StoredOperation } from '../operations/idempotency.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import { insertIntegration } from './integrationStore.js';
 
 export const INTEGRATION_CREATE_KIND = 'integration.create';
@@ -64,7 +65,7 @@ export async function createIntegration(
   idempotencyKey: string,
   input: IntegrationCreationInput,
 ): Promise<OperationResponse> {
-  if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
+  requireCanonicalWorkspace(principal);
   const result = await runOperation(
     deps,
     {
@@ -80,8 +81,7 @@ export async function createIntegration(
       },
     },
     async (db) => {
-      const topology = await resolveModeTopology(db, principal.workspaceId);
-      if (!topology) throw new AppError('workspace_modes_unavailable');
+      const topology = await requireModeTopology(db, principal.workspaceId);
       const environment = topology[input.mode];
       const now = deps.clock.now();
       const operationId = newId('intop_');

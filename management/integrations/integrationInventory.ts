@@ -1,11 +1,11 @@
-import type pg from 'pg';
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
 import { pageLimit } from '../pagination/pageLimit.js';
-import { listWorkspaceEnvironments, resolveModeTopology, type ModeTopology } from '../environments/environmentStore.js';
+import { listWorkspaceEnvironments, requireModeTopology } from '../environments/environmentStore.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import type { WorkspaceModel } from '../workspaces/workspaceStore.js';
 import { assertCursorSyntax, decodeInventoryCursor, encodeInventoryCursor } from './inventoryCursor.js';
 import {
@@ -31,13 +31,6 @@ export type InventoryPage =
   | { model: WorkspaceModel; items: CompatibilityItem[]; nextCursor: string | null };
 
 
-/** The canonical topology of the key's workspace, or 409 `workspace_modes_unavailable`. */
-async function requireTopology(db: pg.PoolClient, principal: ApiKeyPrincipal): Promise<ModeTopology> {
-  const topology = await resolveModeTopology(db, principal.workspaceId);
-  if (!topology) throw new AppError('workspace_modes_unavailable');
-  return topology;
-}
-
 /**
  * GET /v1/integrations (01 Integration and connection reads). Query errors come first (400
  * `invalid_inventory_query`), then the topology (409 for `view=canonical` on a legacy,
@@ -52,9 +45,9 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
   const workspaceId = principal.workspaceId;
 
   if (query.view === 'canonical') {
-    if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
+    requireCanonicalWorkspace(principal);
     return inReadSnapshot(deps.pool, async (db) => {
-      const topology = await requireTopology(db, principal);
+      const topology = await requireModeTopology(db, principal.workspaceId);
       const afterId = query.cursor === undefined ? null
         : decodeInventoryCursor(secret, query.cursor, { view: 'canonical', workspaceId, environmentId: null });
       const page = await readCanonicalPage(db, { workspaceId, afterId, limit, topology });
@@ -90,9 +83,9 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
  * Legacy topologies are 409; an `int_` id, a malformed id or a foreign one is 404.
  */
 export async function readIntegration(deps: Deps, principal: ApiKeyPrincipal, integrationId: string): Promise<CanonicalIntegration> {
-  if (principal.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
+  requireCanonicalWorkspace(principal);
   return inReadSnapshot(deps.pool, async (db) => {
-    const topology = await requireTopology(db, principal);
+    const topology = await requireModeTopology(db, principal.workspaceId);
     if (!hasIdForm(integrationId, 'wint_')) throw new AppError('integration_not_found');
     const integration = await readCanonicalIntegration(db, principal.workspaceId, integrationId, topology);
     if (!integration) throw new AppError('integration_not_found');

@@ -40,6 +40,6 @@ export default async function listIntegrationsRoute(app: FastifyInstance): Promi
     },
   }, async (request, reply) => {
     const page = await listInventory(app.deps, principalOf(request), request.query);
-    return reply.header('Cache-Control', 'no-store').send(page);
+    return reply.send(page);
   });
 }

@@ -11,6 +11,6 @@ export default async function getObservationRoute(app: FastifyInstance): Promise
     schema: { params: eventIdParams, querystring: detailQuery, response: { 200: detailResponse } },
   }, async (request, reply) => {
     const observation = await readObservation(app.deps, principalOf(request), request.params.eventId, request.query);
-    return reply.header('Cache-Control', 'no-store').send({ observation });
+    return reply.send({ observation });
   });
 }

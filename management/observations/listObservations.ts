@@ -14,6 +14,6 @@ export default async function listObservationsRoute(app: FastifyInstance): Promi
     schema: { querystring: listQuery, response: { 200: listResponse } },
   }, async (request, reply) => {
     const page = await listObservations(app.deps, principalOf(request), request.query);
-    return reply.header('Cache-Control', 'no-store').send(page);
+    return reply.send(page);
   });
 }

@@ -88,6 +88,8 @@ function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: F
   // A percent-encoding that decodes to nothing makes the URL malformed. A parameter over
   // maxParamLength cannot arrive (below), and would name nothing.
   const code: ErrorCode = error.code === 'FST_ERR_BAD_URL' ? 'invalid_request' : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'not_found' : 'service_unavailable';
+  // Fastify runs no hooks for these answers, the no-store one included (plugins/noStore.ts).
+  reply.header('Cache-Control', 'no-store');
   sendAppError(reply, new AppError(code, code === 'service_unavailable' ? { status: 500 } : {}));
 }
 

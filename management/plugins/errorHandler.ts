@@ -18,12 +18,11 @@ declare module 'fastify' {
 
 /**
  * Writes a catalogue answer (also used for the framework's own errors: plugins/clientErrors.ts).
- * Every error is `no-store`: 02 asks it of all its responses, 01 of receipts, setup and
- * credentials, and an error answers one request at one moment, so no cache may replay it.
+ * Every error is `no-store` (plugins/noStore.ts).
  */
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
-  return reply.code(error.status).header('Cache-Control', 'no-store').type('application/json; charset=utf-8').send(error.body());
+  return reply.code(error.status).type('application/json; charset=utf-8').send(error.body());
 }
 
 /**

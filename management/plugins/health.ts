@@ -31,10 +31,10 @@ export function registerHealth(app: FastifyInstance, registry: Registry): void {
     metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', { config: { noStore: false } }, async () => ({ status: 'ok' }));
   // ClickHouse is reported but does not decide readiness: only the evidence reads need it, and
   // they answer 503 on their own while it is down; every other route still works.
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', { config: { noStore: false } }, async (_request, reply) => {
     const { pool, redis, clickhouse } = app.deps;
     const checks = await Promise.allSettled([pool.query('SELECT 1'), redis.ping(), clickhouse.ping().then((r) => { if (!r.success) throw r.error; })]);
     const ready = checks[0].status === 'fulfilled' && checks[1].status === 'fulfilled';
@@ -43,5 +43,5 @@ export function registerHealth(app: FastifyInstance, registry: Registry): void {
       clickhouse: checks[2].status === 'fulfilled',
     });
   });
-  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get('/metrics', { config: { noStore: false } }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 }

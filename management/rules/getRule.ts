@@ -11,6 +11,6 @@ export default async function getRuleRoute(app: FastifyInstance): Promise<void> 
     schema: { params: ruleParams, querystring: noQuery, response: { 200: readResponse } },
   }, async (request, reply) => {
     const read = await readConnectionRule(app.deps, principalOf(request), request.params.connectionId, request.params.ruleId);
-    return reply.header('Cache-Control', 'no-store').send(read);
+    return reply.send(read);
   });
 }

@@ -11,6 +11,6 @@ export default async function getRuleOperationRoute(app: FastifyInstance): Promi
     schema: { params: operationParams, querystring: noQuery, response: { 200: receiptSchema } },
   }, async (request, reply) => {
     const receipt = await readRuleOperation(app.deps, principalOf(request), request.params.operationId);
-    return reply.header('Cache-Control', 'no-store').send(receipt);
+    return reply.send(receipt);
   });
 }

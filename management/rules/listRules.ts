@@ -11,6 +11,6 @@ export default async function listRulesRoute(app: FastifyInstance): Promise<void
     schema: { params: connectionParams, querystring: listQuery, response: { 200: listResponse } },
   }, async (request, reply) => {
     const page = await listConnectionRules(app.deps, principalOf(request), request.params.connectionId, request.query);
-    return reply.header('Cache-Control', 'no-store').send(page);
+    return reply.send(page);
   });
 }

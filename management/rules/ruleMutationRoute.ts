@@ -45,7 +45,6 @@ export function registerRuleMutation(app: FastifyInstance, action: RuleAction): 
     schema: { params: route.params, querystring: noQuery, body: route.body, response: { 200: receiptSchema, 201: receiptSchema } },
     handler: async (request, reply) => {
       const result = await mutateRule(app.deps, principalOf(request), ruleMutationInput(action, request));
-      reply.header('Cache-Control', 'no-store');
       return reply.code(result.statusCode).send(result.body);
     },
   });

@@ -12,7 +12,7 @@ import { RedisKeys } from '../../shared/redis.js';
 import type { ApiKeyPrincipal, OperationActor } from '../auth/principal.js';
 import type { ConnectionRecord } from '../connections/connectionStore.js';
 import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
-import { requireCanonicalWorkspace } from '../credentials/credentialService.js';
+import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import type { Deps } from '../deps.js';
 import { readOwnOperation, runOperation, type OperationResponse, type StoredOperation } from '../operations/idempotency.js';
 import { reserveSlot } from '../operations/rateWindow.js';

@@ -37,6 +37,6 @@ export default function loginRoute(app: FastifyInstance): void {
       ...sessionCookieOptions(app.deps.config),
       maxAge: app.deps.config.sessionTtlSeconds,
     });
-    return reply.header('Cache-Control', 'no-store').send({ user: result.user, csrfToken: result.csrfToken });
+    return reply.send({ user: result.user, csrfToken: result.csrfToken });
   });
 }

@@ -16,6 +16,6 @@ export default function logoutRoute(app: FastifyInstance): void {
   }, async (request, reply) => {
     await logout(app.deps, sessionOf(request));
     reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(app.deps.config));
-    return reply.header('Cache-Control', 'no-store').send({ loggedOut: true });
+    return reply.send({ loggedOut: true });
   });
 }

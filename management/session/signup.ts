@@ -25,6 +25,6 @@ export default function signupRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const user = await signup(app.deps, request.body, request.ip);
-    return reply.code(201).header('Cache-Control', 'no-store').send({ user });
+    return reply.code(201).send({ user });
   });
 }

@@ -17,6 +17,6 @@ export default function verifyEmailRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const user = await verifyEmail(app.deps, request.body.token);
-    return reply.header('Cache-Control', 'no-store').send({ user });
+    return reply.send({ user });
   });
 }

@@ -41,6 +41,6 @@ export default async function getUsageRoute(app: FastifyInstance): Promise<void>
     },
   }, async (request, reply) => {
     const usage = await workspaceUsage(app.deps, principalOf(request));
-    return reply.header('Cache-Control', 'no-store').send(usage);
+    return reply.send(usage);
   });
 }

@@ -23,6 +23,6 @@ export default function activateWorkspaceRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const workspace = await activateWorkspace(app.deps, sessionOf(request), request.params.workspaceSlug);
-    return reply.header('Cache-Control', 'no-store').send({ workspace });
+    return reply.send({ workspace });
   });
 }

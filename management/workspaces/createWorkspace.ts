@@ -44,6 +44,6 @@ export default function createWorkspaceRoute(app: FastifyInstance): void {
   }, async (request, reply) => {
     if (request.validationError) throw new AppError(validationCode(request.validationError.validation));
     const workspace = await createWorkspace(app.deps, sessionOf(request), request.body);
-    return reply.code(201).header('Cache-Control', 'no-store').send({ workspace });
+    return reply.code(201).send({ workspace });
   });
 }

@@ -28,6 +28,6 @@ export function lifecycleRoute(app: FastifyInstance, action: 'archive' | 'restor
     },
   }, async (request, reply) => {
     const workspace = await change(app.deps, sessionOf(request), request.params.workspaceSlug);
-    return reply.header('Cache-Control', 'no-store').send({ workspace });
+    return reply.send({ workspace });
   });
 }

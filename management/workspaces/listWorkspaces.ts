@@ -16,6 +16,6 @@ export default function listWorkspacesRoute(app: FastifyInstance): void {
     },
   }, async (request, reply) => {
     const workspaces = await listWorkspaces(app.deps, sessionOf(request).userId);
-    return reply.header('Cache-Control', 'no-store').send({ workspaces });
+    return reply.send({ workspaces });
   });
 }

@@ -1,4 +1,5 @@
 import { AppError } from '../../shared/errors/index.js';
+import type { WorkspaceModel } from './workspaceStore.js';
 
 export const DEVELOPER_ACTIVE_WORKSPACE_CAP = 3;
 const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/;
@@ -32,6 +33,14 @@ export function slugFromName(name: string): string {
     .slice(0, 48)
     .replace(/-+$/g, '');
   return base || 'workspace';
+}
+
+/**
+ * The canonical `/v1` routes (and the legacy credential writers) serve canonical workspaces only:
+ * a legacy workspace has no way to gain a connection, so it answers 409 `workspace_modes_unavailable`.
+ */
+export function requireCanonicalWorkspace(workspace: { model: WorkspaceModel }): void {
+  if (workspace.model !== 'canonical') throw new AppError('workspace_modes_unavailable');
 }
 
 /** Active workspaces an account's plan allows; null when the plan sets no cap (01 Limits). */

@@ -21,7 +21,7 @@ export default async function consoleApplyOperationRoute(app: FastifyInstance): 
         approvalFingerprint: request.body.approvalFingerprint,
         idempotencyKey: readIdempotencyKey(request),
       });
-      return reply.code(result.statusCode).header('Cache-Control', 'no-store').send(result.body);
+      return reply.code(result.statusCode).send(result.body);
     },
   );
 }

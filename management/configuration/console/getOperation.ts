@@ -11,6 +11,6 @@ export default async function consoleGetOperationRoute(app: FastifyInstance): Pr
     schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
   }, async (request, reply) => {
     const status = await readConsoleConfigurationOperation(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.operationId);
-    return reply.header('Cache-Control', 'no-store').send(status);
+    return reply.send(status);
   });
 }

@@ -11,6 +11,6 @@ export default async function consolePreviewCompensationRoute(app: FastifyInstan
     schema: { params: operationParams, querystring: noQuery, body: emptyBody, response: { 201: reviewSchema } },
   }, async (request, reply) => {
     const review = await previewConsoleCompensation(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.operationId);
-    return reply.code(201).header('Cache-Control', 'no-store').send(review);
+    return reply.code(201).send(review);
   });
 }

@@ -16,7 +16,7 @@ export default async function consolePreviewCopyRoute(app: FastifyInstance): Pro
     },
     async (request, reply) => {
       const review = await previewConsoleCopy(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.connectionId, request.body);
-      return reply.code(201).header('Cache-Control', 'no-store').send(review);
+      return reply.code(201).send(review);
     },
   );
 }

@@ -11,6 +11,6 @@ export default async function consoleGetConnectionSetupRoute(app: FastifyInstanc
     schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
   }, async (request, reply) => {
     const status = await readConsoleSetup(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.operationId);
-    return reply.header('Cache-Control', 'no-store').send(status);
+    return reply.send(status);
   });
 }

@@ -16,7 +16,7 @@ export default async function consolePreviewConnectionSetupRoute(app: FastifyIns
     },
     async (request, reply) => {
       const review = await previewConsoleSetup(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.workspaceIntegrationId, request.body);
-      return reply.code(201).header('Cache-Control', 'no-store').send(review);
+      return reply.code(201).send(review);
     },
   );
 }

@@ -34,7 +34,6 @@ export function registerExpectedOutcomeMutation(app: FastifyInstance, action: Ru
     },
     handler: async (request, reply) => {
       const result = await mutateExpectedOutcome(app.deps, sessionOf(request), request.params.workspaceSlug, ruleMutationInput(action, request));
-      reply.header('Cache-Control', 'no-store');
       return reply.code(result.statusCode).send(result.body);
     },
   });

@@ -11,6 +11,6 @@ export default async function getConsoleRuleOperationRoute(app: FastifyInstance)
     schema: { params: ruleOperationParams, querystring: noQuery, response: { 200: receiptSchema } },
   }, async (request, reply) => {
     const receipt = await readConsoleRuleOperation(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.operationId);
-    return reply.header('Cache-Control', 'no-store').send(receipt);
+    return reply.send(receipt);
   });
 }

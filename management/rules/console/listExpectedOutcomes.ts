@@ -14,7 +14,7 @@ export default async function listExpectedOutcomesRoute(app: FastifyInstance): P
     },
     async (request, reply) => {
       const view = await readExpectedOutcomes(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.connectionId, request.query);
-      return reply.header('Cache-Control', 'no-store').send(view);
+      return reply.send(view);
     },
   );
 }
