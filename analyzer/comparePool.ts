@@ -78,7 +78,10 @@ export class ComparePool {
       const indexes = [index];
       pending.set(key, indexes);
       let list = misses.get(request.versionId);
-      if (list === undefined) misses.set(request.versionId, list = []);
+      if (list === undefined) {
+        list = [];
+        misses.set(request.versionId, list);
+      }
       list.push({ key, index: indexes, request });
     });
     const shapes = await this.missingShapes([...misses.values()].flat().map((miss) => miss.request));

@@ -60,7 +60,10 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
     const byConnection = new Map<string, IncidentAggregate[]>();
     for (const aggregate of aggregates.values()) {
       let list = byConnection.get(aggregate.connectionId);
-      if (list === undefined) byConnection.set(aggregate.connectionId, list = []);
+      if (list === undefined) {
+        list = [];
+        byConnection.set(aggregate.connectionId, list);
+      }
       list.push(aggregate);
       aggregatesOut.push(aggregate);
     }

@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   await prepareBenchDatabases();
   const management = await openBenchManagement();
   const { deps, app } = management;
-  const { config, pool } = deps;
+  const { pool } = deps;
   let realId: string | null = null;
   try {
     // The same workspace every run (bootstrap reuses it by name), with a fresh API key.

@@ -325,7 +325,7 @@ async function scrapeAnalyzer(analyzer: RunningAnalyzer): Promise<Map<string, nu
   const values = new Map<string, number>();
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
-    if (!match || !match[1].startsWith('analyzer_')) continue;
+    if (!match?.[1].startsWith('analyzer_')) continue;
     const labels = (match[2] ?? '').split(',').filter((label) => label && !label.startsWith('process=')).join(',');
     const key = labels ? `${match[1]}{${labels}}` : match[1];
     values.set(key, (values.get(key) ?? 0) + Number(match[3]));

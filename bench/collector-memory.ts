@@ -239,8 +239,7 @@ async function main(): Promise<void> {
     let buffered = '';
     child.stdout!.on('data', (chunk: string) => {
       buffered += chunk;
-      let at: number;
-      while ((at = buffered.indexOf('\n')) !== -1) {
+      for (let at = buffered.indexOf('\n'); at !== -1; at = buffered.indexOf('\n')) {
         const line = buffered.slice(0, at);
         buffered = buffered.slice(at + 1);
         if (line.startsWith('{"result"')) result = (JSON.parse(line) as { result: ScenarioResult }).result;

@@ -394,7 +394,8 @@ export class Recorder {
 
   record(latencyMs: number, status: string, inWindow: boolean, sentAt: number): void {
     const slice = Math.max(0, Math.floor((sentAt - this.phaseStart) / SLICE_MS));
-    (this.slices[slice] ??= []).push(latencyMs);
+    this.slices[slice] ??= [];
+    this.slices[slice].push(latencyMs);
     if (this.count === this.latencies.length) {
       const grown = new Float64Array(this.latencies.length * 2);
       grown.set(this.latencies);

@@ -21,12 +21,12 @@ const managementUrl = process.env.DEMO_MANAGEMENT_URL ?? `http://127.0.0.1:${pro
 const stateFile = resolve(process.env.DEMO_STATE_FILE ?? resolve(root, '.data/demo.json'));
 const DEADLINE_MS = Number(process.env.DEMO_TIMEOUT_MS || 90_000);
 
-const say = (line = '') => process.stdout.write(line + '\n');
+const say = (line = '') => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function reachable(url: string): Promise<boolean> {
   try {
-    return (await fetch(url + '/healthz', { signal: AbortSignal.timeout(2_000) })).ok;
+    return (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) })).ok;
   } catch {
     return false;
   }
@@ -48,7 +48,7 @@ async function demoApiKey(): Promise<string> {
   if (result.status !== 0) throw new Error(`admin bootstrap failed: ${result.stderr || result.stdout}`);
   const apiKey = (JSON.parse(result.stdout) as { apiKey: { key: string } }).apiKey.key;
   mkdirSync(dirname(stateFile), { recursive: true });
-  writeFileSync(stateFile, JSON.stringify({ apiKey, email }) + '\n', { mode: 0o600 });
+  writeFileSync(stateFile, `${JSON.stringify({ apiKey, email })}\n`, { mode: 0o600 });
   say(`Created a demo workspace for ${email} (API key saved in ${stateFile}).`);
   return apiKey;
 }
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const api = new ManagementClient(managementUrl, await demoApiKey());
 
   const vendor: Vendor = await startVendor();
-  const document = await (await fetch(vendor.url + '/openapi.json')).json();
+  const document = await (await fetch(`${vendor.url}/openapi.json`)).json();
   say(`\n1. A vendor API runs at ${vendor.url}; its OpenAPI document declares GET /v1/orders/{orderId} and GET /v1/customers/{customerId}.`);
 
   const created = await api.expect<{ integration: { connectionId: string }; collectorConfiguration: { integrationKey: string; connectionKey: string; ingestToken: string } }>(
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
   await vendor.close();
   const counters = collector.counters();
   say(`\nCollector counters: delivered ${counters.delivered}, failedBatches ${counters.failedBatches}, rejected ${counters.rejected}, dropped ${counters.dropped}.`);
-  say('\nSee it through the API (the demo API key is in ' + stateFile + '):');
+  say(`\nSee it through the API (the demo API key is in ${stateFile}):`);
   say(`  KEY=$(node -p "require('${stateFile}').apiKey")`);
   say(`  curl -s -H "Authorization: Bearer $KEY" "${managementUrl}/v1/observations?integrationId=${connectionId}"`);
   say(`  curl -s -H "Authorization: Bearer $KEY" "${managementUrl}/v1/incidents?integrationId=${connectionId}&mode=sandbox"`);

@@ -224,7 +224,7 @@ function encryptionKey(env: Env, dataDir: string): Buffer {
   const file = resolve(dataDir, 'secret-encryption.key');
   if (!existsSync(file)) {
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   }
   const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
   if (key.length !== 32) throw new ConfigError(`${file} does not hold a 32-byte hex key`);

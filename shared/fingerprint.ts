@@ -15,7 +15,7 @@ export function fingerprint(value: unknown): string {
 
 /** The fingerprint of a value whose canonical JSON is already at hand. */
 export function canonicalFingerprint(canonical: string): string {
-  return 'sha256:' + createHash('sha256').update(canonical).digest('hex');
+  return `sha256:${createHash('sha256').update(canonical).digest('hex')}`;
 }
 
 export const FINGERPRINT_PATTERN = /^sha256:[0-9a-f]{64}$/;

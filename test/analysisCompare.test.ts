@@ -63,7 +63,7 @@ function deepNode(levels: number): SchemaShape {
   return shape;
 }
 
-const deepPath = (levels: number, last: string): string => '/children/-'.repeat(levels - 1) + '/' + last;
+const deepPath = (levels: number, last: string): string => `${'/children/-'.repeat(levels - 1)}/${last}`;
 
 interface Case {
   name: string;

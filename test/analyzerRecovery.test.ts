@@ -137,7 +137,7 @@ describe('analyzer process: crash recovery and several consumers', () => {
       while (next < batches.length) {
         const batch = batches[next++];
         const answer = await sendEnvelopes(edge, collector, batch);
-        if (answer.status !== 202 || answer.body.persisted !== batch.length) throw new Error(`ingest answered ${answer.status}: ${answer.text}`);
+        if (answer.status !== 202 || answer.body?.persisted !== batch.length) throw new Error(`ingest answered ${answer.status}: ${answer.text}`);
       }
     }));
     // The jobs are in the stream once the edge's log has shipped their rows.

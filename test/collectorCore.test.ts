@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ObservationEnvelope } from '../shared/envelope/types.js';
 import { validateEnvelope } from '../shared/envelope/validate.js';
 import { canonicalJson as referenceCanonicalJson, fingerprint as referenceFingerprint } from '../shared/fingerprint.js';
 import { backoffDelayMs } from '../collector/src/backoff.js';
@@ -51,7 +52,7 @@ function settings(overrides: Partial<CollectorOptions> = {}): Settings {
 }
 
 /** Builds and parses one envelope, failing the test if it was not built. */
-function envelopeOf(observation: Observation, s: Settings = settings()): Record<string, any> {
+function envelopeOf(observation: Observation, s: Settings = settings()): ObservationEnvelope {
   const built = buildEnvelope(observation, s);
   if (!built.ok) throw new Error(built.error);
   return JSON.parse(built.text);

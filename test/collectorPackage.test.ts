@@ -84,7 +84,7 @@ beforeAll(async () => {
   ctx = await createTestContext();
   clickhouse = testClickHouse(ctx);
   edge = await spawnEdgeProcess(await freePort());
-  vendor = createServer((request, response) => {
+  vendor = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ id: 'gpt-4o', object: 'model', created: 1715367049, owned_by: 'system' }));
   });

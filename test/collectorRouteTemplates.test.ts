@@ -100,7 +100,7 @@ describe('the connection check answers the active contract\'s routes', () => {
     expect(first.body).toMatchObject({ connectionId: config.connectionId, credentialStatus: 'active' });
     // In import order (operation keys sorted): compared as a set.
     const byRoute = (a: { method: string; routeTemplate: string }, b: { method: string; routeTemplate: string }) => `${a.method} ${a.routeTemplate}`.localeCompare(`${b.method} ${b.routeTemplate}`);
-    expect({ id: first.body.activeContractVersionId, routes: [...first.body.routes].sort(byRoute), truncated: first.body.routesTruncated }).toStrictEqual({
+    expect({ id: first.body?.activeContractVersionId, routes: [...first.body!.routes!].sort(byRoute), truncated: first.body?.routesTruncated }).toStrictEqual({
       id: v1,
       routes: [
         { method: 'DELETE', routeTemplate: '/models/{model}', basePaths: ['/v1'] },
@@ -116,9 +116,9 @@ describe('the connection check answers the active contract\'s routes', () => {
     const draft = await registerDraft(ctx, apiKey, config.connectionId, openApiRegistration('2', documentOf('Engines', ['/engines/{engine}', '/files'])));
     await ctx.deps.pool.query(`UPDATE contract_operations SET base_paths = CASE WHEN route_template = '/files' THEN '{}'::text[] ELSE '{/v1,/beta}'::text[] END WHERE contract_version_id = $1`, [draft.contract.id]);
     await activateOk(ctx, apiKey, config.connectionId, draft.contract.id, { expectedActiveContractVersionId: v1, reason: 'promote' });
-    const second = (await checkConnection(edge, config)).body;
+    const second = (await checkConnection(edge, config)).body!;
     expect(second.activeContractVersionId).toBe(draft.contract.id);
-    expect([...second.routes].sort(byRoute)).toStrictEqual([
+    expect([...second.routes!].sort(byRoute)).toStrictEqual([
       { method: 'GET', routeTemplate: '/engines/{engine}', basePaths: ['/beta', '/v1'] },
       { method: 'GET', routeTemplate: '/files', basePaths: [] },
     ]);

@@ -6,7 +6,7 @@ import { PREVIEWS_PER_MINUTE } from '../management/configuration/configurationSe
 import { setWritePause } from '../management/maintenance.js';
 import { newId } from '../shared/ids.js';
 import { RedisKeys } from '../shared/redis.js';
-import { expectedProof } from './helpers/configuration.js';
+import { expectedProof, type ConfigurationReceipt, type ConfigurationReview, type SetupReview } from './helpers/configuration.js';
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import { addWorkspaceMember, createConsoleUser, REFUSED_CONSOLE_CALLERS, type ConsoleUser } from './helpers/consoleUsers.js';
 import {
@@ -27,7 +27,6 @@ beforeAll(async () => { ctx = await createTestContext(); });
 afterAll(async () => { await ctx.close(); });
 afterEach(() => resetClockAndHooks(ctx));
 
-type Json = Record<string, any>;
 type Method = 'GET' | 'POST';
 
 const copyPreviewUrl = (slug: string, connectionId: string) => `/workspaces/${slug}/connections/${connectionId}/configuration-copy/preview`;
@@ -81,20 +80,20 @@ const copySelection = (w: World) => ({ sourceConnectionId: w.copy.sandbox.connec
 const contractOnly = (w: World) => ({ sourceConnectionId: w.copy.sandbox.connectionId, contractVersionIds: [w.copy.versionId] });
 const setupSelection = (w: World) => ({ destinationMode: 'live', sourceConnectionId: w.setup.sourceId, contractVersionIds: [w.setup.versionId], ruleIds: [w.setup.ruleId] });
 
-async function previewCopy(w: World, token: string, body: unknown = copySelection(w)): Promise<Json> {
+async function previewCopy(w: World, token: string, body: unknown = copySelection(w)): Promise<ConfigurationReview> {
   const res = await call(token, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), { body });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
 
-async function previewSetup(w: World, token: string, body: unknown = setupSelection(w)): Promise<Json> {
+async function previewSetup(w: World, token: string, body: unknown = setupSelection(w)): Promise<SetupReview> {
   const res = await call(token, 'POST', setupPreviewUrl(w.slug, w.setup.integrationId), { body });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
 
 /** A copy of the rule only, previewed and applied by `token`. */
-async function copiedBy(w: World, token: string): Promise<{ review: Json; receipt: Json; idempotencyKey: string }> {
+async function copiedBy(w: World, token: string): Promise<{ review: ConfigurationReview; receipt: ConfigurationReceipt; idempotencyKey: string }> {
   const review = await previewCopy(w, token, { sourceConnectionId: w.copy.sandbox.connectionId, ruleIds: [w.copy.ruleId] });
   const idempotencyKey = newIdempotencyKey();
   const res = await applyAs(token, operationUrl(w.slug, review.operationId), review.fingerprint, idempotencyKey);
@@ -130,7 +129,7 @@ async function auditActors(workspaceId: string, action: string): Promise<unknown
  * Another actor's copy review, completed copy and setup review: `token` can neither apply, read
  * nor compensate them (404 `operation_not_found`).
  */
-async function expectNotFoundTo(token: string, w: World, reviews: { copy: Json; done: Json; setup: Json }): Promise<void> {
+async function expectNotFoundTo(token: string, w: World, reviews: { copy: ConfigurationReview; done: ConfigurationReview; setup: SetupReview }): Promise<void> {
   const { copy, done, setup } = reviews;
   expectError(await applyAs(token, operationUrl(w.slug, copy.operationId), copy.fingerprint), 404, 'operation_not_found');
   expectError(await call(token, 'GET', operationUrl(w.slug, copy.operationId)), 404, 'operation_not_found');
@@ -251,7 +250,7 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
 });
 
 describe('who may use the routes (02 Authentication 4)', () => {
-  interface Ids { pending: Json; completed: Json; setup: Json }
+  interface Ids { pending: ConfigurationReview; completed: ConfigurationReview; setup: SetupReview }
   // Every console route of this feature, as [label, method, url, body, keyed].
   const routes = (w: World, ids: Ids): [string, Method, string, unknown, boolean][] => [
     ['copy preview', 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), contractOnly(w), false],

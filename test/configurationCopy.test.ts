@@ -6,13 +6,15 @@ import { setWritePause } from '../management/maintenance.js';
 import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
 import { apiKeyAuthorityLosses } from './helpers/authority.js';
-import { expectedProof, markRulesEvaluated, seedSelectableArtifacts, SELECTION_LIMIT } from './helpers/configuration.js';
+import {
+  expectedProof, markRulesEvaluated, seedSelectableArtifacts, SELECTION_LIMIT, type ConfigurationReceipt, type ConfigurationReview,
+} from './helpers/configuration.js';
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import {
   advanceClock, bootstrapWorkspace, callWithKey, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
 } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, ordersOpenApi, registerDraft, registerVersion } from './helpers/contracts.js';
-import { createRuleWithKey, ruleLastEvaluatedAt } from './helpers/rules.js';
+import { createRuleWithKey, ruleLastEvaluatedAt, type RuleReceipt } from './helpers/rules.js';
 
 // 02 "Configuration copy and compensation (existing destination)" through the real management app,
 // PostgreSQL and Redis: reviews, apply with receipts and proofs, status reads, compensation, the
@@ -85,13 +87,13 @@ async function fixture(): Promise<Fixture> {
 
 const fullSelection = (f: Fixture) => ({ sourceConnectionId: f.sandbox.connectionId, contractVersionIds: f.versions, ruleIds: f.rules });
 
-async function reviewed(f: Fixture, body: unknown = fullSelection(f), key = f.boot.apiKey.key): Promise<Record<string, any>> {
+async function reviewed(f: Fixture, body: unknown = fullSelection(f), key = f.boot.apiKey.key): Promise<ConfigurationReview> {
   const res = await previewCopy(key, f.live.connectionId, body);
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
 
-async function copied(f: Fixture): Promise<{ review: Record<string, any>; receipt: Record<string, any>; idempotencyKey: string }> {
+async function copied(f: Fixture): Promise<{ review: ConfigurationReview; receipt: ConfigurationReceipt; idempotencyKey: string }> {
   const review = await reviewed(f);
   const idempotencyKey = newIdempotencyKey();
   const res = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint, idempotencyKey);
@@ -100,7 +102,7 @@ async function copied(f: Fixture): Promise<{ review: Record<string, any>; receip
 }
 
 /** 02 "Operation receipt (completed)": the first answer to an apply of `review` on the Live destination. */
-function firstReceipt(f: Fixture, review: Record<string, any>, fields: { action: string; revision: string; originalOperationId: string | null; copiedArtifacts: unknown }) {
+function firstReceipt(f: Fixture, review: ConfigurationReview, fields: { action: string; revision: string; originalOperationId: string | null; copiedArtifacts: unknown }) {
   return {
     operationId: review.operationId,
     action: fields.action,
@@ -139,7 +141,7 @@ async function expectNothingWritten(f: Fixture, before: Awaited<ReturnType<typeo
 }
 
 /** The owner key's apply of `review`, refused with this answer and writing nothing. */
-async function expectApplyRefused(f: Fixture, review: Record<string, any>, statusCode: number, error: string): Promise<void> {
+async function expectApplyRefused(f: Fixture, review: ConfigurationReview, statusCode: number, error: string): Promise<void> {
   const before = await writes(f);
   await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), statusCode, error);
 }
@@ -151,7 +153,7 @@ describe('copy review, apply and status', () => {
     const res = await previewCopy(f.boot.apiKey.key, f.live.connectionId, fullSelection(f));
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
-    const review = res.json();
+    const review = res.json<ConfigurationReview>();
     expect(Object.keys(review).sort()).toEqual(['action', 'copiedArtifacts', 'expiresAt', 'fingerprint', 'operationId', 'originalOperationId', 'snapshot', 'status']);
     expect(review).toMatchObject({ action: 'configuration.copy', status: 'previewed', originalOperationId: null, copiedArtifacts: null });
     expect(review.operationId).toMatch(/^concopy_[0-9a-z]{26}$/);
@@ -168,7 +170,7 @@ describe('copy review, apply and status', () => {
     });
     expect(snapshot.source).toEqual({ connectionId: f.sandbox.connectionId, environmentId: f.sandbox.environmentId, revision: before.source.revision });
     expect(snapshot.destination).toEqual({ mode: 'live', environmentId: f.live.environmentId, connectionId: f.live.connectionId, revision: before.destination.revision });
-    expect(snapshot.contracts.map((c: any) => [c.sourceContractVersionId, c.declaredVersion, c.lifecycleStatus])).toEqual([
+    expect(snapshot.contracts.map((c) => [c.sourceContractVersionId, c.declaredVersion, c.lifecycleStatus])).toEqual([
       [f.versions[0], '2024-01', 'draft'], [f.versions[1], '2024-02', 'draft'],
     ]);
     expect(snapshot.contracts[0].operations.length).toBeGreaterThan(0);
@@ -187,7 +189,7 @@ describe('copy review, apply and status', () => {
     const applied = await apply(f.boot.apiKey.key, review.operationId, review.fingerprint);
     expect(applied.statusCode, applied.body).toBe(201);
     expect(applied.headers['cache-control']).toBe('no-store');
-    const receipt = applied.json();
+    const receipt = applied.json<ConfigurationReceipt>();
     const after = await writes(f);
     expect(receipt).toEqual(firstReceipt(f, review, {
       action: 'configuration.copy',
@@ -210,7 +212,7 @@ describe('copy review, apply and status', () => {
     const original = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', contractUrl(f.sandbox.connectionId, f.versions[0]))).json().contract;
     expect(original.lifecycleStatus).toBe('active');
     expect(draft).toMatchObject({ declaredVersion: '2024-01', lifecycleStatus: 'draft', fingerprint: original.fingerprint, importedFrom: original.importedFrom, activatedAt: null });
-    const withoutId = (ops: any[]) => ops.map(({ id: _id, ...op }) => op);
+    const withoutId = (ops: { id: string }[]) => ops.map(({ id: _id, ...op }) => op);
     expect(withoutId(draft.operations)).toEqual(withoutId(original.operations));
     expect(new Set(draft.operations.map((op: { basePaths: string[] }) => op.basePaths.join()))).toEqual(new Set(['/api']));
     // The same document under the same label is an identical draft retry on the destination.
@@ -218,9 +220,9 @@ describe('copy review, apply and status', () => {
     expect(again.statusCode).toBe(201);
     expect(again.json().contract.id).toBe(firstCopy.destinationContractVersionId);
 
-    const rules = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', `/v1/connections/${f.live.connectionId}/reconciliation-rules`)).json().rules;
-    expect(rules.map((rule: any) => ({ id: rule.id, enabled: rule.enabled, type: rule.sourceEventType }))).toEqual(
-      receipt.copiedArtifacts.rules.map((m: any, n: number) => ({ id: m.destinationRuleId, enabled: false, type: ruleDefinition(n).sourceEventType })),
+    const rules = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', `/v1/connections/${f.live.connectionId}/reconciliation-rules`)).json<{ rules: RuleReceipt['rule'][] }>().rules;
+    expect(rules.map((rule) => ({ id: rule.id, enabled: rule.enabled, type: rule.sourceEventType }))).toEqual(
+      receipt.copiedArtifacts.rules.map((m, n) => ({ id: m.destinationRuleId, enabled: false, type: ruleDefinition(n).sourceEventType })),
     );
     expect((await status(f.boot.apiKey.key, review.operationId)).json()).toEqual({ ...receipt, replayed: true });
   });
@@ -464,7 +466,7 @@ describe('compensation', () => {
   });
 
   /** [label, the destination change after the copy, what the destination had before the copy]. */
-  const unavailable: [string, (f: Fixture, receipt: Record<string, any>) => Promise<void>, ((f: Fixture) => Promise<void>)?][] = [
+  const unavailable: [string, (f: Fixture, receipt: ConfigurationReceipt) => Promise<void>, ((f: Fixture) => Promise<void>)?][] = [
     ['after a credential issue on the destination', async (f) => { await issueCredential(f.boot.apiKey.key, f.live.connectionId); }],
     ['after a credential rotation on the destination', async (f) => { await credentialMutation(f.boot.apiKey.key, f.live.connectionId, 'rotate'); },
       async (f) => { await issueCredential(f.boot.apiKey.key, f.live.connectionId); }],
@@ -570,13 +572,14 @@ describe('02 Limits: selection arrays of at most 100 identifiers each', () => {
 
     const res = await previewCopy(boot.apiKey.key, live.connectionId, { sourceConnectionId: source, contractVersionIds, ruleIds });
     expect(res.statusCode, res.body).toBe(201);
-    const review = res.json();
-    expect(review.snapshot.contracts.map((c: any) => c.sourceContractVersionId)).toEqual(contractVersionIds);
-    expect(review.snapshot.rules.map((r: any) => r.sourceRuleId)).toEqual(ruleIds);
+    const review = res.json<ConfigurationReview>();
+    expect(review.snapshot.contracts.map((c) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(review.snapshot.rules.map((r) => r.sourceRuleId)).toEqual(ruleIds);
     const applied = await apply(boot.apiKey.key, review.operationId, review.fingerprint);
     expect(applied.statusCode, applied.body).toBe(201);
-    expect(applied.json().copiedArtifacts.contracts.map((c: any) => c.sourceContractVersionId)).toEqual(contractVersionIds);
-    expect(applied.json().copiedArtifacts.rules.map((r: any) => r.sourceRuleId)).toEqual(ruleIds);
+    const { copiedArtifacts } = applied.json<ConfigurationReceipt>();
+    expect(copiedArtifacts.contracts.map((c) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(copiedArtifacts.rules.map((r) => r.sourceRuleId)).toEqual(ruleIds);
     expect(await countRows(ctx, 'contract_versions', "connection_id = $1 AND lifecycle_status = 'draft'", [live.connectionId])).toBe(SELECTION_LIMIT);
     expect(await countRows(ctx, 'reconciliation_rules', 'connection_id = $1 AND NOT enabled', [live.connectionId])).toBe(SELECTION_LIMIT);
   });
@@ -703,7 +706,7 @@ describe('the error table of Configuration copy and compensation', () => {
     const review = await reviewed(f);
     const reader = await bootstrapWorkspace(ctx, { email: f.boot.user.email, scopes: ['integrations:read', 'contracts:read'] });
     const before = await writes(f);
-    for (const key of [null, 'svc_api_' + 'x'.repeat(43)]) {
+    for (const key of [null, `svc_api_${'x'.repeat(43)}`]) {
       expectError(await previewCopy(key, f.live.connectionId, fullSelection(f)), 401, 'unauthenticated');
       await expectNothingWritten(f, before, await apply(key, review.operationId, review.fingerprint), 401, 'unauthenticated');
       expectError(await status(key, review.operationId), 401, 'unauthenticated');
@@ -753,7 +756,7 @@ describe('the error table of Configuration copy and compensation', () => {
     const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
     // Each document stays under the 1 MiB body limit; its schema appears in two operations.
     const big = (n: number) => {
-      const document = structuredClone(ordersOpenApi(0)) as any;
+      const document = structuredClone(ordersOpenApi(0)) as { components: { schemas: { Order: { properties: Record<string, unknown> } } } };
       document.components.schemas.Order.properties.note = { type: 'string', enum: Array.from({ length: 3_000 }, (_, i) => `${n}-${i}-${'x'.repeat(90)}`) };
       return document;
     };

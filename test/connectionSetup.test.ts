@@ -9,14 +9,16 @@ import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
 import { RedisKeys } from '../shared/redis.js';
 import { decryptSecret, sha256Hex } from '../shared/secrets.js';
-import { expectedProof, markRulesEvaluated, seedSelectableArtifacts, SELECTION_LIMIT } from './helpers/configuration.js';
+import {
+  expectedProof, markRulesEvaluated, seedSelectableArtifacts, SELECTION_LIMIT, type SetupReceipt, type SetupReview,
+} from './helpers/configuration.js';
 import { readConnectionRow } from './helpers/connections.js';
 import {
   advanceClock, bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
 } from './helpers/context.js';
 import { openApiRegistration, ordersOpenApi, registerDraft } from './helpers/contracts.js';
 import { createIntegration, insertIntegrationRow, insertSlotConnection, type CreatedIntegration } from './helpers/integrations.js';
-import { createRuleWithKey, ruleLastEvaluatedAt } from './helpers/rules.js';
+import { createRuleWithKey, ruleLastEvaluatedAt, type RuleReceipt } from './helpers/rules.js';
 
 // 02 "Second-mode setup" through the real management app, PostgreSQL and Redis: preview, apply and
 // status read, the setup rows of "States and transitions", the race of competing reviews, and
@@ -26,8 +28,6 @@ let ctx: TestContext;
 beforeAll(async () => { ctx = await createTestContext(); });
 afterAll(async () => { await ctx.close(); });
 afterEach(() => resetClockAndHooks(ctx));
-
-type Json = Record<string, any>;
 
 const previewUrl = (integrationId: string) => `/v1/integrations/${integrationId}/connections/preview`;
 const applyUrl = (operationId: string) => `/v1/connection-setup/${operationId}/apply`;
@@ -39,7 +39,7 @@ const apply = (key: string | null, operationId: string, approvalFingerprint: str
 const status = (key: string | null, operationId: string) => callWithKey(ctx, key, 'GET', statusUrl(operationId));
 
 /** The two fingerprints of a review: the snapshot's over its content, the approval's over the review. */
-function expectFingerprints(review: Json): void {
+function expectFingerprints(review: SetupReview): void {
   const { fingerprint: configurationFingerprint, ...content } = review.snapshot;
   expect(configurationFingerprint).toBe(fingerprint(content));
   expect(review.fingerprint).toBe(fingerprint({ operationId: review.operationId, action: 'connection.setup', expiresAt: review.expiresAt, configurationFingerprint }));
@@ -55,7 +55,7 @@ interface World {
   ruleId: string;
 }
 
-const createRule = (key: string, connectionId: string, n = 0): Promise<Json> =>
+const createRule = (key: string, connectionId: string, n = 0): Promise<RuleReceipt> =>
   createRuleWithKey(ctx, key, connectionId, { sourceEventType: `order.paid.${n}`, expectedObjectType: 'shipment', maxDelayMs: 60_000, enabled: true });
 
 async function world(boot?: BootstrapResult): Promise<World> {
@@ -69,7 +69,7 @@ async function world(boot?: BootstrapResult): Promise<World> {
 
 const fullSelection = (w: World) => ({ destinationMode: 'live', sourceConnectionId: w.sourceId, contractVersionIds: [w.contractVersionId], ruleIds: [w.ruleId] });
 
-async function previewed(w: World, body: unknown = fullSelection(w), key = w.boot.apiKey.key): Promise<Json> {
+async function previewed(w: World, body: unknown = fullSelection(w), key = w.boot.apiKey.key): Promise<SetupReview> {
   const res = await preview(key, w.integrationId, body);
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
@@ -190,7 +190,7 @@ describe('preview and apply', () => {
     const second = await createRule(w.boot.apiKey.key, w.sourceId, 1);
     const review = await previewed(w, { ...fullSelection(w), contractVersionIds: [active.contract.id, w.contractVersionId], ruleIds: [second.rule.id, w.ruleId] });
     expect(review.snapshot.source).toEqual({ connectionId: w.sourceId, environmentId: w.created.integration.environmentId, revision: (await readConnectionRow(ctx, w.sourceId)).revision });
-    expect(review.snapshot.contracts.map((c: Json) => [c.sourceContractVersionId, c.declaredVersion, c.lifecycleStatus])).toEqual([
+    expect(review.snapshot.contracts.map((c) => [c.sourceContractVersionId, c.declaredVersion, c.lifecycleStatus])).toEqual([
       [active.contract.id, '2024-02', 'draft'], [w.contractVersionId, '2024-01', 'draft'],
     ]);
     expect(review.snapshot.contracts[0].operations.length).toBeGreaterThan(0);
@@ -235,7 +235,7 @@ interface TransitionRow {
 }
 
 /** Changes since the review that must make its apply stale, each also restored where it can be. */
-const staleChanges: { condition: string; change(w: World, review: Json): Promise<void> }[] = [
+const staleChanges: { condition: string; change(w: World, review: SetupReview): Promise<void> }[] = [
   {
     condition: 'a source rule created and deleted again (configuration restored)',
     async change(w) {
@@ -404,7 +404,7 @@ describe('02 States and transitions (setup rows)', () => {
 describe('competing reviews', () => {
   it('10 parallel applies of 10 reviews of one destination create exactly one connection and one token; the others must review again', async () => {
     const w = await world();
-    const reviews: Json[] = [];
+    const reviews: SetupReview[] = [];
     for (let n = 0; n < 10; n++) reviews.push(await previewed(w));
     const before = await writes(w);
     const responses = await Promise.all(reviews.map((review) => apply(w.boot.apiKey.key, review.operationId, review.fingerprint)));
@@ -424,7 +424,7 @@ describe('competing reviews', () => {
 });
 
 /** A json-schema contract of about 330 KB, so that four of them exceed the 1 MiB snapshot bound. */
-function bulkyRegistration(declaredVersion: string): Json {
+function bulkyRegistration(declaredVersion: string): Record<string, unknown> {
   const properties = Object.fromEntries(Array.from({ length: 2_500 }, (_, i) => [`field_${i}_${'x'.repeat(100)}`, { type: 'string' }]));
   return {
     declaredVersion,
@@ -516,13 +516,13 @@ describe('the Setup error table', () => {
     expect(await reviewCount(w)).toBe(0);
 
     const review = await previewed(w, { ...base, contractVersionIds, ruleIds });
-    expect(review.snapshot.contracts.map((c: Json) => c.sourceContractVersionId)).toEqual(contractVersionIds);
-    expect(review.snapshot.rules.map((r: Json) => r.sourceRuleId)).toEqual(ruleIds);
+    expect(review.snapshot.contracts.map((c) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(review.snapshot.rules.map((r) => r.sourceRuleId)).toEqual(ruleIds);
     const res = await apply(boot.apiKey.key, review.operationId, review.fingerprint);
     expect(res.statusCode, res.body).toBe(201);
-    const body = res.json();
-    expect(body.copiedArtifacts.contracts.map((c: Json) => c.sourceContractVersionId)).toEqual(contractVersionIds);
-    expect(body.copiedArtifacts.rules.map((r: Json) => r.sourceRuleId)).toEqual(ruleIds);
+    const body = res.json<SetupReceipt>();
+    expect(body.copiedArtifacts.contracts.map((c) => c.sourceContractVersionId)).toEqual(contractVersionIds);
+    expect(body.copiedArtifacts.rules.map((r) => r.sourceRuleId)).toEqual(ruleIds);
     expect(await countRows(ctx, 'contract_versions', "connection_id = $1 AND lifecycle_status = 'draft'", [body.connectionId])).toBe(SELECTION_LIMIT);
     expect(await countRows(ctx, 'reconciliation_rules', 'connection_id = $1 AND NOT enabled', [body.connectionId])).toBe(SELECTION_LIMIT);
   });

@@ -6,7 +6,7 @@ import { fingerprint, FINGERPRINT_PATTERN } from '../shared/fingerprint.js';
 import { importJsonSchema } from '../shared/contracts/importJsonSchema.js';
 import { importOpenApi, isJsonMediaType } from '../shared/contracts/importOpenApi.js';
 import type { ImportedOperation, ImportResult, UncheckedSubschema } from '../shared/contracts/types.js';
-import { asImported, declaredPayloads, escape, isObject, resolvePointer, unescape, type DeclaredPayload, type Json } from './helpers/corpusPayloads.js';
+import { asImported, declaredPayloads, isObject, resolvePointer, unescapeToken, type DeclaredPayload, type Json } from './helpers/corpusPayloads.js';
 
 // Issue 3 (contract importer), Done means: every corpus document is imported here.
 // 00-decisions §7: every declared payload of a published document is an operation; what lies
@@ -24,7 +24,7 @@ interface ManifestEntry {
 }
 
 
-const manifest: ManifestEntry[] = JSON.parse(readFileSync(CORPUS + 'manifest.json', 'utf8'));
+const manifest: ManifestEntry[] = JSON.parse(readFileSync(`${CORPUS}manifest.json`, 'utf8'));
 const load = (file: string): Json => JSON.parse(readFileSync(CORPUS + file, 'utf8'));
 const entry = (file: string): ManifestEntry => manifest.find((item) => item.file === file) as ManifestEntry;
 const isSwagger2 = (item: ManifestEntry) => item.traits.includes('swagger-2.0');
@@ -51,9 +51,9 @@ const byKey = (result: ImportResult, key: string) => {
   return operation as ImportedOperation;
 };
 /** `pointer` is `ancestor` or lies inside it. */
-const within = (pointer: string, ancestor: string) => pointer === ancestor || pointer.startsWith(ancestor + '/');
+const within = (pointer: string, ancestor: string) => pointer === ancestor || pointer.startsWith(`${ancestor}/`);
 /** The (pointer, reason) pairs of unchecked entries, as `skipped` lists them: deduplicated and sorted. */
-const asSkipped = (unchecked: readonly UncheckedSubschema[]) => [...new Map(unchecked.map(({ pointer, reason }) => [pointer + '\u0000' + reason, { pointer, reason }])).values()]
+const asSkipped = (unchecked: readonly UncheckedSubschema[]) => [...new Map(unchecked.map(({ pointer, reason }) => [`${pointer}\u0000${reason}`, { pointer, reason }])).values()]
   .sort((a, b) => compare(a.pointer, b.pointer) || compare(a.reason, b.reason));
 
 
@@ -73,7 +73,7 @@ function expectStoredSchema(schema: Json): void {
       const ref = object.$ref as string;
       if (ref !== '#') {
         expect(ref.startsWith('#/$defs/')).toBe(true);
-        const name = unescape(decodeURIComponent(ref.slice('#/$defs/'.length)));
+        const name = unescapeToken(decodeURIComponent(ref.slice('#/$defs/'.length)));
         expect(Object.hasOwn(defs, name), `dangling ${ref}`).toBe(true);
       }
     }
@@ -114,10 +114,10 @@ function expectOperationInvariants(operation: ImportedOperation): void {
 
 /** Every unchecked entry of every operation is in `skipped`, which is sorted and distinct. */
 function expectSkippedListsUnchecked(result: ImportResult): void {
-  const skipped = new Set(result.skipped.map((item) => item.pointer + '\u0000' + item.reason));
+  const skipped = new Set(result.skipped.map((item) => `${item.pointer}\u0000${item.reason}`));
   expect(skipped.size).toBe(result.skipped.length);
   for (const operation of result.operations) {
-    for (const item of operation.unchecked) expect(skipped.has(item.pointer + '\u0000' + item.reason), `${item.pointer}: ${item.reason} not in skipped`).toBe(true);
+    for (const item of operation.unchecked) expect(skipped.has(`${item.pointer}\u0000${item.reason}`), `${item.pointer}: ${item.reason} not in skipped`).toBe(true);
   }
   expect(result.skipped).toEqual([...result.skipped].sort((a, b) => compare(a.pointer, b.pointer) || compare(a.reason, b.reason)));
   expect(keys(result)).toEqual([...keys(result)].sort(compare));
@@ -134,8 +134,8 @@ function expectSkippedListsUnchecked(result: ImportResult): void {
 function expectExactAccounting(document: Json, source: 'paths' | 'webhooks', result: ImportResult): { payloads: DeclaredPayload[]; imported: DeclaredPayload[] } {
   expectSkippedListsUnchecked(result);
   const payloads = declaredPayloads(document, source);
-  const unchecked = new Set(result.operations.flatMap((operation) => operation.unchecked.map((item) => item.pointer + '\u0000' + item.reason)));
-  const leftOutReasons = result.skipped.filter((item) => !unchecked.has(item.pointer + '\u0000' + item.reason));
+  const unchecked = new Set(result.operations.flatMap((operation) => operation.unchecked.map((item) => `${item.pointer}\u0000${item.reason}`)));
+  const leftOutReasons = result.skipped.filter((item) => !unchecked.has(`${item.pointer}\u0000${item.reason}`));
   const isLeftOut = (payload: DeclaredPayload) => leftOutReasons.some((item) => payload.pointers.some((pointer) => within(pointer, item.pointer)));
   const imported = payloads.filter((payload) => !isLeftOut(payload));
   expect(imported.map((payload) => payload.key).sort(compare)).toEqual(keys(result));
@@ -461,7 +461,7 @@ describe('importOpenApi: exact results for small documents', () => {
     expect(pet.required).toEqual(['name', 'photoUrls']);
     // With the null $ref repaired, the $id-based reference is what remains left unchecked.
     const document = load('swagger-petstore-v3.1.json');
-    delete ((document.components as any).schemas.Pet.properties as Json).petDetails;
+    delete (resolvePointer(document, '/components/schemas/Pet/properties') as Json).petDetails;
     const again = importOpenApi(document, 'http-webhook');
     expect(keys(again)).toEqual(['POST newPet:message:default']);
     expect(again.operations[0].unchecked).toEqual([{ ...petDetailsId, schemaPointer: '/$defs/Pet/properties/petDetailsId' }]);
@@ -476,7 +476,7 @@ describe('importOpenApi: recursive schemas', () => {
     const result = importOpenApi(load('keycloak-admin-21.1.2-v3.0.json'), 'http-api');
     const group = result.operations.find((operation) => Object.hasOwn((operation.schema.$defs ?? {}) as object, 'GroupRepresentation'));
     expect(group).toBeDefined();
-    const defs = (group as ImportedOperation).schema.$defs as Record<string, any>;
+    const defs = (group as ImportedOperation).schema.$defs as Record<string, { properties: Json }>;
     expect(defs.GroupRepresentation.properties.subGroups).toEqual({ type: 'array', items: { $ref: '#/$defs/GroupRepresentation' } });
     const policy = result.operations.find((operation) => Object.hasOwn((operation.schema.$defs ?? {}) as object, 'PolicyRepresentation'));
     const policyDefs = (policy as ImportedOperation).schema.$defs as Record<string, unknown>;
@@ -802,7 +802,7 @@ describe('importOpenApi: the schema subset', () => {
       }), 201: json({ type: 'number' }) } } },
     }, { 'a/b~c': { type: 'string' }, Plain: { type: 'integer' }, 'with space': { type: 'boolean' }, PROTO: { type: 'null' } })).replace('"PROTO"', '"__proto__"'));
     const result = importOpenApi(document, 'http-api');
-    const schema = byKey(result, 'GET /n:response:200').schema as any;
+    const schema = byKey(result, 'GET /n:response:200').schema as { properties: Json; $defs: Json };
     expectOperationInvariants(byKey(result, 'GET /n:response:200'));
     expect(schema.properties).toEqual({
       a: { $ref: '#/$defs/~1components~1schemas~1a~01b~00c' },
@@ -820,6 +820,7 @@ describe('importOpenApi: the schema subset', () => {
       '__proto__',
     ]);
     expect(Object.getPrototypeOf(schema.$defs)).toBe(Object.prototype);
+    // biome-ignore lint/suspicious/noProto: reads the own member named `__proto__` the importer stored, not the accessor.
     expect(schema.$defs.__proto__).toEqual({ type: 'null' });
   });
 });
@@ -1322,9 +1323,9 @@ describe('importOpenApi: operations, media types and status selectors', () => {
       '/items': { $ref: '#/components/pathItems/Items' },
       '/other': { post: { requestBody: { $ref: '#/components/requestBodies/Item' }, responses: { 404: { $ref: '#/components/responses/NotFound' }, 500: { $ref: 'common.yaml#/responses/Error' } } } },
     }, { Item: { type: 'object', properties: { id: { type: 'string' } } } }, {});
-    (document.components as any).pathItems = { Items: { get: { responses: { 200: { $ref: '#/components/responses/Item' } } } } };
-    (document.components as any).requestBodies = { Item: json({ $ref: '#/components/schemas/Item' }) };
-    (document.components as any).responses = {
+    (document.components as Json).pathItems = { Items: { get: { responses: { 200: { $ref: '#/components/responses/Item' } } } } };
+    (document.components as Json).requestBodies = { Item: json({ $ref: '#/components/schemas/Item' }) };
+    (document.components as Json).responses = {
       Item: json({ $ref: '#/components/schemas/Item' }),
       NotFound: { description: 'x', content: { 'text/html': {} } },
     };
@@ -1569,9 +1570,9 @@ describe('importJsonSchema', () => {
   it('ignores $ref siblings for draft-07 schemas and applies them for 2020-12', () => {
     const base = { $defs: { A: { type: 'object' } }, properties: { a: { $ref: '#/$defs/A', required: ['x'] } } };
     const draft7 = strict({ ...base, $schema: 'http://json-schema.org/draft-07/schema#' });
-    expect((draft7.schema.properties as any).a).toEqual({ $ref: '#/$defs/A' });
+    expect((draft7.schema.properties as Json).a).toEqual({ $ref: '#/$defs/A' });
     const modern = strict(base);
-    expect((modern.schema.properties as any).a).toEqual({ $ref: '#/$defs/A', required: ['x'] });
+    expect((modern.schema.properties as Json).a).toEqual({ $ref: '#/$defs/A', required: ['x'] });
   });
 
   it('refuses a schema that is not an object', () => {

@@ -48,7 +48,7 @@ describe('contract import cost follows the document size, not its unfolded size 
     let deep = obj({});
     for (let i = 0; i < levels; i++) deep = obj({ a: deep, b: obj({}) });
     expect(compareShape(compiled, deep)).toStrictEqual([]);
-    const path = '/a'.repeat(levels - 2) + '/b/extra';
+    const path = `${'/a'.repeat(levels - 2)}/b/extra`;
     let extra = obj({ extra: obj({}) });
     for (let i = 1; i < levels; i++) extra = i === 1 ? obj({ b: extra }) : obj({ a: extra });
     expect(compareShape(compiled, extra)).toStrictEqual([undeclared(path, 'object')]);

@@ -15,7 +15,7 @@ import { seededRandom } from './helpers/seededRandom.js';
 // subset, and every unchecked entry names a sub-schema of the stored schema.
 
 const CORPUS = process.env.CORPUS_DIR ?? fileURLToPath(new URL('../../shared/corpus/openapi/', import.meta.url));
-const manifest: { file: string; traits: string[]; paths: number; webhooks: number }[] = JSON.parse(readFileSync(CORPUS + 'manifest.json', 'utf8'));
+const manifest: { file: string; traits: string[]; paths: number; webhooks: number }[] = JSON.parse(readFileSync(`${CORPUS}manifest.json`, 'utf8'));
 const texts = new Map(manifest.map((item) => [item.file, readFileSync(CORPUS + item.file, 'utf8')]));
 const importable = manifest.flatMap((item) => [
   ...(item.paths > 0 ? [{ file: item.file, protocol: 'http-api' as OpenApiProtocol }] : []),
@@ -32,14 +32,14 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * keys come back in ascending order whatever the text says, as with any JSON.parse.
  */
 function shuffledText(value: unknown, next: () => number): string {
-  if (Array.isArray(value)) return '[' + value.map((item) => shuffledText(item, next)).join(',') + ']';
+  if (Array.isArray(value)) return `[${value.map((item) => shuffledText(item, next)).join(',')}]`;
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   const entries = Object.entries(value);
   for (let i = entries.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
     [entries[i], entries[j]] = [entries[j], entries[i]];
   }
-  return '{' + entries.map(([key, item]) => JSON.stringify(key) + ':' + shuffledText(item, next)).join(',') + '}';
+  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${shuffledText(item, next)}`).join(',')}}`;
 }
 
 const shuffleKeys = (value: unknown, next: () => number): unknown => JSON.parse(shuffledText(value, next));
@@ -127,12 +127,12 @@ function expectWellFormed(result: ImportResult): void {
   const operationKeys = result.operations.map((operation) => operation.operationKey);
   expect(new Set(operationKeys).size).toBe(operationKeys.length);
   expect([...operationKeys].sort(compare)).toEqual(operationKeys);
-  const skipped = new Set(result.skipped.map((item) => item.pointer + '\u0000' + item.reason));
+  const skipped = new Set(result.skipped.map((item) => `${item.pointer}\u0000${item.reason}`));
   expect(skipped.size).toBe(result.skipped.length);
   expect(result.skipped).toEqual([...result.skipped].sort((a, b) => compare(a.pointer, b.pointer) || compare(a.reason, b.reason)));
   for (const operation of result.operations) {
     expectOperationWellFormed(operation);
-    for (const item of operation.unchecked) expect(skipped.has(item.pointer + '\u0000' + item.reason), `${item.pointer} ${item.reason} not in skipped`).toBe(true);
+    for (const item of operation.unchecked) expect(skipped.has(`${item.pointer}\u0000${item.reason}`), `${item.pointer} ${item.reason} not in skipped`).toBe(true);
   }
 }
 
@@ -306,7 +306,7 @@ describe('importOpenApi never fails with anything but invalid_contract', () => {
     fc.assert(fc.property(fc.nat(), fc.nat(), fc.oneof(fc.jsonValue({ maxDepth: 2 }), schemaArb), fc.constantFrom<OpenApiProtocol>('http-api', 'http-webhook'), (which, where, junk, protocol) => {
       const document = structuredClone(sources[which % sources.length]);
       // Walk to a random member, then replace it.
-      let node: any = document;
+      let node: Json = document;
       let steps = 1 + (where % 9);
       let seed = where;
       while (steps-- > 0) {
@@ -316,7 +316,7 @@ describe('importOpenApi never fails with anything but invalid_contract', () => {
           if (children.length > 0) node[children[seed % children.length]] = junk;
           break;
         }
-        node = node[inner[seed % inner.length]];
+        node = node[inner[seed % inner.length]] as Json;
         seed = Math.floor(seed / 7) + 3;
       }
       const text = JSON.stringify(document);

@@ -134,7 +134,7 @@ describe('POST /v1/integrations/{integrationId}/contracts', () => {
   });
 
   it('registers every corpus document that declares an operation, importing at least 95 % of its JSON payloads (issue 14)', async () => {
-    const manifest: { file: string; paths: number; webhooks: number }[] = JSON.parse(readFileSync(CORPUS_DIR + 'manifest.json', 'utf8'));
+    const manifest: { file: string; paths: number; webhooks: number }[] = JSON.parse(readFileSync(`${CORPUS_DIR}manifest.json`, 'utf8'));
     expect(manifest.length).toBe(26);
     const rows: string[] = [];
     let payloads = 0;

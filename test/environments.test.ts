@@ -47,7 +47,7 @@ describe('GET /v1/environments', () => {
   it('orders by environment id, not by creation or name', async () => {
     const boot = await bootstrapWorkspace(ctx);
     // An id that sorts before both existing ones (ULID time part of zero).
-    const early = 'env_00000000' + boot.workspace.id.slice(-18);
+    const early = `env_00000000${boot.workspace.id.slice(-18)}`;
     await ctx.deps.pool.query(
       "INSERT INTO environments (id, workspace_id, name, slug, category, mode, created_at) VALUES ($1, $2, 'Zeta', 'zeta', 'staging', 'sandbox', now())",
       [early, boot.workspace.id],

@@ -127,7 +127,7 @@ describe('fuzz: every management route', () => {
           headers.origin = ctx.deps.config.consoleOrigin;
           if (idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(idempotencyKey)) headers['idempotency-key'] = idempotencyKey;
           if (contentType && body !== undefined) headers['content-type'] = contentType;
-          const search = query ? '?' + new URLSearchParams(query).toString() : '';
+          const search = query ? `?${new URLSearchParams(query).toString()}` : '';
           const res = await ctx.app.inject({ method: route.method as 'GET', url: fillParams(route.url, ids) + search, headers, payload: body });
           expect(res.statusCode, `${route.method} ${route.url} → ${res.statusCode} ${res.body}`).toBeLessThan(500);
           if (res.statusCode >= 400) {
@@ -186,7 +186,7 @@ describe('fuzz: incident reads', () => {
           if (auth === 'strangerKey') headers.authorization = `Bearer ${stranger.apiKey.key}`;
           if (auth === 'garbage') headers.authorization = 'Bearer svc_api_garbage';
           if (auth === 'noScope') headers.authorization = `Bearer ${incidentReaderlessKey}`;
-          const search = Object.keys(query).length > 0 ? '?' + new URLSearchParams(query).toString() : '';
+          const search = Object.keys(query).length > 0 ? `?${new URLSearchParams(query).toString()}` : '';
           const res = await ctx.app.inject({ method: 'GET', url: fillParams(url, ids) + search, headers });
           const label = `GET ${fillParams(url, ids) + search} → ${res.statusCode} ${res.body}`;
           expect(res.statusCode, label).toBeLessThan(500);

@@ -51,7 +51,7 @@ async function analysisJobs(connectionId: string): Promise<Record<string, string
   await shippedByAll();
   const entries = await ctx.deps.redis.xrange(RedisKeys.analysisJobs, '-', '+');
   return entries
-    .map(([, fields]) => Object.fromEntries(fields.reduce<[string, string][]>((pairs, value, index) => (index % 2 ? pairs : [...pairs, [value, fields[index + 1]]]), [])))
+    .map(([, fields]) => Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, pair): [string, string] => [fields[2 * pair], fields[2 * pair + 1]])))
     .filter((job) => job.connectionId === connectionId);
 }
 
@@ -234,7 +234,7 @@ describe('POST /ingest: accepted batches', () => {
     });
     const res = await sendEnvelopes(edge, collector, [inspectedFalse, ...older]);
     expect(res.status).toBe(207);
-    expect(res.body.results).toEqual([
+    expect(res.body?.results).toEqual([
       { index: 0, accepted: true, eventId: inspectedFalse.eventId },
       { index: 1, accepted: false, issues: ['/payload/schemaInspected is not allowed before envelope version 0.3'] },
       { index: 2, accepted: false, issues: ['/payload/schemaInspected is not allowed before envelope version 0.3'] },
@@ -604,8 +604,8 @@ describe('GET /v1/collector/connection', () => {
     try {
       const live = (await setup({ mode: 'live' })).collector;
       const sandbox = (await setup({ mode: 'sandbox' })).collector;
-      expect((await checkConnection(limited, live)).body.limits).toStrictEqual({ observationsPerMinute: 500, requestsPerMinute: 70 });
-      expect((await checkConnection(limited, sandbox)).body.limits).toStrictEqual({ observationsPerMinute: 300, requestsPerMinute: 70 });
+      expect((await checkConnection(limited, live)).body?.limits).toStrictEqual({ observationsPerMinute: 500, requestsPerMinute: 70 });
+      expect((await checkConnection(limited, sandbox)).body?.limits).toStrictEqual({ observationsPerMinute: 300, requestsPerMinute: 70 });
     } finally {
       await limited.close();
     }
@@ -733,7 +733,7 @@ describe('shared slots (ingest/offload/sharedSlots.ts)', () => {
       const item = envelope(collector);
       expect((await sendEnvelopes(few, collector, [item, envelope(collector)])).status).toBe(202);
       const resend = await sendEnvelopes(few, collector, [item, envelope(collector)]);
-      expect([resend.status, resend.body.persisted]).toEqual([202, 1]);
+      expect([resend.status, resend.body?.persisted]).toEqual([202, 1]);
       expect((await sendEnvelopes(few, collector, [envelope(collector), { eventId: 'evt_bad' }])).status).toBe(207);
       expect((await postBatch(few, collector, '{"envelopes": [')).status).toBe(400);
       expect((await sendEnvelopes(few, collector, [envelope(collector)], { signingKey: 'svc_ing_wrong' })).status).toBe(401);

@@ -31,7 +31,7 @@ describe('Fastify adapter', () => {
     expect(accepted.body).toEqual({ accepted: 1, persisted: 1, results: [{ index: 0, accepted: true, eventId: good.eventId }] });
     const mixed = await sendEnvelopes(edge, collector, [good, envelope(collector, { tenantId: 'ten_other' })]);
     expect(mixed.status).toBe(207);
-    expect(mixed.body.results[1]).toEqual({ index: 1, accepted: false, issues: ['tenant does not match credential'] });
+    expect(mixed.body?.results?.[1]).toEqual({ index: 1, accepted: false, issues: ['tenant does not match credential'] });
     expect((await postBatch(edge, collector, '[]')).body).toEqual({ error: 'expected { envelopes: [...] }' });
     expect((await postBatch(edge, collector, '{"envelopes":')).body).toEqual({ error: 'invalid_request' });
     expect((await sendEnvelopes(edge, collector, [good], { headers: { 'x-service-signature': 'bad' } })).body).toEqual({ error: 'unauthenticated', reason: 'malformed' });

@@ -42,7 +42,7 @@ describe('fuzz: POST /ingest bodies', () => {
     await fc.assert(fc.asyncProperty(jsonish, async (body) => {
       const res = await postBatch(edge, collector, body);
       if (![202, 207, 400].includes(res.status)) throw new Error(`${res.status} for ${JSON.stringify(body)}: ${res.text}`);
-      if (res.status === 400) expect(['invalid_request', 'expected { envelopes: [...] }']).toContain(res.body.error);
+      if (res.status === 400) expect(['invalid_request', 'expected { envelopes: [...] }']).toContain(res.body?.error);
     }), { numRuns: 150 });
   });
 
@@ -52,20 +52,20 @@ describe('fuzz: POST /ingest bodies', () => {
     await fc.assert(fc.asyncProperty(fc.array(item, { maxLength: 8 }), async (items) => {
       const res = await postBatch(edge, collector, { envelopes: items });
       expect([202, 207]).toContain(res.status);
-      expect(res.body.results).toHaveLength(items.length);
-      res.body.results.forEach((result: { index: number; accepted: boolean; issues?: string[] }, index: number) => {
+      expect(res.body?.results).toHaveLength(items.length);
+      res.body!.results!.forEach((result: { index: number; accepted: boolean; issues?: string[] }, index: number) => {
         expect(result.index).toBe(index);
         if (!result.accepted) expect(result.issues!.length).toBeGreaterThan(0);
       });
-      expect(res.body.accepted).toBe(res.body.results.filter((result: { accepted: boolean }) => result.accepted).length);
-      expect(res.status === 202).toBe(res.body.accepted === items.length);
+      expect(res.body?.accepted).toBe(res.body!.results!.filter((result: { accepted: boolean }) => result.accepted).length);
+      expect(res.status === 202).toBe(res.body?.accepted === items.length);
     }), { numRuns: 60 });
   });
 });
 
 describe('fuzz: authentication headers', () => {
   it('answers 401 to arbitrary connection, authorization and signature headers, never a 5xx', async () => {
-    const header = fc.oneof(fc.constant(null), fc.string({ maxLength: 120 }).map((value) => value.replace(/[\r\n\0]/g, '')), fc.constantFrom('t=1,v1=' + 'a'.repeat(64), 'Bearer svc_ing_' + 'A'.repeat(43), 'svc_conn_v1.' + '0'.repeat(26)));
+    const header = fc.oneof(fc.constant(null), fc.string({ maxLength: 120 }).map((value) => value.replace(/[\r\n\0]/g, '')), fc.constantFrom(`t=1,v1=${'a'.repeat(64)}`, `Bearer svc_ing_${'A'.repeat(43)}`, `svc_conn_v1.${'0'.repeat(26)}`));
     await fc.assert(fc.asyncProperty(header, header, header, async (connection, authorization, signature) => {
       const res = await postBatch(edge, collector, { envelopes: [] }, {
         headers: { 'x-service-connection': connection, authorization, 'x-service-signature': signature },
@@ -73,7 +73,7 @@ describe('fuzz: authentication headers', () => {
       // fetch itself refuses some header values (non-Latin-1): those never reach the edge.
       if (res.status === -1) return;
       expect(res.status).toBe(401);
-      expect(res.body.error).toBe('unauthenticated');
+      expect(res.body?.error).toBe('unauthenticated');
       const check = await checkConnection(edge, collector, { headers: { 'x-service-connection': connection, authorization, 'x-service-signature': signature } })
         .catch(() => null);
       if (check) expect(check.status).toBe(401);

@@ -6,7 +6,9 @@ import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { OBSERVATION_COLUMNS } from '../ingest/common/observationsTable.js';
 import { createApiKeyCommand } from '../management/admin/commands.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import type { ConnectionAnalyticsView } from '../management/observations/observationAnalytics.js';
 import { parseTimestamp } from '../management/observations/observationQuery.js';
+import type { ObservationView } from '../management/observations/observationViews.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
 import {
   FINGERPRINT, ManualClock, createCollector, envelope, newEventId, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge,
@@ -35,7 +37,8 @@ afterAll(async () => {
 const HOUR = 3_600_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type Item = Record<string, any>;
+type Item = ObservationView;
+type Bucket = ConnectionAnalyticsView['buckets'][number];
 
 async function send(collector: Collector, items: Record<string, unknown>[]): Promise<void> {
   const res = await sendEnvelopes(edge, collector, items);
@@ -411,7 +414,7 @@ describe('GET /v1/connections/{id}/analytics', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const body = res.json();
     expect(body).toMatchObject({ connectionId: collector.connectionId, from: iso(base), to: iso(base + 3 * HOUR), bucket: 'hour', quantiles: 'exact' });
-    expect(body.buckets.map((bucket: Item) => bucket.start)).toEqual([iso(base), iso(base + HOUR), iso(base + 2 * HOUR)]);
+    expect(body.buckets.map((bucket: Bucket) => bucket.start)).toEqual([iso(base), iso(base + HOUR), iso(base + 2 * HOUR)]);
     const [first, second, third] = body.buckets;
     expect(first.count).toBe(10);
     expect(first.statusClasses).toEqual({ '1xx': 0, '2xx': 6, '3xx': 1, '4xx': 1, '5xx': 1, transport_error: 1 });
@@ -443,15 +446,15 @@ describe('GET /v1/connections/{id}/analytics', () => {
   it('buckets by minute and by day, and counts only [from, to)', async () => {
     const minutes = await analytics({ from: iso(base), to: iso(base + 2 * HOUR), bucket: 'minute' });
     expect(minutes.statusCode).toBe(200);
-    const busy = minutes.json().buckets.filter((bucket: Item) => bucket.count > 0).map((bucket: Item) => [bucket.start, bucket.count]);
+    const busy = minutes.json().buckets.filter((bucket: Bucket) => bucket.count > 0).map((bucket: Bucket) => [bucket.start, bucket.count]);
     expect(minutes.json().buckets).toHaveLength(120);
     expect(busy).toEqual([[iso(base + 5 * 60_000), 6], [iso(base + 20 * 60_000), 4], [iso(base + HOUR + 10 * 60_000), 4]]);
     const day = Math.floor(base / (24 * HOUR)) * 24 * HOUR;
     const days = await analytics({ from: iso(day), to: iso(day + 2 * 24 * HOUR), bucket: 'day' });
-    expect(days.json().buckets.map((bucket: Item) => bucket.start)).toEqual([iso(day), iso(day + 24 * HOUR)]);
+    expect(days.json().buckets.map((bucket: Bucket) => bucket.start)).toEqual([iso(day), iso(day + 24 * HOUR)]);
     expect(days.json().totals.count).toBe(14);
     const partial = await analytics({ from: iso(base + 10 * 60_000), to: iso(base + HOUR + 10 * 60_000) });
-    expect(partial.json().buckets.map((bucket: Item) => [bucket.start, bucket.count])).toEqual([[iso(base), 4], [iso(base + HOUR), 0]]);
+    expect(partial.json().buckets.map((bucket: Bucket) => [bucket.start, bucket.count])).toEqual([[iso(base), 4], [iso(base + HOUR), 0]]);
     const empty = await analytics({ from: iso(base), to: iso(base) });
     expect(empty.json()).toMatchObject({ buckets: [], totals: { count: 0 } });
   });

@@ -7,7 +7,7 @@ import { apiKeyAuthorityLosses } from './helpers/authority.js';
 import { insertConnection, insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import { bootstrapWorkspace, callWithKey, countRows, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import { insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
-import { ruleChangeJobs } from './helpers/rules.js';
+import { ruleChangeJobs, type RuleReceipt } from './helpers/rules.js';
 
 // 02 "Reconciliation rules" through the real management app and PostgreSQL and Redis: reads,
 // create, update and delete with receipts, revisions, cursors, the error table, the workspace's
@@ -48,7 +48,7 @@ async function setup(): Promise<{ boot: BootstrapResult; connection: ConnectionF
 }
 
 /** Creates a rule and returns the receipt (the resulting revision is the next expectedRevision). */
-async function created(boot: BootstrapResult, connectionId: string, expectedRevision: string, n = 0): Promise<Record<string, any>> {
+async function created(boot: BootstrapResult, connectionId: string, expectedRevision: string, n = 0): Promise<RuleReceipt> {
   const res = await create(boot.apiKey.key, connectionId, { expectedRevision, ...definition(n) });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
@@ -249,7 +249,7 @@ describe('one transaction: rule, revision, receipt, redacted audit and analysis 
    * The PostgreSQL transactions (xmin) that wrote the operation, audit row, analysis job, connection
    * revision and rule (not after a delete) of one mutation: there must be exactly one.
    */
-  async function expectOneTransaction(connectionId: string, receipt: Record<string, any>): Promise<void> {
+  async function expectOneTransaction(connectionId: string, receipt: RuleReceipt): Promise<void> {
     const xmins = async (sql: string, params: unknown[]) => (await ctx.deps.pool.query<{ xmin: string }>(sql, params)).rows.map((row) => row.xmin);
     const written = [
       ...await xmins('SELECT xmin::text FROM operations WHERE id = $1', [receipt.operationId]),
@@ -265,7 +265,7 @@ describe('one transaction: rule, revision, receipt, redacted audit and analysis 
   it('enqueues one rule-change job per create, update and delete with the audit and receipt, and nothing for identical retries', async () => {
     const { boot, connection } = await setup();
     const keys = { create: newIdempotencyKey(), update: newIdempotencyKey(), delete: newIdempotencyKey() };
-    const bodies: Record<string, any> = { create: { expectedRevision: connection.revision, ...definition() } };
+    const bodies: Record<string, unknown> = { create: { expectedRevision: connection.revision, ...definition() } };
     const first = await create(boot.apiKey.key, connection.connectionId, bodies.create, keys.create);
     expect(first.statusCode, first.body).toBe(201);
     await expectOneTransaction(connection.connectionId, first.json());
@@ -351,7 +351,7 @@ describe('Rule `enabled` (02 state table)', () => {
     const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
     // The other mode's connection holds the same pair in the opposite state: it must not move.
     const other = (await create(boot.apiKey.key, live.connectionId, { expectedRevision: live.revision, ...definition(), enabled: !to })).json();
-    let receipt: Record<string, any>;
+    let receipt: RuleReceipt;
     if (from === null) {
       const res = await create(boot.apiKey.key, sandbox.connectionId, { expectedRevision: sandbox.revision, ...definition(), ...sent });
       expect(res.statusCode, res.body).toBe(201);
@@ -410,7 +410,7 @@ describe('limits at their bounds (02 Limits)', () => {
     }
   });
 
-  const longest = 'a'.repeat(119) + 'Z';
+  const longest = `${'a'.repeat(119)}Z`;
   // [label, definition fields, accepted]
   const values: [string, Record<string, unknown>, boolean][] = [
     ['maxDelayMs 1,000', { maxDelayMs: 1_000 }, true],
@@ -476,7 +476,7 @@ describe('limits at their bounds (02 Limits)', () => {
 
 describe('`historical` on a rule receipt', () => {
   // What happens to the connection after the mutation, and how.
-  const changes: [string, (boot: BootstrapResult, connection: ConnectionFixture, receipt: Record<string, any>) => Promise<unknown>][] = [
+  const changes: [string, (boot: BootstrapResult, connection: ConnectionFixture, receipt: RuleReceipt) => Promise<unknown>][] = [
     ['its revision moved', (boot, connection, receipt) => update(boot.apiKey.key, connection.connectionId, receipt.rule.id, { expectedRevision: receipt.revision, enabled: true })],
     ['the connection was deleted', (_b, connection) => ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [connection.connectionId])],
     ['its Integration was deleted', (_b, connection) => ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [connection.integrationId])],

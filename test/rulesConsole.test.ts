@@ -10,7 +10,7 @@ import {
   bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, type CallOptions, type TestContext,
 } from './helpers/context.js';
 import { insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
-import { ruleChangeJobs } from './helpers/rules.js';
+import { ruleChangeJobs, type RuleReceipt } from './helpers/rules.js';
 
 // 02 "Console rule routes (browser session)" through the real management app, PostgreSQL and
 // Redis: the expected-outcomes read, mutations by owners and admins with receipts owned by the
@@ -58,7 +58,7 @@ async function writes(f: Fixture) {
 }
 
 /** Creates a rule through the console as `token` and returns the 201 body. */
-async function createdBy(f: Fixture, token: string, expectedRevision: string, n = 0): Promise<Record<string, any>> {
+async function createdBy(f: Fixture, token: string, expectedRevision: string, n = 0): Promise<{ expectedOutcome: RuleReceipt['rule']; operation: RuleReceipt }> {
   const res = await keyed(token, 'POST', outcomesUrl(f.slug, f.connection.connectionId), { expectedRevision, ...definition(n) });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();

@@ -15,7 +15,7 @@ describe('newId', () => {
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
     expect(hasIdForm(ids[0], 'int_')).toBe(false);
-    expect(hasIdForm('wint_' + 'u'.repeat(26), 'wint_')).toBe(false);
+    expect(hasIdForm(`wint_${'u'.repeat(26)}`, 'wint_')).toBe(false);
   });
   it('gives public keys fresh randomness, not the next value of a neighbouring id', () => {
     const a = newId('svc_int_').slice(-16);

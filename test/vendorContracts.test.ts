@@ -467,7 +467,7 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
   });
 
   it('finds nothing in the document\'s own examples of these events', () => {
-    const document = JSON.parse(readFileSync(CORPUS_DIR + 'adyen-transfer-webhooks-v3.1.json', 'utf8')) as {
+    const document = JSON.parse(readFileSync(`${CORPUS_DIR}adyen-transfer-webhooks-v3.1.json`, 'utf8')) as {
       components: { examples: Record<string, { value: unknown }> };
     };
     const examples = Object.entries(document.components.examples);

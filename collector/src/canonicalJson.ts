@@ -25,7 +25,7 @@ export function canonicalJson(value: unknown): string {
         out += `${first ? '' : ','}${JSON.stringify(name)}:${canonicalJson(member)}`;
         first = false;
       }
-      return out + '}';
+      return `${out}}`;
     }
     default:
       throw new TypeError(`a ${typeof value} has no JSON form`);

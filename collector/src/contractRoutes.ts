@@ -34,7 +34,10 @@ function insert(root: TrieNode, template: string, basePaths: readonly string[]):
     if (PARAMETER.test(segment)) node = node.parameter ??= newNode();
     else {
       let next = node.literals.get(segment);
-      if (!next) node.literals.set(segment, (next = newNode()));
+      if (!next) {
+        next = newNode();
+        node.literals.set(segment, next);
+      }
       node = next;
     }
   }
@@ -100,7 +103,10 @@ export function learnedContract(body: unknown): LearnedContract | undefined {
     for (const prefix of prefixes) basePaths.add(prefix);
     const upper = method.toUpperCase();
     let trie = byMethod.get(upper);
-    if (!trie) byMethod.set(upper, (trie = newNode()));
+    if (!trie) {
+      trie = newNode();
+      byMethod.set(upper, trie);
+    }
     insert(trie, routeTemplate, prefixes);
     insert(any, routeTemplate, prefixes);
     size += 1;

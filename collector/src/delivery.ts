@@ -392,7 +392,10 @@ export class Delivery {
       // Delivery already stopped or paused by another batch's answer: this one goes with the queue.
       if (this.mode === 'unauthenticated') this.counters.rejected += size;
       else if (this.mode === 'quota-paused') this.counters.dropped += size;
-      if (this.mode !== 'running') return this.settleWaiters();
+      if (this.mode !== 'running') {
+        this.settleWaiters();
+        return;
+      }
       this.failures++;
       this.retries.push(batch);
       this.retries.sort((a, b) => a.items[0].seq - b.items[0].seq);
@@ -426,7 +429,10 @@ export class Delivery {
     }
     const retryAtMs = Date.now() + delayMs;
     if (this.retryTimer !== null) {
-      if (retryAtMs <= this.retryAtMs) return this.settleWaiters();
+      if (retryAtMs <= this.retryAtMs) {
+        this.settleWaiters();
+        return;
+      }
       clearTimeout(this.retryTimer);
     }
     this.retryAtMs = retryAtMs;

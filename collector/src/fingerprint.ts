@@ -5,7 +5,7 @@ import type { SchemaShape } from './types.js';
 
 /** 00-decisions §4: `sha256:` + hex SHA-256 over the RFC 8785 canonical JSON. */
 export function fingerprintOfCanonical(canonical: string): string {
-  return 'sha256:' + createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
 }
 
 export function fingerprint(value: unknown): string {

@@ -12,17 +12,19 @@ const DELAY_SECONDS = /^\d{1,12}$/;
 /** Epoch milliseconds of an HTTP-date (any of the three RFC 9110 forms), or undefined. */
 export function httpDateMs(value: string, nowMs = Date.now()): number | undefined {
   let day: number, month: number, year: number, hour: number, minute: number, second: number;
-  let m = IMF_FIXDATE.exec(value);
-  if (m) {
-    [day, month, year, hour, minute, second] = [+m[1], MONTHS.indexOf(m[2]), +m[3], +m[4], +m[5], +m[6]];
-  } else if ((m = RFC_850.exec(value))) {
+  const fixdate = IMF_FIXDATE.exec(value);
+  const rfc850 = fixdate ? null : RFC_850.exec(value);
+  const asctime = fixdate || rfc850 ? null : ASCTIME.exec(value);
+  if (fixdate) {
+    [day, month, year, hour, minute, second] = [+fixdate[1], MONTHS.indexOf(fixdate[2]), +fixdate[3], +fixdate[4], +fixdate[5], +fixdate[6]];
+  } else if (rfc850) {
     // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
     const currentYear = new Date(nowMs).getUTCFullYear();
-    year = Math.floor(currentYear / 100) * 100 + +m[3];
+    year = Math.floor(currentYear / 100) * 100 + +rfc850[3];
     if (year > currentYear + 50) year -= 100;
-    [day, month, hour, minute, second] = [+m[1], MONTHS.indexOf(m[2]), +m[4], +m[5], +m[6]];
-  } else if ((m = ASCTIME.exec(value))) {
-    [month, day, hour, minute, second, year] = [MONTHS.indexOf(m[1]), +m[2].trim(), +m[3], +m[4], +m[5], +m[6]];
+    [day, month, hour, minute, second] = [+rfc850[1], MONTHS.indexOf(rfc850[2]), +rfc850[4], +rfc850[5], +rfc850[6]];
+  } else if (asctime) {
+    [month, day, hour, minute, second, year] = [MONTHS.indexOf(asctime[1]), +asctime[2].trim(), +asctime[3], +asctime[4], +asctime[5], +asctime[6]];
   } else {
     return undefined;
   }

@@ -114,7 +114,7 @@ function pathOf(depth: number): string {
   let path = '';
   for (let i = 0; i < depth; i++) {
     const token = tokens[i];
-    path += '/' + (token.indexOf('~') === -1 && token.indexOf('/') === -1 ? token : escapeToken(token));
+    path += `/${token.indexOf('~') === -1 && token.indexOf('/') === -1 ? token : escapeToken(token)}`;
   }
   return path;
 }

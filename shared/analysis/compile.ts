@@ -338,11 +338,20 @@ type RouteIndex = Map<string, Map<string, Map<string, StatusIndex>>>;
 
 function addToIndex(index: RouteIndex, operation: AnalysedOperation, selector: Selector): void {
   let byLocation = index.get(operation.method);
-  if (!byLocation) index.set(operation.method, (byLocation = new Map()));
+  if (!byLocation) {
+    byLocation = new Map();
+    index.set(operation.method, byLocation);
+  }
   let byRoute = byLocation.get(operation.payloadLocation);
-  if (!byRoute) byLocation.set(operation.payloadLocation, (byRoute = new Map()));
+  if (!byRoute) {
+    byRoute = new Map();
+    byLocation.set(operation.payloadLocation, byRoute);
+  }
   let statuses = byRoute.get(operation.routeTemplate);
-  if (!statuses) byRoute.set(operation.routeTemplate, (statuses = { exact: new Map(), ranges: [], fallback: undefined }));
+  if (!statuses) {
+    statuses = { exact: new Map(), ranges: [], fallback: undefined };
+    byRoute.set(operation.routeTemplate, statuses);
+  }
   if (selector.kind === 'exact') {
     if (earlier(statuses.exact.get(selector.code), operation)) statuses.exact.set(selector.code, operation);
   } else if (selector.kind === 'range') {
@@ -367,7 +376,10 @@ export function compileContract(operations: AnalysedOperation[]): CompiledContra
     addToIndex(index, operation, selector);
     for (const basePath of operation.basePaths ?? []) {
       let prefixed = byBasePath.get(basePath);
-      if (!prefixed) byBasePath.set(basePath, (prefixed = new Map()));
+      if (!prefixed) {
+        prefixed = new Map();
+        byBasePath.set(basePath, prefixed);
+      }
       addToIndex(prefixed, operation, selector);
     }
   }

@@ -25,11 +25,11 @@ export function sqlLiteral(value: string | number | bigint | boolean | null): st
       default: out += ch;
     }
   }
-  return out + "'";
+  return `${out}'`;
 }
 
 /** A ClickHouse identifier (database or table name): only plain names are allowed. */
 export function sqlIdentifier(name: string): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) throw new TypeError(`unsafe identifier: ${name}`);
-  return '`' + name + '`';
+  return `\`${name}\``;
 }

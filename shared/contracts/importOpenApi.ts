@@ -73,14 +73,14 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
     throw invalidContract(`the document has no ${source}; ${protocol} operations are read from ${source}`, ['']);
   }
   const container = document[source];
-  if (!isPlainObject(container)) throw invalidContract(`${source} is not an object`, ['/' + source]);
+  if (!isPlainObject(container)) throw invalidContract(`${source} is not an object`, [`/${source}`]);
 
   const importer = new OpenApiImporter(document, protocol, match[1] === '1');
-  for (const name of Object.keys(container).sort(compare)) importer.importPathItem(name, container[name], childPointer('/' + source, name));
+  for (const name of Object.keys(container).sort(compare)) importer.importPathItem(name, container[name], childPointer(`/${source}`, name));
   const result = importer.result(version);
   if (result.operations.length === 0) {
     if (result.skipped.length === 0) {
-      throw invalidContract(`no importable operations: no entry of ${source} declares an operation`, ['/' + source]);
+      throw invalidContract(`no importable operations: no entry of ${source} declares an operation`, [`/${source}`]);
     }
     const pointers = [...new Set(result.skipped.map((entry) => entry.pointer))];
     throw invalidContract(`no importable operations: ${result.skipped.length} payload(s) left out, first: ${result.skipped[0].reason}`, pointers);
@@ -122,14 +122,24 @@ class OpenApiImporter {
     if (this.protocol === 'http-api') {
       if (name.startsWith('x-')) return;
       // 03 transport rule 2: an HTTP routeTemplate is an absolute path without a query string.
-      if (!name.startsWith('/') || /[?#]/.test(name)) return this.skip(pointer, `invalid path ${quote(name)} (not an absolute path without query)`);
+      if (!name.startsWith('/') || /[?#]/.test(name)) {
+        this.skip(pointer, `invalid path ${quote(name)} (not an absolute path without query)`);
+        return;
+      }
     } else if (name === '') {
-      return this.skip(pointer, 'invalid webhook name (empty)');
+      this.skip(pointer, 'invalid webhook name (empty)');
+      return;
     }
     const resolved = this.resolve(value, pointer);
-    if ('skipped' in resolved) return this.skip(resolved.skipped.pointer, resolved.skipped.reason);
+    if ('skipped' in resolved) {
+      this.skip(resolved.skipped.pointer, resolved.skipped.reason);
+      return;
+    }
     const pathItem = resolved.node;
-    if (!isPlainObject(pathItem)) return this.skip(resolved.pointer, 'invalid path item (not an object)');
+    if (!isPlainObject(pathItem)) {
+      this.skip(resolved.pointer, 'invalid path item (not an object)');
+      return;
+    }
     let pathBasePaths: string[] | undefined;
     for (const key of Object.keys(pathItem).sort(compare)) {
       if (!PATH_ITEM_METHODS.has(key)) continue;
@@ -156,7 +166,10 @@ class OpenApiImporter {
   }
 
   private importOperation(routeTemplate: string, method: string, operation: unknown, pointer: string, pathBasePaths: string[]): void {
-    if (!isPlainObject(operation)) return this.skip(pointer, 'invalid operation (not an object)');
+    if (!isPlainObject(operation)) {
+      this.skip(pointer, 'invalid operation (not an object)');
+      return;
+    }
     if (!(OPERATION_METHODS as readonly string[]).includes(method)) {
       // 01 Limits: GET, POST, PUT, PATCH, DELETE. Only an operation with a payload leaves something out.
       if (this.declaresPayload(operation, pointer)) this.skip(pointer, `unsupported method ${method}`);
@@ -172,7 +185,7 @@ class OpenApiImporter {
       sites.push({ payloadLocation, statusSelector: ANY_STATUS_SELECTOR, pointer, content: undefined, undeclared });
     }
     // OpenAPI: the most specific level that declares servers wins (operation, path item, document).
-    const basePaths = this.basePathsAt(operation, pointer + '/servers') ?? pathBasePaths;
+    const basePaths = this.basePathsAt(operation, `${pointer}/servers`) ?? pathBasePaths;
     for (const site of sites) this.importSite(routeTemplate, method as OperationMethod, site, basePaths);
   }
 
@@ -188,7 +201,7 @@ class OpenApiImporter {
     const responses = operation.responses;
     if (this.protocol !== 'http-api' || !isPlainObject(responses)) return false;
     return Object.keys(responses).some((code) => {
-      const resolved = this.resolve(responses[code], childPointer(pointer + '/responses', code));
+      const resolved = this.resolve(responses[code], childPointer(`${pointer}/responses`, code));
       return 'skipped' in resolved || (isPlainObject(resolved.node) && Object.hasOwn(resolved.node, 'content'));
     });
   }
@@ -197,20 +210,20 @@ class OpenApiImporter {
     const sites: Site[] = [];
     if (Object.hasOwn(operation, 'requestBody')) {
       const location: PayloadLocation = this.protocol === 'http-api' ? 'request' : 'message';
-      const site = this.site(operation.requestBody, pointer + '/requestBody', location, ANY_STATUS_SELECTOR, 'request body');
+      const site = this.site(operation.requestBody, `${pointer}/requestBody`, location, ANY_STATUS_SELECTOR, 'request body');
       if (site) sites.push(site);
     }
     // A webhook's responses are what the receiver answers; the inbound contract is the message.
     if (this.protocol !== 'http-api' || !Object.hasOwn(operation, 'responses')) return sites;
     const responses = operation.responses;
     if (!isPlainObject(responses)) {
-      this.skip(pointer + '/responses', 'invalid responses (not an object)');
+      this.skip(`${pointer}/responses`, 'invalid responses (not an object)');
       return sites;
     }
     const selectors = new Set<string>();
     for (const code of Object.keys(responses).sort(compare)) {
       if (code.startsWith('x-')) continue;
-      const responsePointer = childPointer(pointer + '/responses', code);
+      const responsePointer = childPointer(`${pointer}/responses`, code);
       const selector = normalizeStatusSelector(code);
       if (selector === null) {
         this.skip(responsePointer, `invalid status code ${quote(code)}`);
@@ -248,7 +261,10 @@ class OpenApiImporter {
    */
   private importSite(routeTemplate: string, method: OperationMethod, site: Site, basePaths: string[]): void {
     const key = operationKey(method, routeTemplate, site.payloadLocation, site.statusSelector);
-    if (this.operations.has(key)) return this.skip(site.pointer, `duplicate operation ${quote(key)}`);
+    if (this.operations.has(key)) {
+      this.skip(site.pointer, `duplicate operation ${quote(key)}`);
+      return;
+    }
     const { schema, unchecked } = this.payloadSchema(site);
     for (const entry of unchecked) this.skip(entry.pointer, entry.reason);
     this.operations.set(key, {
@@ -282,7 +298,7 @@ class OpenApiImporter {
     const whole = (pointer: string, reason: string) => ({ schema: {}, unchecked: [{ pointer, schemaPointer: '', reason }] });
     if (site.undeclared !== undefined) return whole(site.pointer, site.undeclared);
     if (site.content === undefined) return { schema: {}, unchecked: [] };
-    const contentPointer = site.pointer + '/content';
+    const contentPointer = `${site.pointer}/content`;
     if (!isPlainObject(site.content)) return whole(contentPointer, 'invalid content (not an object)');
     const mediaTypes = Object.keys(site.content).sort(compare);
     if (mediaTypes.length === 0) return { schema: {}, unchecked: [] };
@@ -299,7 +315,7 @@ class OpenApiImporter {
     const media = site.content[chosen];
     if (!isPlainObject(media)) return whole(mediaPointer, 'invalid media type object (not an object)');
     if (!Object.hasOwn(media, 'schema')) return whole(mediaPointer, 'no schema');
-    const compiled = this.schemas.compile(media.schema, mediaPointer + '/schema');
+    const compiled = this.schemas.compile(media.schema, `${mediaPointer}/schema`);
     // Lenient compilation leaves every problem unchecked; a schema is always produced.
     if (compiled.schema === null) throw new Error('a lenient schema compilation reported problems');
     return { schema: compiled.schema, unchecked: compiled.unchecked };
@@ -331,7 +347,7 @@ class OpenApiImporter {
   }
 
   private skip(pointer: string, reason: string): void {
-    this.skipped.set(pointer + '\u0000' + reason, { pointer, reason });
+    this.skipped.set(`${pointer}\u0000${reason}`, { pointer, reason });
   }
 }
 

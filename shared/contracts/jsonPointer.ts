@@ -15,7 +15,7 @@ export function childPointer(parent: string, token: string | number): string {
 }
 
 export function pointerOf(tokens: readonly string[]): string {
-  return tokens.map((token) => '/' + escapeToken(token)).join('');
+  return tokens.map((token) => `/${escapeToken(token)}`).join('');
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -81,5 +81,5 @@ export function resolveTokens(root: unknown, tokens: readonly string[]): unknown
  * percent-encoded where RFC 3986 does not allow the character in a fragment.
  */
 export function fragmentRef(tokens: readonly string[]): string {
-  return '#' + tokens.map((token) => '/' + escapeToken(token).replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]+/g, encodeURIComponent)).join('');
+  return `#${tokens.map((token) => `/${escapeToken(token).replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]+/g, encodeURIComponent)}`).join('')}`;
 }

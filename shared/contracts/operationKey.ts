@@ -23,5 +23,5 @@ export function normalizeStatusSelector(value: string): string | null {
 
 /** Shortens document-supplied text quoted in a reason, so a reason stays readable. */
 export function quote(value: string, max = 120): string {
-  return value.length > max ? value.slice(0, max) + '…' : value;
+  return value.length > max ? `${value.slice(0, max)}…` : value;
 }

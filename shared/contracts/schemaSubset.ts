@@ -142,7 +142,7 @@ export class SchemaCompiler {
     for (const [target, unit] of [[pointer, root] as const, ...defs]) {
       if (unit.pureRef !== null && this.loopsWithoutSchema(target)) {
         // The analyzer expands such a loop to nothing, so the schema accepts anything there.
-        this.problem({ problems, refused: new Set(), inlined: new Set() }, unit.schema as object, target + '/$ref', 'reference cycle without a schema');
+        this.problem({ problems, refused: new Set(), inlined: new Set() }, unit.schema as object, `${target}/$ref`, 'reference cycle without a schema');
       }
     }
     if (problems.length > 0) return { schema: null, problems: sortProblems(problems), unchecked: [] };
@@ -312,7 +312,7 @@ export class SchemaCompiler {
     if (!isPlainObject(node)) return this.problem(acc, {}, pointer, 'invalid schema (not an object or boolean)');
     const out: Record<string, unknown> = {};
     if (Object.hasOwn(node, '$ref')) {
-      const ref = this.reference(node.$ref, pointer + '/$ref', acc);
+      const ref = this.reference(node.$ref, `${pointer}/$ref`);
       if (!this.options.refSiblingsApply) return typeof ref === 'string' ? { $ref: ref } : this.problem(acc, {}, ref.at, ref.reason);
       if (typeof ref === 'string') out.$ref = ref;
       else this.problem(acc, out, ref.at, ref.reason);
@@ -365,7 +365,7 @@ export class SchemaCompiler {
           break;
         case 'allOf':
           if (!Array.isArray(value) || value.length === 0) this.problem(acc, out, at, 'invalid allOf (not a non-empty array)');
-          else value.forEach((member, index) => conjuncts.push(this.normalize(member, childPointer(at, index), depth + 1, acc)));
+          else value.forEach((member, index) => { conjuncts.push(this.normalize(member, childPointer(at, index), depth + 1, acc)); });
           break;
         case 'oneOf':
         case 'anyOf': {
@@ -412,19 +412,19 @@ export class SchemaCompiler {
   private types(value: unknown, pointer: string, holder: object, acc: Accumulator): string[] | undefined {
     const list = typeof value === 'string' ? [value] : value;
     if (!Array.isArray(list) || list.length === 0 || !list.every((type) => typeof type === 'string')) {
-      this.problem(acc, holder, pointer + '/type', 'invalid type');
+      this.problem(acc, holder, `${pointer}/type`, 'invalid type');
       return undefined;
     }
     const unknown = list.find((type) => !TYPES.has(type));
     if (unknown !== undefined) {
-      this.problem(acc, holder, pointer + '/type', `unsupported type ${quote(unknown)}`);
+      this.problem(acc, holder, `${pointer}/type`, `unsupported type ${quote(unknown)}`);
       return undefined;
     }
     return [...new Set(list as string[])].sort(compare);
   }
 
   /** The stored `$ref` naming the definition, or what keeps the reference from being imported. */
-  private reference(value: unknown, at: string, acc: Accumulator): string | SchemaProblem {
+  private reference(value: unknown, at: string): string | SchemaProblem {
     if (typeof value !== 'string') return { at, reason: 'invalid reference (not a string)' };
     const parsed = parseReference(value);
     if (parsed.kind === 'remote') return { at, reason: `remote reference ${quote(value)}` };
@@ -456,7 +456,7 @@ export class SchemaCompiler {
   private nameOf(pointer: string): string {
     let name = this.names.get(pointer);
     if (name === undefined) {
-      const prefix = this.options.namedContainer.map((token) => '/' + token).join('') + '/';
+      const prefix = `${this.options.namedContainer.map((token) => `/${token}`).join('')}/`;
       const rest = pointer.startsWith(prefix) ? pointer.slice(prefix.length) : '';
       name = SAFE_NAME.test(rest) ? rest : pointer;
       this.names.set(pointer, name);
@@ -534,6 +534,6 @@ function isNullSchema(schema: unknown): boolean {
 
 function sortProblems(problems: SchemaProblem[]): SchemaProblem[] {
   const unique = new Map<string, SchemaProblem>();
-  for (const problem of problems) unique.set(problem.at + '\u0000' + problem.reason, problem);
+  for (const problem of problems) unique.set(`${problem.at}\u0000${problem.reason}`, problem);
   return [...unique.values()].sort((a, b) => compare(a.at, b.at) || compare(a.reason, b.reason));
 }

@@ -1,12 +1,40 @@
 import { markEvaluated } from '../../analyzer/ruleStore.js';
+import type { CopiedArtifacts } from '../../management/configuration/artifacts.js';
+import type { ReviewView } from '../../management/configuration/configurationService.js';
+import type { Proof } from '../../management/configuration/snapshot.js';
+import type { SetupReceipt, SetupReviewView } from '../../management/connectionSetup/setupViews.js';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { RULE_MUTATIONS_PER_MINUTE } from '../../management/rules/ruleService.js';
 import { advanceClock, type TestContext } from './context.js';
 import { registerDraft } from './contracts.js';
 import { createRuleWithKey } from './rules.js';
 
+/** 02 "Operation review (preview or expired)" of a configuration copy or compensation: the preview and status answers. */
+export type ConfigurationReview = ReviewView;
+
+/** 02 "Operation receipt (completed)" of a configuration copy or compensation: the apply and status answers. */
+export interface ConfigurationReceipt {
+  operationId: string;
+  action: ConfigurationReview['action'];
+  status: 'completed';
+  connectionId: string;
+  workspaceIntegrationId: string;
+  mode: 'sandbox' | 'live';
+  revision: string;
+  completedAt: string;
+  originalOperationId: string | null;
+  proof: Proof;
+  copiedArtifacts: CopiedArtifacts;
+  replayed: boolean;
+  historical: boolean;
+}
+
+/** A second-mode setup review (preview and status answers) and its completed receipt (apply answer). */
+export type SetupReview = SetupReviewView;
+export type { SetupReceipt };
+
 /** 02 Operation receipt `proof` of an applied review (copy, compensation or setup), as the client can check it. */
-export function expectedProof(review: Record<string, any>): Record<string, string> {
+export function expectedProof(review: { fingerprint: string; snapshot: { fingerprint: string } }): Record<string, string> {
   return { schema: 'service.configuration-operation/1', approvalFingerprint: review.fingerprint, configurationFingerprint: review.snapshot.fingerprint };
 }
 

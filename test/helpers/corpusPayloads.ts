@@ -7,15 +7,15 @@ import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
 
 export type Json = Record<string, unknown>;
 
-export const escape = (token: string) => token.replace(/~/g, '~0').replace(/\//g, '~1');
-export const unescape = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
+export const escapeToken = (token: string) => token.replace(/~/g, '~0').replace(/\//g, '~1');
+export const unescapeToken = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
 export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The node an RFC 6901 pointer names inside `root` (own members only), or undefined. */
 export function resolvePointer(root: unknown, pointer: string): unknown {
   if (pointer === '') return root;
   let node = root;
-  for (const token of pointer.slice(1).split('/').map(unescape)) {
+  for (const token of pointer.slice(1).split('/').map(unescapeToken)) {
     if (!isObject(node) || !Object.hasOwn(node, token)) return undefined;
     node = node[token];
   }
@@ -44,7 +44,7 @@ export function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): 
     const pointers = [pointer];
     for (let hops = 0; hops < 32 && isObject(node) && typeof node.$ref === 'string' && node.$ref.startsWith('#/'); hops++) {
       const target = node.$ref.slice(1);
-      node = resolvePointer(document, target.split('/').map((token) => escape(unescape(decodeURIComponent(token)))).join('/'));
+      node = resolvePointer(document, target.split('/').map((token) => escapeToken(unescapeToken(decodeURIComponent(token)))).join('/'));
       pointers.push(target);
     }
     return [node, pointers];
@@ -58,7 +58,7 @@ export function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): 
   const container = document[source] as Json;
   for (const [name, rawItem] of Object.entries(container)) {
     if (source === 'paths' && name.startsWith('x-')) continue;
-    const [item, itemPointers] = resolve(rawItem, `/${source}/${escape(name)}`);
+    const [item, itemPointers] = resolve(rawItem, `/${source}/${escapeToken(name)}`);
     if (!isObject(item)) continue;
     for (const method of PATH_ITEM_METHODS) {
       const operation = item[method];
@@ -74,10 +74,10 @@ export function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): 
       if (source === 'paths' && isObject(operation.responses)) {
         for (const [code, rawResponse] of Object.entries(operation.responses)) {
           if (code.startsWith('x-')) continue;
-          const [response, pointers] = resolve(rawResponse, at(`/responses/${escape(code)}`).at(-1) as string);
+          const [response, pointers] = resolve(rawResponse, at(`/responses/${escapeToken(code)}`).at(-1) as string);
           // A method outside 01 Limits leaves out only what declares content.
           if (!supported && isObject(response) && !Object.hasOwn(response, 'content')) continue;
-          payloads.push({ key: payloadKey(method, name, 'response', code), route: name, pointers: [...at(`/responses/${escape(code)}`), ...pointers], json: hasJson(response) });
+          payloads.push({ key: payloadKey(method, name, 'response', code), route: name, pointers: [...at(`/responses/${escapeToken(code)}`), ...pointers], json: hasJson(response) });
           count++;
         }
       }

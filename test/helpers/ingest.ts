@@ -192,16 +192,43 @@ export interface SendOptions {
   signingKey?: string;
 }
 
+/** One item's result in POST /ingest's answer (document 03). */
+export interface ItemResult {
+  index: number;
+  accepted: boolean;
+  eventId?: string;
+  issues?: string[];
+}
+
+/**
+ * The members of the edge's JSON answers (document 03): a batch's on POST /ingest (202, 207), the
+ * connection check's on GET /v1/collector/connection, `error` on a refusal. Which of them an
+ * answer has depends on its route and status.
+ */
+export interface EdgeAnswerBody {
+  accepted?: number;
+  persisted?: number;
+  results?: ItemResult[];
+  connectionId?: string;
+  credentialStatus?: string;
+  activeContractVersionId?: string | null;
+  routes?: { method: string; routeTemplate: string; basePaths: string[] }[];
+  routesTruncated?: boolean;
+  limits?: { observationsPerMinute: number; requestsPerMinute: number };
+  error?: string;
+}
+
 export interface EdgeAnswer {
   status: number;
   headers: Headers;
   text: string;
-  body: any;
+  /** The parsed answer; undefined when it is not JSON. */
+  body: EdgeAnswerBody | undefined;
 }
 
 async function answer(res: Response): Promise<EdgeAnswer> {
   const text = await res.text();
-  let body: unknown = undefined;
+  let body: EdgeAnswerBody | undefined;
   try {
     body = JSON.parse(text);
   } catch {

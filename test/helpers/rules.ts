@@ -1,7 +1,26 @@
 import { expect } from 'vitest';
+import type { RuleView } from '../../management/rules/ruleService.js';
 import { RULE_CHANGE_TOPIC, type RuleChangeJob } from '../../shared/analysis/ruleChangeJob.js';
 import { readConnectionRow } from './connections.js';
 import { callWithKey, newIdempotencyKey, type TestContext } from './context.js';
+
+/** 02 "Rule mutation receipt": the answer of a rule create, update or delete, and of its operation read. */
+export interface RuleReceipt {
+  connectionId: string;
+  workspaceIntegrationId: string;
+  mode: 'sandbox' | 'live';
+  revision: string;
+  operationId: string;
+  action: 'rule.create' | 'rule.update' | 'rule.delete';
+  status: 'completed';
+  expectedRevision: string;
+  requestFingerprint: string;
+  completedAt: string;
+  /** The rule after the change (a delete's: the removed rule). */
+  rule: RuleView;
+  replayed: boolean;
+  historical: boolean;
+}
 
 /**
  * Creates a reconciliation rule through POST /v1/connections/{connectionId}/reconciliation-rules
@@ -9,7 +28,7 @@ import { callWithKey, newIdempotencyKey, type TestContext } from './context.js';
  */
 export async function createRuleWithKey(
   ctx: TestContext, key: string, connectionId: string, definition: Record<string, unknown>, idempotencyKey: string = newIdempotencyKey(),
-): Promise<Record<string, any>> {
+): Promise<RuleReceipt> {
   const { revision } = await readConnectionRow(ctx, connectionId);
   const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/reconciliation-rules`, {
     idempotencyKey, body: { expectedRevision: revision, ...definition },
