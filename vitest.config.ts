@@ -39,10 +39,19 @@ export const REDIS_CLUSTER_TEST_ENV = {
 export const REDIS_CLUSTER_TESTS = [
   'test/redisCluster.test.ts',
   // The ingest conformance: every admission, de-duplication, limit, log and crash case on the cluster too.
-  'test/ingest.test.ts', 'test/ingestAdmission.test.ts', 'test/ingestLimits.test.ts', 'test/ingestFastify.test.ts', 'test/ingestFuzz.test.ts',
-  'test/ingestWalEdge.test.ts', 'test/ingestCrash.test.ts', 'test/ingestWalCrash.test.ts',
+  'test/ingest.test.ts',
+  'test/ingestAdmission.test.ts',
+  'test/ingestLimits.test.ts',
+  'test/ingestFastify.test.ts',
+  'test/ingestFuzz.test.ts',
+  'test/ingestWalEdge.test.ts',
+  'test/ingestCrash.test.ts',
+  'test/ingestWalCrash.test.ts',
   // The analyzer and the management plane on the cluster client.
-  'test/ruleEvaluation.test.ts', 'test/credentials.test.ts', 'test/billing.test.ts', 'test/analyzer.test.ts',
+  'test/ruleEvaluation.test.ts',
+  'test/credentials.test.ts',
+  'test/billing.test.ts',
+  'test/analyzer.test.ts',
 ];
 
 /** Of those, the files that test the cluster itself: not run against the single Redis. */

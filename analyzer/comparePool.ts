@@ -74,7 +74,10 @@ export class ComparePool {
         return;
       }
       const waiting = pending.get(key);
-      if (waiting !== undefined) { waiting.push(index); return; }
+      if (waiting !== undefined) {
+        waiting.push(index);
+        return;
+      }
       const indexes = [index];
       pending.set(key, indexes);
       let list = misses.get(request.versionId);
@@ -91,13 +94,19 @@ export class ComparePool {
       if (contract === undefined) throw new Error(`contract version ${versionId} is not loaded`);
       for (let from = 0; from < list.length; from += ITEMS_PER_TASK) {
         const chunk = list.slice(from, from + ITEMS_PER_TASK);
-        const task: CompareTask = { versionId, operationsJson: contract.operationsJson, items: chunk.map((m) => ({ operationId: m.request.operation.id, shape: m.request.shape ?? shapes.get(m.request.shapeHash)! })) };
-        tasks.push(this.run(task).then((findings) => {
-          chunk.forEach((miss, i) => {
-            this.remember(miss.key, findings[i]);
-            for (const index of miss.index) results[index] = findings[i];
-          });
-        }));
+        const task: CompareTask = {
+          versionId,
+          operationsJson: contract.operationsJson,
+          items: chunk.map((m) => ({ operationId: m.request.operation.id, shape: m.request.shape ?? shapes.get(m.request.shapeHash)! })),
+        };
+        tasks.push(
+          this.run(task).then((findings) => {
+            chunk.forEach((miss, i) => {
+              this.remember(miss.key, findings[i]);
+              for (const index of miss.index) results[index] = findings[i];
+            });
+          }),
+        );
       }
     }
     await Promise.all(tasks);

@@ -23,7 +23,10 @@ export function contractOf(versionId: string, operations: AnalysedOperation[]): 
 export class ContractCache {
   private readonly entries = new Map<string, Promise<LoadedContract>>();
 
-  constructor(private readonly pool: pg.Pool, private readonly capacity = 256) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly capacity = 256,
+  ) {}
 
   get(versionId: string): Promise<LoadedContract> {
     let entry = this.entries.get(versionId);

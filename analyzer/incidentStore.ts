@@ -25,17 +25,32 @@ export interface AnalysedConnection {
 /** Locks live connections in id order; deleted ones are left out (their observations are not analysed). */
 export async function lockConnections(db: pg.PoolClient, ids: readonly string[]): Promise<Map<string, AnalysedConnection>> {
   const { rows } = await db.query<{
-    id: string; workspace_id: string; integration_id: string; environment_id: string; mode: string;
-    active_contract_version_id: string | null; reanalysed_through_ms: string;
+    id: string;
+    workspace_id: string;
+    integration_id: string;
+    environment_id: string;
+    mode: string;
+    active_contract_version_id: string | null;
+    reanalysed_through_ms: string;
   }>(
     `SELECT id, workspace_id, integration_id, environment_id, mode, active_contract_version_id, reanalysed_through_ms
        FROM connections WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
     [[...new Set(ids)]],
   );
-  return new Map(rows.map((row) => [row.id, {
-    id: row.id, workspaceId: row.workspace_id, integrationId: row.integration_id, environmentId: row.environment_id, mode: row.mode,
-    activeContractVersionId: row.active_contract_version_id, reanalysedThroughMs: Number(row.reanalysed_through_ms),
-  }]));
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      {
+        id: row.id,
+        workspaceId: row.workspace_id,
+        integrationId: row.integration_id,
+        environmentId: row.environment_id,
+        mode: row.mode,
+        activeContractVersionId: row.active_contract_version_id,
+        reanalysedThroughMs: Number(row.reanalysed_through_ms),
+      },
+    ]),
+  );
 }
 
 /** What live analysis still owes a batch it claimed. */
@@ -98,9 +113,14 @@ async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: 
        last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)`,
     [
       incidentId,
-      findings.map((f) => f.finding.kind), findings.map((f) => f.finding.path), findings.map((f) => f.finding.expected),
-      findings.map((f) => f.finding.observed), findings.map((f) => f.finding.forbidden ?? null),
-      findings.map((f) => f.count), findings.map((f) => at(f.firstMs)), findings.map((f) => at(f.lastMs)),
+      findings.map((f) => f.finding.kind),
+      findings.map((f) => f.finding.path),
+      findings.map((f) => f.finding.expected),
+      findings.map((f) => f.finding.observed),
+      findings.map((f) => f.finding.forbidden ?? null),
+      findings.map((f) => f.count),
+      findings.map((f) => at(f.firstMs)),
+      findings.map((f) => at(f.lastMs)),
     ],
   );
 }
@@ -112,7 +132,10 @@ async function refreshSummary(db: pg.PoolClient, incidentId: string, kind: Incid
     [incidentId],
   );
   const findings = rows.filter((row) => row.kind !== null);
-  await db.query('UPDATE incidents SET summary = $2 WHERE id = $1', [incidentId, incidentSummary(kind, operationKey, findings, Number(rows[0]?.affected ?? 0))]);
+  await db.query('UPDATE incidents SET summary = $2 WHERE id = $1', [
+    incidentId,
+    incidentSummary(kind, operationKey, findings, Number(rows[0]?.affected ?? 0)),
+  ]);
 }
 
 async function insertIncident(db: pg.PoolClient, connection: AnalysedConnection, aggregate: IncidentAggregate, now: Date): Promise<string> {
@@ -123,9 +146,22 @@ async function insertIncident(db: pg.PoolClient, connection: AnalysedConnection,
         first_observed_at, last_observed_at, created_at, updated_at, rule_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', 'active', $9, '', $10, $11, $12, $13, $14, $15, $15, $16)`,
     [
-      id, connection.id, connection.workspaceId, connection.integrationId, connection.environmentId, connection.mode,
-      aggregate.operationKey, aggregate.kind, aggregate.contractVersionId, aggregate.count, aggregate.eventIds,
-      aggregate.count > aggregate.eventIds.length, at(aggregate.firstMs), at(aggregate.lastMs), now, aggregate.ruleId ?? null,
+      id,
+      connection.id,
+      connection.workspaceId,
+      connection.integrationId,
+      connection.environmentId,
+      connection.mode,
+      aggregate.operationKey,
+      aggregate.kind,
+      aggregate.contractVersionId,
+      aggregate.count,
+      aggregate.eventIds,
+      aggregate.count > aggregate.eventIds.length,
+      at(aggregate.firstMs),
+      at(aggregate.lastMs),
+      now,
+      aggregate.ruleId ?? null,
     ],
   );
   await upsertFindings(db, id, aggregate, false);
@@ -137,9 +173,16 @@ async function insertIncident(db: pg.PoolClient, connection: AnalysedConnection,
  * Adds newly analysed observations to the connection's open incident of each aggregate, or
  * opens one. The batches were claimed in this transaction, so nothing is added twice.
  */
-export async function addToIncidents(db: pg.PoolClient, connection: AnalysedConnection, aggregates: Iterable<IncidentAggregate>, now: Date): Promise<number> {
+export async function addToIncidents(
+  db: pg.PoolClient,
+  connection: AnalysedConnection,
+  aggregates: Iterable<IncidentAggregate>,
+  now: Date,
+): Promise<number> {
   let opened = 0;
-  const sorted = [...aggregates].sort((a, b) => (a.operationKey < b.operationKey ? -1 : a.operationKey > b.operationKey ? 1 : a.kind < b.kind ? -1 : 1));
+  const sorted = [...aggregates].sort((a, b) =>
+    a.operationKey < b.operationKey ? -1 : a.operationKey > b.operationKey ? 1 : a.kind < b.kind ? -1 : 1,
+  );
   for (const aggregate of sorted) {
     const { rows } = await db.query<{ id: string }>(
       `UPDATE incidents SET
@@ -151,8 +194,17 @@ export async function addToIncidents(db: pg.PoolClient, connection: AnalysedConn
           contract_version_id = $8, updated_at = $9
         WHERE connection_id = $1 AND operation_key = $2 AND kind = $3 AND status = 'open'
         RETURNING id`,
-      [connection.id, aggregate.operationKey, aggregate.kind, aggregate.count, aggregate.eventIds, at(aggregate.firstMs), at(aggregate.lastMs),
-        aggregate.contractVersionId, now],
+      [
+        connection.id,
+        aggregate.operationKey,
+        aggregate.kind,
+        aggregate.count,
+        aggregate.eventIds,
+        at(aggregate.firstMs),
+        at(aggregate.lastMs),
+        aggregate.contractVersionId,
+        now,
+      ],
     );
     if (rows.length === 0) {
       await insertIncident(db, connection, aggregate, now);
@@ -166,12 +218,25 @@ export async function addToIncidents(db: pg.PoolClient, connection: AnalysedConn
 }
 
 /** Replaces an open incident's counts, evidence and findings with reanalysis's recount. */
-export async function recountIncident(db: pg.PoolClient, incident: OpenIncidentRef, aggregate: IncidentAggregate, now: Date): Promise<void> {
+export async function recountIncident(
+  db: pg.PoolClient,
+  incident: OpenIncidentRef,
+  aggregate: IncidentAggregate,
+  now: Date,
+): Promise<void> {
   await db.query(
     `UPDATE incidents SET affected_records = $2, observation_ids = $3, evidence_truncated = $4, first_observed_at = $5,
         last_observed_at = $6, contract_version_id = $7, updated_at = $8 WHERE id = $1`,
-    [incident.id, aggregate.count, aggregate.eventIds, aggregate.count > aggregate.eventIds.length, at(aggregate.firstMs), at(aggregate.lastMs),
-      aggregate.contractVersionId, now],
+    [
+      incident.id,
+      aggregate.count,
+      aggregate.eventIds,
+      aggregate.count > aggregate.eventIds.length,
+      at(aggregate.firstMs),
+      at(aggregate.lastMs),
+      aggregate.contractVersionId,
+      now,
+    ],
   );
   await upsertFindings(db, incident.id, aggregate, true);
   await refreshSummary(db, incident.id, aggregate.kind, aggregate.operationKey);

@@ -18,8 +18,12 @@ function toJob([id, fields]: RawEntry): AnalysisJobEntry | null {
   const batchId = values.get('batchId');
   if (!connectionId || !batchId || !Number.isSafeInteger(receivedAtMs)) return null;
   return {
-    id, connectionId, batchId, receivedAtMs,
-    workspaceId: values.get('workspaceId') ?? '', mode: values.get('mode') ?? '',
+    id,
+    connectionId,
+    batchId,
+    receivedAtMs,
+    workspaceId: values.get('workspaceId') ?? '',
+    mode: values.get('mode') ?? '',
     eventIds: (values.get('eventIds') ?? '').split(',').filter(Boolean),
   };
 }
@@ -64,8 +68,18 @@ export class JobStream {
 
   /** New entries for this consumer, waiting up to blockMs for the first, on `reader` (a connection that nothing else waits on). */
   async read(reader: Redis, count: number, blockMs: number): Promise<Delivery> {
-    const reply = (await reader.xreadgroup('GROUP', this.group, this.consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.stream, '>')) as
-      [string, RawEntry[]][] | null;
+    const reply = (await reader.xreadgroup(
+      'GROUP',
+      this.group,
+      this.consumer,
+      'COUNT',
+      count,
+      'BLOCK',
+      blockMs,
+      'STREAMS',
+      this.stream,
+      '>',
+    )) as [string, RawEntry[]][] | null;
     return delivery(reply?.[0]?.[1] ?? []);
   }
 
@@ -74,8 +88,15 @@ export class JobStream {
    * XAUTOCLAIM moves them to this consumer. Walks the pending list a page per call.
    */
   async claim(minIdleMs: number, count: number): Promise<Delivery> {
-    const [next, entries, deleted] = (await this.redis.xautoclaim(this.stream, this.group, this.consumer, minIdleMs, this.claimCursor, 'COUNT', count)) as
-      [string, RawEntry[], string[]?];
+    const [next, entries, deleted] = (await this.redis.xautoclaim(
+      this.stream,
+      this.group,
+      this.consumer,
+      minIdleMs,
+      this.claimCursor,
+      'COUNT',
+      count,
+    )) as [string, RawEntry[], string[]?];
     this.claimCursor = next;
     // Entries trimmed while pending come back as deleted ids (Redis 7): acknowledge them away.
     if (deleted && deleted.length > 0) await this.ack(deleted);
@@ -92,7 +113,11 @@ export class JobStream {
   async ack(ids: readonly string[], batchIds: readonly string[] = []): Promise<void> {
     if (ids.length === 0) return;
     if (batchIds.length > 0) await this.redis.zrem(RedisKeys.unanalysedBatches, ...batchIds);
-    await this.redis.multi().xack(this.stream, this.group, ...ids).xdel(this.stream, ...ids).exec();
+    await this.redis
+      .multi()
+      .xack(this.stream, this.group, ...ids)
+      .xdel(this.stream, ...ids)
+      .exec();
   }
 
   /** Entries delivered and not yet acknowledged, and entries not yet delivered (lag). */

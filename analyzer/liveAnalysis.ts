@@ -40,14 +40,27 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
     analysed = 0;
     aggregatesOut.length = 0;
     opened = 0;
-    const connections = await lockConnections(db, jobs.map((job) => job.connectionId));
-    const claimed = await claimBatches(db, jobs.map((job) => job.batchId), now);
-    const fresh = jobs.filter((job) => (claimed.fresh.has(job.batchId) || claimed.rulesOnly.has(job.batchId)) && connections.has(job.connectionId));
+    const connections = await lockConnections(
+      db,
+      jobs.map((job) => job.connectionId),
+    );
+    const claimed = await claimBatches(
+      db,
+      jobs.map((job) => job.batchId),
+      now,
+    );
+    const fresh = jobs.filter(
+      (job) => (claimed.fresh.has(job.batchId) || claimed.rulesOnly.has(job.batchId)) && connections.has(job.connectionId),
+    );
     // Batches a reanalysis recounted, or received before the connection's last reanalysis, are
     // already in its shape counts; their rules are evaluated here all the same.
-    const counted = fresh.filter((job) => claimed.fresh.has(job.batchId)
-      && job.receivedAtMs > (connections.get(job.connectionId)?.reanalysedThroughMs ?? 0));
-    const [groups, sources] = await Promise.all([groupsOfBatches(deps.clickhouse, counted), evaluateRules(db, deps.clickhouse, fresh, now)]);
+    const counted = fresh.filter(
+      (job) => claimed.fresh.has(job.batchId) && job.receivedAtMs > (connections.get(job.connectionId)?.reanalysedThroughMs ?? 0),
+    );
+    const [groups, sources] = await Promise.all([
+      groupsOfBatches(deps.clickhouse, counted),
+      evaluateRules(db, deps.clickhouse, fresh, now),
+    ]);
     ruleSources = sources;
     const contracts = new Map<string, LoadedContract>();
     for (const connection of connections.values()) {

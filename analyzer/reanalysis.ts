@@ -5,7 +5,14 @@ import { withTransaction } from '../shared/db/transaction.js';
 import { REANALYSIS_TOPIC, type ReanalysisJob } from '../shared/analysis/reanalysisJob.js';
 import { analysisWindow, openIncidentsOf, planReanalysis } from '../shared/analysis/reanalysisPlan.js';
 import { batchIdsOfWindow } from '../shared/analysis/observationGroups.js';
-import { addToIncidents, lockConnections, markRecountedBatches, recountIncident, refreshConnectionState, resolveByContract } from './incidentStore.js';
+import {
+  addToIncidents,
+  lockConnections,
+  markRecountedBatches,
+  recountIncident,
+  refreshConnectionState,
+  resolveByContract,
+} from './incidentStore.js';
 import type { AnalysisDeps } from './liveAnalysis.js';
 
 /**
@@ -23,17 +30,28 @@ const RECOUNT_MARGIN_MS = 60_000;
  * counted; it still evaluates their reconciliation rules, which a recount does not. A batch the
  * recount did not see (still being inserted) is neither, so live analysis counts it.
  */
-async function markRecounted(clickhouse: ClickHouseClient, db: pg.PoolClient, connectionId: string, lastReceivedAtMs: number | null, now: Date): Promise<void> {
+async function markRecounted(
+  clickhouse: ClickHouseClient,
+  db: pg.PoolClient,
+  connectionId: string,
+  lastReceivedAtMs: number | null,
+  now: Date,
+): Promise<void> {
   if (lastReceivedAtMs === null) return;
   const batchIds = await batchIdsOfWindow(clickhouse, connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS, lastReceivedAtMs + 1);
   await markRecountedBatches(db, batchIds, now);
-  await db.query('UPDATE connections SET reanalysed_through_ms = GREATEST(reanalysed_through_ms, $2) WHERE id = $1',
-    [connectionId, lastReceivedAtMs - RECOUNT_MARGIN_MS]);
+  await db.query('UPDATE connections SET reanalysed_through_ms = GREATEST(reanalysed_through_ms, $2) WHERE id = $1', [
+    connectionId,
+    lastReceivedAtMs - RECOUNT_MARGIN_MS,
+  ]);
 }
 
 /** A reanalysis whose ClickHouse read went past the server's limits (its transaction rolled back). */
 export class ReanalysisReadRefused extends Error {
-  constructor(readonly jobId: string, cause: Error) {
+  constructor(
+    readonly jobId: string,
+    cause: Error,
+  ) {
     super(`reanalysis job ${jobId}: ${cause.message}`, { cause });
   }
 }
@@ -74,8 +92,19 @@ export async function runNextReanalysis(deps: AnalysisDeps, skip: readonly strin
       const contract = await deps.contracts.get(job.contractVersionId);
       deps.compare.register(contract);
       const open = await openIncidentsOf(db, connection.id, { lock: true });
-      const plan = await planReanalysis(deps.clickhouse, connection.id, contract, analysisWindow(now.getTime()), open, deps.compare.compareMany);
-      await resolveByContract(db, plan.resolved.map((incident) => incident.id), now);
+      const plan = await planReanalysis(
+        deps.clickhouse,
+        connection.id,
+        contract,
+        analysisWindow(now.getTime()),
+        open,
+        deps.compare.compareMany,
+      );
+      await resolveByContract(
+        db,
+        plan.resolved.map((incident) => incident.id),
+        now,
+      );
       for (const { incident, aggregate } of plan.continued) await recountIncident(db, incident, aggregate, now);
       opened = await addToIncidents(db, connection, plan.opened, now);
       resolved = plan.resolved.length;

@@ -22,7 +22,10 @@ export async function applyRuleChanges(pool: pg.Pool, clock: Clock): Promise<num
     );
     if (rows.length === 0) return 0;
     const now = clock.now();
-    await lockConnections(db, rows.map((row) => row.payload.connectionId));
+    await lockConnections(
+      db,
+      rows.map((row) => row.payload.connectionId),
+    );
     const ruleIds = [...new Set(rows.map((row) => row.payload.ruleId))];
     await db.query(
       `DELETE FROM rule_deadlines d WHERE d.rule_id = ANY($1::text[]) AND NOT EXISTS (

@@ -6,8 +6,12 @@ import { enabledRulesOf, insertDeadlines, markEvaluated, satisfyDeadlines, type 
 
 /** An outcome satisfies a source when it is of the rule's type, shares its hash and occurred within its delay. */
 function satisfies(outcome: CorrelatedObservation, deadline: Deadline): boolean {
-  return outcome.businessObjectType === deadline.expectedObjectType && outcome.sourceEventIdHash === deadline.sourceEventIdHash
-    && outcome.occurredAtMs >= deadline.occurredAtMs && outcome.occurredAtMs <= deadline.dueAtMs;
+  return (
+    outcome.businessObjectType === deadline.expectedObjectType
+    && outcome.sourceEventIdHash === deadline.sourceEventIdHash
+    && outcome.occurredAtMs >= deadline.occurredAtMs
+    && outcome.occurredAtMs <= deadline.dueAtMs
+  );
 }
 
 /** Outcomes by connection and correlation hash, asked whether any satisfies a deadline. */
@@ -24,7 +28,9 @@ export class OutcomeIndex {
   }
 
   satisfies(deadline: Deadline): boolean {
-    return (this.byCorrelation.get(correlationKey(deadline.connectionId, deadline.sourceEventIdHash)) ?? []).some((outcome) => satisfies(outcome, deadline));
+    return (this.byCorrelation.get(correlationKey(deadline.connectionId, deadline.sourceEventIdHash)) ?? []).some((outcome) =>
+      satisfies(outcome, deadline),
+    );
   }
 }
 
@@ -38,7 +44,12 @@ const correlationKey = (connectionId: string, hash: string) => `${connectionId}\
  * by stream time (ruleFiring.ts). Observations without a correlation hash cannot be paired and
  * are left out (docs/decisions/rules.md). Returns how many sources were evaluated.
  */
-export async function evaluateRules(db: pg.PoolClient, clickhouse: ClickHouseClient, batches: readonly BatchRef[], now: Date): Promise<number> {
+export async function evaluateRules(
+  db: pg.PoolClient,
+  clickhouse: ClickHouseClient,
+  batches: readonly BatchRef[],
+  now: Date,
+): Promise<number> {
   const rules = await enabledRulesOf(db, [...new Set(batches.map((batch) => batch.connectionId))]);
   if (rules.size === 0) return 0;
   const sourceTypes = new Set<string>();
@@ -49,12 +60,18 @@ export async function evaluateRules(db: pg.PoolClient, clickhouse: ClickHouseCli
       objectTypes.add(rule.expectedObjectType);
     }
   }
-  const observations = await correlatedObservationsOfBatches(clickhouse, batches.filter((batch) => rules.has(batch.connectionId)), sourceTypes, objectTypes);
+  const observations = await correlatedObservationsOfBatches(
+    clickhouse,
+    batches.filter((batch) => rules.has(batch.connectionId)),
+    sourceTypes,
+    objectTypes,
+  );
   const opened: Deadline[] = [];
   const evaluated = new Set<string>();
   let sources = 0;
   const outcomes = observations.filter((observation) =>
-    (rules.get(observation.connectionId) ?? []).some((rule) => rule.expectedObjectType === observation.businessObjectType));
+    (rules.get(observation.connectionId) ?? []).some((rule) => rule.expectedObjectType === observation.businessObjectType),
+  );
   // Outcomes of these batches, to pair the sources analysed with them.
   const paired = new OutcomeIndex(outcomes);
   for (const observation of observations) {
@@ -75,8 +92,13 @@ export async function evaluateRules(db: pg.PoolClient, clickhouse: ClickHouseCli
 
 function deadlineOf(rule: EvaluatedRule, source: CorrelatedObservation): Deadline {
   return {
-    ruleId: rule.id, sourceEventId: source.eventId, connectionId: source.connectionId, sourceEventType: rule.sourceEventType,
-    expectedObjectType: rule.expectedObjectType, sourceEventIdHash: source.sourceEventIdHash,
-    occurredAtMs: source.occurredAtMs, dueAtMs: source.occurredAtMs + rule.maxDelayMs,
+    ruleId: rule.id,
+    sourceEventId: source.eventId,
+    connectionId: source.connectionId,
+    sourceEventType: rule.sourceEventType,
+    expectedObjectType: rule.expectedObjectType,
+    sourceEventIdHash: source.sourceEventIdHash,
+    occurredAtMs: source.occurredAtMs,
+    dueAtMs: source.occurredAtMs + rule.maxDelayMs,
   };
 }

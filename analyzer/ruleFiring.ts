@@ -8,7 +8,15 @@ import type { Finding } from '../shared/analysis/types.js';
 import { addToIncidents, lockConnections, refreshConnectionState } from './incidentStore.js';
 import { OutcomeIndex } from './ruleEvaluation.js';
 import { storedOutcomes } from './ruleObservations.js';
-import { currentRules, dueDeadlines, earliestDeadlineMs, markEvaluated, takeDeadlines, type Deadline, type EvaluatedRule } from './ruleStore.js';
+import {
+  currentRules,
+  dueDeadlines,
+  earliestDeadlineMs,
+  markEvaluated,
+  takeDeadlines,
+  type Deadline,
+  type EvaluatedRule,
+} from './ruleStore.js';
 import type { StreamTime } from './streamTime.js';
 
 /** Deadlines fired per transaction. */
@@ -43,7 +51,7 @@ function missingFinding(rule: EvaluatedRule): Finding {
     kind: 'expected-outcome-missing',
     path: '',
     expected: `${rule.expectedObjectType} within ${rule.maxDelayMs} ms of ${rule.sourceEventType}`,
-    observed: 'no observation of that object type with the source\'s correlation hash',
+    observed: "no observation of that object type with the source's correlation hash",
   };
 }
 
@@ -65,13 +73,20 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
   const now = deps.clock.now();
   let result: FiringRound = { taken: 0, fired: 0, opened: 0, streamLagMs };
   await withTransaction(deps.pool, async (db) => {
-    const connections = await lockConnections(db, candidates.map((d) => d.connectionId));
+    const connections = await lockConnections(
+      db,
+      candidates.map((d) => d.connectionId),
+    );
     const taken = await takeDeadlines(db, candidates);
-    const rules = await currentRules(db, taken.map((d) => d.ruleId));
+    const rules = await currentRules(
+      db,
+      taken.map((d) => d.ruleId),
+    );
     const missing = new Map<string, Deadline[]>();
     for (const deadline of taken) {
       const rule = rules.get(deadline.ruleId);
-      if (!rule?.enabled || rule.sourceEventType !== deadline.sourceEventType || rule.expectedObjectType !== deadline.expectedObjectType) continue;
+      if (!rule?.enabled || rule.sourceEventType !== deadline.sourceEventType || rule.expectedObjectType !== deadline.expectedObjectType)
+        continue;
       if (outcomes.satisfies(deadline)) continue;
       const list = missing.get(deadline.ruleId);
       if (list === undefined) missing.set(deadline.ruleId, [deadline]);
@@ -104,7 +119,12 @@ async function outcomesOf(clickhouse: ClickHouseClient, candidates: readonly Dea
   for (const d of candidates) {
     const query = queries.get(d.connectionId);
     if (query === undefined) {
-      queries.set(d.connectionId, { connectionId: d.connectionId, hashes: new Set([d.sourceEventIdHash]), objectTypes: new Set([d.expectedObjectType]), receivedFromMs: d.occurredAtMs - CLOCK_SKEW_MS });
+      queries.set(d.connectionId, {
+        connectionId: d.connectionId,
+        hashes: new Set([d.sourceEventIdHash]),
+        objectTypes: new Set([d.expectedObjectType]),
+        receivedFromMs: d.occurredAtMs - CLOCK_SKEW_MS,
+      });
     } else {
       query.hashes.add(d.sourceEventIdHash);
       query.objectTypes.add(d.expectedObjectType);
@@ -127,7 +147,10 @@ function aggregateOf(rule: EvaluatedRule, deadlines: readonly Deadline[], contra
     count: deadlines.length,
     firstMs,
     lastMs,
-    eventIds: deadlines.map((d) => d.sourceEventId).sort().slice(0, EVIDENCE_LIMIT),
+    eventIds: deadlines
+      .map((d) => d.sourceEventId)
+      .sort()
+      .slice(0, EVIDENCE_LIMIT),
     findings: new Map([[findingKey(finding), { finding, count: deadlines.length, firstMs, lastMs }]]),
     ruleId: rule.id,
   };

@@ -45,7 +45,10 @@ const list = (values: Iterable<string>) => [...new Set(values)].map(sqlLiteral).
  * cost follows sources and outcomes, not the batches' other observations.
  */
 export async function correlatedObservationsOfBatches(
-  clickhouse: ClickHouseClient, batches: readonly BatchRef[], sourceTypes: ReadonlySet<string>, objectTypes: ReadonlySet<string>,
+  clickhouse: ClickHouseClient,
+  batches: readonly BatchRef[],
+  sourceTypes: ReadonlySet<string>,
+  objectTypes: ReadonlySet<string>,
 ): Promise<CorrelatedObservation[]> {
   if (batches.length === 0 || (sourceTypes.size === 0 && objectTypes.size === 0)) return [];
   const kinds = [
@@ -75,8 +78,13 @@ export interface OutcomeQuery {
  */
 export async function storedOutcomes(clickhouse: ClickHouseClient, queries: readonly OutcomeQuery[]): Promise<CorrelatedObservation[]> {
   if (queries.length === 0) return [];
-  const where = queries.map((q) => `(connection_id = ${sqlLiteral(q.connectionId)} AND received_at_ms >= ${sqlLiteral(Math.max(0, q.receivedFromMs))}`
-    + ` AND source_event_id_hash IN (${list(q.hashes)}) AND business_object_type IN (${list(q.objectTypes)}))`).join(' OR ');
+  const where = queries
+    .map(
+      (q) =>
+        `(connection_id = ${sqlLiteral(q.connectionId)} AND received_at_ms >= ${sqlLiteral(Math.max(0, q.receivedFromMs))}`
+        + ` AND source_event_id_hash IN (${list(q.hashes)}) AND business_object_type IN (${list(q.objectTypes)}))`,
+    )
+    .join(' OR ');
   const result = await clickhouse.query({
     query: selectCorrelated(where),
     format: 'JSONEachRow',

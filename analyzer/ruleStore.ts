@@ -25,8 +25,11 @@ interface RuleRow {
 }
 
 const toRule = (row: RuleRow): EvaluatedRule => ({
-  id: row.id, connectionId: row.connection_id, sourceEventType: row.source_event_type,
-  expectedObjectType: row.expected_object_type, maxDelayMs: row.max_delay_ms,
+  id: row.id,
+  connectionId: row.connection_id,
+  sourceEventType: row.source_event_type,
+  expectedObjectType: row.expected_object_type,
+  maxDelayMs: row.max_delay_ms,
 });
 
 /** The enabled rules of these connections, by connection. */
@@ -48,7 +51,10 @@ export async function enabledRulesOf(db: pg.PoolClient, connectionIds: readonly 
 }
 
 /** The rules by id, as they are now (deleted ones absent); enabled or not. */
-export async function currentRules(db: pg.PoolClient, ruleIds: readonly string[]): Promise<Map<string, EvaluatedRule & { enabled: boolean }>> {
+export async function currentRules(
+  db: pg.PoolClient,
+  ruleIds: readonly string[],
+): Promise<Map<string, EvaluatedRule & { enabled: boolean }>> {
   const { rows } = await db.query<RuleRow & { enabled: boolean }>(
     `SELECT id, connection_id, source_event_type, expected_object_type, max_delay_ms, enabled
        FROM reconciliation_rules WHERE id = ANY($1::text[])`,
@@ -80,12 +86,18 @@ interface DeadlineRow {
   due_at_ms: string;
 }
 
-const DEADLINE_COLUMNS = 'rule_id, source_event_id, connection_id, source_event_type, expected_object_type, source_event_id_hash, occurred_at_ms, due_at_ms';
+const DEADLINE_COLUMNS =
+  'rule_id, source_event_id, connection_id, source_event_type, expected_object_type, source_event_id_hash, occurred_at_ms, due_at_ms';
 
 const toDeadline = (row: DeadlineRow): Deadline => ({
-  ruleId: row.rule_id, sourceEventId: row.source_event_id, connectionId: row.connection_id, sourceEventType: row.source_event_type,
-  expectedObjectType: row.expected_object_type, sourceEventIdHash: row.source_event_id_hash,
-  occurredAtMs: Number(row.occurred_at_ms), dueAtMs: Number(row.due_at_ms),
+  ruleId: row.rule_id,
+  sourceEventId: row.source_event_id,
+  connectionId: row.connection_id,
+  sourceEventType: row.source_event_type,
+  expectedObjectType: row.expected_object_type,
+  sourceEventIdHash: row.source_event_id_hash,
+  occurredAtMs: Number(row.occurred_at_ms),
+  dueAtMs: Number(row.due_at_ms),
 });
 
 /** Stores new deadlines in one statement; one already stored (the same rule and source) is kept. */
@@ -96,9 +108,14 @@ export async function insertDeadlines(db: pg.PoolClient, deadlines: readonly Dea
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
      ON CONFLICT (rule_id, source_event_id) DO NOTHING`,
     [
-      deadlines.map((d) => d.ruleId), deadlines.map((d) => d.sourceEventId), deadlines.map((d) => d.connectionId),
-      deadlines.map((d) => d.sourceEventType), deadlines.map((d) => d.expectedObjectType), deadlines.map((d) => d.sourceEventIdHash),
-      deadlines.map((d) => d.occurredAtMs), deadlines.map((d) => d.dueAtMs),
+      deadlines.map((d) => d.ruleId),
+      deadlines.map((d) => d.sourceEventId),
+      deadlines.map((d) => d.connectionId),
+      deadlines.map((d) => d.sourceEventType),
+      deadlines.map((d) => d.expectedObjectType),
+      deadlines.map((d) => d.sourceEventIdHash),
+      deadlines.map((d) => d.occurredAtMs),
+      deadlines.map((d) => d.dueAtMs),
     ],
   );
 }
@@ -123,8 +140,12 @@ export async function satisfyDeadlines(db: pg.PoolClient, outcomes: readonly Out
       WHERE d.connection_id = o.connection_id AND d.source_event_id_hash = o.hash AND d.expected_object_type = o.object_type
         AND o.occurred_at_ms BETWEEN d.occurred_at_ms AND d.due_at_ms
       RETURNING d.rule_id`,
-    [outcomes.map((o) => o.connectionId), outcomes.map((o) => o.businessObjectType), outcomes.map((o) => o.sourceEventIdHash),
-      outcomes.map((o) => o.occurredAtMs)],
+    [
+      outcomes.map((o) => o.connectionId),
+      outcomes.map((o) => o.businessObjectType),
+      outcomes.map((o) => o.sourceEventIdHash),
+      outcomes.map((o) => o.occurredAtMs),
+    ],
   );
   return [...new Set(rows.map((row) => row.rule_id))];
 }
@@ -138,7 +159,9 @@ export async function earliestDeadlineMs(db: pg.Pool): Promise<number | null> {
 /** Deadlines due by `dueByMs`, earliest first (read without locks: takeDeadlines decides). */
 export async function dueDeadlines(db: pg.Pool, dueByMs: number, limit: number): Promise<Deadline[]> {
   const { rows } = await db.query<DeadlineRow>(
-    `SELECT ${DEADLINE_COLUMNS} FROM rule_deadlines WHERE due_at_ms <= $1 ORDER BY due_at_ms LIMIT $2`, [dueByMs, limit]);
+    `SELECT ${DEADLINE_COLUMNS} FROM rule_deadlines WHERE due_at_ms <= $1 ORDER BY due_at_ms LIMIT $2`,
+    [dueByMs, limit],
+  );
   return rows.map(toDeadline);
 }
 
@@ -148,7 +171,9 @@ export async function takeDeadlines(db: pg.PoolClient, deadlines: readonly Deadl
   const { rows } = await db.query<DeadlineRow>(
     `DELETE FROM rule_deadlines d USING unnest($1::text[], $2::text[]) AS t (rule_id, source_event_id)
       WHERE d.rule_id = t.rule_id AND d.source_event_id = t.source_event_id
-      RETURNING ${DEADLINE_COLUMNS.split(', ').map((column) => `d.${column}`).join(', ')}`,
+      RETURNING ${DEADLINE_COLUMNS.split(', ')
+        .map((column) => `d.${column}`)
+        .join(', ')}`,
     [deadlines.map((d) => d.ruleId), deadlines.map((d) => d.sourceEventId)],
   );
   return rows.map(toDeadline);
@@ -159,5 +184,7 @@ export async function markEvaluated(db: pg.PoolClient, ruleIds: Iterable<string>
   const ids = [...new Set(ruleIds)].sort();
   if (ids.length === 0) return;
   await db.query(
-    'UPDATE reconciliation_rules SET last_evaluated_at = GREATEST(COALESCE(last_evaluated_at, $2), $2) WHERE id = ANY($1::text[])', [ids, now]);
+    'UPDATE reconciliation_rules SET last_evaluated_at = GREATEST(COALESCE(last_evaluated_at, $2), $2) WHERE id = ANY($1::text[])',
+    [ids, now],
+  );
 }

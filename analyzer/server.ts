@@ -20,11 +20,23 @@ export function startAnalyzerHealth(deps: AnalyzerHealthDeps, host: string, port
     if (request.method !== 'GET') return send(404, '{"error":"not_found"}');
     if (request.url === '/healthz') return send(200, '{"status":"ok"}');
     if (request.url === '/readyz') {
-      Promise.allSettled([deps.pool.query('SELECT 1'), deps.redis.ping(), deps.clickhouse.ping().then((r) => { if (!r.success) throw r.error; })]).then(([pg, redis, clickhouse]) => {
+      Promise.allSettled([
+        deps.pool.query('SELECT 1'),
+        deps.redis.ping(),
+        deps.clickhouse.ping().then((r) => {
+          if (!r.success) throw r.error;
+        }),
+      ]).then(([pg, redis, clickhouse]) => {
         const ready = pg.status === 'fulfilled' && redis.status === 'fulfilled' && clickhouse.status === 'fulfilled';
-        send(ready ? 200 : 503, JSON.stringify({
-          status: ready ? 'ready' : 'unavailable', postgres: pg.status === 'fulfilled', redis: redis.status === 'fulfilled', clickhouse: clickhouse.status === 'fulfilled',
-        }));
+        send(
+          ready ? 200 : 503,
+          JSON.stringify({
+            status: ready ? 'ready' : 'unavailable',
+            postgres: pg.status === 'fulfilled',
+            redis: redis.status === 'fulfilled',
+            clickhouse: clickhouse.status === 'fulfilled',
+          }),
+        );
       });
       return;
     }

@@ -40,8 +40,14 @@ export const REANALYSIS_DEFER_MS = 5 * 60_000;
 /** Waits ms, or less when `stopped` aborts first. */
 function sleep(ms: number, stopped: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
-    const wake = () => { clearTimeout(timer); resolve(); };
-    const timer = setTimeout(() => { stopped.removeEventListener('abort', wake); resolve(); }, ms);
+    const wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      stopped.removeEventListener('abort', wake);
+      resolve();
+    }, ms);
     stopped.addEventListener('abort', wake, { once: true });
   });
 }
@@ -70,9 +76,19 @@ export class Analyzer {
     const consumer = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     this.stream = new JobStream(deps.redis, deps.stream ?? RedisKeys.analysisJobs, ANALYSIS_CONSUMER_GROUP, consumer);
     this.metrics = analyzerMetrics(deps.metrics);
-    this.compare = new ComparePool(deps.config.workerThreads, deps.config.memoEntries, (locators) => loadShapes(deps.clickhouse, locators), this.metrics);
+    this.compare = new ComparePool(
+      deps.config.workerThreads,
+      deps.config.memoEntries,
+      (locators) => loadShapes(deps.clickhouse, locators),
+      this.metrics,
+    );
     this.live = {
-      pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, contracts: new ContractCache(deps.pool), compare: this.compare, metrics: this.metrics,
+      pool: deps.pool,
+      clickhouse: deps.clickhouse,
+      clock: deps.clock,
+      contracts: new ContractCache(deps.pool),
+      compare: this.compare,
+      metrics: this.metrics,
     };
     const streamTime = new StreamTime(deps.redis, deps.clock, {
       graceMs: deps.config.ruleGraceMs,
@@ -126,9 +142,13 @@ export class Analyzer {
       if (!isClickHouseOverload(error) || new Set(delivery.jobs.map((job) => job.connectionId)).size < 2) throw error;
       return this.handleByConnection(delivery);
     }
-    await this.stream.ack(delivery.ids, delivery.jobs.map((job) => job.batchId));
+    await this.stream.ack(
+      delivery.ids,
+      delivery.jobs.map((job) => job.batchId),
+    );
     this.metrics.jobs.inc({ outcome: 'analysed' }, delivery.jobs.length);
-    if (delivery.ids.length > delivery.jobs.length) this.metrics.jobs.inc({ outcome: 'malformed' }, delivery.ids.length - delivery.jobs.length);
+    if (delivery.ids.length > delivery.jobs.length)
+      this.metrics.jobs.inc({ outcome: 'malformed' }, delivery.ids.length - delivery.jobs.length);
   }
 
   /**
@@ -154,7 +174,10 @@ export class Analyzer {
         this.metrics.jobs.inc({ outcome: 'read_refused' }, jobs.length);
         continue;
       }
-      await this.stream.ack(jobs.map((job) => job.id), jobs.map((job) => job.batchId));
+      await this.stream.ack(
+        jobs.map((job) => job.id),
+        jobs.map((job) => job.batchId),
+      );
       this.metrics.jobs.inc({ outcome: 'analysed' }, jobs.length);
     }
   }

@@ -26,7 +26,11 @@ export interface StreamTimeOptions {
  * Both sets are scored by receipt time, so their lowest scores bound the rest exactly.
  */
 export class StreamTime {
-  constructor(private readonly redis: Redis, private readonly clock: Clock, private readonly options: StreamTimeOptions) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly clock: Clock,
+    private readonly options: StreamTimeOptions,
+  ) {}
 
   async nowMs(): Promise<number> {
     let time = this.clock.nowMs() - this.options.graceMs;

@@ -20,7 +20,10 @@ type Kind = 'string' | 'integer' | 'number' | 'boolean' | 'nullable' | 'address'
  */
 function design(fields: number): { schema: Record<string, unknown>; kinds: Map<string, Kind>; required: Set<string> } {
   const rotation: Kind[] = ['string', 'integer', 'number', 'boolean', 'nullable', 'string', 'string', 'integer'];
-  const kinds = new Map<string, Kind>([['address', 'address'], ['lines', 'lines']]);
+  const kinds = new Map<string, Kind>([
+    ['address', 'address'],
+    ['lines', 'lines'],
+  ]);
   for (let i = 0; kinds.size < fields; i++) kinds.set(`field_${i}`, rotation[i % rotation.length]);
   const properties: Record<string, unknown> = {};
   for (const [name, kind] of kinds) properties[name] = schemaOfKind(kind);
@@ -30,27 +33,40 @@ function design(fields: number): { schema: Record<string, unknown>; kinds: Map<s
 
 function schemaOfKind(kind: Kind): Record<string, unknown> {
   switch (kind) {
-    case 'nullable': return { type: ['null', 'string'] };
+    case 'nullable':
+      return { type: ['null', 'string'] };
     case 'address':
       return {
         type: 'object',
         required: ['city'],
-        properties: { street: { type: 'string' }, city: { type: 'string' }, zip: { type: 'string' }, country: { enum: ['DE', 'FR', 'NL'] } },
+        properties: {
+          street: { type: 'string' },
+          city: { type: 'string' },
+          zip: { type: 'string' },
+          country: { enum: ['DE', 'FR', 'NL'] },
+        },
       };
     case 'lines':
       return {
         type: 'array',
-        items: { type: 'object', required: ['sku'], properties: { sku: { type: 'string' }, qty: { type: 'integer' }, price: { type: 'number' } } },
+        items: {
+          type: 'object',
+          required: ['sku'],
+          properties: { sku: { type: 'string' }, qty: { type: 'integer' }, price: { type: 'number' } },
+        },
       };
-    default: return { type: kind };
+    default:
+      return { type: kind };
   }
 }
 
 function shapeOfKind(kind: Kind, next: () => number): SchemaShape {
   switch (kind) {
-    case 'nullable': return { kind: next() < 0.3 ? 'null' : 'string' };
+    case 'nullable':
+      return { kind: next() < 0.3 ? 'null' : 'string' };
     // A producer may write a whole number as 1.0: `integer` shapes are valid numbers.
-    case 'number': return { kind: next() < 0.5 ? 'integer' : 'number' };
+    case 'number':
+      return { kind: next() < 0.5 ? 'integer' : 'number' };
     case 'address': {
       const fields: Record<string, SchemaShape> = { city: { kind: 'string' } };
       if (next() < 0.8) fields.street = { kind: 'string' };
@@ -61,8 +77,15 @@ function shapeOfKind(kind: Kind, next: () => number): SchemaShape {
     case 'lines':
       return next() < 0.1
         ? { kind: 'array' }
-        : { kind: 'array', items: { kind: 'object', fields: { sku: { kind: 'string' }, qty: { kind: 'integer' }, price: { kind: next() < 0.5 ? 'integer' : 'number' } } } };
-    default: return { kind };
+        : {
+            kind: 'array',
+            items: {
+              kind: 'object',
+              fields: { sku: { kind: 'string' }, qty: { kind: 'integer' }, price: { kind: next() < 0.5 ? 'integer' : 'number' } },
+            },
+          };
+    default:
+      return { kind };
   }
 }
 
@@ -142,9 +165,9 @@ for (const fields of [20, 200]) {
     const mean = rates.reduce((a, b) => a + b, 0) / rates.length;
     const spread = ((Math.max(...rates) - Math.min(...rates)) / mean) * 100;
     console.log(
-      `${String(fields).padStart(3)} fields, ${drift ? 'drift   ' : 'no drift'}: ` +
-        `${fmt(mean)} comparisons/s per core (runs ${rates.map(fmt).join(' / ')}, spread ${spread.toFixed(1)} %), ` +
-        `wall ${fmt(results.reduce((a, r) => a + r.perSecond, 0) / RUNS)}/s, ${results[0].findings.toFixed(2)} findings per shape`,
+      `${String(fields).padStart(3)} fields, ${drift ? 'drift   ' : 'no drift'}: `
+        + `${fmt(mean)} comparisons/s per core (runs ${rates.map(fmt).join(' / ')}, spread ${spread.toFixed(1)} %), `
+        + `wall ${fmt(results.reduce((a, r) => a + r.perSecond, 0) / RUNS)}/s, ${results[0].findings.toFixed(2)} findings per shape`,
     );
   }
 }

@@ -22,9 +22,16 @@ const clickhouse = createClient({ url: BENCH_STORES.CLICKHOUSE_URL, database: BE
 
 /** A 20-property object schema; shapes add one undeclared field out of `shapes` names, so every shape drifts. */
 const operation: AnalysedOperation = {
-  id: 'cop_bench', operationKey: 'GET /v1/orders/{orderId}:response:200', method: 'GET', routeTemplate: '/v1/orders/{orderId}',
-  payloadLocation: 'response', statusSelector: '200',
-  schema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i}`, { type: i % 2 ? 'string' : 'integer' }])) },
+  id: 'cop_bench',
+  operationKey: 'GET /v1/orders/{orderId}:response:200',
+  method: 'GET',
+  routeTemplate: '/v1/orders/{orderId}',
+  payloadLocation: 'response',
+  statusSelector: '200',
+  schema: {
+    type: 'object',
+    properties: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i}`, { type: i % 2 ? 'string' : 'integer' }])),
+  },
 };
 
 /** Fills one connection with ROWS observations over the last 7 days, `shapes` distinct shapes. */
@@ -49,7 +56,9 @@ async function main(): Promise<void> {
   await prepareBenchDatabases();
   const nowMs = Date.now();
   const contract = contractOf('cv_bench', [operation]);
-  console.log(`reanalysis of ${fmt(ROWS)} stored observations of one connection (${RUNS} runs each; 2 Piscina threads, fresh memo per run)`);
+  console.log(
+    `reanalysis of ${fmt(ROWS)} stored observations of one connection (${RUNS} runs each; 2 Piscina threads, fresh memo per run)`,
+  );
   for (const shapes of [100, 10_000]) {
     const connectionId = `int_bench_reanalysis_${shapes}`;
     await clickhouse.command({ query: `ALTER TABLE observations DELETE WHERE connection_id = ${sqlLiteral(connectionId)}` });
@@ -60,17 +69,28 @@ async function main(): Promise<void> {
       const pool = new ComparePool(2, 1_000_000);
       pool.register(contract);
       const started = performance.now();
-      const plan = await planReanalysis(clickhouse, connectionId, contract, { fromMs: nowMs - 30 * DAY_MS, toMs: nowMs + 1 }, [], pool.compareMany);
+      const plan = await planReanalysis(
+        clickhouse,
+        connectionId,
+        contract,
+        { fromMs: nowMs - 30 * DAY_MS, toMs: nowMs + 1 },
+        [],
+        pool.compareMany,
+      );
       seconds.push((performance.now() - started) / 1000);
       const [incident] = plan.opened;
       if (plan.opened.length !== 1 || incident.count !== ROWS || incident.findings.size !== shapes) {
-        throw new Error(`unexpected plan: ${plan.opened.length} incidents, ${incident?.count} observations, ${incident?.findings.size} findings`);
+        throw new Error(
+          `unexpected plan: ${plan.opened.length} incidents, ${incident?.count} observations, ${incident?.findings.size} findings`,
+        );
       }
       if (pool.comparisons !== shapes) throw new Error(`${pool.comparisons} comparisons for ${shapes} shapes`);
       await pool.close();
     }
     const sorted = [...seconds].sort((a, b) => a - b);
-    console.log(`  ${fmt(shapes)} distinct shapes: ${seconds.map((s) => s.toFixed(2)).join(' s, ')} s (median ${sorted[1].toFixed(2)} s, spread ${(sorted[2] - sorted[0]).toFixed(2)} s)`);
+    console.log(
+      `  ${fmt(shapes)} distinct shapes: ${seconds.map((s) => s.toFixed(2)).join(' s, ')} s (median ${sorted[1].toFixed(2)} s, spread ${(sorted[2] - sorted[0]).toFixed(2)} s)`,
+    );
     await clickhouse.command({ query: `ALTER TABLE observations DELETE WHERE connection_id = ${sqlLiteral(connectionId)}` });
   }
   await clickhouse.close();

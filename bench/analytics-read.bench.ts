@@ -17,7 +17,16 @@ import { cpus } from 'node:os';
 import { createClient } from '@clickhouse/client';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { bootstrap } from '../management/admin/bootstrap.js';
-import { BENCH_STORES, findPid, fmt, machineCpu, openBenchManagement, percentile, prepareBenchDatabases, processCpuSeconds } from './ingest-common.js';
+import {
+  BENCH_STORES,
+  findPid,
+  fmt,
+  machineCpu,
+  openBenchManagement,
+  percentile,
+  prepareBenchDatabases,
+  processCpuSeconds,
+} from './ingest-common.js';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -29,7 +38,8 @@ const value = (name: string, fallback: number) => {
   return parsed;
 };
 for (const arg of argv) {
-  if (arg.startsWith('--') && !['--keep', '--runs', '--requests'].includes(arg)) throw new Error(`unknown option ${arg} (known: --keep --runs N --requests N)`);
+  if (arg.startsWith('--') && !['--keep', '--runs', '--requests'].includes(arg))
+    throw new Error(`unknown option ${arg} (known: --keep --runs N --requests N)`);
 }
 const KEEP = flag('keep');
 const RUNS = value('runs', 3);
@@ -45,7 +55,9 @@ const EMAIL = 'bench-analytics@example.test';
 const WORKSPACE = 'Bench analytics';
 
 const clickhouse = createClient({
-  url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 900_000,
+  url: BENCH_STORES.CLICKHOUSE_URL,
+  database: BENCH_STORES.CLICKHOUSE_DATABASE,
+  request_timeout: 900_000,
   compression: { request: false, response: false },
 });
 
@@ -72,7 +84,9 @@ async function settle(maxSeconds: number): Promise<number> {
 async function deleteRows(realId: string): Promise<void> {
   await clickhouse.command({ query: `ALTER TABLE observations DELETE WHERE ${rowsWhere(realId)}` });
   const waited = await settle(600);
-  console.log(`deleted the generated rows (ALTER TABLE … DELETE, mutation done in ${fmt(waited, 1)} s); left: ${fmt(await count(`SELECT count() AS n FROM observations WHERE ${rowsWhere(realId)}`))}`);
+  console.log(
+    `deleted the generated rows (ALTER TABLE … DELETE, mutation done in ${fmt(waited, 1)} s); left: ${fmt(await count(`SELECT count() AS n FROM observations WHERE ${rowsWhere(realId)}`))}`,
+  );
 }
 
 /**
@@ -114,12 +128,15 @@ async function main(): Promise<void> {
     const boot = await bootstrap(deps, { email: EMAIL, workspace: WORKSPACE });
     const apiKey = boot.apiKey.key;
     const existing = await pool.query<{ id: string }>(
-      `SELECT id FROM connections WHERE workspace_id = $1 AND mode = 'live' AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1`, [boot.workspace.id],
+      `SELECT id FROM connections WHERE workspace_id = $1 AND mode = 'live' AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1`,
+      [boot.workspace.id],
     );
     realId = existing.rows[0]?.id ?? null;
     if (realId === null) {
       const res = await app.inject({
-        method: 'POST', url: '/v1/integrations', headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': `bench-analytics-${Date.now()}` },
+        method: 'POST',
+        url: '/v1/integrations',
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': `bench-analytics-${Date.now()}` },
         payload: { mode: 'live', name: 'Bench analytics', provider: 'Acme', direction: 'outbound', protocol: 'http-api' },
       });
       if (res.statusCode !== 201) throw new Error(`POST /v1/integrations answered ${res.statusCode}: ${res.body}`);
@@ -139,8 +156,10 @@ async function main(): Promise<void> {
       await generate(realId, Date.now());
       const inserted = (performance.now() - started) / 1000;
       const waited = await settle(600);
-      console.log(`generated ${fmt(await count(`SELECT count() AS n FROM observations WHERE ${rowsWhere(realId)}`))} rows in ${fmt(inserted, 1)} s; `
-        + `merges settled ${fmt(waited, 1)} s later`);
+      console.log(
+        `generated ${fmt(await count(`SELECT count() AS n FROM observations WHERE ${rowsWhere(realId)}`))} rows in ${fmt(inserted, 1)} s; `
+          + `merges settled ${fmt(waited, 1)} s later`,
+      );
     }
     const parts = await clickhouse.query({
       query: `SELECT count() AS n, sum(rows) AS rows FROM system.parts WHERE database = ${sqlLiteral(BENCH_STORES.CLICKHOUSE_DATABASE)} AND table = 'observations' AND active`,
@@ -150,7 +169,8 @@ async function main(): Promise<void> {
     console.log(`svc_bench.observations: ${fmt(Number(tableRows))} rows in ${partCount} active parts`);
 
     const toMs = Date.now();
-    const url = `/v1/connections/${realId}/analytics?from=${encodeURIComponent(new Date(toMs - SPAN_MS).toISOString())}`
+    const url =
+      `/v1/connections/${realId}/analytics?from=${encodeURIComponent(new Date(toMs - SPAN_MS).toISOString())}`
       + `&to=${encodeURIComponent(new Date(toMs).toISOString())}&bucket=hour`;
     const headers = { authorization: `Bearer ${apiKey}` };
     const request = async (): Promise<{ ms: number; observations: number; buckets: number }> => {
@@ -162,15 +182,22 @@ async function main(): Promise<void> {
       return { ms, observations: body.totals.count, buckets: body.buckets.length };
     };
     const first = await request();
-    console.log(`GET ${url.replace(/\?.*/, '')}?from=<7 days ago>&to=<now>&bucket=hour: ${fmt(first.observations)} observations in ${first.buckets} buckets `
-      + `(first request, not counted: ${fmt(first.ms, 1)} ms)`);
+    console.log(
+      `GET ${url.replace(/\?.*/, '')}?from=<7 days ago>&to=<now>&bucket=hour: ${fmt(first.observations)} observations in ${first.buckets} buckets `
+        + `(first request, not counted: ${fmt(first.ms, 1)} ms)`,
+    );
     if (first.observations === 0) throw new Error('the analytics answer counts no observation: the rows are not in the range');
     const medians: number[] = [];
     const p99s: number[] = [];
     const clickhousePid = findPid('clickhouse-serv');
     for (let run = 1; run <= RUNS; run++) {
       const times = new Float64Array(REQUESTS);
-      const cpuBefore = { at: performance.now(), driver: process.cpuUsage(), clickhouse: clickhousePid === null ? NaN : processCpuSeconds(clickhousePid), machine: machineCpu() };
+      const cpuBefore = {
+        at: performance.now(),
+        driver: process.cpuUsage(),
+        clickhouse: clickhousePid === null ? NaN : processCpuSeconds(clickhousePid),
+        machine: machineCpu(),
+      };
       for (let i = 0; i < REQUESTS; i++) times[i] = (await request()).ms;
       const seconds = (performance.now() - cpuBefore.at) / 1000;
       const driver = process.cpuUsage(cpuBefore.driver);
@@ -185,9 +212,11 @@ async function main(): Promise<void> {
       const p99 = percentile(times, 99);
       medians.push(median);
       p99s.push(p99);
-      console.log(`  run ${run}: ${REQUESTS} requests, median ${fmt(median, 1)} ms, p99 ${fmt(p99, 1)} ms (min ${fmt(times[0], 1)}, max ${fmt(times[times.length - 1], 1)})`
-        + `  [target <= ${TARGET_MS} ms: ${p99 <= TARGET_MS ? 'met' : 'NOT met'}]; cpu % of a core: clickhouse ${fmt(cpu.clickhouse)}, `
-        + `this process ${fmt(cpu.driver)}, machine ${fmt(cpu.machine)} % busy of ${cpus().length} cores`);
+      console.log(
+        `  run ${run}: ${REQUESTS} requests, median ${fmt(median, 1)} ms, p99 ${fmt(p99, 1)} ms (min ${fmt(times[0], 1)}, max ${fmt(times[times.length - 1], 1)})`
+          + `  [target <= ${TARGET_MS} ms: ${p99 <= TARGET_MS ? 'met' : 'NOT met'}]; cpu % of a core: clickhouse ${fmt(cpu.clickhouse)}, `
+          + `this process ${fmt(cpu.driver)}, machine ${fmt(cpu.machine)} % busy of ${cpus().length} cores`,
+      );
     }
     const spread = (values: number[]) => `${fmt(Math.min(...values), 1)}–${fmt(Math.max(...values), 1)} ms`;
     console.log(`summary: median ${spread(medians)}, p99 ${spread(p99s)} over ${RUNS} runs (target <= ${TARGET_MS} ms)`);

@@ -25,17 +25,30 @@ const app = await buildApp({ config, pool, redis, clock: createClock(false, redi
 await app.ready();
 
 let address = 0;
-const ip = () => { address += 1; return `198.19.${(address >> 8) & 255}.${address & 255}`; };
+const ip = () => {
+  address += 1;
+  return `198.19.${(address >> 8) & 255}.${address & 255}`;
+};
 const email = () => `bench-${randomBytes(6).toString('hex')}@example.test`;
 
 const known = email();
-const created = await app.inject({ method: 'POST', url: '/auth/signup', payload: { email: known, password: 'the right password', name: 'Bench' }, remoteAddress: ip() });
+const created = await app.inject({
+  method: 'POST',
+  url: '/auth/signup',
+  payload: { email: known, password: 'the right password', name: 'Bench' },
+  remoteAddress: ip(),
+});
 if (created.statusCode !== 201) throw new Error(`signup answered ${created.statusCode}`);
 
 async function attempt(login: string): Promise<{ ms: number; status: number; runs: number }> {
   const runs = scryptRunCount();
   const started = process.hrtime.bigint();
-  const res = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: login, password: 'a wrong password' }, remoteAddress: ip() });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/auth/login',
+    payload: { email: login, password: 'a wrong password' },
+    remoteAddress: ip(),
+  });
   return { ms: Number(process.hrtime.bigint() - started) / 1e6, status: res.statusCode, runs: scryptRunCount() - runs };
 }
 
@@ -61,7 +74,9 @@ for (const [kind, values] of Object.entries(series)) {
   const sorted = [...values].sort((a, b) => a - b);
   const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
   medians.push(quantile(sorted, 0.5));
-  console.log(`${kind.padEnd(15)} mean ${mean.toFixed(2)} ms  p10 ${quantile(sorted, 0.1).toFixed(2)}  median ${quantile(sorted, 0.5).toFixed(2)}  p90 ${quantile(sorted, 0.9).toFixed(2)}  p99 ${quantile(sorted, 0.99).toFixed(2)}`);
+  console.log(
+    `${kind.padEnd(15)} mean ${mean.toFixed(2)} ms  p10 ${quantile(sorted, 0.1).toFixed(2)}  median ${quantile(sorted, 0.5).toFixed(2)}  p90 ${quantile(sorted, 0.9).toFixed(2)}  p99 ${quantile(sorted, 0.99).toFixed(2)}`,
+  );
 }
 console.log(`median difference (unknown − wrong password): ${(medians[1] - medians[0]).toFixed(2)} ms`);
 

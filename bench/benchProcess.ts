@@ -40,7 +40,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
  * returned). Its stderr goes to ours unless `stderr` is 'pipe'; an IPC channel is open.
  */
 export async function spawnNode(
-  name: string, argv: string[], env: NodeJS.ProcessEnv, ready: RegExp,
+  name: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
   options: { timeoutMs?: number; stderr?: 'inherit' | 'pipe' } = {},
 ): Promise<{ child: ChildProcess; line: string }> {
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -83,7 +86,11 @@ export function freePort(): Promise<number> {
 
 /** The CPU list a process may run on (`taskset -p`), e.g. `0,1` or `0-1`. */
 export function cpuAffinity(pid: number): string {
-  return execFileSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' }).trim().split(':').pop()!.trim();
+  return execFileSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' })
+    .trim()
+    .split(':')
+    .pop()!
+    .trim();
 }
 
 /**

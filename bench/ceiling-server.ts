@@ -45,7 +45,9 @@ export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>,
     const signature = parseSignatureHeader(req.getHeader('x-service-signature'));
     const declared = Number(req.getHeader('content-length') || '0');
     let aborted = false;
-    res.onAborted(() => { aborted = true; });
+    res.onAborted(() => {
+      aborted = true;
+    });
     if (declared > MAX_BODY_BYTES) return answer(res, '413 Payload Too Large', '{"error":"request_too_large"}');
     const sized = declared > 0 ? Buffer.allocUnsafe(declared) : null;
     const chunks: Buffer[] = [];
@@ -69,7 +71,9 @@ export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>,
   });
   app.any('/*', (res) => answer(res, '404 Not Found', '{"error":"not_found"}'));
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(host, port, (listen) => (listen ? resolve(listen) : reject(new Error(`ceiling server could not listen on ${host}:${port}`))));
+    app.listen(host, port, (listen) =>
+      listen ? resolve(listen) : reject(new Error(`ceiling server could not listen on ${host}:${port}`)),
+    );
   });
   return {
     port: uWS.us_socket_local_port(socket),
@@ -78,20 +82,33 @@ export async function startCeilingServer(tokens: ReadonlyMap<string, KeyObject>,
 }
 
 /** The same ceiling behind Fastify, reading the body as the Fastify adapter does (ingest/http/fastifyServer.ts). */
-export async function startFastifyCeilingServer(tokens: ReadonlyMap<string, KeyObject>, host: string, port: number): Promise<CeilingServer> {
+export async function startFastifyCeilingServer(
+  tokens: ReadonlyMap<string, KeyObject>,
+  host: string,
+  port: number,
+): Promise<CeilingServer> {
   const app = Fastify({ logger: false, bodyLimit: MAX_BODY_BYTES });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
   app.post('/ingest', async (request, reply) => {
-    const header = (name: string) => { const value = request.headers[name]; return typeof value === 'string' ? value : ''; };
+    const header = (name: string) => {
+      const value = request.headers[name];
+      return typeof value === 'string' ? value : '';
+    };
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const [status, text] = ceilingAnswer(tokens.get(header('x-service-connection')), parseSignatureHeader(header('x-service-signature')), body);
+    const [status, text] = ceilingAnswer(
+      tokens.get(header('x-service-connection')),
+      parseSignatureHeader(header('x-service-signature')),
+      body,
+    );
     return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(text);
   });
   await app.listen({ host, port });
   const address = app.server.address();
   return {
     port: typeof address === 'object' && address ? address.port : port,
-    close: () => { void app.close(); },
+    close: () => {
+      void app.close();
+    },
   };
 }

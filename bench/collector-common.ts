@@ -51,7 +51,12 @@ export function orderEvent(index: number, lineCount: number): Record<string, unk
           phone: `+49 30 ${String(1_000_000 + (n % 8_999_999))}`,
           address: address('billing'),
         },
-        shipping: { method: 'standard', carrier: 'DHL', tracking_number: `00340434${String(n).padStart(10, '0')}`, address: address('shipping') },
+        shipping: {
+          method: 'standard',
+          carrier: 'DHL',
+          tracking_number: `00340434${String(n).padStart(10, '0')}`,
+          address: address('shipping'),
+        },
         lines,
         payment: { method: 'card', brand: 'visa', last4: String(1_000 + (n % 9_000)), captured: true, fee: 0.35 + (n % 100) / 100 },
         metadata: { source: 'web', campaign: `c-${n % 17}`, cart_id: `cart_${n}` },
@@ -95,9 +100,13 @@ export function median(values: readonly number[]): number {
 /** (max - min) / mean in %. */
 export const spreadPercent = (values: readonly number[]): number => ((Math.max(...values) - Math.min(...values)) / mean(values)) * 100;
 
-
 /** Sends `message` over IPC and resolves with the child's first answer of type `type`. */
-export function ask<T>(child: ChildProcess, message: { type: string } & Record<string, unknown>, type: string, timeoutMs = 30_000): Promise<T> {
+export function ask<T>(
+  child: ChildProcess,
+  message: { type: string } & Record<string, unknown>,
+  type: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   return new Promise<T>((resolveAnswer, reject) => {
     const timer = setTimeout(() => {
       child.off('message', onMessage);

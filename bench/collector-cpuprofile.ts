@@ -64,7 +64,8 @@ function shortUrl(url: string): string {
   }
   return path;
 }
-const keyOf = (frame: CallFrame): string => `${frame.functionName || '(anonymous)'}  ${frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : ''}`.trim();
+const keyOf = (frame: CallFrame): string =>
+  `${frame.functionName || '(anonymous)'}  ${frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : ''}`.trim();
 
 const selfByFunction = new Map<string, number>();
 const selfByFile = new Map<string, number>();

@@ -65,7 +65,17 @@ import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BENCH_STORES, Recorder, benchEdgeEnv, createBenchCollectors, findPid, fmt, machineCpu, openBenchManagement, prepareBenchDatabases, processCpuSeconds, stopChild,
+  BENCH_STORES,
+  Recorder,
+  benchEdgeEnv,
+  createBenchCollectors,
+  findPid,
+  fmt,
+  machineCpu,
+  openBenchManagement,
+  prepareBenchDatabases,
+  processCpuSeconds,
+  stopChild,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
 import { ask, bodyTexts, mean, median, runSink, spreadPercent } from './collector-common.js';
@@ -87,7 +97,14 @@ interface CollectorConfig {
 }
 
 type Counters = {
-  observed: number; delivered: number; dropped: number; throttled: number; failedBatches: number; rejected: number; buildErrors: number; skippedInspections: number;
+  observed: number;
+  delivered: number;
+  dropped: number;
+  throttled: number;
+  failedBatches: number;
+  rejected: number;
+  buildErrors: number;
+  skippedInspections: number;
 };
 interface AppStatus {
   type: 'status';
@@ -125,7 +142,11 @@ async function runApp(variant: string): Promise<void> {
     return { received: event?.type === 'order.paid' };
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
-  const status = (): AppStatus => ({ type: 'status', counters: collector ? collector.counters() as AppStatus['counters'] : null, connectionCheck });
+  const status = (): AppStatus => ({
+    type: 'status',
+    counters: collector ? (collector.counters() as AppStatus['counters']) : null,
+    connectionCheck,
+  });
   process.on('message', (message: { type?: string }) => {
     if (message?.type === 'status') process.send!(status());
     else if (message?.type === 'flush') {
@@ -159,7 +180,8 @@ async function createWebhookIntegration(): Promise<Omit<CollectorConfig, 'endpoi
       payload: { mode: 'live', name: 'Bench webhook receiver', provider: 'Acme', direction: 'inbound', protocol: 'http-webhook' },
     });
     if (res.statusCode !== 201) throw new Error(`POST /v1/integrations answered ${res.statusCode}: ${res.body}`);
-    const { integrationKey, connectionKey, ingestToken } = (res.json() as { collectorConfiguration: Omit<CollectorConfig, 'endpoint'> }).collectorConfiguration;
+    const { integrationKey, connectionKey, ingestToken } = (res.json() as { collectorConfiguration: Omit<CollectorConfig, 'endpoint'> })
+      .collectorConfiguration;
     return { integrationKey, connectionKey, ingestToken };
   } finally {
     await management.close();
@@ -168,12 +190,20 @@ async function createWebhookIntegration(): Promise<Omit<CollectorConfig, 'endpoi
 
 /** Document 03's limits (shared/config.ts defaults), in place of benchEdgeEnv's raised ones. */
 const SPEC_LIMITS_ENV = {
-  INGEST_INTEGRATION_REQUESTS_PER_MIN: '600', INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: '6000', INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: '30000',
+  INGEST_INTEGRATION_REQUESTS_PER_MIN: '600',
+  INGEST_INTEGRATION_OBSERVATIONS_PER_MIN: '6000',
+  INGEST_WORKSPACE_OBSERVATIONS_PER_MIN: '30000',
 };
 
 async function startEdge(limits: 'spec' | 'raised'): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
-  const env = { ...process.env, ...benchEdgeEnv(), ...(limits === 'spec' ? SPEC_LIMITS_ENV : {}), INGEST_HOST: '127.0.0.1', INGEST_PORT: String(port) };
+  const env = {
+    ...process.env,
+    ...benchEdgeEnv(),
+    ...(limits === 'spec' ? SPEC_LIMITS_ENV : {}),
+    INGEST_HOST: '127.0.0.1',
+    INGEST_PORT: String(port),
+  };
   const { child } = await spawnNode('edge', [resolve(here, '../ingest/main.js')], env, /ready at/);
   return { child, port };
 }
@@ -188,7 +218,8 @@ interface Request {
 function requestsFor(port: number, bodyBytes: number): Request[] {
   return bodyTexts(64, bodyBytes).map((text, index) => {
     const body = Buffer.from(text, 'utf8');
-    const head = `POST ${ROUTE} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
+    const head =
+      `POST ${ROUTE} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
       + `x-vendor-event-id: whevt_${index.toString(36).padStart(8, '0')}\r\ncontent-length: ${body.length}\r\n\r\n`;
     return { head, body };
   });
@@ -230,7 +261,8 @@ async function closedLoop(target: Target, connections: number, seconds: number, 
       try {
         const answer = await target.client.request(request.head, request.body);
         status = String(answer.status);
-        if (answer.status !== 200 && recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${answer.text.slice(0, 200)}`;
+        if (answer.status !== 200 && recorder && recorder.errorSample === undefined)
+          recorder.errorSample = `${status} ${answer.text.slice(0, 200)}`;
       } catch (error) {
         status = `error:${(error as { code?: string }).code ?? (error as Error).message}`;
         if (recorder && recorder.errorSample === undefined) recorder.errorSample = status;
@@ -243,12 +275,28 @@ async function closedLoop(target: Target, connections: number, seconds: number, 
   return { seconds: (end - started) / 1000 };
 }
 
-const counterNames: (keyof Counters)[] = ['observed', 'delivered', 'dropped', 'throttled', 'failedBatches', 'rejected', 'buildErrors', 'skippedInspections'];
-const countersOf = (status: AppStatus): Counters | null => (status.counters ? Object.fromEntries(counterNames.map((name) => [name, status.counters![name]])) as Counters : null);
+const counterNames: (keyof Counters)[] = [
+  'observed',
+  'delivered',
+  'dropped',
+  'throttled',
+  'failedBatches',
+  'rejected',
+  'buildErrors',
+  'skippedInspections',
+];
+const countersOf = (status: AppStatus): Counters | null =>
+  status.counters ? (Object.fromEntries(counterNames.map((name) => [name, status.counters![name]])) as Counters) : null;
 const minus = (a: Counters, b: Counters): Counters => Object.fromEntries(counterNames.map((name) => [name, a[name] - b[name]])) as Counters;
 const plus = (a: Counters, b: Counters): Counters => Object.fromEntries(counterNames.map((name) => [name, a[name] + b[name]])) as Counters;
 
-async function phase(round: number, target: Target, connections: number, seconds: number, pids: Record<string, number | null>): Promise<PhaseResult> {
+async function phase(
+  round: number,
+  target: Target,
+  connections: number,
+  seconds: number,
+  pids: Record<string, number | null>,
+): Promise<PhaseResult> {
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, pid === null ? NaN : processCpuSeconds(pid)]));
   const driverBefore = process.cpuUsage();
   const machineBefore = machineCpu();
@@ -259,7 +307,8 @@ async function phase(round: number, target: Target, connections: number, seconds
   const machineAfter = machineCpu();
   const driver = process.cpuUsage(driverBefore);
   const cpu: Record<string, number> = {};
-  for (const [name, pid] of Object.entries(pids)) cpu[name] = pid === null ? NaN : ((processCpuSeconds(pid) - cpuBefore[name]) / measured) * 100;
+  for (const [name, pid] of Object.entries(pids))
+    cpu[name] = pid === null ? NaN : ((processCpuSeconds(pid) - cpuBefore[name]) / measured) * 100;
   cpu.driver = ((driver.user + driver.system) / 1e6 / measured) * 100;
   const latency = recorder.latency();
   const ok = recorder.statuses['200'] ?? 0;
@@ -267,20 +316,35 @@ async function phase(round: number, target: Target, connections: number, seconds
   const before = statusBefore ? countersOf(statusBefore) : null;
   const after = statusAfter ? countersOf(statusAfter) : null;
   return {
-    round, variant: target.variant, seconds: measured, perSecond: recorder.completedInWindow / measured, requests: recorder.completedInWindow,
-    p50: latency.p50, p99: latency.p99, non200: recorder.requests - ok, ...(recorder.errorSample ? { errorSample: recorder.errorSample } : {}),
-    cpu, appCpuUsPerRequest: (appCpuSeconds / Math.max(1, recorder.completedInWindow)) * 1e6,
+    round,
+    variant: target.variant,
+    seconds: measured,
+    perSecond: recorder.completedInWindow / measured,
+    requests: recorder.completedInWindow,
+    p50: latency.p50,
+    p99: latency.p99,
+    non200: recorder.requests - ok,
+    ...(recorder.errorSample ? { errorSample: recorder.errorSample } : {}),
+    cpu,
+    appCpuUsPerRequest: (appCpuSeconds / Math.max(1, recorder.completedInWindow)) * 1e6,
     machineBusyPercent: ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
     ...(before && after ? { collector: minus(after, before) } : {}),
   };
 }
 
 function printPhase(result: PhaseResult): void {
-  const cpu = Object.entries(result.cpu).filter(([, value]) => Number.isFinite(value)).map(([name, value]) => `${name} ${fmt(value)}`).join(', ');
+  const cpu = Object.entries(result.cpu)
+    .filter(([, value]) => Number.isFinite(value))
+    .map(([name, value]) => `${name} ${fmt(value)}`)
+    .join(', ');
   const c = result.collector;
-  console.log(`round ${result.round + 1} ${result.variant.padEnd(12)} ${fmt(result.perSecond).padStart(7)} req/s  p50 ${fmt(result.p50, 2)} ms  p99 ${fmt(result.p99, 2)} ms`
-    + `${result.non200 ? `  non-200 ${result.non200} (${result.errorSample ?? ''})` : ''}  app ${fmt(result.appCpuUsPerRequest, 1)} µs CPU/req  CPU % [${cpu}] machine ${fmt(result.machineBusyPercent)} %`
-    + (c ? `  collector: observed ${fmt(c.observed)}, throttled ${fmt(c.throttled)}, delivered ${fmt(c.delivered)}, dropped ${fmt(c.dropped)}, failedBatches ${c.failedBatches}, rejected ${c.rejected}` : ''));
+  console.log(
+    `round ${result.round + 1} ${result.variant.padEnd(12)} ${fmt(result.perSecond).padStart(7)} req/s  p50 ${fmt(result.p50, 2)} ms  p99 ${fmt(result.p99, 2)} ms`
+      + `${result.non200 ? `  non-200 ${result.non200} (${result.errorSample ?? ''})` : ''}  app ${fmt(result.appCpuUsPerRequest, 1)} µs CPU/req  CPU % [${cpu}] machine ${fmt(result.machineBusyPercent)} %`
+      + (c
+        ? `  collector: observed ${fmt(c.observed)}, throttled ${fmt(c.throttled)}, delivered ${fmt(c.delivered)}, dropped ${fmt(c.dropped)}, failedBatches ${c.failedBatches}, rejected ${c.rejected}`
+        : ''),
+  );
 }
 
 // ------------------------------------------------------------------ main
@@ -292,8 +356,14 @@ async function main(): Promise<void> {
     return value;
   };
   const options = {
-    rounds: num('rounds', 6), roundSeconds: num('round-seconds', 5), warmup: num('warmup', 3), connections: num('connections', 32),
-    bodyBytes: num('body-bytes', 2048), endpoint: args.get('endpoint') ?? 'edge', limits: args.get('limits') ?? 'spec', json: args.get('json'),
+    rounds: num('rounds', 6),
+    roundSeconds: num('round-seconds', 5),
+    warmup: num('warmup', 3),
+    connections: num('connections', 32),
+    bodyBytes: num('body-bytes', 2048),
+    endpoint: args.get('endpoint') ?? 'edge',
+    limits: args.get('limits') ?? 'spec',
+    json: args.get('json'),
     appNodeArgs: (args.get('app-node-args') ?? '').split(' ').filter((arg) => arg !== ''),
     pin: args.has('pin'),
   };
@@ -309,27 +379,48 @@ async function main(): Promise<void> {
     const edge = await startEdge(options.limits as 'spec' | 'raised');
     endpointChild = edge.child;
     config = { endpoint: `http://127.0.0.1:${edge.port}`, ...credentials, ...budget };
-    console.log(`edge: node dist/ingest/main.js on port ${edge.port} (pid ${edge.child.pid}), bench stores ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, `
-      + `Live inbound http-webhook Integration ${credentials.integrationKey}, limits ${options.limits}, `
-      + `collector budget ${budget.maxObservationsPerMinute === 0 ? 'lifted' : "the edge's"}`);
+    console.log(
+      `edge: node dist/ingest/main.js on port ${edge.port} (pid ${edge.child.pid}), bench stores ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, `
+        + `Live inbound http-webhook Integration ${credentials.integrationKey}, limits ${options.limits}, `
+        + `collector budget ${budget.maxObservationsPerMinute === 0 ? 'lifted' : "the edge's"}`,
+    );
   } else {
     const { child, line } = await spawnNode('sink', [fileURLToPath(import.meta.url), '--role', 'sink'], process.env, /^\{"ready"/);
     endpointChild = child;
-    config = { endpoint: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`, integrationKey: 'int_bench_sink', connectionKey: 'conn_bench_sink', ingestToken: 'tok_bench_sink_0123456789abcdef', ...budget };
+    config = {
+      endpoint: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`,
+      integrationKey: 'int_bench_sink',
+      connectionKey: 'conn_bench_sink',
+      ingestToken: 'tok_bench_sink_0123456789abcdef',
+      ...budget,
+    };
     console.log(`endpoint: a 202 sink at ${config.endpoint} (pid ${child.pid})`);
   }
 
   const targets: Target[] = [];
   for (const variant of ['plain', 'instrumented'] as const) {
-    const { child, line } = await spawnNode(`app ${variant}`, [...options.appNodeArgs, fileURLToPath(import.meta.url), '--role', 'app', '--variant', variant],
-      { ...process.env, BENCH_COLLECTOR_CONFIG: JSON.stringify(config) }, /^\{"ready"/);
+    const { child, line } = await spawnNode(
+      `app ${variant}`,
+      [...options.appNodeArgs, fileURLToPath(import.meta.url), '--role', 'app', '--variant', variant],
+      { ...process.env, BENCH_COLLECTOR_CONFIG: JSON.stringify(config) },
+      /^\{"ready"/,
+    );
     const port = (JSON.parse(line) as { port: number }).port;
     console.log(`app ${variant}: pid ${child.pid}, port ${port}`);
-    targets.push({ variant, child, client: new RawHttpClient('127.0.0.1', port, options.connections, 30_000), requests: requestsFor(port, options.bodyBytes) });
+    targets.push({
+      variant,
+      child,
+      client: new RawHttpClient('127.0.0.1', port, options.connections, 30_000),
+      requests: requestsFor(port, options.bodyBytes),
+    });
   }
   const pids: Record<string, number | null> = {
-    plain: targets[0].child.pid ?? null, instrumented: targets[1].child.pid ?? null, [options.endpoint]: endpointChild.pid ?? null,
-    ...(options.endpoint === 'edge' ? { clickhouse: findPid('clickhouse'), redis: findPid('redis-server'), postgres: findPid('postgres') } : {}),
+    plain: targets[0].child.pid ?? null,
+    instrumented: targets[1].child.pid ?? null,
+    [options.endpoint]: endpointChild.pid ?? null,
+    ...(options.endpoint === 'edge'
+      ? { clickhouse: findPid('clickhouse'), redis: findPid('redis-server'), postgres: findPid('postgres') }
+      : {}),
   };
   // The stores' own affinity, given back at the end (they outlive this run).
   const stores = ['clickhouse', 'redis', 'postgres'].map((name) => pids[name]).filter((pid): pid is number => typeof pid === 'number');
@@ -341,12 +432,16 @@ async function main(): Promise<void> {
     for (const target of targets) if (target.child.pid) pinToCpu(target.child.pid, 1);
     console.log('pinned: apps to CPU 1; driver, endpoint and stores to CPU 0');
   }
-  console.log(`node ${process.version}; ${options.rounds} rounds × ${options.roundSeconds} s per app (alternating), warm-up ${options.warmup} s per app, `
-    + `${options.connections} connections, bodies ${Math.min(...targets[0].requests.map((r) => r.body.length))}–${Math.max(...targets[0].requests.map((r) => r.body.length))} bytes`);
+  console.log(
+    `node ${process.version}; ${options.rounds} rounds × ${options.roundSeconds} s per app (alternating), warm-up ${options.warmup} s per app, `
+      + `${options.connections} connections, bodies ${Math.min(...targets[0].requests.map((r) => r.body.length))}–${Math.max(...targets[0].requests.map((r) => r.body.length))} bytes`,
+  );
 
   for (const target of targets) await closedLoop(target, options.connections, options.warmup, null);
   const check = await ask<AppStatus>(targets[1].child, { type: 'status' }, 'status');
-  console.log(`collector connection check: ${JSON.stringify(check.connectionCheck)}; counters after warm-up: ${JSON.stringify(check.counters)}`);
+  console.log(
+    `collector connection check: ${JSON.stringify(check.connectionCheck)}; counters after warm-up: ${JSON.stringify(check.counters)}`,
+  );
 
   const results: PhaseResult[] = [];
   for (let round = 0; round < options.rounds; round += 1) {
@@ -359,40 +454,56 @@ async function main(): Promise<void> {
   }
 
   const flushed = await ask<AppStatus>(targets[1].child, { type: 'flush' }, 'flushed', 60_000).catch(() => null);
-  const final = flushed ?? await ask<AppStatus>(targets[1].child, { type: 'status' }, 'status');
+  const final = flushed ?? (await ask<AppStatus>(targets[1].child, { type: 'status' }, 'status'));
 
   // ---------------------------------------------------------------- summary
   const of = (variant: string) => results.filter((r) => r.variant === variant);
   const plain = of('plain');
   const instrumented = of('instrumented');
   const drops = plain.map((p, i) => (1 - instrumented[i].perSecond / p.perSecond) * 100);
-  console.log('\n| round | plain req/s | instrumented req/s | drop | plain p99 ms | instrumented p99 ms | plain app µs CPU/req | instrumented app µs CPU/req | difference µs/req | collector observed / delivered / dropped |');
+  console.log(
+    '\n| round | plain req/s | instrumented req/s | drop | plain p99 ms | instrumented p99 ms | plain app µs CPU/req | instrumented app µs CPU/req | difference µs/req | collector observed / delivered / dropped |',
+  );
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (let i = 0; i < plain.length; i += 1) {
     const p = plain[i];
     const q = instrumented[i];
     const c = q.collector;
-    console.log(`| ${i + 1} | ${fmt(p.perSecond)} | ${fmt(q.perSecond)} | ${fmt(drops[i], 1)} % | ${fmt(p.p99, 2)} | ${fmt(q.p99, 2)} | ${fmt(p.appCpuUsPerRequest, 1)} | `
-      + `${fmt(q.appCpuUsPerRequest, 1)} | ${fmt(q.appCpuUsPerRequest - p.appCpuUsPerRequest, 1)} | ${c ? `${fmt(c.observed)} / ${fmt(c.delivered)} / ${fmt(c.dropped)}` : '–'} |`);
+    console.log(
+      `| ${i + 1} | ${fmt(p.perSecond)} | ${fmt(q.perSecond)} | ${fmt(drops[i], 1)} % | ${fmt(p.p99, 2)} | ${fmt(q.p99, 2)} | ${fmt(p.appCpuUsPerRequest, 1)} | `
+        + `${fmt(q.appCpuUsPerRequest, 1)} | ${fmt(q.appCpuUsPerRequest - p.appCpuUsPerRequest, 1)} | ${c ? `${fmt(c.observed)} / ${fmt(c.delivered)} / ${fmt(c.dropped)}` : '–'} |`,
+    );
   }
   const total = (list: PhaseResult[]) => list.reduce((sum, r) => sum + r.requests, 0) / list.reduce((sum, r) => sum + r.seconds, 0);
-  const cpuPerRequest = (list: PhaseResult[]) => list.reduce((sum, r) => sum + (r.cpu[r.variant] / 100) * r.seconds, 0) * 1e6 / list.reduce((sum, r) => sum + r.requests, 0);
+  const cpuPerRequest = (list: PhaseResult[]) =>
+    (list.reduce((sum, r) => sum + (r.cpu[r.variant] / 100) * r.seconds, 0) * 1e6) / list.reduce((sum, r) => sum + r.requests, 0);
   const overallDrop = (1 - total(instrumented) / total(plain)) * 100;
-  const collectorTotal = instrumented.reduce<Counters | null>((sum, r) => (r.collector ? (sum ? plus(sum, r.collector) : r.collector) : sum), null);
+  const collectorTotal = instrumented.reduce<Counters | null>(
+    (sum, r) => (r.collector ? (sum ? plus(sum, r.collector) : r.collector) : sum),
+    null,
+  );
   const measuredSeconds = instrumented.reduce((sum, r) => sum + r.seconds, 0);
-  console.log(`| all | ${fmt(total(plain))} | ${fmt(total(instrumented))} | ${fmt(overallDrop, 1)} % | ${fmt(mean(plain.map((r) => r.p99)), 2)} (mean) | ${fmt(mean(instrumented.map((r) => r.p99)), 2)} (mean) | `
-    + `${fmt(cpuPerRequest(plain), 1)} | ${fmt(cpuPerRequest(instrumented), 1)} | ${fmt(cpuPerRequest(instrumented) - cpuPerRequest(plain), 1)} | `
-    + `${collectorTotal ? `${fmt(collectorTotal.observed)} / ${fmt(collectorTotal.delivered)} / ${fmt(collectorTotal.dropped)}` : '–'} |`);
-  console.log(`\nthroughput drop ${fmt(overallDrop, 1)} % overall (target ≤ ${TARGET_DROP_PERCENT} %: ${overallDrop <= TARGET_DROP_PERCENT ? 'met' : 'NOT met'}); `
-    + `per round ${drops.map((d) => `${fmt(d, 1)} %`).join(', ')} (median ${fmt(median(drops), 1)}, min ${fmt(Math.min(...drops), 1)}, max ${fmt(Math.max(...drops), 1)}); `
-    + `plain req/s spread ${fmt(spreadPercent(plain.map((r) => r.perSecond)), 1)} %, instrumented ${fmt(spreadPercent(instrumented.map((r) => r.perSecond)), 1)} %`);
+  console.log(
+    `| all | ${fmt(total(plain))} | ${fmt(total(instrumented))} | ${fmt(overallDrop, 1)} % | ${fmt(mean(plain.map((r) => r.p99)), 2)} (mean) | ${fmt(mean(instrumented.map((r) => r.p99)), 2)} (mean) | `
+      + `${fmt(cpuPerRequest(plain), 1)} | ${fmt(cpuPerRequest(instrumented), 1)} | ${fmt(cpuPerRequest(instrumented) - cpuPerRequest(plain), 1)} | `
+      + `${collectorTotal ? `${fmt(collectorTotal.observed)} / ${fmt(collectorTotal.delivered)} / ${fmt(collectorTotal.dropped)}` : '–'} |`,
+  );
+  console.log(
+    `\nthroughput drop ${fmt(overallDrop, 1)} % overall (target ≤ ${TARGET_DROP_PERCENT} %: ${overallDrop <= TARGET_DROP_PERCENT ? 'met' : 'NOT met'}); `
+      + `per round ${drops.map((d) => `${fmt(d, 1)} %`).join(', ')} (median ${fmt(median(drops), 1)}, min ${fmt(Math.min(...drops), 1)}, max ${fmt(Math.max(...drops), 1)}); `
+      + `plain req/s spread ${fmt(spreadPercent(plain.map((r) => r.perSecond)), 1)} %, instrumented ${fmt(spreadPercent(instrumented.map((r) => r.perSecond)), 1)} %`,
+  );
   if (collectorTotal) {
-    console.log(`collector during the measured phases: observed ${fmt(collectorTotal.observed)} (${fmt(collectorTotal.observed / measuredSeconds)}/s), `
-      + `throttled ${fmt(collectorTotal.throttled)}, delivered ${fmt(collectorTotal.delivered)} (${fmt(collectorTotal.delivered / measuredSeconds)}/s), dropped ${fmt(collectorTotal.dropped)} `
-      + `(${fmt((collectorTotal.dropped / Math.max(1, collectorTotal.observed)) * 100, 1)} % of observed), failedBatches ${collectorTotal.failedBatches}, rejected ${collectorTotal.rejected}, `
-      + `buildErrors ${collectorTotal.buildErrors}`);
+    console.log(
+      `collector during the measured phases: observed ${fmt(collectorTotal.observed)} (${fmt(collectorTotal.observed / measuredSeconds)}/s), `
+        + `throttled ${fmt(collectorTotal.throttled)}, delivered ${fmt(collectorTotal.delivered)} (${fmt(collectorTotal.delivered / measuredSeconds)}/s), dropped ${fmt(collectorTotal.dropped)} `
+        + `(${fmt((collectorTotal.dropped / Math.max(1, collectorTotal.observed)) * 100, 1)} % of observed), failedBatches ${collectorTotal.failedBatches}, rejected ${collectorTotal.rejected}, `
+        + `buildErrors ${collectorTotal.buildErrors}`,
+    );
   }
-  console.log(`collector counters at the end (after ${flushed ? 'a final flush' : 'the flush timed out'}): ${JSON.stringify(final.counters)}`);
+  console.log(
+    `collector counters at the end (after ${flushed ? 'a final flush' : 'the flush timed out'}): ${JSON.stringify(final.counters)}`,
+  );
 
   if (options.json) writeFileSync(options.json, JSON.stringify({ options, results, drops, overallDrop, final: final.counters }, null, 2));
   for (const target of targets) {

@@ -119,17 +119,24 @@ async function runScenario(scenario: string, endpoint: string, calls: number, ho
     peakHeap = Math.max(peakHeap, memory.heapUsed);
     peakRss = Math.max(peakRss, memory.rss);
     const s: Sample = {
-      t: (performance.now() - started) / 1000, calls: done, heapUsed: memory.heapUsed, rss: memory.rss,
-      external: memory.external, arrayBuffers: memory.arrayBuffers, counters: collector.counters(),
+      t: (performance.now() - started) / 1000,
+      calls: done,
+      heapUsed: memory.heapUsed,
+      rss: memory.rss,
+      external: memory.external,
+      arrayBuffers: memory.arrayBuffers,
+      counters: collector.counters(),
     };
     return s;
   };
   const print = (s: Sample) => {
     const c = s.counters;
-    process.stdout.write(`  [${scenario}] ${s.t.toFixed(1).padStart(5)} s ${s.calls.toLocaleString('en-US').padStart(9)} calls  heap ${(s.heapUsed / MB).toFixed(1).padStart(6)} MB  `
-      + `rss ${(s.rss / MB).toFixed(1).padStart(6)} MB  ext ${(s.external / MB).toFixed(1).padStart(5)} MB  observed ${c.observed.toLocaleString('en-US').padStart(9)}  `
-      + `dropped ${c.dropped.toLocaleString('en-US').padStart(9)}  queued ${(c.observed - c.dropped - c.delivered - c.rejected).toLocaleString('en-US').padStart(6)}  `
-      + `failedBatches ${c.failedBatches}  connection ${c.connectionStatus}  state ${c.deliveryState}\n`);
+    process.stdout.write(
+      `  [${scenario}] ${s.t.toFixed(1).padStart(5)} s ${s.calls.toLocaleString('en-US').padStart(9)} calls  heap ${(s.heapUsed / MB).toFixed(1).padStart(6)} MB  `
+        + `rss ${(s.rss / MB).toFixed(1).padStart(6)} MB  ext ${(s.external / MB).toFixed(1).padStart(5)} MB  observed ${c.observed.toLocaleString('en-US').padStart(9)}  `
+        + `dropped ${c.dropped.toLocaleString('en-US').padStart(9)}  queued ${(c.observed - c.dropped - c.delivered - c.rejected).toLocaleString('en-US').padStart(6)}  `
+        + `failedBatches ${c.failedBatches}  connection ${c.connectionStatus}  state ${c.deliveryState}\n`,
+    );
   };
   const timer = setInterval(() => {
     const s = sample();
@@ -143,8 +150,13 @@ async function runScenario(scenario: string, endpoint: string, calls: number, ho
     const end = Math.min(calls, done + 1_000);
     for (; done < end; done += 1) {
       collector.observe({
-        method: 'POST', routeTemplate: '/webhooks/orders', payloadLocation: 'message', statusCode: 200,
-        durationMs: 0.5, occurredAt: Date.now(), body: { json: bodies[done & 255] },
+        method: 'POST',
+        routeTemplate: '/webhooks/orders',
+        payloadLocation: 'message',
+        statusCode: 200,
+        durationMs: 0.5,
+        occurredAt: Date.now(),
+        body: { json: bodies[done & 255] },
         correlation: { sourceEventId: `evt_${done}` },
       });
     }
@@ -176,12 +188,23 @@ async function runScenario(scenario: string, endpoint: string, calls: number, ho
   const full = fullAtCalls === null ? samples.slice(1) : samples.filter((s) => s.calls >= (fullAtCalls as number));
   const third = Math.max(1, Math.floor(full.length / 3));
   return {
-    scenario, calls, observeSeconds,
-    baselineHeap: base.heapUsed, baselineRss: base.rss, peakHeap, peakRss,
-    plateauHeap: median(full.map((s) => s.heapUsed)), plateauRss: median(full.map((s) => s.rss)),
+    scenario,
+    calls,
+    observeSeconds,
+    baselineHeap: base.heapUsed,
+    baselineRss: base.rss,
+    peakHeap,
+    peakRss,
+    plateauHeap: median(full.map((s) => s.heapUsed)),
+    plateauRss: median(full.map((s) => s.rss)),
     driftHeap: Math.max(...full.slice(-third).map((s) => s.heapUsed)) - Math.max(...full.slice(0, third).map((s) => s.heapUsed)),
-    afterGcHeap: afterGc.heapUsed, afterGcRss: afterGc.rss, fullAtCalls, firstDropAtCalls,
-    final: stalledCounters, afterClose, samples: full.length,
+    afterGcHeap: afterGc.heapUsed,
+    afterGcRss: afterGc.rss,
+    fullAtCalls,
+    firstDropAtCalls,
+    final: stalledCounters,
+    afterClose,
+    samples: full.length,
   };
 }
 
@@ -202,15 +225,17 @@ function startStalledServer(): Promise<{ port: number; close: () => void; bytes:
     socket.on('close', () => sockets.delete(socket));
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({
-      port: (server.address() as { port: number }).port,
-      close: () => {
-        for (const socket of sockets) socket.destroy();
-        server.close();
-      },
-      bytes: () => bytes,
-      connections: () => connections,
-    }));
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        port: (server.address() as { port: number }).port,
+        close: () => {
+          for (const socket of sockets) socket.destroy();
+          server.close();
+        },
+        bytes: () => bytes,
+        connections: () => connections,
+      }),
+    );
   });
 }
 
@@ -227,13 +252,32 @@ async function main(): Promise<void> {
     : null;
   const sinkPort = sink ? (JSON.parse(sink.line) as { port: number }).port : 0;
   const downPort = await freePort(); // nothing listens there once freePort closed it
-  console.log(`node ${process.version}; ${calls.toLocaleString('en-US')} calls per scenario, ~2 KB parsed JSON bodies, hold ${hold} s, `
-    + `maxQueueSize ${MAX_QUEUE.toLocaleString('en-US')} (default), scenarios ${scenarios.join(', ')} ${sequential ? 'one after the other' : 'side by side'}`);
+  console.log(
+    `node ${process.version}; ${calls.toLocaleString('en-US')} calls per scenario, ~2 KB parsed JSON bodies, hold ${hold} s, `
+      + `maxQueueSize ${MAX_QUEUE.toLocaleString('en-US')} (default), scenarios ${scenarios.join(', ')} ${sequential ? 'one after the other' : 'side by side'}`,
+  );
 
   const runOne = async (scenario: string): Promise<ScenarioResult> => {
     const endpoint = `http://127.0.0.1:${scenario === 'stalled' ? stalled.port : scenario === 'down' ? downPort : sinkPort}`;
-    const { child } = await spawnNode(scenario, ['--expose-gc', fileURLToPath(import.meta.url), '--role', 'run', '--scenario', scenario, '--endpoint', endpoint,
-      '--calls', String(calls), '--hold', String(hold)], process.env, /^ready/);
+    const { child } = await spawnNode(
+      scenario,
+      [
+        '--expose-gc',
+        fileURLToPath(import.meta.url),
+        '--role',
+        'run',
+        '--scenario',
+        scenario,
+        '--endpoint',
+        endpoint,
+        '--calls',
+        String(calls),
+        '--hold',
+        String(hold),
+      ],
+      process.env,
+      /^ready/,
+    );
     let result: ScenarioResult | undefined;
     child.stdout!.setEncoding('utf8');
     let buffered = '';
@@ -251,34 +295,47 @@ async function main(): Promise<void> {
     return result;
   };
   const results = sequential
-    ? await scenarios.reduce<Promise<ScenarioResult[]>>(async (list, scenario) => [...(await list), await runOne(scenario)], Promise.resolve([]))
+    ? await scenarios.reduce<Promise<ScenarioResult[]>>(
+        async (list, scenario) => [...(await list), await runOne(scenario)],
+        Promise.resolve([]),
+      )
     : await Promise.all(scenarios.map(runOne));
-  console.log(`\nstalled server: ${stalled.connections()} connections accepted, ${(stalled.bytes() / MB).toFixed(1)} MB read, no byte answered`);
+  console.log(
+    `\nstalled server: ${stalled.connections()} connections accepted, ${(stalled.bytes() / MB).toFixed(1)} MB read, no byte answered`,
+  );
   stalled.close();
   if (sink) await stopChild(sink.child);
 
   const mb = (bytes: number) => (bytes / MB).toFixed(1);
-  console.log('\n| scenario | calls | calls/s | heap baseline | heap peak | heap plateau (max drift) | heap after GC | rss peak | rss plateau | queue full at | first drop at | observed | dropped | queued at end | failedBatches | dropped in all after close |');
+  console.log(
+    '\n| scenario | calls | calls/s | heap baseline | heap peak | heap plateau (max drift) | heap after GC | rss peak | rss plateau | queue full at | first drop at | observed | dropped | queued at end | failedBatches | dropped in all after close |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
     const c = r.final;
-    console.log(`| ${r.scenario} | ${r.calls.toLocaleString('en-US')} | ${Math.round(r.calls / r.observeSeconds).toLocaleString('en-US')} | ${mb(r.baselineHeap)} MB | ${mb(r.peakHeap)} MB | `
-      + `${mb(r.plateauHeap)} MB (${r.driftHeap >= 0 ? '+' : ''}${mb(r.driftHeap)}) | ${mb(r.afterGcHeap)} MB | ${mb(r.peakRss)} MB | ${mb(r.plateauRss)} MB | `
-      + `${r.fullAtCalls?.toLocaleString('en-US') ?? '–'} | ${r.firstDropAtCalls?.toLocaleString('en-US') ?? '–'} | ${c.observed.toLocaleString('en-US')} | ${c.dropped.toLocaleString('en-US')} | `
-      + `${(c.observed - c.dropped - c.delivered - c.rejected).toLocaleString('en-US')} | ${c.failedBatches} | ${r.afterClose.dropped.toLocaleString('en-US')} |`);
+    console.log(
+      `| ${r.scenario} | ${r.calls.toLocaleString('en-US')} | ${Math.round(r.calls / r.observeSeconds).toLocaleString('en-US')} | ${mb(r.baselineHeap)} MB | ${mb(r.peakHeap)} MB | `
+        + `${mb(r.plateauHeap)} MB (${r.driftHeap >= 0 ? '+' : ''}${mb(r.driftHeap)}) | ${mb(r.afterGcHeap)} MB | ${mb(r.peakRss)} MB | ${mb(r.plateauRss)} MB | `
+        + `${r.fullAtCalls?.toLocaleString('en-US') ?? '–'} | ${r.firstDropAtCalls?.toLocaleString('en-US') ?? '–'} | ${c.observed.toLocaleString('en-US')} | ${c.dropped.toLocaleString('en-US')} | `
+        + `${(c.observed - c.dropped - c.delivered - c.rejected).toLocaleString('en-US')} | ${c.failedBatches} | ${r.afterClose.dropped.toLocaleString('en-US')} |`,
+    );
   }
   for (const r of results) {
     const c = r.final;
     if (r.scenario === 'healthy') {
-      console.log(`healthy (control): delivered ${c.delivered.toLocaleString('en-US')} of ${c.observed.toLocaleString('en-US')}, dropped ${c.dropped.toLocaleString('en-US')}, `
-        + `heap median ${mb(r.plateauHeap - r.baselineHeap)} MB above the baseline, after GC ${mb(r.afterGcHeap - r.baselineHeap)} MB: the saw-tooth of a collector that keeps up`);
+      console.log(
+        `healthy (control): delivered ${c.delivered.toLocaleString('en-US')} of ${c.observed.toLocaleString('en-US')}, dropped ${c.dropped.toLocaleString('en-US')}, `
+          + `heap median ${mb(r.plateauHeap - r.baselineHeap)} MB above the baseline, after GC ${mb(r.afterGcHeap - r.baselineHeap)} MB: the saw-tooth of a collector that keeps up`,
+      );
       continue;
     }
     const expectedDropped = c.observed - MAX_QUEUE;
-    console.log(`${r.scenario}: dropped ${c.dropped.toLocaleString('en-US')} vs observed - maxQueueSize = ${expectedDropped.toLocaleString('en-US')} `
-      + `(difference ${(c.dropped - expectedDropped).toLocaleString('en-US')}: the batch in flight or waiting for its retry), `
-      + `heap plateau ${mb(r.plateauHeap - r.baselineHeap)} MB above the baseline over ${r.samples} samples (median), highest sample of the last third minus the first third ${mb(r.driftHeap)} MB, `
-      + `after GC ${mb(r.afterGcHeap - r.baselineHeap)} MB above the baseline; connectionStatus ${c.connectionStatus}, state ${c.deliveryState}`);
+    console.log(
+      `${r.scenario}: dropped ${c.dropped.toLocaleString('en-US')} vs observed - maxQueueSize = ${expectedDropped.toLocaleString('en-US')} `
+        + `(difference ${(c.dropped - expectedDropped).toLocaleString('en-US')}: the batch in flight or waiting for its retry), `
+        + `heap plateau ${mb(r.plateauHeap - r.baselineHeap)} MB above the baseline over ${r.samples} samples (median), highest sample of the last third minus the first third ${mb(r.driftHeap)} MB, `
+        + `after GC ${mb(r.afterGcHeap - r.baselineHeap)} MB above the baseline; connectionStatus ${c.connectionStatus}, state ${c.deliveryState}`,
+    );
   }
 }
 

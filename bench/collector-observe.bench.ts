@@ -70,27 +70,35 @@ async function main(): Promise<void> {
   const texts = bodyTexts(BODIES, BODY_BYTES);
   const parsed = texts.map((text) => JSON.parse(text) as unknown);
   const sizes = texts.map((text) => Buffer.byteLength(text));
-  console.log(`node ${process.version}, ${BODIES} distinct bodies of ${Math.min(...sizes)}–${Math.max(...sizes)} bytes, `
-    + `${TIME_MS} ms measured per task, flush every ${CHUNK} calls (untimed) to a 202 sink at ${endpoint}`);
+  console.log(
+    `node ${process.version}, ${BODIES} distinct bodies of ${Math.min(...sizes)}–${Math.max(...sizes)} bytes, `
+      + `${TIME_MS} ms measured per task, flush every ${CHUNK} calls (untimed) to a 202 sink at ${endpoint}`,
+  );
 
-  const newCollector = (maxObservationsPerMinute: number): Collector => createCollector({
-    endpoint,
-    integrationKey: 'int_bench_observe',
-    connectionKey: 'conn_bench_observe',
-    ingestToken: 'tok_bench_observe_0123456789abcdef',
-    direction: 'inbound',
-    protocol: 'http-webhook',
-    hashKey: 'bench-hash-key',
-    // 0: every call builds its envelope (the default budget would skip all but 6,000 a minute).
-    maxObservationsPerMinute,
-    // The 202 sink has no request limit (the default 600 a minute would hold batches back).
-    maxRequestsPerMinute: 0,
-    connectionCheck: false,
-  });
+  const newCollector = (maxObservationsPerMinute: number): Collector =>
+    createCollector({
+      endpoint,
+      integrationKey: 'int_bench_observe',
+      connectionKey: 'conn_bench_observe',
+      ingestToken: 'tok_bench_observe_0123456789abcdef',
+      direction: 'inbound',
+      protocol: 'http-webhook',
+      hashKey: 'bench-hash-key',
+      // 0: every call builds its envelope (the default budget would skip all but 6,000 a minute).
+      maxObservationsPerMinute,
+      // The 202 sink has no request limit (the default 600 a minute would hold batches back).
+      maxRequestsPerMinute: 0,
+      connectionCheck: false,
+    });
 
   // What fastifyCollector records for a webhook (server.ts recordInbound), minus the body.
   const base = (i: number): Observation => ({
-    method: 'POST', routeTemplate: '/webhooks/orders', payloadLocation: 'message', statusCode: 200, durationMs: 0.512 + (i & 7) / 100, occurredAt: Date.now(),
+    method: 'POST',
+    routeTemplate: '/webhooks/orders',
+    payloadLocation: 'message',
+    statusCode: 200,
+    durationMs: 0.512 + (i & 7) / 100,
+    occurredAt: Date.now(),
   });
 
   interface Variant {
@@ -103,14 +111,21 @@ async function main(): Promise<void> {
   }
   const allVariants: Variant[] = [
     { name: 'observe { json } (parsed 2 KB body)', call: (c, i) => c.observe({ ...base(i), body: { json: parsed[i & (BODIES - 1)] } }) },
-    { name: 'observe { raw: string } (parse included)', call: (c, i) => c.observe({ ...base(i), body: { raw: texts[i & (BODIES - 1)], contentType: 'application/json' } }) },
+    {
+      name: 'observe { raw: string } (parse included)',
+      call: (c, i) => c.observe({ ...base(i), body: { raw: texts[i & (BODIES - 1)], contentType: 'application/json' } }),
+    },
     {
       name: 'observe { json } + correlation.sourceEventId',
       call: (c, i) => c.observe({ ...base(i), body: { json: parsed[i & (BODIES - 1)] }, correlation: { sourceEventId: `evt_${i}` } }),
     },
     { name: 'observe, body notInspected (envelope only)', call: (c, i) => c.observe({ ...base(i), body: { notInspected: 'absent' } }) },
     // What a call costs once the budget is spent (counted in throttled, nothing read).
-    { name: 'observe { json } past the budget', call: (c, i) => c.observe({ ...base(i), body: { json: parsed[i & (BODIES - 1)] } }), budget: 1 },
+    {
+      name: 'observe { json } past the budget',
+      call: (c, i) => c.observe({ ...base(i), body: { json: parsed[i & (BODIES - 1)] } }),
+      budget: 1,
+    },
     { name: 'reference: JSON.parse of the 2 KB text alone', call: (_c, i) => void JSON.parse(texts[i & (BODIES - 1)]), reference: true },
   ];
   const variants = allVariants.filter((variant) => process.env.BENCH_ONLY === undefined || variant.name.includes(process.env.BENCH_ONLY));
@@ -125,31 +140,35 @@ async function main(): Promise<void> {
     stats.set(variant.name, taskStats);
     let i = 0;
     let sinceFlush = 0;
-    bench.add(variant.name, () => {
-      variant.call(collector, i++);
-      sinceFlush += 1;
-    }, {
-      afterEach: async () => {
-        if (sinceFlush < CHUNK) return;
-        sinceFlush = 0;
-        if (variant.reference) return;
-        // Untimed: deliver what the chunk queued (the sink answers 202 at once).
-        const before = collector.counters().delivered;
-        const cpu = process.cpuUsage();
-        const wall = performance.now();
-        await collector.flush();
-        const used = process.cpuUsage(cpu);
-        taskStats.flushWallMs += performance.now() - wall;
-        taskStats.flushCpuUs += used.user + used.system;
-        taskStats.flushedEnvelopes += collector.counters().delivered - before;
-        // One tight loop of CHUNK calls timed as a whole: no per-call timer overhead.
-        const started = process.hrtime.bigint();
-        for (let k = 0; k < CHUNK; k += 1) variant.call(collector, i++);
-        const ns = Number(process.hrtime.bigint() - started);
-        taskStats.tightLoopCallsPerSecond.push((CHUNK / ns) * 1e9);
-        await collector.flush();
+    bench.add(
+      variant.name,
+      () => {
+        variant.call(collector, i++);
+        sinceFlush += 1;
       },
-    });
+      {
+        afterEach: async () => {
+          if (sinceFlush < CHUNK) return;
+          sinceFlush = 0;
+          if (variant.reference) return;
+          // Untimed: deliver what the chunk queued (the sink answers 202 at once).
+          const before = collector.counters().delivered;
+          const cpu = process.cpuUsage();
+          const wall = performance.now();
+          await collector.flush();
+          const used = process.cpuUsage(cpu);
+          taskStats.flushWallMs += performance.now() - wall;
+          taskStats.flushCpuUs += used.user + used.system;
+          taskStats.flushedEnvelopes += collector.counters().delivered - before;
+          // One tight loop of CHUNK calls timed as a whole: no per-call timer overhead.
+          const started = process.hrtime.bigint();
+          for (let k = 0; k < CHUNK; k += 1) variant.call(collector, i++);
+          const ns = Number(process.hrtime.bigint() - started);
+          taskStats.tightLoopCallsPerSecond.push((CHUNK / ns) * 1e9);
+          await collector.flush();
+        },
+      },
+    );
   }
   await bench.run();
 
@@ -163,10 +182,14 @@ async function main(): Promise<void> {
     const us = (ms: number | undefined) => ((ms ?? NaN) * 1000).toFixed(2);
     const loop = stats.get(task.name)!.tightLoopCallsPerSecond;
     const loopMean = loop.length ? loop.reduce((a, b) => a + b, 0) / loop.length : NaN;
-    console.log(`| ${task.name} | ${us(latency.mean)} | ${us(latency.p50)} | ${us(latency.p99)} | ${us(latency.max)} | ${Math.round(1000 / latency.mean).toLocaleString('en-US')} | `
-      + `${Number.isFinite(loopMean) ? Math.round(loopMean).toLocaleString('en-US') : '–'} | ${latency.samples.length.toLocaleString('en-US')} |`);
+    console.log(
+      `| ${task.name} | ${us(latency.mean)} | ${us(latency.p50)} | ${us(latency.p99)} | ${us(latency.max)} | ${Math.round(1000 / latency.mean).toLocaleString('en-US')} | `
+        + `${Number.isFinite(loopMean) ? Math.round(loopMean).toLocaleString('en-US') : '–'} | ${latency.samples.length.toLocaleString('en-US')} |`,
+    );
     if (!variants.find((v) => v.name === task.name)?.reference) {
-      summary.push(`${task.name}: mean ${us(latency.mean)} µs ${latency.mean * 1000 <= TARGET_US ? '≤' : '>'} ${TARGET_US} µs target, p99 ${us(latency.p99)} µs`);
+      summary.push(
+        `${task.name}: mean ${us(latency.mean)} µs ${latency.mean * 1000 <= TARGET_US ? '≤' : '>'} ${TARGET_US} µs target, p99 ${us(latency.p99)} µs`,
+      );
     }
   }
   console.log('');
@@ -179,11 +202,15 @@ async function main(): Promise<void> {
     await collector.flush();
     const c = collector.counters();
     const s = stats.get(variant.name)!;
-    console.log(`  ${variant.name}: delivery CPU ${(s.flushCpuUs / Math.max(1, s.flushedEnvelopes)).toFixed(2)} µs/envelope `
-      + `(wall ${((s.flushWallMs * 1000) / Math.max(1, s.flushedEnvelopes)).toFixed(2)} µs/envelope); observed ${c.observed.toLocaleString('en-US')}, `
-      + `delivered ${c.delivered.toLocaleString('en-US')}, dropped ${c.dropped}, buildErrors ${c.buildErrors}, rejected ${c.rejected}, `
-      + `failedBatches ${c.failedBatches}, skippedInspections ${c.skippedInspections}, throttled ${c.throttled.toLocaleString('en-US')}, state ${c.deliveryState}`
-      + (c.dropped === 0 && c.delivered === c.observed && c.buildErrors === 0 ? ' — queue never overflowed' : ' — CHECK: drops, build errors or undelivered envelopes'));
+    console.log(
+      `  ${variant.name}: delivery CPU ${(s.flushCpuUs / Math.max(1, s.flushedEnvelopes)).toFixed(2)} µs/envelope `
+        + `(wall ${((s.flushWallMs * 1000) / Math.max(1, s.flushedEnvelopes)).toFixed(2)} µs/envelope); observed ${c.observed.toLocaleString('en-US')}, `
+        + `delivered ${c.delivered.toLocaleString('en-US')}, dropped ${c.dropped}, buildErrors ${c.buildErrors}, rejected ${c.rejected}, `
+        + `failedBatches ${c.failedBatches}, skippedInspections ${c.skippedInspections}, throttled ${c.throttled.toLocaleString('en-US')}, state ${c.deliveryState}`
+        + (c.dropped === 0 && c.delivered === c.observed && c.buildErrors === 0
+          ? ' — queue never overflowed'
+          : ' — CHECK: drops, build errors or undelivered envelopes'),
+    );
     await collector.close(1_000);
   }
   await stopChild(sink);

@@ -30,14 +30,17 @@ const operationCount = (parsed: unknown): number => {
     return 0;
   }
 };
-const widest = documents.map((document) => ({ document, operations: operationCount(JSON.parse(document.text)) }))
+const widest = documents
+  .map((document) => ({ document, operations: operationCount(JSON.parse(document.text)) }))
   .sort((a, b) => b.operations - a.operations)[0].document;
 
 const bench = new Bench({ time: 3000, warmupTime: 500 });
 for (const document of largest === widest ? [largest] : [largest, widest]) {
   const check = importOpenApi(document.parsed, 'http-api');
   const unchecked = check.operations.reduce((sum, operation) => sum + operation.unchecked.length, 0);
-  console.log(`${document.file}: ${document.bytes} bytes, ${check.operations.length} operations, ${unchecked} unchecked notes, ${check.skipped.length} skipped`);
+  console.log(
+    `${document.file}: ${document.bytes} bytes, ${check.operations.length} operations, ${unchecked} unchecked notes, ${check.skipped.length} skipped`,
+  );
   bench
     .add(`${document.file} importOpenApi (parsed document)`, () => {
       importOpenApi(document.parsed, 'http-api');
@@ -51,5 +54,7 @@ await bench.run();
 for (const task of bench.tasks) {
   const latency = task.result?.latency;
   if (!latency) throw new Error(`${task.name} did not run`);
-  console.log(`${task.name}: mean ${latency.mean.toFixed(2)} ms, p99 ${(latency.p99 ?? NaN).toFixed(2)} ms, ${latency.samples.length} samples`);
+  console.log(
+    `${task.name}: mean ${latency.mean.toFixed(2)} ms, p99 ${(latency.p99 ?? NaN).toFixed(2)} ms, ${latency.samples.length} samples`,
+  );
 }

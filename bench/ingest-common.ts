@@ -59,9 +59,20 @@ export function benchEdgeEnv(): Record<string, string> {
     INGEST_WAL_DIR: resolve('.data/bench-ingest-wal'),
   };
   for (const name of [
-    'INGEST_INSERT_TIMEOUT_MS', 'INGEST_ADMISSION_DEADLINE_MS',
-    'INGEST_WORKER_THREADS', 'INGEST_DEDUP_WINDOW_SECONDS', 'SECRET_ENCRYPTION_KEY', 'DATA_DIR',
-    'INGEST_WAL_DIR', 'INGEST_WAL_SEGMENT_BYTES', 'INGEST_WAL_MAX_BYTES', 'INGEST_WAL_MAX_AGE_MS', 'INGEST_WAL_PACE_BYTES', 'INGEST_WAL_PACE_MAX_WAIT_MS', 'INGEST_SHIP_MAX_BYTES', 'INGEST_SHIP_INTERVAL_MS',
+    'INGEST_INSERT_TIMEOUT_MS',
+    'INGEST_ADMISSION_DEADLINE_MS',
+    'INGEST_WORKER_THREADS',
+    'INGEST_DEDUP_WINDOW_SECONDS',
+    'SECRET_ENCRYPTION_KEY',
+    'DATA_DIR',
+    'INGEST_WAL_DIR',
+    'INGEST_WAL_SEGMENT_BYTES',
+    'INGEST_WAL_MAX_BYTES',
+    'INGEST_WAL_MAX_AGE_MS',
+    'INGEST_WAL_PACE_BYTES',
+    'INGEST_WAL_PACE_MAX_WAIT_MS',
+    'INGEST_SHIP_MAX_BYTES',
+    'INGEST_SHIP_INTERVAL_MS',
   ]) {
     const value = process.env[name];
     if (value !== undefined && value !== '') env[name] = value;
@@ -113,7 +124,8 @@ export async function openBenchManagement(): Promise<BenchManagement> {
   const app = await buildApp(deps);
   await app.ready();
   return {
-    deps, app,
+    deps,
+    app,
     async close() {
       await app.close();
       await pool.end();
@@ -201,11 +213,21 @@ export function benchEnvelope(integrationKey: string, eventId: string, occurredA
     eventType: 'order.created',
     correlation: { sourceEventIdHash: 'hmac:1f2e3d', hashNamespace: 'orders' },
     contract: { observedFingerprint: FINGERPRINT },
-    transport: { method: 'GET', routeTemplate: '/v1/orders/{orderId}', payloadLocation: 'response', statusCode: 200, durationMs: 42.5, attempt: 1 },
+    transport: {
+      method: 'GET',
+      routeTemplate: '/v1/orders/{orderId}',
+      payloadLocation: 'response',
+      statusCode: 200,
+      durationMs: 42.5,
+      attempt: 1,
+    },
     payload: {
       storage: 'none',
       schemaFingerprint: FINGERPRINT,
-      schemaShape: { kind: 'object', fields: { id: { kind: 'string' }, total: { kind: 'number' }, tags: { kind: 'array', items: { kind: 'string' } } } },
+      schemaShape: {
+        kind: 'object',
+        fields: { id: { kind: 'string' }, total: { kind: 'number' }, tags: { kind: 'array', items: { kind: 'string' } } },
+      },
       redactionPolicyVersion: '2025-01',
     },
     outcome: { accepted: true, businessObjectType: 'order', businessObjectIdHash: 'hmac:9a8b7c' },
@@ -229,8 +251,13 @@ export class BatchTemplate {
    * `envelopeOf` builds the envelope at each position of the batch (default: `benchEnvelope`);
    * its eventId must be the `eventId` it is given (the slot the counter is written into).
    */
-  constructor(integrationKey: string, readonly eventIdPrefix: string, occurredAt: string, readonly size = ENVELOPES_PER_BATCH,
-    envelopeOf: (integrationKey: string, eventId: string, occurredAt: string, position: number) => Record<string, unknown> = benchEnvelope) {
+  constructor(
+    integrationKey: string,
+    readonly eventIdPrefix: string,
+    occurredAt: string,
+    readonly size = ENVELOPES_PER_BATCH,
+    envelopeOf: (integrationKey: string, eventId: string, occurredAt: string, position: number) => Record<string, unknown> = benchEnvelope,
+  ) {
     const marker = `evt_${eventIdPrefix}${'#'.repeat(COUNTER_DIGITS)}`;
     const envelopes = Array.from({ length: size }, (_, position) => envelopeOf(integrationKey, marker, occurredAt, position));
     this.template = Buffer.from(JSON.stringify({ envelopes }), 'latin1');
@@ -277,7 +304,8 @@ export function signature(key: KeyObject | string, body: Buffer, unixSeconds: nu
 export const tokenKey = (token: string): KeyObject => createSecretKey(Buffer.from(token, 'utf8'));
 
 /** Pretty numbers for the printed tables. */
-export const fmt = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const fmt = (value: number, digits = 0) =>
+  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 // ------------------------------------------------------------------ CPU accounting (load drivers)
 
@@ -298,7 +326,9 @@ export function findPid(prefix: string): number | null {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(prefix)) return Number(entry);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return null;
 }
@@ -317,7 +347,9 @@ export function findListeningPid(port: number): number | null {
         // local_address is <hex ip>:<hex port>; state 0A is LISTEN; the inode is the tenth field.
         if (fields.length > 9 && fields[3] === '0A' && parseInt(fields[1].split(':')[1], 16) === port) inodes.add(fields[9]);
       }
-    } catch { /* no IPv6 */ }
+    } catch {
+      /* no IPv6 */
+    }
   }
   if (inodes.size === 0) return null;
   for (const entry of readdirSync('/proc')) {
@@ -327,7 +359,9 @@ export function findListeningPid(port: number): number | null {
         const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${entry}/fd/${fd}`));
         if (socket && inodes.has(socket[1])) return Number(entry);
       }
-    } catch { /* gone, or not ours to read */ }
+    } catch {
+      /* gone, or not ours to read */
+    }
   }
   return null;
 }
@@ -344,7 +378,9 @@ export function processesCpuSeconds(prefix: string): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith(prefix)) seconds += processCpuSeconds(Number(entry)) || 0;
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return seconds;
 }
@@ -416,8 +452,11 @@ export class Recorder {
     let sum = 0;
     for (const value of sorted) sum += value;
     return {
-      p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99),
-      max: sorted.length ? sorted[sorted.length - 1] : NaN, mean: sorted.length ? sum / sorted.length : NaN,
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
+      max: sorted.length ? sorted[sorted.length - 1] : NaN,
+      mean: sorted.length ? sum / sorted.length : NaN,
     };
   }
 
@@ -434,7 +473,10 @@ export class LoadGenerator {
   /** The envelopes of those 202s (the senders' templates may differ in size from ENVELOPES_PER_BATCH). */
   totalAccepted202Envelopes = 0;
 
-  constructor(private readonly client: RawHttpClient, private readonly senders: Sender[]) {}
+  constructor(
+    private readonly client: RawHttpClient,
+    private readonly senders: Sender[],
+  ) {}
 
   /** Envelopes per batch of this generator (its first sender's template). */
   get batchSize(): number {
@@ -459,8 +501,7 @@ export class LoadGenerator {
       if (answer.status === 202) {
         this.totalAccepted202 += 1;
         this.totalAccepted202Envelopes += sender.template.size;
-      }
-      else if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${answer.text.slice(0, 300)}`;
+      } else if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${answer.text.slice(0, 300)}`;
     } catch (error) {
       status = `error:${(error as { code?: string }).code ?? (error as Error).message}`;
       if (recorder && recorder.errorSample === undefined) recorder.errorSample = `${status} ${(error as Error).message}`;

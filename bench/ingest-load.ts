@@ -33,8 +33,24 @@ import { Pool } from 'undici';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { loadConfig } from '../shared/config.js';
 import {
-  BENCH_STORES, BatchTemplate, ENVELOPES_PER_BATCH, LoadGenerator, Recorder, SLICE_MS, benchEdgeEnv, createBenchCollectors,
-  flushBenchRedis, fmt, machineCpu, prepareBenchDatabases, processCpuSeconds, stopChild, storePid, tokenKey, type BenchCollector, type Sender,
+  BENCH_STORES,
+  BatchTemplate,
+  ENVELOPES_PER_BATCH,
+  LoadGenerator,
+  Recorder,
+  SLICE_MS,
+  benchEdgeEnv,
+  createBenchCollectors,
+  flushBenchRedis,
+  fmt,
+  machineCpu,
+  prepareBenchDatabases,
+  processCpuSeconds,
+  stopChild,
+  storePid,
+  tokenKey,
+  type BenchCollector,
+  type Sender,
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
 
@@ -70,11 +86,13 @@ const num = (name: string, env: string, fallback: number) => {
   return value;
 };
 const targetArg = args.get('target') ?? process.env.BENCH_TARGET ?? 'all';
-const targets = targetArg === 'all' ? TARGETS : targetArg.split(',') as Target[];
-if (!targets.every((target) => KNOWN_TARGETS.includes(target))) throw new Error('--target must be all or a comma-separated list of edge, fastify, ceiling, fastify-ceiling');
+const targets = targetArg === 'all' ? TARGETS : (targetArg.split(',') as Target[]);
+if (!targets.every((target) => KNOWN_TARGETS.includes(target)))
+  throw new Error('--target must be all or a comma-separated list of edge, fastify, ceiling, fastify-ceiling');
 const mode = args.get('mode') ?? process.env.BENCH_MODE ?? 'all';
 const requestedPhases = mode === 'all' ? PHASES : mode === 'both' ? ['open', 'closed'] : mode.split(',');
-if (!requestedPhases.every((phase) => (PHASES as string[]).includes(phase))) throw new Error('--mode must be all, both or a comma-separated list of collectors, half, open, closed');
+if (!requestedPhases.every((phase) => (PHASES as string[]).includes(phase)))
+  throw new Error('--mode must be all, both or a comma-separated list of collectors, half, open, closed');
 const halfRateArg = args.get('half-rate') ?? process.env.BENCH_HALF_RATE;
 const options = {
   targets,
@@ -98,7 +116,8 @@ const options = {
   targetStdout: args.get('target-stdout'),
 };
 if (options.rate !== 'half' && !(Number(options.rate) > 0)) throw new Error('--rate must be envelopes/s or "half"');
-if (options.rate === 'half' && requestedPhases.includes('open') && !requestedPhases.includes('closed')) throw new Error('--rate half needs the closed phase');
+if (options.rate === 'half' && requestedPhases.includes('open') && !requestedPhases.includes('closed'))
+  throw new Error('--rate half needs the closed phase');
 if (requestedPhases.includes('half') && !requestedPhases.includes('collectors') && options.halfRate === undefined) {
   throw new Error('the half phase needs the collectors phase or --half-rate');
 }
@@ -110,10 +129,20 @@ const usesBulkShape = phases.includes('open') || phases.includes('closed');
 
 // ------------------------------------------------------------------ CPU accounting (helpers in ingest-common.ts)
 
-interface CpuSnapshot { at: number; driver: number; target: number; redis: number; clickhouse: number; machine: { busy: number; total: number; interrupts: number } }
+interface CpuSnapshot {
+  at: number;
+  driver: number;
+  target: number;
+  redis: number;
+  clickhouse: number;
+  machine: { busy: number; total: number; interrupts: number };
+}
 
 const CORES = cpus().length;
-const stackPids = { redis: storePid(BENCH_STORES.REDIS_URL, 6379, 'redis-server'), clickhouse: storePid(BENCH_STORES.CLICKHOUSE_URL, 8123, 'clickhouse-serv') };
+const stackPids = {
+  redis: storePid(BENCH_STORES.REDIS_URL, 6379, 'redis-server'),
+  clickhouse: storePid(BENCH_STORES.CLICKHOUSE_URL, 8123, 'clickhouse-serv'),
+};
 
 function cpuSnapshot(targetPid: number): CpuSnapshot {
   const usage = process.cpuUsage();
@@ -220,11 +249,18 @@ async function activeParts(clickhouse: ClickHouseClient): Promise<number> {
 
 /** Active parts of the whole local table (every partition). */
 async function activePartsAll(clickhouse: ClickHouseClient): Promise<number> {
-  const result = await clickhouse.query({ query: `SELECT count() AS n FROM system.parts WHERE ${localTableFilter()} AND active`, format: 'JSONEachRow' });
+  const result = await clickhouse.query({
+    query: `SELECT count() AS n FROM system.parts WHERE ${localTableFilter()} AND active`,
+    format: 'JSONEachRow',
+  });
   return Number((await result.json<{ n: string }>())[0].n);
 }
 
-interface BlockNumbers { parts: number; low: number; high: number }
+interface BlockNumbers {
+  parts: number;
+  low: number;
+  high: number;
+}
 
 /**
  * Block numbers of the local table's parts, active or not yet deleted. A MergeTree table numbers
@@ -248,7 +284,8 @@ const insertsBetween = (a: BlockNumbers, b: BlockNumbers) => (a.parts > 0 ? b.hi
 
 async function mergesRunning(clickhouse: ClickHouseClient): Promise<number> {
   const result = await clickhouse.query({
-    query: `SELECT count() AS n FROM system.merges WHERE database = ${sqlLiteral(localTable.database)}`, format: 'JSONEachRow',
+    query: `SELECT count() AS n FROM system.merges WHERE database = ${sqlLiteral(localTable.database)}`,
+    format: 'JSONEachRow',
   });
   return Number((await result.json<{ n: string }>())[0].n);
 }
@@ -264,7 +301,7 @@ async function mergesRunning(clickhouse: ClickHouseClient): Promise<number> {
 async function resetBenchStores(clickhouse: ClickHouseClient): Promise<void> {
   await Promise.all([flushBenchRedis(), clickhouse.command({ query: `TRUNCATE TABLE IF EXISTS ${localTableName()}` })]);
   for (let second = 0; second < 60; second += 1) {
-    if (await mergesRunning(clickhouse) === 0) break;
+    if ((await mergesRunning(clickhouse)) === 0) break;
     await new Promise((done) => setTimeout(done, 1_000));
   }
 }
@@ -275,7 +312,12 @@ async function resetBenchStores(clickhouse: ClickHouseClient): Promise<void> {
  * with rows still on their way (an edge that answers before its rows reach ClickHouse ships them
  * later). Returns the seconds waited; false in `complete` when 60 s were not enough.
  */
-async function settle(clickhouse: ClickHouseClient, collectors: BenchCollector[], eventIdPrefix: string, accepted: () => number): Promise<{ seconds: number; complete: boolean }> {
+async function settle(
+  clickhouse: ClickHouseClient,
+  collectors: BenchCollector[],
+  eventIdPrefix: string,
+  accepted: () => number,
+): Promise<{ seconds: number; complete: boolean }> {
   const started = performance.now();
   while (performance.now() - started < 60_000) {
     const [{ rows }, merges] = await Promise.all([rowsOf(clickhouse, collectors, eventIdPrefix, false), mergesRunning(clickhouse)]);
@@ -285,7 +327,12 @@ async function settle(clickhouse: ClickHouseClient, collectors: BenchCollector[]
   return { seconds: (performance.now() - started) / 1000, complete: false };
 }
 
-async function rowsOf(clickhouse: ClickHouseClient, collectors: BenchCollector[], eventIdPrefix: string, distinct = true): Promise<{ rows: number; distinct: number }> {
+async function rowsOf(
+  clickhouse: ClickHouseClient,
+  collectors: BenchCollector[],
+  eventIdPrefix: string,
+  distinct = true,
+): Promise<{ rows: number; distinct: number }> {
   const result = await clickhouse.query({
     query: `SELECT count() AS rows, ${distinct ? 'uniqExact(connection_id, event_id)' : '0'} AS distinct FROM observations
              WHERE connection_id IN (${collectors.map((c) => sqlLiteral(c.connectionId)).join(', ')})
@@ -315,12 +362,23 @@ function metricSums(text: string, names: string[]): Record<string, number> {
 const STAGES = ['check', 'log', 'commit'];
 
 const SERVER_METRICS = [
-  'ingest_insert_rows_count', 'ingest_insert_rows_sum', 'ingest_insert_duration_seconds_sum', 'ingest_insert_failures_total',
-  'ingest_admission_duration_seconds_sum', 'ingest_admission_duration_seconds_count', 'ingest_request_duration_seconds_sum',
-  'ingest_request_duration_seconds_count', 'ingest_request_duration_seconds_bucket:0.025', 'ingest_request_duration_seconds_bucket:0.15',
-  'ingest_insert_duration_seconds_bucket:0.05', 'ingest_insert_duration_seconds_bucket:0.1',
-  ...STAGES.flatMap((stage) => [`ingest_stage_duration_seconds_sum:${stage}`, `ingest_stage_duration_seconds_count:${stage}`,
-    `ingest_stage_duration_seconds_bucket:${stage}:0.025`]),
+  'ingest_insert_rows_count',
+  'ingest_insert_rows_sum',
+  'ingest_insert_duration_seconds_sum',
+  'ingest_insert_failures_total',
+  'ingest_admission_duration_seconds_sum',
+  'ingest_admission_duration_seconds_count',
+  'ingest_request_duration_seconds_sum',
+  'ingest_request_duration_seconds_count',
+  'ingest_request_duration_seconds_bucket:0.025',
+  'ingest_request_duration_seconds_bucket:0.15',
+  'ingest_insert_duration_seconds_bucket:0.05',
+  'ingest_insert_duration_seconds_bucket:0.1',
+  ...STAGES.flatMap((stage) => [
+    `ingest_stage_duration_seconds_sum:${stage}`,
+    `ingest_stage_duration_seconds_count:${stage}`,
+    `ingest_stage_duration_seconds_bucket:${stage}:0.025`,
+  ]),
 ];
 
 /** What the server's own /metrics say about a stretch of the run (difference of two scrapes). */
@@ -364,23 +422,34 @@ function serverStats(a: Record<string, number>, b: Record<string, number>): Serv
     insertsOver100: inserts ? 1 - d('ingest_insert_duration_seconds_bucket:0.1') / inserts : 0,
     insertFailures: d('ingest_insert_failures_total'),
     meanAdmissionMs: admissions ? (d('ingest_admission_duration_seconds_sum') / admissions) * 1000 : 0,
-    stages: Object.fromEntries(STAGES.map((stage) => {
-      const count = d(`ingest_stage_duration_seconds_count:${stage}`);
-      return [stage, count
-        ? { meanMs: (d(`ingest_stage_duration_seconds_sum:${stage}`) / count) * 1000, over25: 1 - d(`ingest_stage_duration_seconds_bucket:${stage}:0.025`) / count }
-        : { meanMs: 0, over25: 0 }];
-    })),
+    stages: Object.fromEntries(
+      STAGES.map((stage) => {
+        const count = d(`ingest_stage_duration_seconds_count:${stage}`);
+        return [
+          stage,
+          count
+            ? {
+                meanMs: (d(`ingest_stage_duration_seconds_sum:${stage}`) / count) * 1000,
+                over25: 1 - d(`ingest_stage_duration_seconds_bucket:${stage}:0.025`) / count,
+              }
+            : { meanMs: 0, over25: 0 },
+        ];
+      }),
+    ),
     meanServerMs: requests ? (d('ingest_request_duration_seconds_sum') / requests) * 1000 : 0,
     serverOver25: requests ? 1 - d('ingest_request_duration_seconds_bucket:0.025') / requests : 0,
     serverOver150: requests ? 1 - d('ingest_request_duration_seconds_bucket:0.15') / requests : 0,
   };
 }
 
-const printServerStats = (label: string, g: ServerStats) => console.log(`   ${label}: ${fmt(g.inserts)} inserts, ${fmt(g.rowsPerInsert)} rows/insert, `
-  + `mean insert ${fmt(g.meanInsertMs, 1)} ms (${fmt(100 * g.insertsOver50, 1)} % over 50 ms, ${fmt(100 * g.insertsOver100, 1)} % over 100), `
-  + `${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms, `
-  + `${STAGES.map((stage) => `${stage} ${fmt(g.stages[stage].meanMs, 1)} ms (${fmt(100 * g.stages[stage].over25, 1)} % over 25)`).join(', ')}; `
-  + `mean in-server time ${fmt(g.meanServerMs, 1)} ms, ${fmt(100 * g.serverOver25, 2)} % over 25 ms and ${fmt(100 * g.serverOver150, 2)} % over 150 ms in the server`);
+const printServerStats = (label: string, g: ServerStats) =>
+  console.log(
+    `   ${label}: ${fmt(g.inserts)} inserts, ${fmt(g.rowsPerInsert)} rows/insert, `
+      + `mean insert ${fmt(g.meanInsertMs, 1)} ms (${fmt(100 * g.insertsOver50, 1)} % over 50 ms, ${fmt(100 * g.insertsOver100, 1)} % over 100), `
+      + `${g.insertFailures} failed; mean admission call ${fmt(g.meanAdmissionMs, 1)} ms, `
+      + `${STAGES.map((stage) => `${stage} ${fmt(g.stages[stage].meanMs, 1)} ms (${fmt(100 * g.stages[stage].over25, 1)} % over 25)`).join(', ')}; `
+      + `mean in-server time ${fmt(g.meanServerMs, 1)} ms, ${fmt(100 * g.serverOver25, 2)} % over 25 ms and ${fmt(100 * g.serverOver150, 2)} % over 150 ms in the server`,
+  );
 
 // ------------------------------------------------------------------ targets
 
@@ -402,9 +471,13 @@ const isCeiling = (target: Target) => target === 'ceiling' || target === 'fastif
 
 async function startTarget(target: Target, collectors: BenchCollector[]): Promise<{ child: ChildProcess; port: number }> {
   const env: Record<string, string | undefined> = { ...process.env, ...benchEdgeEnv(), INGEST_HOST: '127.0.0.1', INGEST_PORT: '0' };
-  if (isCeiling(target)) env.BENCH_CEILING_TOKENS = JSON.stringify(Object.fromEntries(collectors.map((c) => [c.connectionKey, c.ingestToken])));
+  if (isCeiling(target))
+    env.BENCH_CEILING_TOKENS = JSON.stringify(Object.fromEntries(collectors.map((c) => [c.connectionKey, c.ingestToken])));
   const nodeArgs = options.targetNodeArgs ? options.targetNodeArgs.split(/\s+/).filter(Boolean) : [];
-  const child = spawn(process.execPath, [...nodeArgs, resolve(here, 'ingest-target.js'), target], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [...nodeArgs, resolve(here, 'ingest-target.js'), target], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   const port = await new Promise<number>((resolvePort, reject) => {
@@ -430,7 +503,15 @@ async function startTarget(target: Target, collectors: BenchCollector[]): Promis
 interface TargetResult {
   target: Target;
   phases: PhaseResult[];
-  clickhouse?: { partsBefore: number; partsMax: number; partsAfter: number; rows: number; distinctRows: number; accepted202Envelopes: number; equal: boolean };
+  clickhouse?: {
+    partsBefore: number;
+    partsMax: number;
+    partsAfter: number;
+    rows: number;
+    distinctRows: number;
+    accepted202Envelopes: number;
+    equal: boolean;
+  };
   /** The server's /metrics over the whole target run, warm-up included. */
   wholeRun?: ServerStats;
 }
@@ -446,10 +527,14 @@ interface LoadShape {
 /** What a phase is called in the printed lines and the summary. */
 function phaseLabel(p: Pick<PhaseResult, 'phase' | 'inFlight' | 'batchSize' | 'rate'>): string {
   switch (p.phase) {
-    case 'collectors': return `${p.inFlight} collectors x ${p.batchSize}`;
-    case 'half': return `half @${fmt(p.rate ?? 0)}/s x ${p.batchSize}`;
-    case 'open': return `open @${fmt(p.rate ?? 0)}/s`;
-    case 'closed': return `closed ${p.inFlight} x ${p.batchSize}`;
+    case 'collectors':
+      return `${p.inFlight} collectors x ${p.batchSize}`;
+    case 'half':
+      return `half @${fmt(p.rate ?? 0)}/s x ${p.batchSize}`;
+    case 'open':
+      return `open @${fmt(p.rate ?? 0)}/s`;
+    case 'closed':
+      return `closed ${p.inFlight} x ${p.batchSize}`;
   }
 }
 
@@ -457,20 +542,28 @@ function phaseLabel(p: Pick<PhaseResult, 'phase' | 'inFlight' | 'batchSize' | 'r
  * `rateOf`: envelopes/s of each `<target>/<phase>` closed loop measured so far in this run (the
  * half and `--rate half` open loops, and the share of the ceiling, come from it).
  */
-async function runTarget(target: Target, collectors: BenchCollector[], clickhouse: ClickHouseClient, runId: string, rateOf: Map<string, number>): Promise<TargetResult> {
+async function runTarget(
+  target: Target,
+  collectors: BenchCollector[],
+  clickhouse: ClickHouseClient,
+  runId: string,
+  rateOf: Map<string, number>,
+): Promise<TargetResult> {
   const persisting = !isCeiling(target);
   const eventIdPrefix = `${runId}${KNOWN_TARGETS.indexOf(target)}`;
   const occurredAt = new Date().toISOString();
   const partsBefore = persisting ? await activeParts(clickhouse) : 0;
   const { child, port } = await startTarget(target, collectors);
-  const sendersOf = (of: BenchCollector[], prefix: string, size: number): Sender[] => of.map((collector) => ({
-    collector,
-    key: tokenKey(collector.ingestToken),
-    template: new BatchTemplate(collector.integrationKey, prefix, occurredAt, size),
-    headPrefix: `POST /ingest HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
-      + `x-service-connection: ${collector.connectionKey}\r\nauthorization: Bearer ${collector.ingestToken}\r\nx-service-signature: `,
-    spareBodies: [],
-  }));
+  const sendersOf = (of: BenchCollector[], prefix: string, size: number): Sender[] =>
+    of.map((collector) => ({
+      collector,
+      key: tokenKey(collector.ingestToken),
+      template: new BatchTemplate(collector.integrationKey, prefix, occurredAt, size),
+      headPrefix:
+        `POST /ingest HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n`
+        + `x-service-connection: ${collector.connectionKey}\r\nauthorization: Bearer ${collector.ingestToken}\r\nx-service-signature: `,
+      spareBodies: [],
+    }));
   const origin = `http://127.0.0.1:${port}`;
   // uWebSockets.js closes a keep-alive connection after 10 s idle (so does the ceiling, and
   // Fastify after 72 s): the driver lets its idle connections go first, at 4 s, or a request sent
@@ -486,7 +579,10 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
   if (usesCollectorShape) {
     // One sender and one connection per collector; eventIds evt_<prefix>c<digits>, apart from the bulk ones.
     const client = new RawHttpClient('127.0.0.1', port, options.concurrentCollectors, 4_000);
-    const load = new LoadGenerator(client, sendersOf(collectors.slice(0, options.concurrentCollectors), `${eventIdPrefix}c`, options.collectorBatch));
+    const load = new LoadGenerator(
+      client,
+      sendersOf(collectors.slice(0, options.concurrentCollectors), `${eventIdPrefix}c`, options.collectorBatch),
+    );
     shapes.collectors = { load, client, warmed: false, warmUp: () => load.collectorLoop(options.warmupS, null) };
   }
   const shapeList = Object.values(shapes);
@@ -495,15 +591,24 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
   const pool = new Pool(origin, { connections: 1 });
   const result: TargetResult = { target, phases: [] };
   let partsMax = partsBefore;
-  const partsTimer = persisting ? setInterval(() => {
-    activeParts(clickhouse).then((n) => { partsMax = Math.max(partsMax, n); }, () => undefined);
-  }, 5_000) : null;
+  const partsTimer = persisting
+    ? setInterval(() => {
+        activeParts(clickhouse).then(
+          (n) => {
+            partsMax = Math.max(partsMax, n);
+          },
+          () => undefined,
+        );
+      }, 5_000)
+    : null;
   try {
     console.log(`\n== ${target} (pid ${child.pid}, ${origin})`);
     for (const phase of phases) {
       const shape = (phase === 'collectors' || phase === 'half' ? shapes.collectors : shapes.bulk)!;
       if (!shape.warmed) {
-        console.log(`   warm-up ${options.warmupS} s (${shape === shapes.collectors ? `${options.concurrentCollectors} collectors x ${options.collectorBatch}` : `closed ${options.concurrency} x ${ENVELOPES_PER_BATCH}`}, not measured)`);
+        console.log(
+          `   warm-up ${options.warmupS} s (${shape === shapes.collectors ? `${options.concurrentCollectors} collectors x ${options.collectorBatch}` : `closed ${options.concurrency} x ${ENVELOPES_PER_BATCH}`}, not measured)`,
+        );
         await shape.warmUp();
         shape.warmed = true;
       }
@@ -511,7 +616,10 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
       if (persisting) {
         const settled = await settle(clickhouse, collectors, eventIdPrefix, accepted202Envelopes);
         settleSeconds = settled.seconds;
-        if (!settled.complete) console.log(`   WARNING: rows still missing in ClickHouse or merges running after ${fmt(settled.seconds, 1)} s; measuring anyway`);
+        if (!settled.complete)
+          console.log(
+            `   WARNING: rows still missing in ClickHouse or merges running after ${fmt(settled.seconds, 1)} s; measuring anyway`,
+          );
       }
       const recorder = new Recorder();
       const metricsBefore = persisting ? await scrapeMetrics(pool) : null;
@@ -523,17 +631,24 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
       let inFlight: number | undefined;
       if (phase === 'collectors') {
         inFlight = options.concurrentCollectors;
-        console.log(`   collectors: ${inFlight} collectors, each with one ${options.collectorBatch}-envelope batch in flight, for ${options.durationS} s`);
+        console.log(
+          `   collectors: ${inFlight} collectors, each with one ${options.collectorBatch}-envelope batch in flight, for ${options.durationS} s`,
+        );
         seconds = await shape.load.collectorLoop(options.durationS, recorder);
       } else if (phase === 'closed') {
         inFlight = options.concurrency;
         console.log(`   closed loop: ${inFlight} in flight for ${options.durationS} s`);
         seconds = await shape.load.closedLoop(options.concurrency, options.durationS, recorder);
       } else {
-        rate = phase === 'half'
-          ? options.halfRate ?? Math.round((rateOf.get(`${target}/collectors`) ?? 0) / 2)
-          : options.rate === 'half' ? Math.round((rateOf.get(`${target}/closed`) ?? 0) / 2) : Number(options.rate);
-        console.log(`   ${phase === 'half' ? 'half' : 'open'} loop: ${fmt(rate)} envelopes/s in ${shape.load.batchSize}-envelope batches for ${options.durationS} s`);
+        rate =
+          phase === 'half'
+            ? (options.halfRate ?? Math.round((rateOf.get(`${target}/collectors`) ?? 0) / 2))
+            : options.rate === 'half'
+              ? Math.round((rateOf.get(`${target}/closed`) ?? 0) / 2)
+              : Number(options.rate);
+        console.log(
+          `   ${phase === 'half' ? 'half' : 'open'} loop: ${fmt(rate)} envelopes/s in ${shape.load.batchSize}-envelope batches for ${options.durationS} s`,
+        );
         const maxOutstanding = Math.max(4 * (phase === 'half' ? options.concurrentCollectors : options.concurrency), 1024);
         const open = await shape.load.openLoop(rate, options.durationS, maxOutstanding, recorder);
         seconds = open.seconds;
@@ -546,17 +661,31 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
       const ceilingRate = phase === 'collectors' || phase === 'closed' ? rateOf.get(`ceiling/${phase}`) : undefined;
       const phaseResult: PhaseResult = {
         ...(server ? { server } : {}),
-        phase, seconds, batchSize: shape.load.batchSize, ...(inFlight === undefined ? {} : { inFlight }), ...(rate === undefined ? {} : { rate }),
-        requests: recorder.requests, accepted202: recorder.accepted202, envelopesPerSecond,
+        phase,
+        seconds,
+        batchSize: shape.load.batchSize,
+        ...(inFlight === undefined ? {} : { inFlight }),
+        ...(rate === undefined ? {} : { rate }),
+        requests: recorder.requests,
+        accepted202: recorder.accepted202,
+        envelopesPerSecond,
         requestsPerSecond: recorder.completedInWindow / seconds,
-        latencyMs: recorder.latency(), p99BySlice: recorder.p99BySlice(), statuses: recorder.statuses, cpu,
-        ...(target !== 'ceiling' && ceilingRate ? { ceiling: { envelopesPerSecond: ceilingRate, share: envelopesPerSecond / ceilingRate } } : {}),
-        ...(blocksBefore && blocksAfter ? {
-          clickhouse: {
-            inserts: insertsBetween(blocksBefore, blocksAfter), insertsPerSecond: insertsBetween(blocksBefore, blocksAfter) / seconds,
-            activePartsAtEnd: await activePartsAll(clickhouse),
-          },
-        } : {}),
+        latencyMs: recorder.latency(),
+        p99BySlice: recorder.p99BySlice(),
+        statuses: recorder.statuses,
+        cpu,
+        ...(target !== 'ceiling' && ceilingRate
+          ? { ceiling: { envelopesPerSecond: ceilingRate, share: envelopesPerSecond / ceilingRate } }
+          : {}),
+        ...(blocksBefore && blocksAfter
+          ? {
+              clickhouse: {
+                inserts: insertsBetween(blocksBefore, blocksAfter),
+                insertsPerSecond: insertsBetween(blocksBefore, blocksAfter) / seconds,
+                activePartsAtEnd: await activePartsAll(clickhouse),
+              },
+            }
+          : {}),
         ...(settleSeconds === undefined ? {} : { settleSeconds }),
         ...(skipped === undefined ? {} : { skipped }),
         ...(recorder.errorSample === undefined ? {} : { errorSample: recorder.errorSample }),
@@ -582,46 +711,72 @@ async function runTarget(target: Target, collectors: BenchCollector[], clickhous
     const { rows, distinct } = await rowsOf(clickhouse, collectors, eventIdPrefix);
     const accepted = accepted202Envelopes();
     result.clickhouse = {
-      partsBefore, partsMax: Math.max(partsMax, partsAfter), partsAfter, rows, distinctRows: distinct, accepted202Envelopes: accepted,
+      partsBefore,
+      partsMax: Math.max(partsMax, partsAfter),
+      partsAfter,
+      rows,
+      distinctRows: distinct,
+      accepted202Envelopes: accepted,
       equal: rows === accepted && distinct === rows,
     };
     printServerStats('server, whole run incl. warm-up', result.wholeRun!);
-    console.log(`   clickhouse: active parts of ${localTableName()} in partition ${receiptPartition()}: before ${partsBefore}, max sampled ${result.clickhouse.partsMax}, after ${partsAfter}`);
-    console.log(`   clickhouse: rows of this target ${fmt(rows)} (distinct ${fmt(distinct)}) vs envelopes answered 202 (warm-up included) `
-      + `${fmt(accepted)}: ${result.clickhouse.equal ? 'EQUAL' : 'MISMATCH'}`);
+    console.log(
+      `   clickhouse: active parts of ${localTableName()} in partition ${receiptPartition()}: before ${partsBefore}, max sampled ${result.clickhouse.partsMax}, after ${partsAfter}`,
+    );
+    console.log(
+      `   clickhouse: rows of this target ${fmt(rows)} (distinct ${fmt(distinct)}) vs envelopes answered 202 (warm-up included) `
+        + `${fmt(accepted)}: ${result.clickhouse.equal ? 'EQUAL' : 'MISMATCH'}`,
+    );
   }
   return result;
 }
 
 function printPhase(p: PhaseResult): void {
   const l = p.latencyMs;
-  const statuses = Object.entries(p.statuses).map(([status, count]) => `${status}×${fmt(count)}`).join(', ');
-  console.log(`   ${phaseLabel(p)}: ${fmt(p.envelopesPerSecond)} envelopes/s accepted, `
-    + `${fmt(p.requestsPerSecond)} requests/s over ${fmt(p.seconds, 1)} s${(p.settleSeconds ?? 0) >= 0.05 ? ` (after ${fmt(p.settleSeconds!, 1)} s settling)` : ''}`);
-  if (p.ceiling) console.log(`     verify+parse ceiling in this run (ceiling target, same phase): ${fmt(p.ceiling.envelopesPerSecond)} envelopes/s; this phase = ${p.ceiling.share.toFixed(3)} of it`);
-  console.log(`     latency ms: p50 ${fmt(l.p50, 1)}, p90 ${fmt(l.p90, 1)}, p99 ${fmt(l.p99, 1)}, max ${fmt(l.max, 1)} (mean ${fmt(l.mean, 1)})`);
+  const statuses = Object.entries(p.statuses)
+    .map(([status, count]) => `${status}×${fmt(count)}`)
+    .join(', ');
+  console.log(
+    `   ${phaseLabel(p)}: ${fmt(p.envelopesPerSecond)} envelopes/s accepted, `
+      + `${fmt(p.requestsPerSecond)} requests/s over ${fmt(p.seconds, 1)} s${(p.settleSeconds ?? 0) >= 0.05 ? ` (after ${fmt(p.settleSeconds!, 1)} s settling)` : ''}`,
+  );
+  if (p.ceiling)
+    console.log(
+      `     verify+parse ceiling in this run (ceiling target, same phase): ${fmt(p.ceiling.envelopesPerSecond)} envelopes/s; this phase = ${p.ceiling.share.toFixed(3)} of it`,
+    );
+  console.log(
+    `     latency ms: p50 ${fmt(l.p50, 1)}, p90 ${fmt(l.p90, 1)}, p99 ${fmt(l.p99, 1)}, max ${fmt(l.max, 1)} (mean ${fmt(l.mean, 1)})`,
+  );
   console.log(`     p99 ms by ${SLICE_MS / 1000}-s slice of sending: ${p.p99BySlice.map((value) => fmt(value, 0)).join(', ')}`);
   const non202 = Object.entries(p.statuses).filter(([status]) => status !== '202');
-  console.log(`     statuses: ${statuses || 'none'}${non202.length ? `; non-202: ${non202.map(([s, n]) => `${s}×${n}`).join(', ')}` : '; non-202: none'}`
-    + `${p.skipped ? `; skipped sends (>${'max outstanding'}): ${p.skipped}` : ''}`);
+  console.log(
+    `     statuses: ${statuses || 'none'}${non202.length ? `; non-202: ${non202.map(([s, n]) => `${s}×${n}`).join(', ')}` : '; non-202: none'}`
+      + `${p.skipped ? `; skipped sends (>${'max outstanding'}): ${p.skipped}` : ''}`,
+  );
   if (p.errorSample) console.log(`     first non-202: ${p.errorSample}`);
   if (p.clickhouse) {
-    console.log(`     clickhouse: ${fmt(p.clickhouse.inserts)} inserts into ${localTableName()} (${fmt(p.clickhouse.insertsPerSecond, 2)}/s), `
-      + `${fmt(p.clickhouse.activePartsAtEnd)} active parts at the end`);
+    console.log(
+      `     clickhouse: ${fmt(p.clickhouse.inserts)} inserts into ${localTableName()} (${fmt(p.clickhouse.insertsPerSecond, 2)}/s), `
+        + `${fmt(p.clickhouse.activePartsAtEnd)} active parts at the end`,
+    );
   }
   if (p.server) {
     printServerStats('  server /metrics', p.server);
     // The log absorbs what the shipper has not inserted yet: only the shipped rate can be sustained.
-    console.log(`     shipped to ClickHouse during the phase: ${fmt(p.server.rowsShipped / p.seconds)} rows/s `
-      + `(${fmt((100 * p.server.rowsShipped) / p.seconds / Math.max(1, p.envelopesPerSecond), 1)} % of the envelopes/s accepted)`);
+    console.log(
+      `     shipped to ClickHouse during the phase: ${fmt(p.server.rowsShipped / p.seconds)} rows/s `
+        + `(${fmt((100 * p.server.rowsShipped) / p.seconds / Math.max(1, p.envelopesPerSecond), 1)} % of the envelopes/s accepted)`,
+    );
   }
   if (p.cpu) {
     const c = p.cpu;
-    console.log(`     cpu (% of one core): target ${fmt(c.target)}, driver ${fmt(c.driver)}, redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}; `
-      + `machine busy ${fmt(c.machineBusy)} % of ${CORES} cores, of which interrupts ${fmt(c.interrupts)} and anything else ${fmt(c.machineBusy * CORES - c.interrupts - (c.target + c.driver + c.redis + c.clickhouse))} % of one core (other jobs on the machine)`
-      // /proc/stat once gave 2 % busy while these processes alone took 28 % of a core (their own
-      // counters, read at the same moments). A few points under their sum is tick rounding.
-      + `${c.machineBusy * CORES < (c.target + c.driver + c.redis + c.clickhouse) / 2 ? ' (under half the processes\' own sum: /proc/stat is off, ignore the machine figures)' : ''}`);
+    console.log(
+      `     cpu (% of one core): target ${fmt(c.target)}, driver ${fmt(c.driver)}, redis ${fmt(c.redis)}, clickhouse ${fmt(c.clickhouse)}; `
+        + `machine busy ${fmt(c.machineBusy)} % of ${CORES} cores, of which interrupts ${fmt(c.interrupts)} and anything else ${fmt(c.machineBusy * CORES - c.interrupts - (c.target + c.driver + c.redis + c.clickhouse))} % of one core (other jobs on the machine)`
+        // /proc/stat once gave 2 % busy while these processes alone took 28 % of a core (their own
+        // counters, read at the same moments). A few points under their sum is tick rounding.
+        + `${c.machineBusy * CORES < (c.target + c.driver + c.redis + c.clickhouse) / 2 ? " (under half the processes' own sum: /proc/stat is off, ignore the machine figures)" : ''}`,
+    );
     // CPU per request: what the targets' ratios come down to once the machine is saturated.
     const msPerRequest = (percentOfCore: number) => fmt((percentOfCore / 100 / p.requestsPerSecond) * 1000, 3);
     console.log(`     cpu per request (ms): target ${msPerRequest(c.target)}, whole machine ${msPerRequest(c.machineBusy * CORES)}`);
@@ -632,32 +787,45 @@ function printPhase(p: PhaseResult): void {
 
 async function main(): Promise<void> {
   const runId = Math.random().toString(36).slice(2, 8);
-  console.log(`ingest load: targets ${options.targets.join(', ')}; phases ${phases.join(', ')}, ${options.durationS} s each, warm-up ${options.warmupS} s; `
-    + `collectors phase ${options.concurrentCollectors} x ${options.collectorBatch} envelopes, closed loop ${options.concurrency} x ${ENVELOPES_PER_BATCH}; `
-    + `${options.collectors} Live collectors in ${options.workspaces} workspaces for the 50-envelope phases; run ${runId}`);
-  console.log(`stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`);
+  console.log(
+    `ingest load: targets ${options.targets.join(', ')}; phases ${phases.join(', ')}, ${options.durationS} s each, warm-up ${options.warmupS} s; `
+      + `collectors phase ${options.concurrentCollectors} x ${options.collectorBatch} envelopes, closed loop ${options.concurrency} x ${ENVELOPES_PER_BATCH}; `
+      + `${options.collectors} Live collectors in ${options.workspaces} workspaces for the 50-envelope phases; run ${runId}`,
+  );
+  console.log(
+    `stores: ${BENCH_STORES.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}, ${BENCH_STORES.REDIS_URL}, ClickHouse ${BENCH_STORES.CLICKHOUSE_URL} db ${BENCH_STORES.CLICKHOUSE_DATABASE}`,
+  );
   const edgeEnv = benchEdgeEnv();
   // What the servers will run with: the product's own defaults wherever the environment is silent.
   const { ingest } = loadConfig({ ...process.env, ...edgeEnv });
   const shown = (value: number, name: string) => `${value}${edgeEnv[name] === undefined ? ' (default)' : ''}`;
-  console.log(`edge: write-ahead log shipped every ${shown(ingest.shipIntervalMs, 'INGEST_SHIP_INTERVAL_MS')} ms `
-    + `or ${shown(ingest.shipMaxBytes, 'INGEST_SHIP_MAX_BYTES')} bytes, `
-    + `worker threads ${shown(ingest.workerThreads, 'INGEST_WORKER_THREADS')}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`);
+  console.log(
+    `edge: write-ahead log shipped every ${shown(ingest.shipIntervalMs, 'INGEST_SHIP_INTERVAL_MS')} ms `
+      + `or ${shown(ingest.shipMaxBytes, 'INGEST_SHIP_MAX_BYTES')} bytes, `
+      + `worker threads ${shown(ingest.workerThreads, 'INGEST_WORKER_THREADS')}; limits raised to ${edgeEnv.INGEST_WORKSPACE_OBSERVATIONS_PER_MIN}/min`,
+  );
 
   await prepareBenchDatabases();
   const clickhouse = createClient({
-    url: BENCH_STORES.CLICKHOUSE_URL, database: BENCH_STORES.CLICKHOUSE_DATABASE, request_timeout: 60_000,
+    url: BENCH_STORES.CLICKHOUSE_URL,
+    database: BENCH_STORES.CLICKHOUSE_DATABASE,
+    request_timeout: 60_000,
     compression: { request: false, response: false },
   });
   try {
     await resolveLocalTable(clickhouse);
     // The bench stores only: previous runs' eventIds and rows go, so parts and memory start clean.
     if (!options.keepData) await resetBenchStores(clickhouse);
-    const collectors = await createBenchCollectors(options.workspaces, Math.max(options.collectors, usesCollectorShape ? options.concurrentCollectors : 0));
+    const collectors = await createBenchCollectors(
+      options.workspaces,
+      Math.max(options.collectors, usesCollectorShape ? options.concurrentCollectors : 0),
+    );
     const body = new BatchTemplate(collectors[0].integrationKey, `${runId}x`, new Date().toISOString());
     const collectorBody = new BatchTemplate(collectors[0].integrationKey, `${runId}xc`, new Date().toISOString(), options.collectorBatch);
-    console.log(`set-up: ${collectors.length} collectors created; batch body ${fmt(body.byteLength)} bytes (${ENVELOPES_PER_BATCH} envelopes), `
-      + `${fmt(collectorBody.byteLength)} bytes (${options.collectorBatch}); ClickHouse parts and inserts of ${localTableName()}`);
+    console.log(
+      `set-up: ${collectors.length} collectors created; batch body ${fmt(body.byteLength)} bytes (${ENVELOPES_PER_BATCH} envelopes), `
+        + `${fmt(collectorBody.byteLength)} bytes (${options.collectorBatch}); ClickHouse parts and inserts of ${localTableName()}`,
+    );
 
     const results: TargetResult[] = [];
     const rateOf = new Map<string, number>();
@@ -665,12 +833,18 @@ async function main(): Promise<void> {
       if (index > 0 && !options.keepData) {
         const started = Date.now();
         await resetBenchStores(clickhouse);
-        console.log(`\nstores reset for the next target (Redis flushed, observations truncated, no merge running) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        console.log(
+          `\nstores reset for the next target (Redis flushed, observations truncated, no merge running) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        );
       }
       results.push(await runTarget(target, collectors, clickhouse, runId, rateOf));
     }
     printSummary(results);
-    if (options.json) writeFileSync(options.json, JSON.stringify({ date: new Date().toISOString(), options, phases, localTable: localTableName(), results }, null, 2));
+    if (options.json)
+      writeFileSync(
+        options.json,
+        JSON.stringify({ date: new Date().toISOString(), options, phases, localTable: localTableName(), results }, null, 2),
+      );
   } finally {
     // Leave nothing behind that costs the shared machine memory or background merges.
     if (!options.keepData) await resetBenchStores(clickhouse).catch(() => undefined);
@@ -680,14 +854,20 @@ async function main(): Promise<void> {
 
 function printSummary(results: TargetResult[]): void {
   console.log('\n== summary');
-  console.log('target          | phase                  | envelopes/s | x ceiling | requests/s |  p50 ms |  p90 ms |  p99 ms |  max ms | inserts/s | parts | non-202');
+  console.log(
+    'target          | phase                  | envelopes/s | x ceiling | requests/s |  p50 ms |  p90 ms |  p99 ms |  max ms | inserts/s | parts | non-202',
+  );
   for (const r of results) {
     for (const p of r.phases) {
-      const non202 = Object.entries(p.statuses).filter(([s]) => s !== '202').reduce((sum, [, n]) => sum + n, 0);
-      console.log(`${r.target.padEnd(15)} | ${phaseLabel(p).padEnd(22)} | ${fmt(p.envelopesPerSecond).padStart(11)} | ${(p.ceiling ? p.ceiling.share.toFixed(3) : '').padStart(9)} | `
-        + `${fmt(p.requestsPerSecond).padStart(10)} | ${fmt(p.latencyMs.p50, 1).padStart(7)} | ${fmt(p.latencyMs.p90, 1).padStart(7)} | ${fmt(p.latencyMs.p99, 1).padStart(7)} | `
-        + `${fmt(p.latencyMs.max, 1).padStart(7)} | ${(p.clickhouse ? fmt(p.clickhouse.insertsPerSecond, 2) : '').padStart(9)} | `
-        + `${(p.clickhouse ? fmt(p.clickhouse.activePartsAtEnd) : '').padStart(5)} | ${non202}${p.skipped ? ` (+${p.skipped} skipped)` : ''}`);
+      const non202 = Object.entries(p.statuses)
+        .filter(([s]) => s !== '202')
+        .reduce((sum, [, n]) => sum + n, 0);
+      console.log(
+        `${r.target.padEnd(15)} | ${phaseLabel(p).padEnd(22)} | ${fmt(p.envelopesPerSecond).padStart(11)} | ${(p.ceiling ? p.ceiling.share.toFixed(3) : '').padStart(9)} | `
+          + `${fmt(p.requestsPerSecond).padStart(10)} | ${fmt(p.latencyMs.p50, 1).padStart(7)} | ${fmt(p.latencyMs.p90, 1).padStart(7)} | ${fmt(p.latencyMs.p99, 1).padStart(7)} | `
+          + `${fmt(p.latencyMs.max, 1).padStart(7)} | ${(p.clickhouse ? fmt(p.clickhouse.insertsPerSecond, 2) : '').padStart(9)} | `
+          + `${(p.clickhouse ? fmt(p.clickhouse.activePartsAtEnd) : '').padStart(5)} | ${non202}${p.skipped ? ` (+${p.skipped} skipped)` : ''}`,
+      );
     }
   }
   const phaseOf = (target: Target, phase: Phase) => results.find((r) => r.target === target)?.phases.find((p) => p.phase === phase);
@@ -698,28 +878,38 @@ function printSummary(results: TargetResult[]): void {
   // Issue 17's targets (bench/RESULTS.md records what was measured against them).
   const edgeCollectors = phaseOf('edge', 'collectors');
   if (edgeCollectors) {
-    console.log(`edge, ${phaseLabel(edgeCollectors)}: ${edgeCollectors.ceiling ? `${edgeCollectors.ceiling.share.toFixed(3)} of the ceiling` : 'no ceiling in this run (--target ceiling,edge)'} `
-      + `(target >= 0.4), p50 ${fmt(edgeCollectors.latencyMs.p50, 1)} ms (target <= 5 ms)`);
+    console.log(
+      `edge, ${phaseLabel(edgeCollectors)}: ${edgeCollectors.ceiling ? `${edgeCollectors.ceiling.share.toFixed(3)} of the ceiling` : 'no ceiling in this run (--target ceiling,edge)'} `
+        + `(target >= 0.4), p50 ${fmt(edgeCollectors.latencyMs.p50, 1)} ms (target <= 5 ms)`,
+    );
   }
   const edgeHalf = phaseOf('edge', 'half');
   if (edgeHalf) console.log(`edge, ${phaseLabel(edgeHalf)}: p99 ${fmt(edgeHalf.latencyMs.p99, 1)} ms (target <= 25 ms)`);
   const edgeClosed = phaseOf('edge', 'closed');
   if (edgeClosed) {
-    console.log(`edge, ${phaseLabel(edgeClosed)}: ${fmt(edgeClosed.envelopesPerSecond)} envelopes/s (target at 1,024 in flight: >= 72,000)`
-      + `${edgeClosed.clickhouse ? `, ${fmt(edgeClosed.clickhouse.insertsPerSecond, 2)} ClickHouse inserts/s (target <= 2 per edge under full load)` : ''}`);
+    console.log(
+      `edge, ${phaseLabel(edgeClosed)}: ${fmt(edgeClosed.envelopesPerSecond)} envelopes/s (target at 1,024 in flight: >= 72,000)`
+        + `${edgeClosed.clickhouse ? `, ${fmt(edgeClosed.clickhouse.insertsPerSecond, 2)} ClickHouse inserts/s (target <= 2 per edge under full load)` : ''}`,
+    );
   }
   // Issue 4's figures.
-  if (edge !== undefined && ceiling !== undefined) console.log(`edge / ceiling (closed loop): ${(edge / ceiling).toFixed(3)} (issue 4's target >= 0.4)`);
-  if (edge !== undefined && fastify !== undefined) console.log(`edge / fastify (closed loop): ${(edge / fastify).toFixed(3)} (issue 4's 1.3 withdrawn by issue 17)`);
+  if (edge !== undefined && ceiling !== undefined)
+    console.log(`edge / ceiling (closed loop): ${(edge / ceiling).toFixed(3)} (issue 4's target >= 0.4)`);
+  if (edge !== undefined && fastify !== undefined)
+    console.log(`edge / fastify (closed loop): ${(edge / fastify).toFixed(3)} (issue 4's 1.3 withdrawn by issue 17)`);
   const fastifyCeiling = closed('fastify-ceiling');
   if (ceiling !== undefined && fastifyCeiling !== undefined) {
     console.log(`ceiling / fastify-ceiling (closed loop, the HTTP layers alone): ${(ceiling / fastifyCeiling).toFixed(3)}`);
   }
   if (edge !== undefined) console.log(`edge closed loop: ${fmt(edge)} envelopes/s (issue 4's target >= 50,000 sustained for 60 s)`);
   const edgeOpen = phaseOf('edge', 'open');
-  if (edgeOpen) console.log(`edge open loop @${fmt(edgeOpen.rate ?? 0)}/s: p99 ${fmt(edgeOpen.latencyMs.p99, 1)} ms (issue 4's target < 150 ms at 25,000/s)`);
+  if (edgeOpen)
+    console.log(
+      `edge open loop @${fmt(edgeOpen.rate ?? 0)}/s: p99 ${fmt(edgeOpen.latencyMs.p99, 1)} ms (issue 4's target < 150 ms at 25,000/s)`,
+    );
   for (const r of results) {
-    if (r.clickhouse && !r.clickhouse.equal) console.log(`WARNING: ${r.target}: ClickHouse rows ${r.clickhouse.rows} != 202 envelopes ${r.clickhouse.accepted202Envelopes}`);
+    if (r.clickhouse && !r.clickhouse.equal)
+      console.log(`WARNING: ${r.target}: ClickHouse rows ${r.clickhouse.rows} != 202 envelopes ${r.clickhouse.accepted202Envelopes}`);
   }
 }
 

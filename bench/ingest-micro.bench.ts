@@ -78,13 +78,26 @@ const freshEventIds = () => {
   for (let i = 0; i < N; i += 1) ids.push(`evt_micro_${(eventCounter++).toString().padStart(12, '0')}`);
   return ids;
 };
-const admitted = await admission.admit(credential, { nowMs: Date.now(), itemCount: N, eventIds: freshEventIds(), batchId: admission.newBatchId() });
-if (admitted.kind !== 'admitted' || admitted.ticket.newEventIds.length !== N) throw new Error(`admission did not admit the batch: ${JSON.stringify(admitted)}`);
+const admitted = await admission.admit(credential, {
+  nowMs: Date.now(),
+  itemCount: N,
+  eventIds: freshEventIds(),
+  batchId: admission.newBatchId(),
+});
+if (admitted.kind !== 'admitted' || admitted.ticket.newEventIds.length !== N)
+  throw new Error(`admission did not admit the batch: ${JSON.stringify(admitted)}`);
 
-const prefixOf = () => batchRowPrefix({ credential, batchId: 'b0123456789ab', receivedAtMs: nowMs, receivedDate: new Date(nowMs).toISOString().slice(0, 10) });
+const prefixOf = () =>
+  batchRowPrefix({ credential, batchId: 'b0123456789ab', receivedAtMs: nowMs, receivedDate: new Date(nowMs).toISOString().slice(0, 10) });
 const results = valid.map((check, index) => ({ index, accepted: true, eventId: check.envelope.eventId }));
 
-const batchInput: BatchCheckInput = { body, contentType: 'application/json', binding: credential, batchId: 'b0123456789ab', receivedAtMs: nowMs };
+const batchInput: BatchCheckInput = {
+  body,
+  contentType: 'application/json',
+  binding: credential,
+  batchId: 'b0123456789ab',
+  receivedAtMs: nowMs,
+};
 const pool = createCheckPool(1);
 const noSlots = new RequestMemory(null);
 let pooledBody: Buffer = Buffer.from(body);
@@ -109,7 +122,12 @@ bench
     for (const item of items) if (!validateEnvelope(item).valid) throw new Error('invalid');
   })
   .add('Admission.admit, 50 fresh eventIds (Redis)', async () => {
-    const result = await admission.admit(credential, { nowMs: Date.now(), itemCount: N, eventIds: freshEventIds(), batchId: admission.newBatchId() });
+    const result = await admission.admit(credential, {
+      nowMs: Date.now(),
+      itemCount: N,
+      eventIds: freshEventIds(),
+      batchId: admission.newBatchId(),
+    });
     if (result.kind !== 'admitted') throw new Error(`not admitted: ${result.kind}`);
   })
   .add('batchRowPrefix + observationRow x50 + Buffer', () => {
@@ -161,18 +179,24 @@ await slotPool.close();
 
 const us = (ms: number | undefined) => (ms === undefined ? NaN : ms * 1000);
 console.log(`ingest micro-benchmarks: ${N}-envelope batch of ${fmt(body.length)} bytes; ${TIME_MS} ms per task; node ${process.version}`);
-console.log(`${'task'.padEnd(56)} | ${'ops/s'.padStart(9)} | ${'mean µs'.padStart(9)} | ${'p99 µs'.padStart(9)} | ${'µs/envelope'.padStart(11)} | samples`);
+console.log(
+  `${'task'.padEnd(56)} | ${'ops/s'.padStart(9)} | ${'mean µs'.padStart(9)} | ${'p99 µs'.padStart(9)} | ${'µs/envelope'.padStart(11)} | samples`,
+);
 for (const task of bench.tasks) {
   const result = task.result;
   if (!result || !('latency' in result) || !result.latency) throw new Error(`${task.name} did not run`);
   const mean = us(result.latency.mean);
-  console.log(`${task.name.padEnd(56)} | ${fmt(result.throughput.mean).padStart(9)} | ${fmt(mean, 1).padStart(9)} | `
-    + `${fmt(us(result.latency.p99), 1).padStart(9)} | ${fmt(mean / N, 2).padStart(11)} | ${result.latency.samples.length}`);
+  console.log(
+    `${task.name.padEnd(56)} | ${fmt(result.throughput.mean).padStart(9)} | ${fmt(mean, 1).padStart(9)} | `
+      + `${fmt(us(result.latency.p99), 1).padStart(9)} | ${fmt(mean / N, 2).padStart(11)} | ${result.latency.samples.length}`,
+  );
 }
 const calls = scriptsAfter.calls - scriptsBefore.calls;
 if (calls > 0) {
   const usec = (scriptsAfter.usec - scriptsBefore.usec) / calls;
-  console.log(`Redis-side time of the admission script (INFO commandstats, EVALSHA): ${fmt(usec, 1)} µs per call `
-    + `(${fmt(usec / N, 2)} µs per envelope) over ${fmt(calls)} calls`);
+  console.log(
+    `Redis-side time of the admission script (INFO commandstats, EVALSHA): ${fmt(usec, 1)} µs per call `
+      + `(${fmt(usec / N, 2)} µs per envelope) over ${fmt(calls)} calls`,
+  );
 }
 process.exit(0);

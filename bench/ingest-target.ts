@@ -30,10 +30,13 @@ function onStop(stop: () => Promise<void>): void {
   const handler = () => {
     if (stopping) return;
     stopping = true;
-    stop().then(() => process.exit(0), (error: unknown) => {
-      process.stderr.write(`stop failed: ${String(error)}\n`);
-      process.exit(1);
-    });
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`stop failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
@@ -42,8 +45,11 @@ function onStop(stop: () => Promise<void>): void {
 }
 
 if (target === 'ceiling' || target === 'fastify-ceiling') {
-  const tokens = new Map(Object.entries(JSON.parse(process.env.BENCH_CEILING_TOKENS ?? '{}') as Record<string, string>)
-    .map(([connectionKey, token]) => [connectionKey, tokenKey(token)] as const));
+  const tokens = new Map(
+    Object.entries(JSON.parse(process.env.BENCH_CEILING_TOKENS ?? '{}') as Record<string, string>).map(
+      ([connectionKey, token]) => [connectionKey, tokenKey(token)] as const,
+    ),
+  );
   const start = target === 'ceiling' ? startCeilingServer : startFastifyCeilingServer;
   const server = await start(tokens, config.ingest.host, config.ingest.port);
   ready(server.port);
@@ -54,7 +60,9 @@ if (target === 'ceiling' || target === 'fastify-ceiling') {
   const clickhouse = createClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
   const clock = createClock(config.enableTestClock, redis);
   const logError = (message: string, error: unknown) => {
-    process.stderr.write(`${new Date().toISOString()} ${target} ${message}: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.stderr.write(
+      `${new Date().toISOString()} ${target} ${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
   };
   const deps = { config, pool, redis, clickhouse, clock, metrics: createMetricsRegistry(`ingest-bench-${target}`), logError };
   const start = target === 'edge' ? startIngestServer : startFastifyIngestServer;

@@ -18,7 +18,10 @@ interface Exchange {
 }
 
 class HttpError extends Error {
-  constructor(message: string, readonly code: string) {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
     super(message);
   }
 }
@@ -32,8 +35,12 @@ class Connection {
   private idleTimer: NodeJS.Timeout | null = null;
   closed = false;
 
-  constructor(private readonly socket: Socket, private readonly idleMs: number, private readonly onIdle: (connection: Connection) => void,
-    private readonly onClose: (connection: Connection) => void) {
+  constructor(
+    private readonly socket: Socket,
+    private readonly idleMs: number,
+    private readonly onIdle: (connection: Connection) => void,
+    private readonly onClose: (connection: Connection) => void,
+  ) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.read(chunk));
     socket.on('error', (error: NodeJS.ErrnoException) => this.fail(new HttpError(error.message, error.code ?? 'ESOCKET')));
@@ -110,7 +117,12 @@ export class RawHttpClient {
   private opening = 0;
   private readonly queue: { head: string; body: Buffer; exchange: Exchange }[] = [];
 
-  constructor(private readonly host: string, private readonly port: number, private readonly maxConnections: number, private readonly idleMs: number) {}
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly maxConnections: number,
+    private readonly idleMs: number,
+  ) {}
 
   /** Sends `head` (request line and headers, ending with the empty line) and `body`. */
   request(head: string, body: Buffer): Promise<RawAnswer> {
@@ -128,7 +140,12 @@ export class RawHttpClient {
     const socket = connect(this.port, this.host);
     socket.once('connect', () => {
       this.opening -= 1;
-      const connection = new Connection(socket, this.idleMs, (ready) => this.ready(ready), (gone) => this.gone(gone));
+      const connection = new Connection(
+        socket,
+        this.idleMs,
+        (ready) => this.ready(ready),
+        (gone) => this.gone(gone),
+      );
       this.all.add(connection);
       this.ready(connection);
     });

@@ -44,7 +44,11 @@ async function demoApiKey(): Promise<string> {
     // No usable state yet.
   }
   const email = `demo-${Date.now().toString(36)}@example.com`;
-  const result = spawnSync(process.execPath, [resolve(root, 'dist/management/admin/cli.js'), 'bootstrap', '--email', email, '--workspace', 'Demo', '--scopes', 'all', '--json'], { encoding: 'utf8' });
+  const result = spawnSync(
+    process.execPath,
+    [resolve(root, 'dist/management/admin/cli.js'), 'bootstrap', '--email', email, '--workspace', 'Demo', '--scopes', 'all', '--json'],
+    { encoding: 'utf8' },
+  );
   if (result.status !== 0) throw new Error(`admin bootstrap failed: ${result.stderr || result.stdout}`);
   const apiKey = (JSON.parse(result.stdout) as { apiKey: { key: string } }).apiKey.key;
   mkdirSync(dirname(stateFile), { recursive: true });
@@ -53,9 +57,24 @@ async function demoApiKey(): Promise<string> {
   return apiKey;
 }
 
-interface Observation { eventId: string; operationKey: string; statusCode: number }
-interface Incident { id: string; kind: string; operationKey: string; affectedRecords: number; status: string }
-interface Finding { kind: string; path: string; expected: string; observed: string }
+interface Observation {
+  eventId: string;
+  operationKey: string;
+  statusCode: number;
+}
+interface Incident {
+  id: string;
+  kind: string;
+  operationKey: string;
+  affectedRecords: number;
+  status: string;
+}
+interface Finding {
+  kind: string;
+  path: string;
+  expected: string;
+  observed: string;
+}
 
 async function until<T>(what: string, deadline: number, probe: () => Promise<T | undefined>): Promise<T> {
   for (;;) {
@@ -69,7 +88,9 @@ async function until<T>(what: string, deadline: number, probe: () => Promise<T |
 async function main(): Promise<void> {
   const deadline = Date.now() + DEADLINE_MS;
   if (!(await reachable(managementUrl)) || !(await reachable(ingestUrl))) {
-    say(`The stack is not running (${managementUrl}, ${ingestUrl}). Start it with \`npm start\` in another terminal, then run \`npm run demo\` again.`);
+    say(
+      `The stack is not running (${managementUrl}, ${ingestUrl}). Start it with \`npm start\` in another terminal, then run \`npm run demo\` again.`,
+    );
     process.exitCode = 1;
     return;
   }
@@ -77,14 +98,40 @@ async function main(): Promise<void> {
 
   const vendor: Vendor = await startVendor();
   const document = await (await fetch(`${vendor.url}/openapi.json`)).json();
-  say(`\n1. A vendor API runs at ${vendor.url}; its OpenAPI document declares GET /v1/orders/{orderId} and GET /v1/customers/{customerId}.`);
+  say(
+    `\n1. A vendor API runs at ${vendor.url}; its OpenAPI document declares GET /v1/orders/{orderId} and GET /v1/customers/{customerId}.`,
+  );
 
-  const created = await api.expect<{ integration: { connectionId: string }; collectorConfiguration: { integrationKey: string; connectionKey: string; ingestToken: string } }>(
-    201, 'POST', '/v1/integrations', { mode: 'sandbox', name: `Demo vendor ${new Date().toISOString()}`, provider: 'Demo vendor', direction: 'outbound', protocol: 'http-api' }, true);
+  const created = await api.expect<{
+    integration: { connectionId: string };
+    collectorConfiguration: { integrationKey: string; connectionKey: string; ingestToken: string };
+  }>(
+    201,
+    'POST',
+    '/v1/integrations',
+    {
+      mode: 'sandbox',
+      name: `Demo vendor ${new Date().toISOString()}`,
+      provider: 'Demo vendor',
+      direction: 'outbound',
+      protocol: 'http-api',
+    },
+    true,
+  );
   const connectionId = created.integration.connectionId;
-  const draft = await api.expect<{ contract: { id: string; operationCount: number } }>(201, 'POST', `/v1/integrations/${connectionId}/contracts`, { declaredVersion: '2026-11-01', format: 'openapi', document });
-  await api.expect(200, 'POST', `/v1/integrations/${connectionId}/contracts/${draft.contract.id}/activate`, { expectedActiveContractVersionId: null, reason: 'promote' });
-  say(`2. Integration ${connectionId} created; the vendor's contract (${draft.contract.operationCount} operations) is imported and active.`);
+  const draft = await api.expect<{ contract: { id: string; operationCount: number } }>(
+    201,
+    'POST',
+    `/v1/integrations/${connectionId}/contracts`,
+    { declaredVersion: '2026-11-01', format: 'openapi', document },
+  );
+  await api.expect(200, 'POST', `/v1/integrations/${connectionId}/contracts/${draft.contract.id}/activate`, {
+    expectedActiveContractVersionId: null,
+    reason: 'promote',
+  });
+  say(
+    `2. Integration ${connectionId} created; the vendor's contract (${draft.contract.operationCount} operations) is imported and active.`,
+  );
 
   const collector = createCollector({
     endpoint: ingestUrl,
@@ -92,7 +139,8 @@ async function main(): Promise<void> {
     direction: 'outbound',
     protocol: 'http-api',
     flushIntervalMs: 200,
-    onConnectionCheck: (result) => say(`   collector connection check: ${result.ok ? 'ok' : `failed (${result.status} ${result.error ?? ''})`}`),
+    onConnectionCheck: (result) =>
+      say(`   collector connection check: ${result.ok ? 'ok' : `failed (${result.status} ${result.error ?? ''})`}`),
   });
   // The application's fetch, observed: response bodies are read from a clone, in the background.
   // (instrumentFetch observes the global fetch without a wrapper, but Node 20's fetch does not
@@ -116,7 +164,9 @@ async function main(): Promise<void> {
   };
   const shop = async (paths: string[]) => {
     for (const path of paths) await (await vendorFetch(vendor.url + path)).arrayBuffer();
-    await until('the collector to read the bodies', deadline, async () => (collector.counters().pendingInspections === 0 ? true : undefined));
+    await until('the collector to read the bodies', deadline, async () =>
+      collector.counters().pendingInspections === 0 ? true : undefined,
+    );
     await collector.flush();
   };
 
@@ -131,21 +181,28 @@ async function main(): Promise<void> {
   vendor.drift();
   await shop(['/v1/orders/ord_1003', '/v1/orders/ord_1004', '/v1/refunds/ref_9']);
   await printObservations(7);
-  const incidents = await until('the analyzer\'s incidents', deadline, async () => {
+  const incidents = await until("the analyzer's incidents", deadline, async () => {
     const { body } = await api.call<{ items: Incident[] }>('GET', `/v1/incidents?integrationId=${connectionId}&mode=sandbox`);
     const kinds = new Set((body?.items ?? []).map((incident) => incident.kind));
     return kinds.has('schema-drift') && kinds.has('unknown-operation') ? body.items : undefined;
   });
   for (const incident of incidents) {
-    const { incident: detail } = await api.expect<{ incident: Incident & { findings: Finding[] } }>(200, 'GET', `/v1/incidents/${incident.id}?mode=sandbox`);
+    const { incident: detail } = await api.expect<{ incident: Incident & { findings: Finding[] } }>(
+      200,
+      'GET',
+      `/v1/incidents/${incident.id}?mode=sandbox`,
+    );
     say(`   incident ${detail.kind} on ${detail.operationKey} (${detail.affectedRecords} observations):`);
-    for (const finding of detail.findings) say(`     ${finding.kind} ${finding.path || '(payload)'}: expected ${finding.expected}, observed ${finding.observed}`);
+    for (const finding of detail.findings)
+      say(`     ${finding.kind} ${finding.path || '(payload)'}: expected ${finding.expected}, observed ${finding.observed}`);
   }
 
   await collector.close(5_000);
   await vendor.close();
   const counters = collector.counters();
-  say(`\nCollector counters: delivered ${counters.delivered}, failedBatches ${counters.failedBatches}, rejected ${counters.rejected}, dropped ${counters.dropped}.`);
+  say(
+    `\nCollector counters: delivered ${counters.delivered}, failedBatches ${counters.failedBatches}, rejected ${counters.rejected}, dropped ${counters.dropped}.`,
+  );
   say(`\nSee it through the API (the demo API key is in ${stateFile}):`);
   say(`  KEY=$(node -p "require('${stateFile}').apiKey")`);
   say(`  curl -s -H "Authorization: Bearer $KEY" "${managementUrl}/v1/observations?integrationId=${connectionId}"`);
@@ -155,7 +212,10 @@ async function main(): Promise<void> {
 }
 
 // Exits explicitly: a failure half-way leaves the vendor server and sockets open.
-main().then(() => process.exit(process.exitCode ?? 0), (error: unknown) => {
-  say(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (error: unknown) => {
+    say(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

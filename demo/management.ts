@@ -4,7 +4,10 @@
 import { randomBytes } from 'node:crypto';
 
 export class ManagementClient {
-  constructor(readonly baseUrl: string, private readonly apiKey: string) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly apiKey: string,
+  ) {}
 
   async call<T>(method: string, path: string, body?: unknown, idempotent = false): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}` };

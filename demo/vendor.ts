@@ -4,22 +4,48 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const order = { type: 'object', additionalProperties: false, required: ['id', 'status', 'total'], properties: {
-  id: { type: 'string' }, status: { type: 'string', enum: ['open', 'paid', 'shipped'] }, total: { type: 'number' }, currency: { type: 'string' },
-} };
+const order = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'status', 'total'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string', enum: ['open', 'paid', 'shipped'] },
+    total: { type: 'number' },
+    currency: { type: 'string' },
+  },
+};
 
 /** What the vendor documents: GET /v1/orders/{orderId} and GET /v1/customers/{customerId}. */
 export const VENDOR_OPENAPI = {
   openapi: '3.1.0',
   info: { title: 'Demo vendor', version: '2026-11-01' },
   paths: {
-    '/v1/orders/{orderId}': { get: { responses: {
-      '200': { description: 'the order', content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } },
-      '404': { description: 'no such order', content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } } } },
-    } } },
-    '/v1/customers/{customerId}': { get: { responses: {
-      '200': { description: 'the customer', content: { 'application/json': { schema: { type: 'object', required: ['id', 'email'], properties: { id: { type: 'string' }, email: { type: 'string' } } } } } },
-    } } },
+    '/v1/orders/{orderId}': {
+      get: {
+        responses: {
+          '200': { description: 'the order', content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } },
+          '404': {
+            description: 'no such order',
+            content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } } },
+          },
+        },
+      },
+    },
+    '/v1/customers/{customerId}': {
+      get: {
+        responses: {
+          '200': {
+            description: 'the customer',
+            content: {
+              'application/json': {
+                schema: { type: 'object', required: ['id', 'email'], properties: { id: { type: 'string' }, email: { type: 'string' } } },
+              },
+            },
+          },
+        },
+      },
+    },
   },
   components: { schemas: { Order: order } },
 };
@@ -43,9 +69,12 @@ export async function startVendor(): Promise<Vendor> {
     if (path === '/openapi.json') return send(200, VENDOR_OPENAPI);
     if (orderMatch) {
       if (orderMatch[1] === 'missing') return send(404, { error: 'order not found' });
-      return send(200, drifted
-        ? { id: orderMatch[1], status: 'paid', total: '42.50', currency: 'EUR', loyaltyPoints: 12 }
-        : { id: orderMatch[1], status: 'paid', total: 42.5, currency: 'EUR' });
+      return send(
+        200,
+        drifted
+          ? { id: orderMatch[1], status: 'paid', total: '42.50', currency: 'EUR', loyaltyPoints: 12 }
+          : { id: orderMatch[1], status: 'paid', total: 42.5, currency: 'EUR' },
+      );
     }
     const customerMatch = /^\/v1\/customers\/([^/]+)$/.exec(path);
     if (customerMatch) return send(200, { id: customerMatch[1], email: 'jane@example.com' });
@@ -58,7 +87,9 @@ export async function startVendor(): Promise<Vendor> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    drift: () => { drifted = true; },
+    drift: () => {
+      drifted = true;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -14,9 +14,14 @@ const redis = await connectRedis(config.redisUrl);
 const clickhouse = createClickHouse(config.clickhouseUrl, config.clickhouseDatabase);
 const clock = createClock(config.enableTestClock, redis);
 const registration = await registerProcess(redis, { kind: 'ingest', testClock: config.enableTestClock });
-const logError = config.logLevel === 'silent' ? undefined : (message: string, error: unknown) => {
-  process.stderr.write(`${new Date().toISOString()} ${message}: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
-};
+const logError =
+  config.logLevel === 'silent'
+    ? undefined
+    : (message: string, error: unknown) => {
+        process.stderr.write(
+          `${new Date().toISOString()} ${message}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+        );
+      };
 const server = await startIngestServer(
   { config, pool, redis, clickhouse, clock, metrics: createMetricsRegistry('ingest'), ...(logError ? { logError } : {}) },
   config.ingest.host,

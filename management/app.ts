@@ -47,7 +47,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   });
   // Observation reads need ClickHouse: a caller that passes no client gets the app's own, with
   // the read limits of the config, closed with the app (its one release point).
-  const clickhouse = deps.clickhouse
+  const clickhouse =
+    deps.clickhouse
     ?? createClickHouseReader(deps.config.clickhouseUrl, deps.config.clickhouseDatabase, deps.config.management.clickhouseReads);
   if (!deps.clickhouse) app.addHook('onClose', async () => clickhouse.close());
   const registry = createMetricsRegistry('management');

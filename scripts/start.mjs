@@ -82,7 +82,10 @@ const describe = (code, signal) => signal ?? `code ${code}`;
 function portTaken({ host, port }) {
   return new Promise((done) => {
     const socket = connect({ host, port });
-    const finish = (taken) => { socket.destroy(); done(taken); };
+    const finish = (taken) => {
+      socket.destroy();
+      done(taken);
+    };
     socket.setTimeout(1000, () => finish(false));
     socket.once('connect', () => finish(true));
     socket.once('error', () => finish(false));
@@ -129,7 +132,10 @@ async function start(service) {
   service.healthy = false;
   service.failReason = null;
   say(service, `started (pid ${child.pid})`);
-  for (const [stream, out] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+  for (const [stream, out] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ]) {
     createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
       if (line) out.write(`[${service.name}] ${line}\n`);
     });

@@ -273,7 +273,6 @@ function readLimits(env: Env, process: 'MANAGEMENT' | 'ANALYZER', seconds: numbe
 /** INGEST_WORKER_THREADS when unset: the machine's cores, at most 8. */
 const defaultWorkerThreads = (): number => Math.min(availableParallelism(), 8);
 
-
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = resolve(str(env, 'DATA_DIR', './.data'));
   const host = (name: string) => str(env, name, '127.0.0.1');

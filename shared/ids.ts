@@ -8,10 +8,37 @@ const monotonicUlid = monotonicFactory();
 const PUBLIC_PREFIXES = new Set<string>(['svc_int_', 'svc_conn_v1.', 'ten_']);
 
 export type IdPrefix =
-  | 'ws_' | 'acct_' | 'usr_' | 'env_' | 'wint_' | 'int_' | 'svc_int_' | 'svc_conn_v1.'
-  | 'svc_ing_' | 'svc_api_' | 'cv_' | 'cop_' | 'act_' | 'rule_' | 'credop_' | 'intop_'
-  | 'consetup_' | 'ruleop_' | 'concopy_' | 'concomp_' | 'cliop_' | 'inc_' | 'fnd_' | 'rp_'
-  | 'rds_' | 'rrun_' | 'del_' | 'ten_' | 'sess_' | 'key_' | 'cred_';
+  | 'ws_'
+  | 'acct_'
+  | 'usr_'
+  | 'env_'
+  | 'wint_'
+  | 'int_'
+  | 'svc_int_'
+  | 'svc_conn_v1.'
+  | 'svc_ing_'
+  | 'svc_api_'
+  | 'cv_'
+  | 'cop_'
+  | 'act_'
+  | 'rule_'
+  | 'credop_'
+  | 'intop_'
+  | 'consetup_'
+  | 'ruleop_'
+  | 'concopy_'
+  | 'concomp_'
+  | 'cliop_'
+  | 'inc_'
+  | 'fnd_'
+  | 'rp_'
+  | 'rds_'
+  | 'rrun_'
+  | 'del_'
+  | 'ten_'
+  | 'sess_'
+  | 'key_'
+  | 'cred_';
 
 export function newId(prefix: IdPrefix): string {
   return prefix + (PUBLIC_PREFIXES.has(prefix) ? randomUlid() : monotonicUlid()).toLowerCase();
@@ -19,6 +46,10 @@ export function newId(prefix: IdPrefix): string {
 
 /** True when `value` has the given prefix followed by exactly 26 id characters. */
 export function hasIdForm(value: unknown, prefix: IdPrefix): value is string {
-  return typeof value === 'string' && value.length === prefix.length + 26 && value.startsWith(prefix)
-    && /^[0-9a-hjkmnp-tv-z]{26}$/.test(value.slice(prefix.length));
+  return (
+    typeof value === 'string'
+    && value.length === prefix.length + 26
+    && value.startsWith(prefix)
+    && /^[0-9a-hjkmnp-tv-z]{26}$/.test(value.slice(prefix.length))
+  );
 }

@@ -30,10 +30,17 @@ export const PROCESS_REPORT_TTL_MS = 15_000;
  */
 export async function registerProcess(redis: Redis, input: { kind: ProcessKind; testClock: boolean }): Promise<{ stop(): Promise<void> }> {
   if (input.testClock) {
-    process.stderr.write(`${new Date().toISOString()} WARNING: ${input.kind} runs with ENABLE_TEST_CLOCK=1: "now" is real time plus the offset that \`admin clock\` sets in Redis. Never enable it in production.\n`);
+    process.stderr.write(
+      `${new Date().toISOString()} WARNING: ${input.kind} runs with ENABLE_TEST_CLOCK=1: "now" is real time plus the offset that \`admin clock\` sets in Redis. Never enable it in production.\n`,
+    );
   }
   const self: RunningProcess = {
-    kind: input.kind, id: randomBytes(8).toString('hex'), host: hostname(), pid: process.pid, testClock: input.testClock, startedAt: new Date().toISOString(),
+    kind: input.kind,
+    id: randomBytes(8).toString('hex'),
+    host: hostname(),
+    pid: process.pid,
+    testClock: input.testClock,
+    startedAt: new Date().toISOString(),
   };
   const member = JSON.stringify(self);
   const report = async () => {
@@ -43,7 +50,9 @@ export async function registerProcess(redis: Redis, input: { kind: ProcessKind; 
   };
   await report();
   // A failed report (Redis briefly away) is retried at the next tick; the TTL covers two misses.
-  const timer = setInterval(() => { report().catch(() => undefined); }, PROCESS_REPORT_INTERVAL_MS);
+  const timer = setInterval(() => {
+    report().catch(() => undefined);
+  }, PROCESS_REPORT_INTERVAL_MS);
   timer.unref();
   return {
     async stop() {

@@ -3,9 +3,7 @@
  * (`redis+cluster://[user:pass@]host:port[,host:port...]`, the seed nodes; the client learns the
  * rest from CLUSTER SLOTS). Parsed without ioredis so that shared/config.ts can validate it.
  */
-export type RedisTarget =
-  | { kind: 'single'; url: string }
-  | { kind: 'cluster'; nodes: RedisNode[]; username?: string; password?: string };
+export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: RedisNode[]; username?: string; password?: string };
 
 export interface RedisNode {
   host: string;
@@ -18,12 +16,16 @@ export class RedisTargetError extends Error {}
 
 /** `host:port[,host:port...]` (REDIS_CLUSTER_NODES, or the part of a cluster URL after the credentials). */
 export function parseClusterNodes(list: string): RedisNode[] {
-  const nodes = list.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
-    const match = /^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):(\d{1,5})$/.exec(entry);
-    const port = match ? Number(match[2]) : 0;
-    if (!match || port < 1 || port > 65535) throw new RedisTargetError(`"${entry}" is not host:port`);
-    return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
-  });
+  const nodes = list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const match = /^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):(\d{1,5})$/.exec(entry);
+      const port = match ? Number(match[2]) : 0;
+      if (!match || port < 1 || port > 65535) throw new RedisTargetError(`"${entry}" is not host:port`);
+      return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
+    });
   if (nodes.length === 0) throw new RedisTargetError('no host:port given');
   return nodes;
 }

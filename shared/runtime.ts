@@ -19,7 +19,10 @@ export function onShutdown(stop: () => Promise<void>): void {
   const handler = () => {
     if (stopping) return;
     stopping = true;
-    stop().then(() => process.exit(0), () => process.exit(1));
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);

@@ -17,7 +17,9 @@ describe('ANALYZER_RULE_GRACE_MS and RECEIPT_TO_ADMISSION_MAX_MS', () => {
   });
 
   it('accepts a grace equal to it', () => {
-    expect(loadConfig(env({ ANALYZER_RULE_GRACE_MS: String(RECEIPT_TO_ADMISSION_MAX_MS) })).analyzer.ruleGraceMs).toBe(RECEIPT_TO_ADMISSION_MAX_MS);
+    expect(loadConfig(env({ ANALYZER_RULE_GRACE_MS: String(RECEIPT_TO_ADMISSION_MAX_MS) })).analyzer.ruleGraceMs).toBe(
+      RECEIPT_TO_ADMISSION_MAX_MS,
+    );
   });
 
   it('defaults to a grace at least as long', () => {
@@ -30,7 +32,9 @@ describe('INGEST_ADMISSION_DEADLINE_MS and RECEIPT_TO_ADMISSION_MAX_MS', () => {
     expect(ADMISSION_DEADLINE_MIN_MS).toBeGreaterThan(RECEIPT_TO_ADMISSION_MAX_MS);
     const load = () => loadConfig(env({ INGEST_ADMISSION_DEADLINE_MS: String(ADMISSION_DEADLINE_MIN_MS - 1) }));
     expect(load).toThrow(/INGEST_ADMISSION_DEADLINE_MS/);
-    expect(loadConfig(env({ INGEST_ADMISSION_DEADLINE_MS: String(ADMISSION_DEADLINE_MIN_MS) })).ingest.admissionDeadlineMs).toBe(ADMISSION_DEADLINE_MIN_MS);
+    expect(loadConfig(env({ INGEST_ADMISSION_DEADLINE_MS: String(ADMISSION_DEADLINE_MIN_MS) })).ingest.admissionDeadlineMs).toBe(
+      ADMISSION_DEADLINE_MIN_MS,
+    );
     expect(loadConfig(env()).ingest.admissionDeadlineMs).toBeGreaterThanOrEqual(ADMISSION_DEADLINE_MIN_MS);
   });
 });

@@ -20,7 +20,6 @@ import { arr, B, I, missing, mismatch, N, NULL, obj, S, undeclared } from './hel
 
 // 00-decisions §5 and the analyzer issue's finding semantics: pure, no stores.
 
-
 type Schema = Record<string, unknown>;
 
 const order: Schema = {
@@ -35,7 +34,10 @@ const order: Schema = {
     customer: {
       type: 'object',
       required: ['email'],
-      properties: { email: { type: 'string' }, address: { type: 'object', required: ['city'], properties: { city: { type: 'string' }, zip: { type: 'string' } } } },
+      properties: {
+        email: { type: 'string' },
+        address: { type: 'object', required: ['city'], properties: { city: { type: 'string' }, zip: { type: 'string' } } },
+      },
     },
     lines: {
       type: 'array',
@@ -98,7 +100,12 @@ const cases: Case[] = [
     shape: obj({ a: S }),
     findings: [undeclared('/a', 'string', true)],
   },
-  { name: 'free-form object (type only) declares no members', schema: { type: 'object' }, shape: obj({ a: S, b: obj({ c: I }) }), findings: [] },
+  {
+    name: 'free-form object (type only) declares no members',
+    schema: { type: 'object' },
+    shape: obj({ a: S, b: obj({ c: I }) }),
+    findings: [],
+  },
   {
     name: 'nested object mismatch and missing required at depth',
     schema: order,
@@ -120,7 +127,12 @@ const cases: Case[] = [
   { name: 'empty array: nothing below it', schema: order, shape: obj({ id: S, lines: arr() }), findings: [] },
   { name: 'schema without items accepts any item', schema: { type: 'array' }, shape: arr(obj({ a: arr(NULL) })), findings: [] },
   { name: 'OpenAPI 3.0 nullable (normalised) accepts null', schema: { type: ['string', 'null'] }, shape: NULL, findings: [] },
-  { name: 'OpenAPI 3.0 nullable (normalised) rejects integer', schema: { type: ['string', 'null'] }, shape: I, findings: [mismatch('', 'string|null', 'integer')] },
+  {
+    name: 'OpenAPI 3.0 nullable (normalised) rejects integer',
+    schema: { type: ['string', 'null'] },
+    shape: I,
+    findings: [mismatch('', 'string|null', 'integer')],
+  },
   { name: 'OpenAPI 3.1 type array accepts null', schema: { type: ['null', 'string'] }, shape: NULL, findings: [] },
   {
     name: 'OpenAPI 3.1 type array inside an object',
@@ -128,17 +140,37 @@ const cases: Case[] = [
     shape: obj({ id: S, lines: arr(), note: B }),
     findings: [mismatch('/note', 'string|null', 'boolean')],
   },
-  { name: 'non-nullable rejects null', schema: order, shape: obj({ id: NULL, lines: arr() }), findings: [mismatch('/id', 'string', 'null')] },
+  {
+    name: 'non-nullable rejects null',
+    schema: order,
+    shape: obj({ id: NULL, lines: arr() }),
+    findings: [mismatch('/id', 'string', 'null')],
+  },
   { name: 'integer fits number', schema: order, shape: obj({ id: S, lines: arr(), total: I }), findings: [] },
-  { name: 'number does not fit integer', schema: order, shape: obj({ id: S, lines: arr(), count: N }), findings: [mismatch('/count', 'integer', 'number')] },
+  {
+    name: 'number does not fit integer',
+    schema: order,
+    shape: obj({ id: S, lines: arr(), count: N }),
+    findings: [mismatch('/count', 'integer', 'number')],
+  },
   {
     name: 'type list in fixed order, integer subsumed by number',
     schema: { type: ['null', 'boolean', 'integer', 'number', 'string', 'array'] },
     shape: obj({}),
     findings: [mismatch('', 'array|string|number|boolean|null', 'object')],
   },
-  { name: 'integer and string list keeps integer', schema: { type: ['string', 'integer'] }, shape: N, findings: [mismatch('', 'string|integer', 'number')] },
-  { name: 'enum without type allows its values\' types', schema: { enum: ['a', 1] }, shape: B, findings: [mismatch('', 'string|number', 'boolean')] },
+  {
+    name: 'integer and string list keeps integer',
+    schema: { type: ['string', 'integer'] },
+    shape: N,
+    findings: [mismatch('', 'string|integer', 'number')],
+  },
+  {
+    name: "enum without type allows its values' types",
+    schema: { enum: ['a', 1] },
+    shape: B,
+    findings: [mismatch('', 'string|number', 'boolean')],
+  },
   { name: 'enum without type: integer value kind fits', schema: { enum: ['a', 1] }, shape: I, findings: [] },
   { name: 'enum with null allows null', schema: { enum: ['a', null] }, shape: NULL, findings: [] },
   { name: 'enum without null rejects null', schema: { enum: ['a', 'b'] }, shape: NULL, findings: [mismatch('', 'string', 'null')] },
@@ -186,12 +218,19 @@ const cases: Case[] = [
     findings: [mismatch('/a', 'string', 'integer'), mismatch('/s', 'boolean', 'string')],
   },
   { name: 'unresolvable $ref leaves the payload unchecked', schema: { $ref: '#/$defs/Missing' }, shape: obj({ a: S }), findings: [] },
-  { name: 'recursive schema, conforming and deep', schema: nodeSchema, shape: obj({ name: S, children: arr(obj({ name: S, children: arr() })) }), findings: [] },
+  {
+    name: 'recursive schema, conforming and deep',
+    schema: nodeSchema,
+    shape: obj({ name: S, children: arr(obj({ name: S, children: arr() })) }),
+    findings: [],
+  },
   {
     name: 'recursive schema, 32 levels deep',
     schema: nodeSchema,
     shape: deepNode(32),
-    findings: [undeclared(deepPath(32, 'extra'), 'boolean', true), missing(deepPath(32, 'name'), 'string')].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    findings: [undeclared(deepPath(32, 'extra'), 'boolean', true), missing(deepPath(32, 'name'), 'string')].sort((a, b) =>
+      a.path < b.path ? -1 : 1,
+    ),
   },
   {
     name: 'recursion through the root (#)',
@@ -220,15 +259,28 @@ const cases: Case[] = [
   },
   {
     name: 'additionalProperties schema: findings below the field use its path',
-    schema: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, properties: { x: { type: 'string' } } } },
+    schema: {
+      type: 'object',
+      additionalProperties: { type: 'object', additionalProperties: false, properties: { x: { type: 'string' } } },
+    },
     shape: obj({ m: obj({ x: B, y: S }) }),
     findings: [undeclared('/m', 'object'), mismatch('/m/x', 'string', 'boolean'), undeclared('/m/y', 'string', true)],
   },
   {
     name: 'escaped field names',
-    schema: { type: 'object', additionalProperties: false, required: ['q~/r'], properties: { 'a/b': { type: 'string' }, 'm~n': { type: 'integer' }, 'q~/r': {} } },
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['q~/r'],
+      properties: { 'a/b': { type: 'string' }, 'm~n': { type: 'integer' }, 'q~/r': {} },
+    },
     shape: obj({ 'a/b': I, 'm~n': S, 'x/y~z': NULL }),
-    findings: [mismatch('/a~1b', 'string', 'integer'), mismatch('/m~0n', 'integer', 'string'), missing('/q~0~1r', 'any'), undeclared('/x~1y~0z', 'null', true)],
+    findings: [
+      mismatch('/a~1b', 'string', 'integer'),
+      mismatch('/m~0n', 'integer', 'string'),
+      missing('/q~0~1r', 'any'),
+      undeclared('/x~1y~0z', 'null', true),
+    ],
   },
   {
     name: 'required names without a declared type or property expect any',
@@ -250,13 +302,28 @@ const cases: Case[] = [
     findings: [undeclared('/b', 'integer')],
   },
   { name: 'no type but properties: a string is fine', schema: { properties: { a: { type: 'string' } } }, shape: S, findings: [] },
-  { name: 'no type but items: checks array items', schema: { items: { type: 'string' } }, shape: arr(I), findings: [mismatch('/-', 'string', 'integer')] },
-  { name: 'property declared false allows nothing', schema: { type: 'object', properties: { x: false } }, shape: obj({ x: S }), findings: [mismatch('/x', 'nothing', 'string')] },
+  {
+    name: 'no type but items: checks array items',
+    schema: { items: { type: 'string' } },
+    shape: arr(I),
+    findings: [mismatch('/-', 'string', 'integer')],
+  },
+  {
+    name: 'property declared false allows nothing',
+    schema: { type: 'object', properties: { x: false } },
+    shape: obj({ x: S }),
+    findings: [mismatch('/x', 'nothing', 'string')],
+  },
   {
     name: 'findings are sorted by path, then kind, whatever the field order',
     schema: { type: 'object', additionalProperties: false, required: ['a'], properties: { a: { type: 'string' }, m: { type: 'string' } } },
     shape: obj({ z: S, m: I, '1': B }),
-    findings: [undeclared('/1', 'boolean', true), missing('/a', 'string'), mismatch('/m', 'string', 'integer'), undeclared('/z', 'string', true)],
+    findings: [
+      undeclared('/1', 'boolean', true),
+      missing('/a', 'string'),
+      mismatch('/m', 'string', 'integer'),
+      undeclared('/z', 'string', true),
+    ],
   },
   {
     name: 'more than 32 required properties',
@@ -265,7 +332,13 @@ const cases: Case[] = [
       required: Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}`),
       properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`p${String(i).padStart(2, '0')}`, { type: 'string' }])),
     },
-    shape: obj(Object.fromEntries(Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}`).filter((n) => n !== 'p05' && n !== 'p35').map((n) => [n, S]))),
+    shape: obj(
+      Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}`)
+          .filter((n) => n !== 'p05' && n !== 'p35')
+          .map((n) => [n, S]),
+      ),
+    ),
     findings: [missing('/p05', 'string'), missing('/p35', 'string')],
   },
   {
@@ -292,10 +365,16 @@ describe('compareShape', () => {
   });
 
   it('treats a field named __proto__ as a field', () => {
-    const shape = JSON.parse('{"kind":"object","fields":{"__proto__":{"kind":"string"},"id":{"kind":"string"},"lines":{"kind":"array"}}}') as SchemaShape;
+    const shape = JSON.parse(
+      '{"kind":"object","fields":{"__proto__":{"kind":"string"},"id":{"kind":"string"},"lines":{"kind":"array"}}}',
+    ) as SchemaShape;
     expect(compareShape(compileSchema(order), shape)).toStrictEqual([undeclared('/__proto__', 'string', true)]);
     const declared = JSON.parse('{"type":"object","required":["__proto__"],"properties":{"__proto__":{"type":"integer"}}}') as Schema;
-    expect(compareShape(compileSchema(declared), shape)).toStrictEqual([mismatch('/__proto__', 'integer', 'string'), undeclared('/id', 'string'), undeclared('/lines', 'array')]);
+    expect(compareShape(compileSchema(declared), shape)).toStrictEqual([
+      mismatch('/__proto__', 'integer', 'string'),
+      undeclared('/id', 'string'),
+      undeclared('/lines', 'array'),
+    ]);
     expect(compareShape(compileSchema(declared), obj({}))).toStrictEqual([missing('/__proto__', 'integer')]);
   });
 
@@ -330,14 +409,19 @@ describe('compareShape', () => {
     const v31 = importOpenApi(document('3.1.0', { type: ['string', 'null'] }), 'http-api').operations[0];
     // 3.0 ignores the siblings of $ref, 3.1 applies them.
     expect(compareShape(compileSchema(v30.schema), shape)).toStrictEqual([undeclared('/extra', 'integer', true)]);
-    expect(compareShape(compileSchema(v31.schema), shape)).toStrictEqual([undeclared('/extra', 'integer', true), missing('/pet/name', 'string')]);
+    expect(compareShape(compileSchema(v31.schema), shape)).toStrictEqual([
+      undeclared('/extra', 'integer', true),
+      missing('/pet/name', 'string'),
+    ]);
     expect(compareShape(compileSchema(v31.schema), obj({ tag: B }))).toStrictEqual([mismatch('/tag', 'string|null', 'boolean')]);
   });
 });
 
 describe('finding helpers for callers', () => {
   it('unknown_operation names the observed operation', () => {
-    expect(unknownOperationFinding({ method: 'POST', routeTemplate: '/v1/orders', payloadLocation: 'response', statusCode: 418 })).toStrictEqual({
+    expect(
+      unknownOperationFinding({ method: 'POST', routeTemplate: '/v1/orders', payloadLocation: 'response', statusCode: 418 }),
+    ).toStrictEqual({
       kind: 'unknown_operation',
       path: '',
       expected: 'a contract operation',
@@ -346,7 +430,12 @@ describe('finding helpers for callers', () => {
   });
 
   it('transport_error for statusCode 0', () => {
-    expect(transportErrorFinding()).toStrictEqual({ kind: 'transport_error', path: '', expected: 'a protocol response', observed: 'statusCode 0' });
+    expect(transportErrorFinding()).toStrictEqual({
+      kind: 'transport_error',
+      path: '',
+      expected: 'a protocol response',
+      observed: 'statusCode 0',
+    });
   });
 });
 
@@ -355,10 +444,22 @@ describe('compileContract().match', () => {
     const method = over.method ?? 'POST';
     const routeTemplate = over.routeTemplate ?? '/v1/orders';
     const payloadLocation = over.payloadLocation ?? 'response';
-    return { id, operationKey: `${method} ${routeTemplate}:${payloadLocation}:${statusSelector}`, method, routeTemplate, payloadLocation, statusSelector, schema: { type: 'object' } };
+    return {
+      id,
+      operationKey: `${method} ${routeTemplate}:${payloadLocation}:${statusSelector}`,
+      method,
+      routeTemplate,
+      payloadLocation,
+      statusSelector,
+      schema: { type: 'object' },
+    };
   };
   const observed = (statusCode: number, over: Partial<{ method: string; routeTemplate: string; payloadLocation: string }> = {}) => ({
-    method: 'POST', routeTemplate: '/v1/orders', payloadLocation: 'response', statusCode, ...over,
+    method: 'POST',
+    routeTemplate: '/v1/orders',
+    payloadLocation: 'response',
+    statusCode,
+    ...over,
   });
   const contract = compileContract([
     op('cop_default', 'default'),
@@ -405,7 +506,8 @@ describe('compileContract().match', () => {
 
   it('is independent of the order of the operations', () => {
     const reversed = compileContract([...contract.operations].reverse());
-    for (const code of [0, 200, 201, 204, 302, 404, 500]) expect(reversed.match(observed(code))?.id).toBe(contract.match(observed(code))?.id);
+    for (const code of [0, 200, 201, 204, 302, 404, 500])
+      expect(reversed.match(observed(code))?.id).toBe(contract.match(observed(code))?.id);
   });
 
   it('hands out the compiled schema of a matched operation', () => {
@@ -418,10 +520,22 @@ describe('compileContract().match', () => {
 describe('coverage', () => {
   it('lists every declared property, escaped, with - for array items', () => {
     expect(declaredPointers(order)).toStrictEqual([
-      '/count', '/customer', '/customer/address', '/customer/address/city', '/customer/address/zip', '/customer/email',
-      '/id', '/lines', '/lines/-/qty', '/lines/-/sku', '/note', '/total',
+      '/count',
+      '/customer',
+      '/customer/address',
+      '/customer/address/city',
+      '/customer/address/zip',
+      '/customer/email',
+      '/id',
+      '/lines',
+      '/lines/-/qty',
+      '/lines/-/sku',
+      '/note',
+      '/total',
     ]);
-    expect(declaredPointers({ type: 'object', properties: { 'a/b': { type: 'array', items: { properties: { 'm~n': {} } } } } })).toStrictEqual(['/a~1b', '/a~1b/-/m~0n']);
+    expect(
+      declaredPointers({ type: 'object', properties: { 'a/b': { type: 'array', items: { properties: { 'm~n': {} } } } } }),
+    ).toStrictEqual(['/a~1b', '/a~1b/-/m~0n']);
   });
 
   it('stops at a $ref target already on the path', () => {
@@ -429,10 +543,15 @@ describe('coverage', () => {
     expect(declaredPointers({ type: 'object', properties: { v: {}, child: { $ref: '#' } } })).toStrictEqual(['/child', '/v']);
     const sibling = {
       $ref: '#/$defs/Node',
-      $defs: { Node: { type: 'object', properties: { name: {}, kids: { type: 'array', items: { $ref: '#/$defs/Node', required: ['name'] } } } } },
+      $defs: {
+        Node: { type: 'object', properties: { name: {}, kids: { type: 'array', items: { $ref: '#/$defs/Node', required: ['name'] } } } },
+      },
     };
     expect(declaredPointers(sibling)).toStrictEqual(['/kids', '/name']);
-    const inline = { type: 'object', properties: { a: { type: 'object', properties: { x: { $ref: '#/properties/a' }, y: { $ref: '#/properties/a' } } } } };
+    const inline = {
+      type: 'object',
+      properties: { a: { type: 'object', properties: { x: { $ref: '#/properties/a' }, y: { $ref: '#/properties/a' } } } },
+    };
     expect(declaredPointers(inline)).toStrictEqual(['/a', '/a/x', '/a/y']);
   });
 
@@ -450,7 +569,13 @@ describe('coverage', () => {
     const second = obj({ id: S, lines: arr(), customer: obj({ email: S }) });
     expect([...observedPointers(first)].sort()).toStrictEqual(['/id', '/lines', '/lines/-/sku', '/x~1y']);
     expect(unobservedPointers(order, [first, second])).toStrictEqual([
-      '/count', '/customer/address', '/customer/address/city', '/customer/address/zip', '/lines/-/qty', '/note', '/total',
+      '/count',
+      '/customer/address',
+      '/customer/address/city',
+      '/customer/address/zip',
+      '/lines/-/qty',
+      '/note',
+      '/total',
     ]);
     expect(unobservedPointers(compileSchema(order), [])).toStrictEqual(declaredPointers(order));
   });
@@ -464,7 +589,13 @@ describe('compareShape properties', () => {
     object: fc.dictionary(fc.constantFrom(...names), tie('shape'), { maxKeys: 6 }).map((fields) => obj(fields)),
     array: fc.option(tie('shape'), { nil: undefined }).map((items) => arr(items)),
   })).shape;
-  const schemas: Schema[] = [order, nodeSchema, {}, { type: 'object', properties: { x: { $ref: '#' } }, additionalProperties: { items: { $ref: '#' } } }, ...cases.map((c) => c.schema)];
+  const schemas: Schema[] = [
+    order,
+    nodeSchema,
+    {},
+    { type: 'object', properties: { x: { $ref: '#' } }, additionalProperties: { items: { $ref: '#' } } },
+    ...cases.map((c) => c.schema),
+  ];
 
   it('is deterministic, sorted, and never throws', () => {
     fc.assert(
@@ -501,7 +632,8 @@ describe('compareShape properties', () => {
 function schemaOf(shape: SchemaShape): Schema {
   if (shape.kind === 'object') {
     const properties: Schema = {};
-    for (const name of Object.keys(shape.fields)) Object.defineProperty(properties, name, { value: schemaOf(shape.fields[name]), enumerable: true });
+    for (const name of Object.keys(shape.fields))
+      Object.defineProperty(properties, name, { value: schemaOf(shape.fields[name]), enumerable: true });
     return { type: 'object', additionalProperties: false, required: Object.keys(shape.fields), properties };
   }
   if (shape.kind === 'array') return shape.items === undefined ? { type: 'array' } : { type: 'array', items: schemaOf(shape.items) };
@@ -534,7 +666,10 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
 
   it('reports no undeclared field at an unchecked node, but its declared properties and required ones still', () => {
     const shape = obj({ id: S, meta: obj({ kind: I, size: S, extra: B, more: obj({ deep: I }) }) });
-    expect(findings(['/properties/meta'], shape)).toStrictEqual([mismatch('/meta/kind', 'string', 'integer'), mismatch('/meta/size', 'integer', 'string')]);
+    expect(findings(['/properties/meta'], shape)).toStrictEqual([
+      mismatch('/meta/kind', 'string', 'integer'),
+      mismatch('/meta/size', 'integer', 'string'),
+    ]);
     expect(findings(['/properties/meta'], obj({ id: S, meta: obj({ extra: B }) }))).toStrictEqual([missing('/meta/kind', 'string')]);
     // The node's own type is still checked.
     expect(findings(['/properties/meta'], obj({ id: S, meta: S }))).toStrictEqual([mismatch('/meta', 'object', 'string')]);
@@ -545,7 +680,10 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
       undeclared('/meta/more', 'object'),
       mismatch('/meta/size', 'integer', 'string'),
     ]);
-    expect(findings([], obj({ id: S, meta: obj({ extra: B }) }))).toStrictEqual([undeclared('/meta/extra', 'boolean'), missing('/meta/kind', 'string')]);
+    expect(findings([], obj({ id: S, meta: obj({ extra: B }) }))).toStrictEqual([
+      undeclared('/meta/extra', 'boolean'),
+      missing('/meta/kind', 'string'),
+    ]);
   });
 
   it('leaves only the listed node open: its parent and siblings still report undeclared fields', () => {
@@ -556,7 +694,9 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
   it('applies to array items', () => {
     const shape = obj({ id: S, tags: arr(obj({ name: I, colour: S })) });
     expect(findings(['/properties/tags/items'], shape)).toStrictEqual([mismatch('/tags/-/name', 'string', 'integer')]);
-    expect(findings(['/properties/tags/items'], obj({ id: S, tags: arr(obj({ colour: S })) }))).toStrictEqual([missing('/tags/-/name', 'string')]);
+    expect(findings(['/properties/tags/items'], obj({ id: S, tags: arr(obj({ colour: S })) }))).toStrictEqual([
+      missing('/tags/-/name', 'string'),
+    ]);
     expect(findings([], shape)).toStrictEqual([undeclared('/tags/-/colour', 'string'), mismatch('/tags/-/name', 'string', 'integer')]);
   });
 
@@ -575,7 +715,10 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
       payer: obj({ ref: I, y: obj({}) }),
       cosigner: obj({ ref: S, z: B }),
     });
-    expect(findings(['/$defs/Party'], shape)).toStrictEqual([missing('/cosigner/nick', 'string'), mismatch('/payer/ref', 'string', 'integer')]);
+    expect(findings(['/$defs/Party'], shape)).toStrictEqual([
+      missing('/cosigner/nick', 'string'),
+      mismatch('/payer/ref', 'string', 'integer'),
+    ]);
     expect(findings(['/$defs/Party'], obj({ id: S, owner: obj({ x: S }) }))).toStrictEqual([missing('/owner/ref', 'string')]);
     expect(findings([], shape)).toStrictEqual([
       missing('/cosigner/nick', 'string'),
@@ -608,9 +751,12 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
       array: fc.option(tie('shape'), { nil: undefined }).map((items) => arr(items)),
     })).shape;
     const whole = compileSchema({}, ['']);
-    fc.assert(fc.property(shapes, (shape) => {
-      expect(compareShape(whole, shape)).toStrictEqual([]);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(shapes, (shape) => {
+        expect(compareShape(whole, shape)).toStrictEqual([]);
+      }),
+      { numRuns: 300 },
+    );
     expect(compareShape(whole, obj({ a: arr(obj({ b: NULL })) }))).toStrictEqual([]);
   });
 
@@ -619,7 +765,21 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
 
     it('lists the unchecked places: the root, a property, array items, through a $ref', () => {
       expect(coverage(payload, ['', '/properties/meta', '/properties/tags/items', '/$defs/Party'])).toStrictEqual({
-        declared: ['/cosigner', '/cosigner/nick', '/cosigner/ref', '/id', '/meta', '/meta/kind', '/meta/size', '/owner', '/owner/ref', '/payer', '/payer/ref', '/tags', '/tags/-/name'],
+        declared: [
+          '/cosigner',
+          '/cosigner/nick',
+          '/cosigner/ref',
+          '/id',
+          '/meta',
+          '/meta/kind',
+          '/meta/size',
+          '/owner',
+          '/owner/ref',
+          '/payer',
+          '/payer/ref',
+          '/tags',
+          '/tags/-/name',
+        ],
         truncated: false,
         unchecked: ['', '/cosigner', '/meta', '/owner', '/payer', '/tags/-'],
       });
@@ -637,7 +797,8 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
     it('stops listing at MAX_COVERAGE_PROPERTIES when shared definitions unfold to more places than that', () => {
       // Level i declares a and b, both level i - 1: 2^(i+1) - 2 places for a graph of 20 definitions.
       const $defs: Record<string, Schema> = { L0: { type: 'object' } };
-      for (let i = 1; i <= 20; i++) $defs[`L${i}`] = { type: 'object', properties: { a: { $ref: `#/$defs/L${i - 1}` }, b: { $ref: `#/$defs/L${i - 1}` } } };
+      for (let i = 1; i <= 20; i++)
+        $defs[`L${i}`] = { type: 'object', properties: { a: { $ref: `#/$defs/L${i - 1}` }, b: { $ref: `#/$defs/L${i - 1}` } } };
       const fields = fieldCoverage(compileSchema({ $ref: '#/$defs/L20', $defs }));
       expect(fields.truncated).toBe(true);
       expect(fields.declared).toHaveLength(MAX_COVERAGE_PROPERTIES);
@@ -651,7 +812,13 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
       const tree: Schema = {
         type: 'object',
         properties: { tree: { $ref: '#/$defs/Node' }, forest: { type: 'array', items: { $ref: '#/$defs/Node' } } },
-        $defs: { Node: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+        $defs: {
+          Node: {
+            type: 'object',
+            required: ['name'],
+            properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } },
+          },
+        },
       };
       expect(coverage(tree, ['/$defs/Node'])).toStrictEqual({
         declared: ['/forest', '/forest/-/children', '/forest/-/name', '/tree', '/tree/children', '/tree/name'],
@@ -661,7 +828,9 @@ describe('unchecked sub-schemas (00-decisions §7)', () => {
       expect(coverage(nodeSchema, ['/$defs/Node'])).toStrictEqual({ declared: ['/children', '/name'], truncated: false, unchecked: [''] });
       // The recursion itself is unchecked, not only its first level: no finding deep inside.
       const deep = obj({ tree: obj({ name: S, children: arr(obj({ name: S, children: arr(obj({ extra: B, name: I })) })) }) });
-      expect(compareShape(compileSchema(tree, ['/$defs/Node']), deep)).toStrictEqual([mismatch('/tree/children/-/children/-/name', 'string', 'integer')]);
+      expect(compareShape(compileSchema(tree, ['/$defs/Node']), deep)).toStrictEqual([
+        mismatch('/tree/children/-/children/-/name', 'string', 'integer'),
+      ]);
       expect(compareShape(compileSchema(tree, []), deep)).toStrictEqual([
         undeclared('/tree/children/-/children/-/extra', 'boolean'),
         mismatch('/tree/children/-/children/-/name', 'string', 'integer'),

@@ -34,7 +34,9 @@ function ordersContract(openapi: '3.0.3' | '3.1.0', extraOrderFields: Record<str
       },
       '/v1/orders': {
         post: {
-          requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['total'], properties: { total: { type: 'number' } } } } } },
+          requestBody: {
+            content: { 'application/json': { schema: { type: 'object', required: ['total'], properties: { total: { type: 'number' } } } } },
+          },
           responses: { '201': body({ $ref: '#/components/schemas/Order' }) },
         },
       },
@@ -53,7 +55,10 @@ function ordersContract(openapi: '3.0.3' | '3.1.0', extraOrderFields: Record<str
             status: { enum: ['open', 'closed'] },
             note: nullableString,
             customer: { $ref: '#/components/schemas/Customer' },
-            lines: { type: 'array', items: { type: 'object', required: ['sku'], properties: { sku: { type: 'string' }, qty: { type: 'integer' } } } },
+            lines: {
+              type: 'array',
+              items: { type: 'object', required: ['sku'], properties: { sku: { type: 'string' }, qty: { type: 'integer' } } },
+            },
             ...extraOrderFields,
           },
         },
@@ -66,7 +71,11 @@ function ordersContract(openapi: '3.0.3' | '3.1.0', extraOrderFields: Record<str
           },
         },
         Error: { type: 'object', required: ['code'], properties: { code: { type: 'string' } } },
-        Node: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } },
+        Node: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } },
+        },
       },
     },
   };
@@ -102,51 +111,198 @@ interface ShapeCase {
 }
 
 const ORDER_200 = 'GET /v1/orders/{orderId}:response:200';
-const drift = (findings: ExpectedIncident['findings'], operationKey = ORDER_200): ExpectedIncident[] => [{ kind: 'schema-drift', operationKey, findings }];
+const drift = (findings: ExpectedIncident['findings'], operationKey = ORDER_200): ExpectedIncident[] => [
+  { kind: 'schema-drift', operationKey, findings },
+];
 
 const CASES: ShapeCase[] = [
   { name: 'conforming closed object', shape: order(), expected: [] },
-  { name: 'undeclared field on a closed object', shape: order({ extra: s('string') }), expected: drift([{ kind: 'undeclared_field', path: '/extra', expected: 'forbidden', observed: 'string', forbidden: true }]) },
-  { name: 'undeclared field on an open nested object', shape: order({ customer: obj({ email: s('string'), phone: s('string') }) }), expected: drift([{ kind: 'undeclared_field', path: '/customer/phone', expected: 'undeclared', observed: 'string', forbidden: false }]) },
-  { name: 'required field missing at the root', shape: order({}, ['total']), expected: drift([{ kind: 'required_field_missing', path: '/total', expected: 'number', observed: 'absent' }]) },
-  { name: 'required field missing at depth through $ref', shape: order({ customer: obj({ email: s('string'), address: obj({ zip: s('string') }) }) }), expected: drift([{ kind: 'required_field_missing', path: '/customer/address/city', expected: 'string', observed: 'absent' }]) },
-  { name: 'string where number', shape: order({ total: s('string') }), expected: drift([{ kind: 'type_mismatch', path: '/total', expected: 'number', observed: 'string' }]) },
+  {
+    name: 'undeclared field on a closed object',
+    shape: order({ extra: s('string') }),
+    expected: drift([{ kind: 'undeclared_field', path: '/extra', expected: 'forbidden', observed: 'string', forbidden: true }]),
+  },
+  {
+    name: 'undeclared field on an open nested object',
+    shape: order({ customer: obj({ email: s('string'), phone: s('string') }) }),
+    expected: drift([{ kind: 'undeclared_field', path: '/customer/phone', expected: 'undeclared', observed: 'string', forbidden: false }]),
+  },
+  {
+    name: 'required field missing at the root',
+    shape: order({}, ['total']),
+    expected: drift([{ kind: 'required_field_missing', path: '/total', expected: 'number', observed: 'absent' }]),
+  },
+  {
+    name: 'required field missing at depth through $ref',
+    shape: order({ customer: obj({ email: s('string'), address: obj({ zip: s('string') }) }) }),
+    expected: drift([{ kind: 'required_field_missing', path: '/customer/address/city', expected: 'string', observed: 'absent' }]),
+  },
+  {
+    name: 'string where number',
+    shape: order({ total: s('string') }),
+    expected: drift([{ kind: 'type_mismatch', path: '/total', expected: 'number', observed: 'string' }]),
+  },
   { name: 'integer fits number', shape: order({ total: s('integer') }), expected: [] },
-  { name: 'number does not fit integer', shape: order({ count: s('number') }), expected: drift([{ kind: 'type_mismatch', path: '/count', expected: 'integer', observed: 'number' }]) },
+  {
+    name: 'number does not fit integer',
+    shape: order({ count: s('number') }),
+    expected: drift([{ kind: 'type_mismatch', path: '/count', expected: 'integer', observed: 'number' }]),
+  },
   { name: 'null fits OpenAPI 3.0 nullable', shape: order({ note: s('null') }), expected: [] },
-  { name: 'null does not fit a non-nullable string', shape: order({ id: s('null') }), expected: drift([{ kind: 'type_mismatch', path: '/id', expected: 'string', observed: 'null' }]) },
+  {
+    name: 'null does not fit a non-nullable string',
+    shape: order({ id: s('null') }),
+    expected: drift([{ kind: 'type_mismatch', path: '/id', expected: 'string', observed: 'null' }]),
+  },
   { name: 'null fits OpenAPI 3.1 type list', contract: '3.1.0', shape: order({ note: s('null') }), expected: [] },
-  { name: 'boolean against a 3.1 nullable string', contract: '3.1.0', shape: order({ note: s('boolean') }), expected: drift([{ kind: 'type_mismatch', path: '/note', expected: 'string|null', observed: 'boolean' }]) },
-  { name: 'enum of strings observed as integer', shape: order({ status: s('integer') }), expected: drift([{ kind: 'type_mismatch', path: '/status', expected: 'string', observed: 'integer' }]) },
-  { name: 'object mismatch hides its fields', shape: order({ customer: s('string') }), expected: drift([{ kind: 'type_mismatch', path: '/customer', expected: 'object', observed: 'string' }]) },
-  { name: 'arrays of objects: one finding for all items', shape: order({ lines: arr(obj({ sku: s('integer') })) }), expected: drift([{ kind: 'type_mismatch', path: '/lines/-/sku', expected: 'string', observed: 'integer' }]) },
-  { name: 'missing required inside array items', shape: order({ lines: arr(obj({ qty: s('integer') })) }), expected: drift([{ kind: 'required_field_missing', path: '/lines/-/sku', expected: 'string', observed: 'absent' }]) },
+  {
+    name: 'boolean against a 3.1 nullable string',
+    contract: '3.1.0',
+    shape: order({ note: s('boolean') }),
+    expected: drift([{ kind: 'type_mismatch', path: '/note', expected: 'string|null', observed: 'boolean' }]),
+  },
+  {
+    name: 'enum of strings observed as integer',
+    shape: order({ status: s('integer') }),
+    expected: drift([{ kind: 'type_mismatch', path: '/status', expected: 'string', observed: 'integer' }]),
+  },
+  {
+    name: 'object mismatch hides its fields',
+    shape: order({ customer: s('string') }),
+    expected: drift([{ kind: 'type_mismatch', path: '/customer', expected: 'object', observed: 'string' }]),
+  },
+  {
+    name: 'arrays of objects: one finding for all items',
+    shape: order({ lines: arr(obj({ sku: s('integer') })) }),
+    expected: drift([{ kind: 'type_mismatch', path: '/lines/-/sku', expected: 'string', observed: 'integer' }]),
+  },
+  {
+    name: 'missing required inside array items',
+    shape: order({ lines: arr(obj({ qty: s('integer') })) }),
+    expected: drift([{ kind: 'required_field_missing', path: '/lines/-/sku', expected: 'string', observed: 'absent' }]),
+  },
   { name: 'empty array', shape: order({ lines: arr() }), expected: [] },
-  { name: 'root type mismatch', shape: arr(s('string')), expected: drift([{ kind: 'type_mismatch', path: '', expected: 'object', observed: 'array' }]) },
-  { name: 'escaped field names', shape: order({ 'a/b': s('string'), 'm~n': s('null') }), expected: drift([
-    { kind: 'undeclared_field', path: '/a~1b', expected: 'forbidden', observed: 'string', forbidden: true },
-    { kind: 'undeclared_field', path: '/m~0n', expected: 'forbidden', observed: 'null', forbidden: true },
-  ]) },
-  { name: 'several findings together', shape: order({ total: s('boolean'), extra: s('integer') }, ['id']), expected: drift([
-    { kind: 'undeclared_field', path: '/extra', expected: 'forbidden', observed: 'integer', forbidden: true },
-    { kind: 'required_field_missing', path: '/id', expected: 'string', observed: 'absent' },
-    { kind: 'type_mismatch', path: '/total', expected: 'number', observed: 'boolean' },
-  ]) },
-  { name: 'recursive schema, conforming at depth', transport: { routeTemplate: '/v1/nodes' }, shape: obj({ name: s('string'), children: arr(obj({ name: s('string'), children: arr(obj({ name: s('string') })) })) }), expected: [] },
-  { name: 'recursive schema, mismatch at depth', transport: { routeTemplate: '/v1/nodes' }, shape: obj({ name: s('string'), children: arr(obj({ name: s('string'), children: arr(obj({ name: s('integer') })) })) }), expected: drift([{ kind: 'type_mismatch', path: '/children/-/children/-/name', expected: 'string', observed: 'integer' }], 'GET /v1/nodes:response:200') },
+  {
+    name: 'root type mismatch',
+    shape: arr(s('string')),
+    expected: drift([{ kind: 'type_mismatch', path: '', expected: 'object', observed: 'array' }]),
+  },
+  {
+    name: 'escaped field names',
+    shape: order({ 'a/b': s('string'), 'm~n': s('null') }),
+    expected: drift([
+      { kind: 'undeclared_field', path: '/a~1b', expected: 'forbidden', observed: 'string', forbidden: true },
+      { kind: 'undeclared_field', path: '/m~0n', expected: 'forbidden', observed: 'null', forbidden: true },
+    ]),
+  },
+  {
+    name: 'several findings together',
+    shape: order({ total: s('boolean'), extra: s('integer') }, ['id']),
+    expected: drift([
+      { kind: 'undeclared_field', path: '/extra', expected: 'forbidden', observed: 'integer', forbidden: true },
+      { kind: 'required_field_missing', path: '/id', expected: 'string', observed: 'absent' },
+      { kind: 'type_mismatch', path: '/total', expected: 'number', observed: 'boolean' },
+    ]),
+  },
+  {
+    name: 'recursive schema, conforming at depth',
+    transport: { routeTemplate: '/v1/nodes' },
+    shape: obj({ name: s('string'), children: arr(obj({ name: s('string'), children: arr(obj({ name: s('string') })) })) }),
+    expected: [],
+  },
+  {
+    name: 'recursive schema, mismatch at depth',
+    transport: { routeTemplate: '/v1/nodes' },
+    shape: obj({ name: s('string'), children: arr(obj({ name: s('string'), children: arr(obj({ name: s('integer') })) })) }),
+    expected: drift(
+      [{ kind: 'type_mismatch', path: '/children/-/children/-/name', expected: 'string', observed: 'integer' }],
+      'GET /v1/nodes:response:200',
+    ),
+  },
   { name: 'status matched exactly (404 beats 4XX)', transport: { statusCode: 404 }, shape: obj({ reason: s('string') }), expected: [] },
-  { name: 'status matched by range (409 → 4XX)', transport: { statusCode: 409 }, shape: obj({ message: s('string') }), expected: drift([
-    { kind: 'undeclared_field', path: '/message', expected: 'undeclared', observed: 'string', forbidden: false },
-    { kind: 'required_field_missing', path: '/code', expected: 'string', observed: 'absent' },
-  ], 'GET /v1/orders/{orderId}:response:4XX') },
-  { name: 'status matched by default (503)', transport: { statusCode: 503 }, shape: obj({ title: s('integer') }), expected: drift([{ kind: 'type_mismatch', path: '/title', expected: 'string', observed: 'integer' }], 'GET /v1/orders/{orderId}:response:default') },
-  { name: 'request payload of an open object', transport: { method: 'POST', routeTemplate: '/v1/orders', payloadLocation: 'request', statusCode: 201 }, shape: obj({ total: s('number'), coupon: s('string') }), expected: drift([{ kind: 'undeclared_field', path: '/coupon', expected: 'undeclared', observed: 'string', forbidden: false }], 'POST /v1/orders:request:default') },
-  { name: 'unknown route', transport: { routeTemplate: '/v1/unknown' }, shape: obj({}), expected: [{ kind: 'unknown-operation', operationKey: 'GET /v1/unknown:response:200', findings: [{ kind: 'unknown_operation', path: '', expected: 'a contract operation', observed: 'GET /v1/unknown:response:200' }] }] },
-  { name: 'unknown method on a known route', transport: { method: 'DELETE' }, shape: obj({}), expected: [{ kind: 'unknown-operation', operationKey: 'DELETE /v1/orders/{orderId}:response:200', findings: [{ kind: 'unknown_operation', path: '', expected: 'a contract operation', observed: 'DELETE /v1/orders/{orderId}:response:200' }] }] },
-  { name: 'statusCode 0 is a transport error', transport: { statusCode: 0 }, shape: obj({}), expected: [{ kind: 'transport-errors', operationKey: 'GET /v1/orders/{orderId}:response:0', findings: [{ kind: 'transport_error', path: '', expected: 'a protocol response', observed: 'statusCode 0' }] }] },
+  {
+    name: 'status matched by range (409 → 4XX)',
+    transport: { statusCode: 409 },
+    shape: obj({ message: s('string') }),
+    expected: drift(
+      [
+        { kind: 'undeclared_field', path: '/message', expected: 'undeclared', observed: 'string', forbidden: false },
+        { kind: 'required_field_missing', path: '/code', expected: 'string', observed: 'absent' },
+      ],
+      'GET /v1/orders/{orderId}:response:4XX',
+    ),
+  },
+  {
+    name: 'status matched by default (503)',
+    transport: { statusCode: 503 },
+    shape: obj({ title: s('integer') }),
+    expected: drift(
+      [{ kind: 'type_mismatch', path: '/title', expected: 'string', observed: 'integer' }],
+      'GET /v1/orders/{orderId}:response:default',
+    ),
+  },
+  {
+    name: 'request payload of an open object',
+    transport: { method: 'POST', routeTemplate: '/v1/orders', payloadLocation: 'request', statusCode: 201 },
+    shape: obj({ total: s('number'), coupon: s('string') }),
+    expected: drift(
+      [{ kind: 'undeclared_field', path: '/coupon', expected: 'undeclared', observed: 'string', forbidden: false }],
+      'POST /v1/orders:request:default',
+    ),
+  },
+  {
+    name: 'unknown route',
+    transport: { routeTemplate: '/v1/unknown' },
+    shape: obj({}),
+    expected: [
+      {
+        kind: 'unknown-operation',
+        operationKey: 'GET /v1/unknown:response:200',
+        findings: [{ kind: 'unknown_operation', path: '', expected: 'a contract operation', observed: 'GET /v1/unknown:response:200' }],
+      },
+    ],
+  },
+  {
+    name: 'unknown method on a known route',
+    transport: { method: 'DELETE' },
+    shape: obj({}),
+    expected: [
+      {
+        kind: 'unknown-operation',
+        operationKey: 'DELETE /v1/orders/{orderId}:response:200',
+        findings: [
+          { kind: 'unknown_operation', path: '', expected: 'a contract operation', observed: 'DELETE /v1/orders/{orderId}:response:200' },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'statusCode 0 is a transport error',
+    transport: { statusCode: 0 },
+    shape: obj({}),
+    expected: [
+      {
+        kind: 'transport-errors',
+        operationKey: 'GET /v1/orders/{orderId}:response:0',
+        findings: [{ kind: 'transport_error', path: '', expected: 'a protocol response', observed: 'statusCode 0' }],
+      },
+    ],
+  },
   { name: 'schemaInspected false skips comparison', inspected: false, shape: order({ extra: s('string') }, ['id']), expected: [] },
   { name: 'no active contract: no drift', contract: 'none', shape: order({ extra: s('string') }), expected: [] },
-  { name: 'no active contract: transport errors still found', contract: 'none', transport: { statusCode: 0 }, shape: obj({}), expected: [{ kind: 'transport-errors', operationKey: 'GET /v1/orders/{orderId}:response:0', findings: [{ kind: 'transport_error', path: '', expected: 'a protocol response', observed: 'statusCode 0' }] }] },
+  {
+    name: 'no active contract: transport errors still found',
+    contract: 'none',
+    transport: { statusCode: 0 },
+    shape: obj({}),
+    expected: [
+      {
+        kind: 'transport-errors',
+        operationKey: 'GET /v1/orders/{orderId}:response:0',
+        findings: [{ kind: 'transport_error', path: '', expected: 'a protocol response', observed: 'statusCode 0' }],
+      },
+    ],
+  },
 ];
 
 function caseEnvelope(collector: Collector, c: Pick<ShapeCase, 'shape' | 'transport' | 'inspected'>): Record<string, unknown> {
@@ -170,10 +326,17 @@ describe('analyzer', () => {
   beforeAll(async () => {
     ctx = await createTestContext();
     clickhouse = testClickHouse(ctx);
-    edge = await startEdge(ctx, clickhouse, { analysisStream: stream, limits: { sandboxAccountEnvelopesPerMin: 100_000, sandboxAccountRequestsPerMin: 100_000, sandboxMonthlyAllowance: 1_000_000 } });
+    edge = await startEdge(ctx, clickhouse, {
+      analysisStream: stream,
+      limits: { sandboxAccountEnvelopesPerMin: 100_000, sandboxAccountRequestsPerMin: 100_000, sandboxMonthlyAllowance: 1_000_000 },
+    });
     const day = 24 * 3600 * 1000;
-    await ctx.deps.pool.query('INSERT INTO analysed_batches (batch_id, analysed_at) VALUES ($1, $2), ($3, $4)',
-      [`${stream}:old`, new Date(Date.now() - 2 * day), `${stream}:recent`, new Date(Date.now() - day / 2)]);
+    await ctx.deps.pool.query('INSERT INTO analysed_batches (batch_id, analysed_at) VALUES ($1, $2), ($3, $4)', [
+      `${stream}:old`,
+      new Date(Date.now() - 2 * day),
+      `${stream}:recent`,
+      new Date(Date.now() - day / 2),
+    ]);
     running = await startAnalyzer(ctx, clickhouse, { stream, batchMarkerRetentionSeconds: 24 * 3600 });
     apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
   });
@@ -199,13 +362,19 @@ describe('analyzer', () => {
 
   async function incidentView(connectionId: string) {
     const incidents = await incidentsOf(ctx, connectionId);
-    return Promise.all(incidents.map(async (incident) => ({
-      kind: incident.kind,
-      operationKey: incident.operation_key,
-      findings: (await findingsOf(ctx, incident.id)).map((f) => ({
-        kind: f.kind, path: f.path, expected: f.expected, observed: f.observed, ...(f.forbidden === null ? {} : { forbidden: f.forbidden }),
+    return Promise.all(
+      incidents.map(async (incident) => ({
+        kind: incident.kind,
+        operationKey: incident.operation_key,
+        findings: (await findingsOf(ctx, incident.id)).map((f) => ({
+          kind: f.kind,
+          path: f.path,
+          expected: f.expected,
+          observed: f.observed,
+          ...(f.forbidden === null ? {} : { forbidden: f.forbidden }),
+        })),
       })),
-    })));
+    );
   }
 
   it(`finds exactly the expected findings for ${CASES.length} shape cases`, async () => {
@@ -245,8 +414,20 @@ describe('analyzer', () => {
       format: 'JSONEachRow',
     });
     const rows = await result.json<{ batch_id: string; received: string; ids: string[] }>();
-    return rows.map((row) => ['connectionId', collector.connectionId, 'workspaceId', 'w', 'mode', collector.mode, 'batchId', row.batch_id,
-      'receivedAtMs', String(row.received), 'eventIds', row.ids.join(',')]);
+    return rows.map((row) => [
+      'connectionId',
+      collector.connectionId,
+      'workspaceId',
+      'w',
+      'mode',
+      collector.mode,
+      'batchId',
+      row.batch_id,
+      'receivedAtMs',
+      String(row.received),
+      'eventIds',
+      row.ids.join(','),
+    ]);
   }
 
   it('shows as observed the traffic that the reanalysis of an activation counted before live analysis took it', async () => {
@@ -259,7 +440,10 @@ describe('analyzer', () => {
       expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: order() })])).status).toBe(202);
       expect(await edge.shipped()).toBe(true);
       const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1', ordersContract('3.0.3')));
-      await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
+      await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, {
+        expectedActiveContractVersionId: null,
+        reason: 'promote',
+      });
       await reanalysed(ctx, collector.connectionId);
       expect(await slotState(collector.connectionId)).toEqual({ observationState: 'observed', openIncidentCount: 0 });
     } finally {
@@ -278,8 +462,12 @@ describe('analyzer', () => {
     expect((await sendEnvelopes(edge, collector, [drifted(), drifted(), drifted()])).status).toBe(202);
     await analysed();
     let [incident] = await incidentsOf(ctx, collector.connectionId);
-    expect({ kind: incident.kind, status: incident.status, affected: incident.affected_records, ids: incident.observation_ids.length })
-      .toEqual({ kind: 'schema-drift', status: 'open', affected: '5', ids: 5 });
+    expect({
+      kind: incident.kind,
+      status: incident.status,
+      affected: incident.affected_records,
+      ids: incident.observation_ids.length,
+    }).toEqual({ kind: 'schema-drift', status: 'open', affected: '5', ids: 5 });
     expect(await slotState(collector.connectionId)).toEqual({ observationState: 'incident_open', openIncidentCount: 1 });
 
     // Redelivery: the same jobs again, one of them read by a consumer that dies without
@@ -294,47 +482,88 @@ describe('analyzer', () => {
     expect((await findingsOf(ctx, incident.id)).map((f) => f.observation_count)).toEqual(['5']);
 
     // A version that declares the field: the dry-run says the incident resolves, activation does it.
-    const v2 = (await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v2', ordersContract('3.0.3', { extra: { type: 'string' } })))).contract.id;
+    const v2 = (
+      await registerDraft(
+        ctx,
+        apiKey,
+        collector.connectionId,
+        openApiRegistration('v2', ordersContract('3.0.3', { extra: { type: 'string' } })),
+      )
+    ).contract.id;
     const promote = await impactOf(collector.connectionId, v2);
     expect(promote.resolves).toEqual([{ incidentId: incident.id, kind: 'schema-drift', operationKey: ORDER_200, affectedRecords: 5 }]);
     expect(promote.opens).toEqual([]);
     expect(promote.continues).toEqual([]);
-    const activation = await activateOk(ctx, apiKey, collector.connectionId, v2, { expectedActiveContractVersionId: v1, reason: 'promote' });
-    const resolved = await waitFor(async () => {
-      const [row] = await incidentsOf(ctx, collector.connectionId);
-      return row.status === 'resolved' ? row : undefined;
-    }, 15_000, 'the incident to resolve');
+    const activation = await activateOk(ctx, apiKey, collector.connectionId, v2, {
+      expectedActiveContractVersionId: v1,
+      reason: 'promote',
+    });
+    const resolved = await waitFor(
+      async () => {
+        const [row] = await incidentsOf(ctx, collector.connectionId);
+        return row.status === 'resolved' ? row : undefined;
+      },
+      15_000,
+      'the incident to resolve',
+    );
     expect(resolved.resolution_state).toBe('resolved_by_contract');
-    const { rows: [connectionRow] } = await ctx.deps.pool.query('SELECT reanalysed_revision FROM connections WHERE id = $1', [collector.connectionId]);
+    const {
+      rows: [connectionRow],
+    } = await ctx.deps.pool.query('SELECT reanalysed_revision FROM connections WHERE id = $1', [collector.connectionId]);
     expect(connectionRow.reanalysed_revision).toBe(activation.revision);
     expect(await slotState(collector.connectionId)).toEqual({ observationState: 'observed', openIncidentCount: 0 });
 
     // Rollback to the first version: drift is found again in the stored traffic, as a new incident.
     const rollback = await impactOf(collector.connectionId, v1);
     expect(rollback.resolves).toEqual([]);
-    expect(rollback.opens).toEqual([{ kind: 'schema-drift', operationKey: ORDER_200, affectedRecords: 5, findings: [
-      { kind: 'undeclared_field', path: '/extra', expected: 'forbidden', observed: 'string', forbidden: true, observationCount: 5 },
-    ] }]);
+    expect(rollback.opens).toEqual([
+      {
+        kind: 'schema-drift',
+        operationKey: ORDER_200,
+        affectedRecords: 5,
+        findings: [
+          { kind: 'undeclared_field', path: '/extra', expected: 'forbidden', observed: 'string', forbidden: true, observationCount: 5 },
+        ],
+      },
+    ]);
     await activateOk(ctx, apiKey, collector.connectionId, v1, { expectedActiveContractVersionId: v2, reason: 'rollback' });
-    const reopened = await waitFor(async () => {
-      const rows = await incidentsOf(ctx, collector.connectionId);
-      return rows.find((row) => row.status === 'open');
-    }, 15_000, 'a new incident');
+    const reopened = await waitFor(
+      async () => {
+        const rows = await incidentsOf(ctx, collector.connectionId);
+        return rows.find((row) => row.status === 'open');
+      },
+      15_000,
+      'a new incident',
+    );
     expect(reopened.id).not.toBe(incident.id);
     expect(reopened.affected_records).toBe('5');
-    expect((await findingsOf(ctx, reopened.id)).map((f) => ({ path: f.path, count: f.observation_count }))).toEqual([{ path: '/extra', count: '5' }]);
+    expect((await findingsOf(ctx, reopened.id)).map((f) => ({ path: f.path, count: f.observation_count }))).toEqual([
+      { path: '/extra', count: '5' },
+    ]);
     expect(await slotState(collector.connectionId)).toEqual({ observationState: 'incident_open', openIncidentCount: 1 });
   });
 
   it('shows per operation which declared properties the window never observed', async () => {
     const { collector } = await collectorWith('3.0.3');
     const seen = order({ lines: arr(obj({ sku: s('string') })), customer: obj({ email: s('string') }) });
-    expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: seen }), caseEnvelope(collector, { shape: order(), inspected: false })])).status).toBe(202);
+    expect(
+      (
+        await sendEnvelopes(edge, collector, [
+          caseEnvelope(collector, { shape: seen }),
+          caseEnvelope(collector, { shape: order(), inspected: false }),
+        ])
+      ).status,
+    ).toBe(202);
     await edge.shipped();
     const res = await callWithKey(ctx, apiKey, 'GET', `/v1/connections/${collector.connectionId}/coverage`);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
-    const operations = res.json().operations as { operationKey: string; observations: number; inspectedObservations: number; unobservedProperties: string[] }[];
+    const operations = res.json().operations as {
+      operationKey: string;
+      observations: number;
+      inspectedObservations: number;
+      unobservedProperties: string[];
+    }[];
     const byKey = new Map(operations.map((operation) => [operation.operationKey, operation]));
     expect(byKey.get(ORDER_200)).toMatchObject({
       observations: 2,
@@ -356,7 +585,12 @@ describe('analyzer', () => {
         '/v1/payments/{id}': {
           get: {
             responses: {
-              '200': body({ allOf: [{ $ref: '#/components/schemas/Base' }, { type: 'object', required: ['amount'], properties: { amount: { type: 'integer' } } }] }),
+              '200': body({
+                allOf: [
+                  { $ref: '#/components/schemas/Base' },
+                  { type: 'object', required: ['amount'], properties: { amount: { type: 'integer' } } },
+                ],
+              }),
               '204': { description: 'gone' },
               '4XX': { description: 'receipt', content: { 'application/pdf': {} } },
             },
@@ -388,7 +622,9 @@ describe('analyzer', () => {
     await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
     const route = { routeTemplate: '/v1/payments/{id}' };
     const inside = {
-      id: s('string'), amount: s('integer'), note: s('null'),
+      id: s('string'),
+      amount: s('integer'),
+      note: s('null'),
       method: obj({ iban: s('string'), bic: s('string') }),
       details: obj({ kind: s('string'), last4: s('string') }),
     };
@@ -402,24 +638,38 @@ describe('analyzer', () => {
     ]);
     expect(answer.status).toBe(202);
     await analysed();
-    expect(await incidentView(collector.connectionId)).toEqual([{ kind: 'schema-drift', operationKey: 'GET /v1/payments/{id}:response:200', findings: [
-      { kind: 'required_field_missing', path: '/amount', expected: 'integer', observed: 'absent' },
-      { kind: 'undeclared_field', path: '/extra', expected: 'undeclared', observed: 'boolean', forbidden: false },
-      { kind: 'type_mismatch', path: '/id', expected: 'string', observed: 'integer' },
-      { kind: 'type_mismatch', path: '/note', expected: 'string|null', observed: 'integer' },
-    ] }]);
+    expect(await incidentView(collector.connectionId)).toEqual([
+      {
+        kind: 'schema-drift',
+        operationKey: 'GET /v1/payments/{id}:response:200',
+        findings: [
+          { kind: 'required_field_missing', path: '/amount', expected: 'integer', observed: 'absent' },
+          { kind: 'undeclared_field', path: '/extra', expected: 'undeclared', observed: 'boolean', forbidden: false },
+          { kind: 'type_mismatch', path: '/id', expected: 'string', observed: 'integer' },
+          { kind: 'type_mismatch', path: '/note', expected: 'string|null', observed: 'integer' },
+        ],
+      },
+    ]);
 
     // The coverage read names the unchecked places (the 204 and 4XX payloads are unchecked whole
     // only when the document declares content it cannot compare).
     const res = await callWithKey(ctx, apiKey, 'GET', `/v1/connections/${collector.connectionId}/coverage`);
     expect(res.statusCode, res.body).toBe(200);
-    const byKey = new Map((res.json().operations as { operationKey: string; uncheckedProperties: string[] }[]).map((operation) => [operation.operationKey, operation]));
-    expect(byKey.get('GET /v1/payments/{id}:response:200')).toMatchObject({ observations: 2, uncheckedProperties: ['/details', '/method'] });
+    const byKey = new Map(
+      (res.json().operations as { operationKey: string; uncheckedProperties: string[] }[]).map((operation) => [
+        operation.operationKey,
+        operation,
+      ]),
+    );
+    expect(byKey.get('GET /v1/payments/{id}:response:200')).toMatchObject({
+      observations: 2,
+      uncheckedProperties: ['/details', '/method'],
+    });
     expect(byKey.get('GET /v1/payments/{id}:response:204')).toMatchObject({ observations: 1, uncheckedProperties: [] });
     expect(byKey.get('GET /v1/payments/{id}:response:4XX')).toMatchObject({ observations: 1, uncheckedProperties: [''] });
   });
 
-  it('answers 404 for another workspace\'s connection and 403 without the scope on every evidence read', async () => {
+  it("answers 404 for another workspace's connection and 403 without the scope on every evidence read", async () => {
     const { collector, versionId } = await collectorWith('3.0.3');
     const stranger = (await bootstrapWorkspace(ctx)).apiKey.key;
     const id = collector.connectionId;
@@ -431,7 +681,15 @@ describe('analyzer', () => {
       [`${contractUrl(id, versionId!)}/impact`, 'contracts:read'],
     ];
     const owner = await ctx.deps.pool.query<{ workspace_id: string }>('SELECT workspace_id FROM connections WHERE id = $1', [id]);
-    const unscoped = (await insertApiKey(ctx.deps.pool, { workspaceId: owner.rows[0].workspace_id, scopes: ['integrations:read'], expiresAt: null, createdBy: 'test', now: ctx.deps.clock.now() })).key;
+    const unscoped = (
+      await insertApiKey(ctx.deps.pool, {
+        workspaceId: owner.rows[0].workspace_id,
+        scopes: ['integrations:read'],
+        expiresAt: null,
+        createdBy: 'test',
+        now: ctx.deps.clock.now(),
+      })
+    ).key;
     for (const [url, scope] of reads) {
       expect((await callWithKey(ctx, apiKey, 'GET', url)).statusCode, url).toBe(200);
       const foreign = await callWithKey(ctx, stranger, 'GET', url);
@@ -442,11 +700,21 @@ describe('analyzer', () => {
   });
 
   it('forgets analysed-batch markers past their retention, and only those', async () => {
-    const stored = async () => (await ctx.deps.pool.query<{ batch_id: string }>(
-      'SELECT batch_id FROM analysed_batches WHERE batch_id LIKE $1 ORDER BY batch_id', [`${stream}:%`])).rows.map((row) => row.batch_id);
-    expect(await waitFor(async () => {
-      const ids = await stored();
-      return ids.includes(`${stream}:old`) ? undefined : ids;
-    }, 10_000, 'the old marker to be pruned')).toEqual([`${stream}:recent`]);
+    const stored = async () =>
+      (
+        await ctx.deps.pool.query<{ batch_id: string }>('SELECT batch_id FROM analysed_batches WHERE batch_id LIKE $1 ORDER BY batch_id', [
+          `${stream}:%`,
+        ])
+      ).rows.map((row) => row.batch_id);
+    expect(
+      await waitFor(
+        async () => {
+          const ids = await stored();
+          return ids.includes(`${stream}:old`) ? undefined : ids;
+        },
+        10_000,
+        'the old marker to be pruned',
+      ),
+    ).toEqual([`${stream}:recent`]);
   });
 });

@@ -11,7 +11,11 @@ import { waitFor } from './helpers/wait.js';
 // worker), incidents in PostgreSQL. An application whose base URL carries the vendor's `/v1`
 // observes `/v1/models`; the vendor's document declares `/models` under the server `…/v1`.
 
-const modelList = { type: 'object', required: ['object', 'data'], properties: { object: { type: 'string' }, data: { type: 'array', items: { type: 'object' } } } };
+const modelList = {
+  type: 'object',
+  required: ['object', 'data'],
+  properties: { object: { type: 'string' }, data: { type: 'array', items: { type: 'object' } } },
+};
 
 function modelsDocument(servers?: unknown[]): Record<string, unknown> {
   return {
@@ -22,7 +26,10 @@ function modelsDocument(servers?: unknown[]): Record<string, unknown> {
   };
 }
 
-const listShape = { kind: 'object', fields: { object: { kind: 'string' }, data: { kind: 'array', items: { kind: 'object', fields: {} } } } };
+const listShape = {
+  kind: 'object',
+  fields: { object: { kind: 'string' }, data: { kind: 'array', items: { kind: 'object', fields: {} } } },
+};
 
 describe('analyzer: server base paths', () => {
   let ctx: TestContext;
@@ -55,7 +62,13 @@ describe('analyzer: server base paths', () => {
     const base = envelope(collector);
     return {
       ...base,
-      transport: { ...(base.transport as Record<string, unknown>), method: 'GET', routeTemplate, payloadLocation: 'response', statusCode: 200 },
+      transport: {
+        ...(base.transport as Record<string, unknown>),
+        method: 'GET',
+        routeTemplate,
+        payloadLocation: 'response',
+        statusCode: 200,
+      },
       payload: { ...(base.payload as Record<string, unknown>), schemaShape: listShape },
     };
   }
@@ -68,28 +81,45 @@ describe('analyzer: server base paths', () => {
     await analysed();
     const [incident, ...others] = await incidentsOf(ctx, collector.connectionId);
     expect(others).toEqual([]);
-    expect({ kind: incident.kind, operationKey: incident.operation_key, status: incident.status, affected: incident.affected_records })
-      .toEqual({ kind: 'unknown-operation', operationKey: 'GET /v1/models:response:200', status: 'open', affected: '2' });
+    expect({
+      kind: incident.kind,
+      operationKey: incident.operation_key,
+      status: incident.status,
+      affected: incident.affected_records,
+    }).toEqual({ kind: 'unknown-operation', operationKey: 'GET /v1/models:response:200', status: 'open', affected: '2' });
 
     // The same document with the vendor's server: the contract read shows the base path.
-    const v2 = (await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v2', modelsDocument([{ url: 'https://api.example.test/v1' }])))).contract.id;
+    const v2 = (
+      await registerDraft(
+        ctx,
+        apiKey,
+        collector.connectionId,
+        openApiRegistration('v2', modelsDocument([{ url: 'https://api.example.test/v1' }])),
+      )
+    ).contract.id;
     const read = await callWithKey(ctx, apiKey, 'GET', contractUrl(collector.connectionId, v2));
     expect(read.statusCode, read.body).toBe(200);
-    expect(read.json().contract.operations.map((op: { operationKey: string; basePaths: string[] }) => [op.operationKey, op.basePaths]))
-      .toEqual([['GET /models:response:200', ['/v1']]]);
+    expect(
+      read.json().contract.operations.map((op: { operationKey: string; basePaths: string[] }) => [op.operationKey, op.basePaths]),
+    ).toEqual([['GET /models:response:200', ['/v1']]]);
     const withoutServers = await callWithKey(ctx, apiKey, 'GET', contractUrl(collector.connectionId, v1));
     expect(withoutServers.json().contract.operations[0].basePaths).toEqual([]);
 
     // The dry-run predicts it, activation's reanalysis does it.
     const impact = await callWithKey(ctx, apiKey, 'GET', `${contractUrl(collector.connectionId, v2)}/impact`);
     expect(impact.statusCode, impact.body).toBe(200);
-    expect(impact.json().resolves).toEqual([{ incidentId: incident.id, kind: 'unknown-operation', operationKey: 'GET /v1/models:response:200', affectedRecords: 2 }]);
+    expect(impact.json().resolves).toEqual([
+      { incidentId: incident.id, kind: 'unknown-operation', operationKey: 'GET /v1/models:response:200', affectedRecords: 2 },
+    ]);
     expect(impact.json().opens).toEqual([]);
     await activateOk(ctx, apiKey, collector.connectionId, v2, { expectedActiveContractVersionId: v1, reason: 'promote' });
     await reanalysed(ctx, collector.connectionId);
     const [resolved] = await incidentsOf(ctx, collector.connectionId);
-    expect({ id: resolved.id, status: resolved.status, resolution: resolved.resolution_state })
-      .toEqual({ id: incident.id, status: 'resolved', resolution: 'resolved_by_contract' });
+    expect({ id: resolved.id, status: resolved.status, resolution: resolved.resolution_state }).toEqual({
+      id: incident.id,
+      status: 'resolved',
+      resolution: 'resolved_by_contract',
+    });
 
     // New traffic, with and without the base path, matches `GET /models`: nothing opens.
     expect((await sendEnvelopes(edge, collector, [call(collector, '/v1/models'), call(collector, '/models')])).status).toBe(202);

@@ -26,7 +26,16 @@ function contract(): Record<string, unknown> {
           responses: {
             '200': {
               description: 'ok',
-              content: { 'application/json': { schema: { type: 'object', additionalProperties: false, required: ['id', 'total'], properties: { id: { type: 'string' }, total: { type: 'number' } } } } },
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    additionalProperties: false,
+                    required: ['id', 'total'],
+                    properties: { id: { type: 'string' }, total: { type: 'number' } },
+                  },
+                },
+              },
             },
           },
         },
@@ -43,7 +52,10 @@ const SHAPES = {
 const GET_ORDER = { method: 'GET', routeTemplate: '/v1/orders/{orderId}', payloadLocation: 'response', statusCode: 200 };
 
 /** `n` envelopes: 40 % clean, 30 % with an undeclared field, 20 % with a mistyped total, 10 % of an unknown route. */
-function backlog(collector: Collector, n: number): { envelopes: Record<string, unknown>[]; expected: ReturnType<typeof expectedIncidents> } {
+function backlog(
+  collector: Collector,
+  n: number,
+): { envelopes: Record<string, unknown>[]; expected: ReturnType<typeof expectedIncidents> } {
   const counts = { clean: 0, extra: 0, total: 0, unknown: 0 };
   const envelopes = Array.from({ length: n }, (_, i) => {
     const base = envelope(collector);
@@ -63,14 +75,20 @@ function backlog(collector: Collector, n: number): { envelopes: Record<string, u
 function expectedIncidents(counts: { extra: number; total: number; unknown: number }) {
   return [
     {
-      kind: 'schema-drift', operationKey: 'GET /v1/orders/{orderId}:response:200', status: 'open', affectedRecords: counts.extra + counts.total,
+      kind: 'schema-drift',
+      operationKey: 'GET /v1/orders/{orderId}:response:200',
+      status: 'open',
+      affectedRecords: counts.extra + counts.total,
       findings: [
         { kind: 'undeclared_field', path: '/extra', count: counts.extra },
         { kind: 'type_mismatch', path: '/total', count: counts.total },
       ],
     },
     {
-      kind: 'unknown-operation', operationKey: 'GET /v1/refunds:response:200', status: 'open', affectedRecords: counts.unknown,
+      kind: 'unknown-operation',
+      operationKey: 'GET /v1/refunds:response:200',
+      status: 'open',
+      affectedRecords: counts.unknown,
       findings: [{ kind: 'unknown_operation', path: '', count: counts.unknown }],
     },
   ];
@@ -91,15 +109,24 @@ describe('analyzer process: crash recovery and several consumers', () => {
     });
     children.add(child);
     child.on('exit', () => children.delete(child));
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) || undefined, 15_000, 'the analyzer to listen');
+    await waitFor(
+      async () =>
+        (await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )) || undefined,
+      15_000,
+      'the analyzer to listen',
+    );
     return { child, port };
   }
 
-  const stop = (child: ChildProcess, signal: NodeJS.Signals) => new Promise<void>((done) => {
-    if (child.exitCode !== null) return done();
-    child.once('exit', () => done());
-    child.kill(signal);
-  });
+  const stop = (child: ChildProcess, signal: NodeJS.Signals) =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null) return done();
+      child.once('exit', () => done());
+      child.kill(signal);
+    });
 
   beforeAll(async () => {
     ctx = await createTestContext();
@@ -108,8 +135,12 @@ describe('analyzer process: crash recovery and several consumers', () => {
     await ctx.deps.redis.del(RedisKeys.analysisJobs);
     edge = await startEdge(ctx, clickhouse, {
       limits: {
-        sandboxAccountEnvelopesPerMin: 10_000_000, sandboxAccountRequestsPerMin: 10_000_000, sandboxMonthlyAllowance: 10_000_000,
-        integrationRequestsPerMin: 10_000_000, integrationObservationsPerMin: 10_000_000, workspaceObservationsPerMin: 10_000_000,
+        sandboxAccountEnvelopesPerMin: 10_000_000,
+        sandboxAccountRequestsPerMin: 10_000_000,
+        sandboxMonthlyAllowance: 10_000_000,
+        integrationRequestsPerMin: 10_000_000,
+        integrationObservationsPerMin: 10_000_000,
+        workspaceObservationsPerMin: 10_000_000,
       },
     });
     apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
@@ -133,25 +164,30 @@ describe('analyzer process: crash recovery and several consumers', () => {
     const batches: Record<string, unknown>[][] = [];
     for (let i = 0; i < envelopes.length; i += BATCH) batches.push(envelopes.slice(i, i + BATCH));
     let next = 0;
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next < batches.length) {
-        const batch = batches[next++];
-        const answer = await sendEnvelopes(edge, collector, batch);
-        if (answer.status !== 202 || answer.body?.persisted !== batch.length) throw new Error(`ingest answered ${answer.status}: ${answer.text}`);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < batches.length) {
+          const batch = batches[next++];
+          const answer = await sendEnvelopes(edge, collector, batch);
+          if (answer.status !== 202 || answer.body?.persisted !== batch.length)
+            throw new Error(`ingest answered ${answer.status}: ${answer.text}`);
+        }
+      }),
+    );
     // The jobs are in the stream once the edge's log has shipped their rows.
     expect(await edge.shipped()).toBe(true);
   }
 
   async function outcome(connectionId: string) {
-    return Promise.all((await incidentsOf(ctx, connectionId)).map(async (incident) => ({
-      kind: incident.kind,
-      operationKey: incident.operation_key,
-      status: incident.status,
-      affectedRecords: Number(incident.affected_records),
-      findings: (await findingsOf(ctx, incident.id)).map((f) => ({ kind: f.kind, path: f.path, count: Number(f.observation_count) })),
-    })));
+    return Promise.all(
+      (await incidentsOf(ctx, connectionId)).map(async (incident) => ({
+        kind: incident.kind,
+        operationKey: incident.operation_key,
+        status: incident.status,
+        affectedRecords: Number(incident.affected_records),
+        findings: (await findingsOf(ctx, incident.id)).map((f) => ({ kind: f.kind, path: f.path, count: Number(f.observation_count) })),
+      })),
+    );
   }
 
   async function drained(): Promise<void> {
@@ -168,8 +204,16 @@ describe('analyzer process: crash recovery and several consumers', () => {
     const first = await spawnAnalyzer({ ANALYZER_BATCH_JOBS: '20' });
     // A round commits its incidents and then acknowledges and deletes its jobs: wait for both,
     // or the kill can land between them and leave the whole stream (CI failed on it once).
-    await waitFor(async () => ((await incidentsOf(ctx, collector.connectionId)).length > 0 ? true : undefined), 30_000, 'the first incident');
-    await waitFor(async () => ((await ctx.deps.redis.xlen(RedisKeys.analysisJobs)) < 100_000 / BATCH ? true : undefined), 30_000, 'the first round to be acknowledged');
+    await waitFor(
+      async () => ((await incidentsOf(ctx, collector.connectionId)).length > 0 ? true : undefined),
+      30_000,
+      'the first incident',
+    );
+    await waitFor(
+      async () => ((await ctx.deps.redis.xlen(RedisKeys.analysisJobs)) < 100_000 / BATCH ? true : undefined),
+      30_000,
+      'the first round to be acknowledged',
+    );
     await stop(first.child, 'SIGKILL');
     const left = await ctx.deps.redis.xlen(RedisKeys.analysisJobs);
     expect(left).toBeGreaterThan(0);

@@ -7,8 +7,12 @@ import { bootstrapWorkspace, callWithKey, callWithSession, countRows, createTest
 import { addWorkspaceMember, auditActions, createConsoleUser } from './helpers/consoleUsers.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 const keysUrl = (slug: string) => `/workspaces/${slug}/api-keys`;
 const authenticate = (key: string, nowMs = ctx.deps.clock.nowMs()) => authenticateApiKey(ctx.deps.pool, `Bearer ${key}`, nowMs);
@@ -21,7 +25,16 @@ describe('GET /workspaces/{slug}/api-keys', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.json()).toEqual({
-      apiKeys: [{ id: boot.apiKey.id, name: '', scopes: ['integrations:read'], createdAt: expect.stringMatching(/^\d{4}-.*\.\d{3}Z$/), expiresAt: null, revokedAt: null }],
+      apiKeys: [
+        {
+          id: boot.apiKey.id,
+          name: '',
+          scopes: ['integrations:read'],
+          createdAt: expect.stringMatching(/^\d{4}-.*\.\d{3}Z$/),
+          expiresAt: null,
+          revokedAt: null,
+        },
+      ],
     });
     expect(res.body).not.toContain(boot.apiKey.key);
     expect(res.body).not.toContain(sha256Hex(boot.apiKey.key));
@@ -39,15 +52,19 @@ describe('POST /workspaces/{slug}/api-keys', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const { apiKey } = res.json();
     expect(apiKey).toEqual({
-      id: expect.stringMatching(/^key_/), name: 'CI deploys', key: expect.stringMatching(/^svc_api_[A-Za-z0-9_-]{43}$/),
-      scopes: ['contracts:read', 'contracts:write'], createdAt: expect.any(String), expiresAt: null,
+      id: expect.stringMatching(/^key_/),
+      name: 'CI deploys',
+      key: expect.stringMatching(/^svc_api_[A-Za-z0-9_-]{43}$/),
+      scopes: ['contracts:read', 'contracts:write'],
+      createdAt: expect.any(String),
+      expiresAt: null,
     });
     const stored = await ctx.deps.pool.query('SELECT key_hash, workspace_id, created_by FROM api_keys WHERE id = $1', [apiKey.id]);
     expect(stored.rows[0]).toEqual({ key_hash: sha256Hex(apiKey.key), workspace_id: boot.workspace.id, created_by: boot.user.id });
     const principal = await authenticate(apiKey.key);
     expect(principal).toMatchObject({ keyId: apiKey.id, workspaceId: boot.workspace.id, scopes: ['contracts:read', 'contracts:write'] });
     expect(await auditActions(ctx, boot.workspace.id)).toContain('api_key.create');
-    const audit = await ctx.deps.pool.query("SELECT metadata::text AS metadata FROM audit_events WHERE target_id = $1", [apiKey.id]);
+    const audit = await ctx.deps.pool.query('SELECT metadata::text AS metadata FROM audit_events WHERE target_id = $1', [apiKey.id]);
     expect(audit.rows[0].metadata).not.toContain(apiKey.key);
 
     const listed = await callWithSession(ctx, boot.sessionToken, 'GET', keysUrl(boot.workspace.slug));
@@ -57,7 +74,9 @@ describe('POST /workspaces/{slug}/api-keys', () => {
 
   it('sets an expiry; the key stops authenticating after it', async () => {
     const boot = await bootstrapWorkspace(ctx);
-    const res = await callWithSession(ctx, boot.sessionToken, 'POST', keysUrl(boot.workspace.slug), { body: { scopes: ['integrations:read'], expiresInSeconds: 3600 } });
+    const res = await callWithSession(ctx, boot.sessionToken, 'POST', keysUrl(boot.workspace.slug), {
+      body: { scopes: ['integrations:read'], expiresInSeconds: 3600 },
+    });
     expect(res.statusCode).toBe(201);
     const { apiKey } = res.json();
     expect(Date.parse(apiKey.expiresAt) - Date.parse(apiKey.createdAt)).toBe(3600 * 1000);
@@ -94,10 +113,20 @@ describe('POST /workspaces/{slug}/api-keys', () => {
     const boot = await bootstrapWorkspace(ctx);
     const body = { scopes: ['integrations:read'] };
     expect((await callWithSession(ctx, null, 'POST', keysUrl(boot.workspace.slug), { body })).statusCode).toBe(401);
-    const csrf = await ctx.app.inject({ method: 'POST', url: keysUrl(boot.workspace.slug), headers: { cookie: `session=${boot.sessionToken}` }, payload: body });
+    const csrf = await ctx.app.inject({
+      method: 'POST',
+      url: keysUrl(boot.workspace.slug),
+      headers: { cookie: `session=${boot.sessionToken}` },
+      payload: body,
+    });
     expect(csrf.statusCode).toBe(403);
     expect(csrf.json()).toEqual({ error: 'forbidden' });
-    const withKey = await ctx.app.inject({ method: 'POST', url: keysUrl(boot.workspace.slug), headers: { authorization: `Bearer ${boot.apiKey.key}` }, payload: body });
+    const withKey = await ctx.app.inject({
+      method: 'POST',
+      url: keysUrl(boot.workspace.slug),
+      headers: { authorization: `Bearer ${boot.apiKey.key}` },
+      payload: body,
+    });
     expect(withKey.statusCode).toBe(401);
     await setWritePause(ctx.deps.redis, true);
     try {
@@ -131,7 +160,7 @@ describe('DELETE /workspaces/{slug}/api-keys/{id}', () => {
     expect((await auditActions(ctx, boot.workspace.id)).filter((a) => a === 'api_key.revoke')).toHaveLength(1);
   });
 
-  it('answers 404 api_key_not_found for unknown, malformed and other workspaces\' keys, revoking nothing', async () => {
+  it("answers 404 api_key_not_found for unknown, malformed and other workspaces' keys, revoking nothing", async () => {
     const boot = await bootstrapWorkspace(ctx);
     const other = await bootstrapWorkspace(ctx);
     for (const id of [newId('key_'), 'key_x', other.apiKey.id]) {

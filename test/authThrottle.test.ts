@@ -5,13 +5,27 @@ import { BoundedWork } from '../management/accounts/boundedWork.js';
 import { SCRYPT_CONCURRENCY, SCRYPT_QUEUE_LENGTH, scryptRunCount, scryptWork } from '../management/accounts/passwords.js';
 import { clientAddressKey, LOGIN_FAILURE_WINDOW_MS, SIGNUP_WINDOW_MS } from '../management/session/authThrottle.js';
 import type { AuthLimits } from '../shared/config.js';
-import { advanceClock, countRows, createTestContext, freshClientIp, resetClockAndHooks, uniqueEmail, type TestContext } from './helpers/context.js';
+import {
+  advanceClock,
+  countRows,
+  createTestContext,
+  freshClientIp,
+  resetClockAndHooks,
+  uniqueEmail,
+  type TestContext,
+} from './helpers/context.js';
 
 // Issue 25 item 6: login and sign-up throttles, the bounded scrypt queue, and login CSRF.
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
-afterEach(async () => { await resetClockAndHooks(ctx); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
+afterEach(async () => {
+  await resetClockAndHooks(ctx);
+});
 
 const PASSWORD = 'correct horse battery';
 
@@ -19,12 +33,16 @@ const freshIp = freshClientIp;
 
 function post(url: string, body: object, options: { ip?: string; origin?: string } = {}): Promise<LightMyRequestResponse> {
   return ctx.app.inject({
-    method: 'POST', url, payload: body, remoteAddress: options.ip ?? freshIp(),
+    method: 'POST',
+    url,
+    payload: body,
+    remoteAddress: options.ip ?? freshIp(),
     headers: options.origin === undefined ? {} : { origin: options.origin },
   });
 }
 
-const login = (email: string, password: string, options: { ip?: string; origin?: string } = {}) => post('/auth/login', { email, password }, options);
+const login = (email: string, password: string, options: { ip?: string; origin?: string } = {}) =>
+  post('/auth/login', { email, password }, options);
 
 /** A verified user signed up through the routes (from an address of its own). */
 async function verifiedUser(): Promise<{ email: string; userId: string }> {
@@ -69,7 +87,11 @@ describe('unknown e-mail and wrong password', () => {
   it('cost the same single scrypt run and get the same answer, the first unknown e-mail included', async () => {
     const { email } = await verifiedUser();
     const answers: LightMyRequestResponse[] = [];
-    for (const attempt of [{ email: uniqueEmail('nobody'), password: PASSWORD }, { email, password: 'wrong password' }, { email: `${email}\u0001`, password: PASSWORD }]) {
+    for (const attempt of [
+      { email: uniqueEmail('nobody'), password: PASSWORD },
+      { email, password: 'wrong password' },
+      { email: `${email}\u0001`, password: PASSWORD },
+    ]) {
       const before = scryptRunCount();
       answers.push(await login(attempt.email, attempt.password));
       expect(scryptRunCount() - before).toBe(1);
@@ -158,7 +180,9 @@ describe('sign-ups per client address', () => {
       expectRateLimited(await post('/auth/signup', { email: refused, password: PASSWORD, name: 'Third' }, { ip }), SIGNUP_WINDOW_MS);
       expect(await countRows(ctx, 'users', 'lower(email) = lower($1)', [refused])).toBe(0);
       // A malformed sign-up costs nothing and counts nothing: still 400, not 429.
-      expect((await post('/auth/signup', { email: 'not-an-email', password: PASSWORD, name: 'X' }, { ip })).json()).toEqual({ error: 'invalid_signup' });
+      expect((await post('/auth/signup', { email: 'not-an-email', password: PASSWORD, name: 'X' }, { ip })).json()).toEqual({
+        error: 'invalid_signup',
+      });
       expect((await post('/auth/signup', { email: refused, password: PASSWORD, name: 'Elsewhere' })).statusCode).toBe(201);
     });
   });
@@ -184,7 +208,15 @@ describe('Origin of login and sign-up (login CSRF)', () => {
 
     expect((await login(email, PASSWORD, { origin: ctx.deps.config.consoleOrigin })).statusCode).toBe(200);
     expect((await login(email, PASSWORD)).statusCode).toBe(200);
-    expect((await post('/auth/signup', { email: uniqueEmail('same'), password: PASSWORD, name: 'Same Site' }, { origin: ctx.deps.config.consoleOrigin })).statusCode).toBe(201);
+    expect(
+      (
+        await post(
+          '/auth/signup',
+          { email: uniqueEmail('same'), password: PASSWORD, name: 'Same Site' },
+          { origin: ctx.deps.config.consoleOrigin },
+        )
+      ).statusCode,
+    ).toBe(201);
   });
 });
 
@@ -194,11 +226,15 @@ describe('bounded scrypt work', () => {
     let running = 0;
     let most = 0;
     const gates: (() => void)[] = [];
-    const task = () => new Promise<void>((done) => {
-      running += 1;
-      most = Math.max(most, running);
-      gates.push(() => { running -= 1; done(); });
-    });
+    const task = () =>
+      new Promise<void>((done) => {
+        running += 1;
+        most = Math.max(most, running);
+        gates.push(() => {
+          running -= 1;
+          done();
+        });
+      });
     const accepted = Array.from({ length: 5 }, () => work.run(task, () => new Error('full')));
     await expect(work.run(task, () => new Error('full'))).rejects.toThrow('full');
     expect([work.active, work.queued]).toEqual([2, 3]);
@@ -214,15 +250,25 @@ describe('bounded scrypt work', () => {
   it('answers login and sign-up with 503 service_unavailable and Retry-After: 1 while the queue is full, counting no failure', async () => {
     const { email, userId } = await verifiedUser();
     let open!: () => void;
-    const gate = new Promise<void>((done) => { open = done; });
+    const gate = new Promise<void>((done) => {
+      open = done;
+    });
     // The process's own scrypt slots and queue, taken by tasks this test holds.
-    const held = Array.from({ length: SCRYPT_CONCURRENCY + SCRYPT_QUEUE_LENGTH }, () => scryptWork.run(() => gate, () => new Error('full')));
+    const held = Array.from({ length: SCRYPT_CONCURRENCY + SCRYPT_QUEUE_LENGTH }, () =>
+      scryptWork.run(
+        () => gate,
+        () => new Error('full'),
+      ),
+    );
     try {
       expect([scryptWork.active, scryptWork.queued]).toEqual([SCRYPT_CONCURRENCY, SCRYPT_QUEUE_LENGTH]);
       const ip = freshIp();
       await withLimits({ loginFailuresPerEmail: 1, loginFailuresPerAddress: 1, signupsPerAddressPerHour: 1 }, async () => {
         const refusedEmail = uniqueEmail('busy');
-        for (const res of [await login(email, PASSWORD, { ip }), await post('/auth/signup', { email: refusedEmail, password: PASSWORD, name: 'Busy' }, { ip })]) {
+        for (const res of [
+          await login(email, PASSWORD, { ip }),
+          await post('/auth/signup', { email: refusedEmail, password: PASSWORD, name: 'Busy' }, { ip }),
+        ]) {
           expect(res.statusCode, res.body).toBe(503);
           expect(res.json()).toEqual({ error: 'service_unavailable' });
           expect(res.headers['retry-after']).toBe('1');

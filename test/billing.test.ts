@@ -7,13 +7,19 @@ import { bootstrapWorkspace, callWithSession, createTestContext, type TestContex
 import { addAccountMember, addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 describe('usage periods', () => {
   it('are UTC calendar months', () => {
     expect(usagePeriodOf(new Date('2025-12-31T23:59:59.999Z'))).toEqual({
-      period: '2025-12', periodStart: new Date('2025-12-01T00:00:00.000Z'), resetAt: new Date('2026-01-01T00:00:00.000Z'),
+      period: '2025-12',
+      periodStart: new Date('2025-12-01T00:00:00.000Z'),
+      resetAt: new Date('2026-01-01T00:00:00.000Z'),
     });
     expect(usagePeriodOf(new Date('2026-02-01T00:00:00.000Z')).period).toBe('2026-02');
   });
@@ -34,7 +40,13 @@ describe('GET /billing-accounts', () => {
     const { accounts } = res.json();
     expect(accounts).toHaveLength(2);
     expect(accounts).toContainEqual({
-      id: boot.account.id, name: expect.any(String), plan: 'developer', status: 'active', role: 'owner', activeWorkspaceCount: 1, workspaceLimit: 3,
+      id: boot.account.id,
+      name: expect.any(String),
+      plan: 'developer',
+      status: 'active',
+      role: 'owner',
+      activeWorkspaceCount: 1,
+      workspaceLimit: 3,
     });
     expect(accounts).toContainEqual(expect.objectContaining({ id: other.account.id, role: 'admin', activeWorkspaceCount: 0 }));
   });
@@ -53,7 +65,9 @@ describe('GET /billing-accounts', () => {
 describe('GET /billing-accounts/{accountId}/usage', () => {
   async function accountWithTwoWorkspaces() {
     const boot = await bootstrapWorkspace(ctx);
-    const second = await callWithSession(ctx, boot.sessionToken, 'POST', '/workspaces', { body: { name: 'Second', slug: `second-${newId('ws_').slice(-10)}` } });
+    const second = await callWithSession(ctx, boot.sessionToken, 'POST', '/workspaces', {
+      body: { name: 'Second', slug: `second-${newId('ws_').slice(-10)}` },
+    });
     expect(second.statusCode).toBe(201);
     return { boot, second: second.json().workspace as { id: string; slug: string } };
   }
@@ -108,7 +122,12 @@ describe('GET /billing-accounts/{accountId}/usage', () => {
     try {
       await advanceTestClock(ctx.deps.redis, usagePeriodOf(now).resetAt.getTime() - now.getTime() + 60_000);
       const res = await callWithSession(ctx, boot.sessionToken, 'GET', `/billing-accounts/${boot.account.id}/usage`);
-      expect(res.json()).toMatchObject({ period: next.period, periodStart: next.periodStart.toISOString(), resetAt: next.resetAt.toISOString(), total: 0 });
+      expect(res.json()).toMatchObject({
+        period: next.period,
+        periodStart: next.periodStart.toISOString(),
+        resetAt: next.resetAt.toISOString(),
+        total: 0,
+      });
     } finally {
       await resetTestClock(ctx.deps.redis);
       await ctx.deps.clock.sync();

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteOptions } from 'fastify';
 import { buildApp } from '../management/app.js';
-import { bootstrapWorkspace, callWithKey, callWithSession, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
+import {
+  bootstrapWorkspace,
+  callWithKey,
+  callWithSession,
+  createTestContext,
+  newIdempotencyKey,
+  type TestContext,
+} from './helpers/context.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 
 // Issue 27 item 6: `Cache-Control: no-store` comes from one onSend hook (management/plugins/noStore.ts),
@@ -21,11 +28,17 @@ const isDocs = (url: string) => url === '/docs' || url.startsWith('/docs/');
 beforeAll(async () => {
   ctx = await createTestContext();
   owner = await bootstrapWorkspace(ctx);
-  const lister = await buildApp(ctx.deps, { onRoute: (route: RouteOptions) => { routes.push(route); } });
+  const lister = await buildApp(ctx.deps, {
+    onRoute: (route: RouteOptions) => {
+      routes.push(route);
+    },
+  });
   await lister.ready();
   await lister.close();
 });
-afterAll(async () => { await ctx.close(); });
+afterAll(async () => {
+  await ctx.close();
+});
 
 describe('Cache-Control: no-store', () => {
   it('is on the answers of API key routes: reads, a 201 write and its replay', async () => {
@@ -43,7 +56,11 @@ describe('Cache-Control: no-store', () => {
     expect(replay.statusCode, replay.body).toBe(200);
     expect(replay.headers['cache-control']).toBe('no-store');
     const { integration } = created.json();
-    for (const url of [`/v1/integrations/${integration.id}`, `/v1/connections/${integration.connectionId}`, `/v1/connections/${integration.connectionId}/credentials`]) {
+    for (const url of [
+      `/v1/integrations/${integration.id}`,
+      `/v1/connections/${integration.connectionId}`,
+      `/v1/connections/${integration.connectionId}/credentials`,
+    ]) {
       const res = await callWithKey(ctx, owner.apiKey.key, 'GET', url);
       expect(res.statusCode, `${url} ${res.body}`).toBe(200);
       expect(res.headers['cache-control'], url).toBe('no-store');
@@ -63,7 +80,10 @@ describe('Cache-Control: no-store', () => {
       await callWithKey(ctx, owner.apiKey.key, 'GET', '/v1/integrations/wint_00000000000000000000000000'),
       await callWithKey(ctx, null, 'GET', '/v1/usage'),
       await callWithKey(ctx, owner.apiKey.key, 'GET', '/v1/usage?unknown=1'),
-      await callWithKey(ctx, owner.apiKey.key, 'POST', '/v1/integrations', { idempotencyKey: newIdempotencyKey(), body: { mode: 'nowhere' } }),
+      await callWithKey(ctx, owner.apiKey.key, 'POST', '/v1/integrations', {
+        idempotencyKey: newIdempotencyKey(),
+        body: { mode: 'nowhere' },
+      }),
       await ctx.app.inject({ method: 'GET', url: '/nowhere' }),
       await ctx.app.inject({ method: 'GET', url: '/%E0%A4%A' }),
     ];
@@ -72,7 +92,11 @@ describe('Cache-Control: no-store', () => {
   });
 
   it('is on the errors of the probe and documentation routes too', async () => {
-    for (const [method, url] of [['POST', '/healthz'], ['GET', '/docs/static/nothing.js'], ['DELETE', '/openapi.json']] as const) {
+    for (const [method, url] of [
+      ['POST', '/healthz'],
+      ['GET', '/docs/static/nothing.js'],
+      ['DELETE', '/openapi.json'],
+    ] as const) {
       const res = await ctx.app.inject({ method, url });
       expect(res.statusCode, `${method} ${url}`).toBe(404);
       expect(res.headers['cache-control'], `${method} ${url}`).toBe('no-store');
@@ -85,7 +109,11 @@ describe('Cache-Control: no-store', () => {
     for (const route of checked) {
       for (const method of [route.method].flat()) {
         const url = route.url.replace(/:[A-Za-z]+/g, 'x');
-        const res = await ctx.app.inject({ method: method as 'GET', url, ...(method === 'GET' || method === 'HEAD' ? {} : { payload: {} }) });
+        const res = await ctx.app.inject({
+          method: method as 'GET',
+          url,
+          ...(method === 'GET' || method === 'HEAD' ? {} : { payload: {} }),
+        });
         expect(res.statusCode, `${method} ${url}`).toBeGreaterThanOrEqual(400);
         expect(res.headers['cache-control'], `${method} ${url}`).toBe('no-store');
       }

@@ -33,13 +33,41 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
     await migrateClickHouse(CLICKHOUSE_URL, database, '0001_observations.sql');
     const client = createClickHouse(CLICKHOUSE_URL, database);
     const row = (eventId: string, mode: string) => ({
-      connection_id: 'int_1', event_id: eventId, batch_id: 'bat_1', workspace_id: 'wrk_1', account_id: 'acct_1', integration_id: 'wint_1',
-      integration_key: 'svc_int_1', tenant_id: 'ten_1', environment_id: 'env_1', mode, envelope_version: '0.2', direction: 'inbound',
-      protocol: 'queue', event_type: 'order.created', operation_key: 'POST orders:message:0', method: 'POST', route_template: 'orders',
-      payload_location: 'message', status_code: 0, duration_ms: 1.5, attempt: 2, occurred_at_ms: 1000, received_at_ms: 2000,
-      received_date: '2026-11-24', observed_fingerprint: '', schema_fingerprint: 'sha256:ab', schema_inspected: 1, schema_shape: '{"kind":"null"}',
-      redaction_policy_version: 'r1', source_event_id_hash: 'h1', idempotency_key_hash: '', hash_namespace: 'n', outcome_accepted: 1,
-      business_object_type: '', business_object_id_hash: '',
+      connection_id: 'int_1',
+      event_id: eventId,
+      batch_id: 'bat_1',
+      workspace_id: 'wrk_1',
+      account_id: 'acct_1',
+      integration_id: 'wint_1',
+      integration_key: 'svc_int_1',
+      tenant_id: 'ten_1',
+      environment_id: 'env_1',
+      mode,
+      envelope_version: '0.2',
+      direction: 'inbound',
+      protocol: 'queue',
+      event_type: 'order.created',
+      operation_key: 'POST orders:message:0',
+      method: 'POST',
+      route_template: 'orders',
+      payload_location: 'message',
+      status_code: 0,
+      duration_ms: 1.5,
+      attempt: 2,
+      occurred_at_ms: 1000,
+      received_at_ms: 2000,
+      received_date: '2026-11-24',
+      observed_fingerprint: '',
+      schema_fingerprint: 'sha256:ab',
+      schema_inspected: 1,
+      schema_shape: '{"kind":"null"}',
+      redaction_policy_version: 'r1',
+      source_event_id_hash: 'h1',
+      idempotency_key_hash: '',
+      hash_namespace: 'n',
+      outcome_accepted: 1,
+      business_object_type: '',
+      business_object_id_hash: '',
     });
     try {
       await client.insert({ table: 'observations', values: [row('evt_a', 'live'), row('evt_b', 'sandbox')], format: 'JSONEachRow' });
@@ -47,14 +75,31 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
       await client.close();
     }
     await migrateClickHouse(CLICKHOUSE_URL, database);
-    const rows = await query<Record<string, unknown>>(database, `SELECT binding, workspace_id, account_id, integration_id, integration_key,
-      tenant_id, environment_id, mode, direction, protocol, operation_key, attempt FROM observations ORDER BY event_id`);
-    expect(rows).toEqual(['live', 'sandbox'].map((mode) => ({
-      binding: `wrk_1|acct_1|wint_1|svc_int_1|ten_1|env_1|${mode}|inbound|queue`, workspace_id: 'wrk_1', account_id: 'acct_1',
-      integration_id: 'wint_1', integration_key: 'svc_int_1', tenant_id: 'ten_1', environment_id: 'env_1', mode, direction: 'inbound',
-      protocol: 'queue', operation_key: 'POST orders:message:0', attempt: 2,
-    })));
-    const tables = await query<{ name: string }>(database, `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`);
+    const rows = await query<Record<string, unknown>>(
+      database,
+      `SELECT binding, workspace_id, account_id, integration_id, integration_key,
+      tenant_id, environment_id, mode, direction, protocol, operation_key, attempt FROM observations ORDER BY event_id`,
+    );
+    expect(rows).toEqual(
+      ['live', 'sandbox'].map((mode) => ({
+        binding: `wrk_1|acct_1|wint_1|svc_int_1|ten_1|env_1|${mode}|inbound|queue`,
+        workspace_id: 'wrk_1',
+        account_id: 'acct_1',
+        integration_id: 'wint_1',
+        integration_key: 'svc_int_1',
+        tenant_id: 'ten_1',
+        environment_id: 'env_1',
+        mode,
+        direction: 'inbound',
+        protocol: 'queue',
+        operation_key: 'POST orders:message:0',
+        attempt: 2,
+      })),
+    );
+    const tables = await query<{ name: string }>(
+      database,
+      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
+    );
     expect(tables.map((table) => table.name)).toEqual(['observations', 'schema_migrations']);
     // Applied once: running the migrations again changes nothing.
     await migrateClickHouse(CLICKHOUSE_URL, database);
@@ -68,28 +113,61 @@ describe('ClickHouse migration 0003 (receipt-time order, shape hash)', () => {
     await migrateClickHouse(CLICKHOUSE_URL, database, '0002_observation_binding.sql');
     const client = createClickHouse(CLICKHOUSE_URL, database);
     const row = (eventId: string, receivedAtMs: number, shape: string) => ({
-      connection_id: 'int_1', event_id: eventId, batch_id: 'bat_1', binding: 'wrk_1|acct_1|wint_1|svc_int_1|ten_1|env_1|live|outbound|http-api',
-      envelope_version: '0.3', event_type: 'order.read', method: 'GET', route_template: '/o', payload_location: 'response', status_code: 200,
-      duration_ms: 1, attempt: 1, occurred_at_ms: 1000, received_at_ms: receivedAtMs, received_date: '2026-11-25', observed_fingerprint: '',
-      schema_fingerprint: 'sha256:ab', schema_inspected: 1, schema_shape: shape, redaction_policy_version: 'r1', source_event_id_hash: '',
-      idempotency_key_hash: '', hash_namespace: '', outcome_accepted: 1, business_object_type: '', business_object_id_hash: '',
+      connection_id: 'int_1',
+      event_id: eventId,
+      batch_id: 'bat_1',
+      binding: 'wrk_1|acct_1|wint_1|svc_int_1|ten_1|env_1|live|outbound|http-api',
+      envelope_version: '0.3',
+      event_type: 'order.read',
+      method: 'GET',
+      route_template: '/o',
+      payload_location: 'response',
+      status_code: 200,
+      duration_ms: 1,
+      attempt: 1,
+      occurred_at_ms: 1000,
+      received_at_ms: receivedAtMs,
+      received_date: '2026-11-25',
+      observed_fingerprint: '',
+      schema_fingerprint: 'sha256:ab',
+      schema_inspected: 1,
+      schema_shape: shape,
+      redaction_policy_version: 'r1',
+      source_event_id_hash: '',
+      idempotency_key_hash: '',
+      hash_namespace: '',
+      outcome_accepted: 1,
+      business_object_type: '',
+      business_object_id_hash: '',
     });
     try {
-      await client.insert({ table: 'observations', values: [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}')], format: 'JSONEachRow' });
+      await client.insert({
+        table: 'observations',
+        values: [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}')],
+        format: 'JSONEachRow',
+      });
     } finally {
       await client.close();
     }
     await migrateClickHouse(CLICKHOUSE_URL, database);
-    const rows = await query<Record<string, unknown>>(database,
-      `SELECT event_id, received_at_ms, lower(hex(shape_hash)) AS hash, schema_shape FROM observations ORDER BY event_id`);
+    const rows = await query<Record<string, unknown>>(
+      database,
+      `SELECT event_id, received_at_ms, lower(hex(shape_hash)) AS hash, schema_shape FROM observations ORDER BY event_id`,
+    );
     const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
     expect(rows).toEqual([
       { event_id: 'evt_a', received_at_ms: '3000', hash: sha256('{"kind":"null"}'), schema_shape: '{"kind":"null"}' },
       { event_id: 'evt_b', received_at_ms: '2000', hash: sha256('{"kind":"string"}'), schema_shape: '{"kind":"string"}' },
     ]);
-    const [table] = await query<{ sorting_key: string }>(database, `SELECT sorting_key FROM system.tables WHERE database = currentDatabase() AND name = 'observations'`);
+    const [table] = await query<{ sorting_key: string }>(
+      database,
+      `SELECT sorting_key FROM system.tables WHERE database = currentDatabase() AND name = 'observations'`,
+    );
     expect(table.sorting_key).toBe('connection_id, received_at_ms, event_id');
-    const tables = await query<{ name: string }>(database, `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`);
+    const tables = await query<{ name: string }>(
+      database,
+      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
+    );
     expect(tables.map((t) => t.name)).toEqual(['observations', 'schema_migrations']);
   });
 });

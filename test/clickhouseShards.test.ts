@@ -76,15 +76,23 @@ describe('migration markers', () => {
     'DROP TABLE {db}.u;',
   ].join('\n');
   const cases: [string, string, unknown][] = [
-    ['declares a Distributed table and a statement run once; the statements are sent without the comments', file, {
-      statements: [
-        { sql: 'CREATE TABLE {db}.t (k String) ENGINE = MergeTree ORDER BY k', once: false },
-        { sql: "INSERT INTO {db}.t VALUES ('a')", once: true },
-        { sql: 'DROP TABLE {db}.u', once: false },
-      ],
-      distributed: [{ table: 't', shardingKey: 'cityHash64(k)' }],
-    }],
-    ['accepts a declaration with no statement of its own', '-- cluster: distributed v by rand()\n', { statements: [], distributed: [{ table: 'v', shardingKey: 'rand()' }] }],
+    [
+      'declares a Distributed table and a statement run once; the statements are sent without the comments',
+      file,
+      {
+        statements: [
+          { sql: 'CREATE TABLE {db}.t (k String) ENGINE = MergeTree ORDER BY k', once: false },
+          { sql: "INSERT INTO {db}.t VALUES ('a')", once: true },
+          { sql: 'DROP TABLE {db}.u', once: false },
+        ],
+        distributed: [{ table: 't', shardingKey: 'cityHash64(k)' }],
+      },
+    ],
+    [
+      'accepts a declaration with no statement of its own',
+      '-- cluster: distributed v by rand()\n',
+      { statements: [], distributed: [{ table: 'v', shardingKey: 'rand()' }] },
+    ],
     ['rejects an unknown marker', '-- cluster: everywhere\nSELECT 1;', new Error('f.sql: unknown marker "-- cluster: everywhere"')],
     ['rejects "once" on no statement', '-- cluster: once\n;\nSELECT 1;', new Error('f.sql: "-- cluster: once" marks no statement')],
   ];
@@ -97,7 +105,16 @@ describe('migration markers', () => {
     const dir = resolve(fileURLToPath(new URL('.', import.meta.url)), '../migrations/clickhouse');
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.sql'))) {
       const text = readFileSync(join(dir, file), 'utf8');
-      const chunks = text.split(/;\s*$/m).map((chunk) => chunk.split('\n').filter((line) => !line.trim().startsWith('--')).join('\n').trim()).filter(Boolean);
+      const chunks = text
+        .split(/;\s*$/m)
+        .map((chunk) =>
+          chunk
+            .split('\n')
+            .filter((line) => !line.trim().startsWith('--'))
+            .join('\n')
+            .trim(),
+        )
+        .filter(Boolean);
       expect(parseMigration(text, file).statements.map((statement) => statement.sql)).toEqual(chunks);
     }
     expect(parseMigration(readFileSync(join(dir, '0001_observations.sql'), 'utf8')).distributed).toEqual([
@@ -112,43 +129,72 @@ describe('ClickHouse migrations on a cluster of two shards', () => {
     await migrateOnCluster(database);
     await migrateOnCluster(database); // applied once: nothing to do the second time
     for (const url of SHARD_URLS) {
-      const tables = await query<{ database: string; name: string; engine: string; engine_full: string; sorting_key: string }>(url,
-        `SELECT database, name, engine, engine_full, sorting_key FROM system.tables WHERE database IN (${sqlLiteral(database)}, ${sqlLiteral(`${database}_local`)}) ORDER BY database, name`);
+      const tables = await query<{ database: string; name: string; engine: string; engine_full: string; sorting_key: string }>(
+        url,
+        `SELECT database, name, engine, engine_full, sorting_key FROM system.tables WHERE database IN (${sqlLiteral(database)}, ${sqlLiteral(`${database}_local`)}) ORDER BY database, name`,
+      );
       expect(tables.map(({ database: db, name, engine, sorting_key }) => ({ db, name, engine, sorting_key }))).toEqual([
         { db: database, name: 'observations', engine: 'Distributed', sorting_key: '' },
         { db: database, name: 'schema_migrations', engine: 'TinyLog', sorting_key: '' },
-        { db: `${database}_local`, name: 'observations', engine: 'ReplacingMergeTree', sorting_key: 'connection_id, received_at_ms, event_id' },
+        {
+          db: `${database}_local`,
+          name: 'observations',
+          engine: 'ReplacingMergeTree',
+          sorting_key: 'connection_id, received_at_ms, event_id',
+        },
       ]);
       expect(tables[0].engine_full).toBe(`Distributed(${CLUSTER}, ${database}_local, observations, cityHash64(connection_id))`);
       const applied = await query<{ name: string }>(url, `SELECT name FROM ${sqlIdentifier(database)}.schema_migrations ORDER BY name`);
-      expect(applied.map((row) => row.name)).toEqual(['0001_observations.sql', '0002_observation_binding.sql', '0003_observation_time_order.sql']);
+      expect(applied.map((row) => row.name)).toEqual([
+        '0001_observations.sql',
+        '0002_observation_binding.sql',
+        '0003_observation_time_order.sql',
+      ]);
       // Every local column is readable through the Distributed table; the materialized one as an ALIAS the shard answers.
-      const columns = async (db: string) => query<{ name: string; type: string; default_kind: string }>(url,
-        `SELECT name, type, default_kind FROM system.columns WHERE database = ${sqlLiteral(db)} AND table = 'observations' ORDER BY name`);
+      const columns = async (db: string) =>
+        query<{ name: string; type: string; default_kind: string }>(
+          url,
+          `SELECT name, type, default_kind FROM system.columns WHERE database = ${sqlLiteral(db)} AND table = 'observations' ORDER BY name`,
+        );
       const local = await columns(`${database}_local`);
-      expect(local.find((column) => column.name === 'shape_hash')).toEqual({ name: 'shape_hash', type: 'FixedString(32)', default_kind: 'MATERIALIZED' });
-      expect(await columns(database)).toEqual(local.map((column) => (column.default_kind === 'MATERIALIZED' ? { ...column, default_kind: 'ALIAS' } : column)));
+      expect(local.find((column) => column.name === 'shape_hash')).toEqual({
+        name: 'shape_hash',
+        type: 'FixedString(32)',
+        default_kind: 'MATERIALIZED',
+      });
+      expect(await columns(database)).toEqual(
+        local.map((column) => (column.default_kind === 'MATERIALIZED' ? { ...column, default_kind: 'ALIAS' } : column)),
+      );
     }
   });
 
   it('runs later migrations per shard or once, and keeps each Distributed table in line with its local table', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ch-migrations-'));
     try {
-      writeFileSync(join(dir, '0001_t.sql'), '-- cluster: distributed t by cityHash64(k)\nCREATE TABLE {db}.t (k String, v UInt32) ENGINE = MergeTree ORDER BY k;\n');
-      writeFileSync(join(dir, '0002_more.sql'), [
-        'ALTER TABLE {db}.t ADD COLUMN h FixedString(32) MATERIALIZED SHA256(k);',
-        '-- cluster: once',
-        "INSERT INTO {db}.t (k, v) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6);",
-      ].join('\n'));
+      writeFileSync(
+        join(dir, '0001_t.sql'),
+        '-- cluster: distributed t by cityHash64(k)\nCREATE TABLE {db}.t (k String, v UInt32) ENGINE = MergeTree ORDER BY k;\n',
+      );
+      writeFileSync(
+        join(dir, '0002_more.sql'),
+        [
+          'ALTER TABLE {db}.t ADD COLUMN h FixedString(32) MATERIALIZED SHA256(k);',
+          '-- cluster: once',
+          "INSERT INTO {db}.t (k, v) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6);",
+        ].join('\n'),
+      );
       const database = scratch('cluster_runner');
       await migrateOnCluster(database, '0001_t.sql', dir);
       await migrateOnCluster(database, undefined, dir);
       // Inserted once through the Distributed table (not once per shard), each row on one shard, the new column readable.
       for (const url of SHARD_URLS) {
-        expect(await query(url, `SELECT k, v, lower(hex(h)) = lower(hex(SHA256(k))) AS ok FROM ${sqlIdentifier(database)}.t ORDER BY k`)).toEqual(
-          ['a', 'b', 'c', 'd', 'e', 'f'].map((k, index) => ({ k, v: index + 1, ok: 1 })));
+        expect(
+          await query(url, `SELECT k, v, lower(hex(h)) = lower(hex(SHA256(k))) AS ok FROM ${sqlIdentifier(database)}.t ORDER BY k`),
+        ).toEqual(['a', 'b', 'c', 'd', 'e', 'f'].map((k, index) => ({ k, v: index + 1, ok: 1 })));
       }
-      const perShard = await Promise.all(SHARD_URLS.map((url) => query<{ n: string }>(url, `SELECT count() AS n FROM ${sqlIdentifier(`${database}_local`)}.t`)));
+      const perShard = await Promise.all(
+        SHARD_URLS.map((url) => query<{ n: string }>(url, `SELECT count() AS n FROM ${sqlIdentifier(`${database}_local`)}.t`)),
+      );
       expect(perShard.map(([row]) => Number(row.n)).reduce((a, b) => a + b)).toBe(6);
       expect(perShard.every(([row]) => Number(row.n) > 0)).toBe(true);
 
@@ -156,8 +202,11 @@ describe('ClickHouse migrations on a cluster of two shards', () => {
       const single = scratch('single_runner');
       created.push({ url: SINGLE_URL, database: single });
       await migrateClickHouse(SINGLE_URL, single, undefined, { migrationsDir: dir });
-      expect(await query(SINGLE_URL, `SELECT name, engine FROM system.tables WHERE database = ${sqlLiteral(single)} ORDER BY name`)).toEqual([
-        { name: 'schema_migrations', engine: 'TinyLog' }, { name: 't', engine: 'MergeTree' },
+      expect(
+        await query(SINGLE_URL, `SELECT name, engine FROM system.tables WHERE database = ${sqlLiteral(single)} ORDER BY name`),
+      ).toEqual([
+        { name: 'schema_migrations', engine: 'TinyLog' },
+        { name: 't', engine: 'MergeTree' },
       ]);
       expect(await query(SINGLE_URL, `SELECT count() AS n FROM ${sqlIdentifier(single)}.t`)).toEqual([{ n: '6' }]);
     } finally {
@@ -199,20 +248,22 @@ describe('the ingest edge on the cluster', () => {
       collectors.push({ collector, shard: await expectedShard(collector.connectionId) });
     }
     const accepted = new Map<string, Set<string>>();
-    await Promise.all(collectors.map(async ({ collector }) => {
-      const eventIds = new Set<string>();
-      accepted.set(collector.connectionId, eventIds);
-      const first = Array.from({ length: 10 }, () => envelope(collector));
-      const second = Array.from({ length: 10 }, () => envelope(collector));
-      // The third batch retries the first; the fourth mixes one new envelope with two already stored.
-      const batches = [first, second, first, [second[0], envelope(collector), first[3]]];
-      for (const [index, batch] of batches.entries()) {
-        const res = await sendEnvelopes(edge, collector, batch);
-        expect(res.status, res.text).toBe(202);
-        expect(res.body).toMatchObject({ accepted: batch.length, persisted: [10, 10, 0, 1][index] });
-        for (const item of batch) eventIds.add(item.eventId as string);
-      }
-    }));
+    await Promise.all(
+      collectors.map(async ({ collector }) => {
+        const eventIds = new Set<string>();
+        accepted.set(collector.connectionId, eventIds);
+        const first = Array.from({ length: 10 }, () => envelope(collector));
+        const second = Array.from({ length: 10 }, () => envelope(collector));
+        // The third batch retries the first; the fourth mixes one new envelope with two already stored.
+        const batches = [first, second, first, [second[0], envelope(collector), first[3]]];
+        for (const [index, batch] of batches.entries()) {
+          const res = await sendEnvelopes(edge, collector, batch);
+          expect(res.status, res.text).toBe(202);
+          expect(res.body).toMatchObject({ accepted: batch.length, persisted: [10, 10, 0, 1][index] });
+          for (const item of batch) eventIds.add(item.eventId as string);
+        }
+      }),
+    );
     expect(await edge.shipped()).toBe(true);
     // A re-sent insert, as after a crash between an insert and its confirmation: every row once more,
     // through the other shard's Distributed table. The sharding key sends each copy to its original's shard.
@@ -220,11 +271,19 @@ describe('the ingest edge on the cluster', () => {
     await other.command({ query: 'INSERT INTO observations SELECT * FROM observations' }).finally(() => other.close());
 
     const local = sqlIdentifier(`${database}_local`);
-    const perShard = await Promise.all(SHARD_URLS.map((url) => query<{ connection_id: string; n: string; events: string[] }>(url,
-      `SELECT connection_id, count() AS n, groupArray(event_id) AS events FROM ${local}.observations FINAL GROUP BY connection_id`)));
+    const perShard = await Promise.all(
+      SHARD_URLS.map((url) =>
+        query<{ connection_id: string; n: string; events: string[] }>(
+          url,
+          `SELECT connection_id, count() AS n, groupArray(event_id) AS events FROM ${local}.observations FINAL GROUP BY connection_id`,
+        ),
+      ),
+    );
     for (const { collector, shard } of collectors) {
       const expected = [...accepted.get(collector.connectionId)!].sort();
-      const holders = perShard.flatMap((rows, index) => rows.filter((row) => row.connection_id === collector.connectionId).map((row) => ({ shard: index + 1, row })));
+      const holders = perShard.flatMap((rows, index) =>
+        rows.filter((row) => row.connection_id === collector.connectionId).map((row) => ({ shard: index + 1, row })),
+      );
       expect(holders.map((holder) => holder.shard)).toEqual([shard]);
       expect(Number(holders[0].row.n)).toBe(expected.length);
       expect([...holders[0].row.events].sort()).toEqual(expected);
@@ -234,7 +293,9 @@ describe('the ingest edge on the cluster', () => {
     // Both entry points read the same whole through their Distributed tables.
     const total = [...accepted.values()].reduce((sum, ids) => sum + ids.size, 0);
     for (const url of SHARD_URLS) {
-      expect(await query(url, `SELECT count() AS n, uniqExact(event_id) AS u FROM ${sqlIdentifier(database)}.observations FINAL`)).toEqual([{ n: String(total), u: String(total) }]);
+      expect(await query(url, `SELECT count() AS n, uniqExact(event_id) AS u FROM ${sqlIdentifier(database)}.observations FINAL`)).toEqual([
+        { n: String(total), u: String(total) },
+      ]);
     }
   });
 });

@@ -11,8 +11,17 @@ import type { Collector as LibraryCollector, CollectorOptions, ConnectionCheckRe
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, startEdge, testClickHouse, type Collector, type Edge, type ManualClock } from './helpers/ingest.js';
 import {
-  MARK, UNLIMITED_EDGE_ENV, assertNoValues, assertOnlyStructure, markedValues, spawnEdgeProcess, startRecordingProxy, startSilentServer,
-  type EdgeProcess, type RecordedRequest, type RecordingProxy,
+  MARK,
+  UNLIMITED_EDGE_ENV,
+  assertNoValues,
+  assertOnlyStructure,
+  markedValues,
+  spawnEdgeProcess,
+  startRecordingProxy,
+  startSilentServer,
+  type EdgeProcess,
+  type RecordedRequest,
+  type RecordingProxy,
 } from './helpers/collector.js';
 import { freePort } from './helpers/ports.js';
 import { waitFor } from './helpers/wait.js';
@@ -21,7 +30,6 @@ import { waitFor } from './helpers/wait.js';
 // side signals"): exactly-once delivery through a crash of the edge process, an edge that is
 // down or hangs, 429 with Retry-After, the monthly quota's 403, a refused token, and the bytes on
 // the wire (a recording proxy between the library and the edge).
-
 
 /** A connection's rows and distinct eventIds once `expected` rows are there (the edge's log ships them), or after 20 s. */
 async function storedOnce(connectionId: string, expected: number): Promise<{ rows: string; ids: string }> {
@@ -32,10 +40,14 @@ async function storedOnce(connectionId: string, expected: number): Promise<{ row
     });
     return (await result.json<{ rows: string; ids: string }>())[0];
   };
-  const counts = await waitFor(async () => {
-    const now = await read();
-    return Number(now.rows) >= expected ? now : undefined;
-  }, 20_000, `${expected} rows`).catch(() => read());
+  const counts = await waitFor(
+    async () => {
+      const now = await read();
+      return Number(now.rows) >= expected ? now : undefined;
+    },
+    20_000,
+    `${expected} rows`,
+  ).catch(() => read());
   return counts;
 }
 
@@ -60,7 +72,11 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-function libraryCollector(integration: Pick<Collector, 'integrationKey' | 'connectionKey' | 'ingestToken' | 'direction' | 'protocol'>, endpoint: string, options: Partial<CollectorOptions> = {}): LibraryCollector {
+function libraryCollector(
+  integration: Pick<Collector, 'integrationKey' | 'connectionKey' | 'ingestToken' | 'direction' | 'protocol'>,
+  endpoint: string,
+  options: Partial<CollectorOptions> = {},
+): LibraryCollector {
   const collector = createLibraryCollector({
     endpoint,
     integrationKey: integration.integrationKey,
@@ -110,7 +126,9 @@ function order(i: number): Observation {
 }
 
 describe('delivery exactly once', () => {
-  it('brings 100,000 observations of a host workload to ClickHouse once each, across a SIGKILL of the edge', { timeout: 150_000 }, async () => {
+  it('brings 100,000 observations of a host workload to ClickHouse once each, across a SIGKILL of the edge', {
+    timeout: 150_000,
+  }, async () => {
     const TOTAL = 100_000;
     const integration = await newIntegration();
     const port = await freePort();
@@ -121,11 +139,17 @@ describe('delivery exactly once', () => {
     const checks: ConnectionCheckResult[] = [];
     const collector = libraryCollector(integration, edge.url, {
       // Room for every observation (about 900 bytes each) while the edge is down: none may drop.
-      maxQueueSize: TOTAL, maxQueueBytes: 256 * 1024 * 1024, flushIntervalMs: 20, retry: { initialDelayMs: 20, maxDelayMs: 500 }, requestTimeoutMs: 5_000,
+      maxQueueSize: TOTAL,
+      maxQueueBytes: 256 * 1024 * 1024,
+      flushIntervalMs: 20,
+      retry: { initialDelayMs: 20, maxDelayMs: 500 },
+      requestTimeoutMs: 5_000,
       // The edge's limits are raised, so is the collector's budget (before the check answers it
       // would be the default 6,000 observations and 600 requests a minute).
-      maxObservationsPerMinute: 0, maxRequestsPerMinute: 0,
-      connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
+      maxObservationsPerMinute: 0,
+      maxRequestsPerMinute: 0,
+      connectionCheck: true,
+      onConnectionCheck: (result) => checks.push(result),
     });
     const producing = (async () => {
       for (let i = 0; i < TOTAL; i++) {
@@ -145,10 +169,19 @@ describe('delivery exactly once', () => {
 
     expect(atKill.delivered).toBeLessThan(TOTAL);
     expect(collector.counters()).toMatchObject({
-      observed: TOTAL, delivered: TOTAL, rejected: 0, dropped: 0, buildErrors: 0, quotaRejected: 0, skippedInspections: 0, connectionStatus: 200,
+      observed: TOTAL,
+      delivered: TOTAL,
+      rejected: 0,
+      dropped: 0,
+      buildErrors: 0,
+      quotaRejected: 0,
+      skippedInspections: 0,
+      connectionStatus: 200,
     });
     expect(collector.counters().failedBatches).toBeGreaterThan(0);
-    expect(checks).toStrictEqual([{ ok: true, status: 200, body: expect.objectContaining({ integrationKey: integration.integrationKey, credentialStatus: 'active' }) }]);
+    expect(checks).toStrictEqual([
+      { ok: true, status: 200, body: expect.objectContaining({ integrationKey: integration.integrationKey, credentialStatus: 'active' }) },
+    ]);
     const counts = await storedOnce(integration.connectionId, TOTAL);
     expect({ rows: Number(counts.rows), ids: Number(counts.ids) }).toStrictEqual({ rows: TOTAL, ids: TOTAL });
     await edge.kill('SIGTERM');
@@ -164,7 +197,10 @@ describe('an edge that is down or hangs', () => {
       const integration = await newIntegration();
       const checks: ConnectionCheckResult[] = [];
       const collector = libraryCollector(integration, `http://127.0.0.1:${await freePort()}`, {
-        flushIntervalMs: 10, retry: { initialDelayMs: 10, maxDelayMs: 40 }, connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
+        flushIntervalMs: 10,
+        retry: { initialDelayMs: 10, maxDelayMs: 40 },
+        connectionCheck: true,
+        onConnectionCheck: (result) => checks.push(result),
       });
       for (let i = 0; i < 120; i++) collector.observe(order(i));
       collector.observe(undefined as unknown as Observation);
@@ -205,7 +241,11 @@ describe('429 with Retry-After', () => {
     // One request per minute per integration; the edge's own clock is moved to the window's end.
     const edge = await inProcessEdge({ limits: { integrationRequestsPerMin: 1 } });
     const proxy = await proxyTo(edge.url);
-    const collector = libraryCollector(integration, proxy.url, { maxBatchSize: 5, flushIntervalMs: 10, retry: { initialDelayMs: 10, maxDelayMs: 20 } });
+    const collector = libraryCollector(integration, proxy.url, {
+      maxBatchSize: 5,
+      flushIntervalMs: 10,
+      retry: { initialDelayMs: 10, maxDelayMs: 20 },
+    });
     for (let i = 0; i < 5; i++) collector.observe(order(i));
     await collector.flush();
     expect(collector.counters().delivered).toBe(5);
@@ -234,15 +274,21 @@ describe('429 with Retry-After', () => {
 });
 
 describe('the budget', () => {
-  it("takes the edge's budget from the connection check: a Sandbox burst of 1,000 goes whole, the 1,001st is throttled, no 429", { timeout: 30_000 }, async () => {
+  it("takes the edge's budget from the connection check: a Sandbox burst of 1,000 goes whole, the 1,001st is throttled, no 429", {
+    timeout: 30_000,
+  }, async () => {
     // A Sandbox Integration: the edge's limits are 1,000 observations and 100 requests a minute.
     const integration = await newIntegration();
     const edge = await inProcessEdge();
     const proxy = await proxyTo(edge.url);
     const checks: ConnectionCheckResult[] = [];
     const collector = libraryCollector(integration, proxy.url, {
-      maxObservationsPerMinute: undefined, maxRequestsPerMinute: undefined, connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
-      flushIntervalMs: 10, clock: () => edge.clock.nowMs(),
+      maxObservationsPerMinute: undefined,
+      maxRequestsPerMinute: undefined,
+      connectionCheck: true,
+      onConnectionCheck: (result) => checks.push(result),
+      flushIntervalMs: 10,
+      clock: () => edge.clock.nowMs(),
     });
     await waitFor(() => checks[0], 5_000, 'the connection check');
     expect(checks[0].body).toMatchObject({ limits: { observationsPerMinute: 1_000, requestsPerMinute: 100 } });
@@ -288,8 +334,13 @@ describe('the budget of a Live Integration, against the compiled edge on the sha
     const proxy = await proxyTo(edge.url);
     const checks: ConnectionCheckResult[] = [];
     const collector = libraryCollector(integration, proxy.url, {
-      maxObservationsPerMinute: undefined, maxRequestsPerMinute: undefined, connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
-      flushIntervalMs: 10, clock: testClock, ...options,
+      maxObservationsPerMinute: undefined,
+      maxRequestsPerMinute: undefined,
+      connectionCheck: true,
+      onConnectionCheck: (result) => checks.push(result),
+      flushIntervalMs: 10,
+      clock: testClock,
+      ...options,
     });
     await waitFor(() => checks[0], 5_000, 'the connection check');
     expect(checks[0].body).toMatchObject({ mode: 'live', limits: { observationsPerMinute: 6_000, requestsPerMinute: 600 } });
@@ -309,7 +360,9 @@ describe('the budget of a Live Integration, against the compiled edge on the sha
     expect({ rows: Number(counts.rows), ids: Number(counts.ids) }).toStrictEqual({ rows: 1_000, ids: 1_000 });
   });
 
-  it('delivers 6,000 of 7,000 in one minute and throttles 1,000, with no 429; a minute after the first burst there is room for it again', { timeout: 90_000 }, async () => {
+  it('delivers 6,000 of 7,000 in one minute and throttles 1,000, with no 429; a minute after the first burst there is room for it again', {
+    timeout: 90_000,
+  }, async () => {
     const { integration, proxy, collector } = await live();
     for (let i = 0; i < 1_000; i++) collector.observe(order(i));
     await collector.flush();
@@ -332,7 +385,9 @@ describe('the budget of a Live Integration, against the compiled edge on the sha
     expect({ rows: Number(counts.rows), ids: Number(counts.ids) }).toStrictEqual({ rows: 7_000, ids: 7_000 });
   });
 
-  it("keeps to the edge's 600 requests a minute: a host flushing after every observation gets no 429, the rest waits and goes batched", { timeout: 90_000 }, async () => {
+  it("keeps to the edge's 600 requests a minute: a host flushing after every observation gets no 429, the rest waits and goes batched", {
+    timeout: 90_000,
+  }, async () => {
     const { proxy, collector } = await live();
     for (let i = 0; i < 700; i++) {
       collector.observe(order(i));
@@ -345,12 +400,21 @@ describe('the budget of a Live Integration, against the compiled edge on the sha
     await moveClock(61_000);
     await collector.flush();
     expect(collector.counters()).toMatchObject({ delivered: 700, failedBatches: 0 });
-    expect(uploads(proxy).slice(600).map((r) => [r.status, JSON.parse(r.body.toString('utf8')).envelopes.length])).toStrictEqual([[202, 50], [202, 50]]);
+    expect(
+      uploads(proxy)
+        .slice(600)
+        .map((r) => [r.status, JSON.parse(r.body.toString('utf8')).envelopes.length]),
+    ).toStrictEqual([
+      [202, 50],
+      [202, 50],
+    ]);
   });
 });
 
 describe('the monthly quota (403)', () => {
-  it('pauses until quotaResetAtSeconds, discards the period\'s queue and counts quotaRejected and rejected', { timeout: 30_000 }, async () => {
+  it("pauses until quotaResetAtSeconds, discards the period's queue and counts quotaRejected and rejected", {
+    timeout: 30_000,
+  }, async () => {
     const integration = await newIntegration();
     const edge = await inProcessEdge({ limits: { sandboxMonthlyAllowance: 60 } });
     const proxy = await proxyTo(edge.url);
@@ -371,7 +435,13 @@ describe('the monthly quota (403)', () => {
     const now = new Date();
     expect(resetAtMs).toBe(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
     expect(collector.counters()).toMatchObject({
-      observed: 170, delivered: 50, quotaRejected: 1, rejected: 50, dropped: 70, quotaResetAtSeconds: resetAtMs / 1000, deliveryState: 'quota-paused',
+      observed: 170,
+      delivered: 50,
+      quotaRejected: 1,
+      rejected: 50,
+      dropped: 70,
+      quotaResetAtSeconds: resetAtMs / 1000,
+      deliveryState: 'quota-paused',
     });
     // New observations are refused locally, and nothing more is sent.
     for (let i = 0; i < 10; i++) collector.observe(order(i));
@@ -403,20 +473,31 @@ describe('a refused token (401)', () => {
     const checks: ConnectionCheckResult[] = [];
     const wrong = { ...integration, ingestToken: `svc_ing_${randomBytes(32).toString('base64url')}` };
     const collector = libraryCollector(wrong, proxy.url, {
-      maxBatchSize: 10, retry: { initialDelayMs: 10, maxDelayMs: 20 }, connectionCheck: true, onConnectionCheck: (result) => checks.push(result),
+      maxBatchSize: 10,
+      retry: { initialDelayMs: 10, maxDelayMs: 20 },
+      connectionCheck: true,
+      onConnectionCheck: (result) => checks.push(result),
     });
     for (let i = 0; i < 10; i++) collector.observe(order(i));
     await collector.flush();
     await sleep(300);
     expect(uploads(proxy).map((r) => r.status)).toStrictEqual([401]);
-    expect(collector.counters()).toMatchObject({ observed: 10, rejected: 10, failedBatches: 0, delivered: 0, deliveryState: 'unauthenticated' });
+    expect(collector.counters()).toMatchObject({
+      observed: 10,
+      rejected: 10,
+      failedBatches: 0,
+      delivered: 0,
+      deliveryState: 'unauthenticated',
+    });
     for (let i = 0; i < 3; i++) collector.observe(order(i));
     await collector.flush();
     await sleep(200);
     expect(uploads(proxy)).toHaveLength(1);
     expect(collector.counters()).toMatchObject({ observed: 10, rejected: 13 });
     await waitFor(() => checks[0], 5_000, 'the connection check');
-    expect(checks).toStrictEqual([{ ok: false, status: 401, body: { error: 'unauthenticated' }, error: 'the edge answered 401 unauthenticated' }]);
+    expect(checks).toStrictEqual([
+      { ok: false, status: 401, body: { error: 'unauthenticated' }, error: 'the edge answered 401 unauthenticated' },
+    ]);
     expect(collector.counters().connectionStatus).toBe(401);
   });
 });
@@ -437,14 +518,24 @@ describe('batches', () => {
     // Uploads run concurrently, so the proxy records them in any order: count the wide envelopes per batch.
     const sizes = uploads(proxy).map((r) => {
       const envelopes = (JSON.parse(r.body.toString('utf8')) as { envelopes: unknown[] }).envelopes;
-      return { bytes: r.body.length, envelopes: envelopes.length, wide: envelopes.filter((e) => JSON.stringify(e).length > 100_000).length, status: r.status };
+      return {
+        bytes: r.body.length,
+        envelopes: envelopes.length,
+        wide: envelopes.filter((e) => JSON.stringify(e).length > 100_000).length,
+        status: r.status,
+      };
     });
     for (const size of sizes) {
       expect(size.bytes).toBeLessThan(1024 * 1024);
       expect(size.envelopes).toBeLessThanOrEqual(50);
       expect(size.status).toBe(202);
     }
-    expect(sizes.map((size) => size.wide).filter((n) => n > 0).sort()).toStrictEqual([1, 2, 2]);
+    expect(
+      sizes
+        .map((size) => size.wide)
+        .filter((n) => n > 0)
+        .sort(),
+    ).toStrictEqual([1, 2, 2]);
     expect(sizes.length).toBeGreaterThanOrEqual(4);
   });
 
@@ -462,8 +553,13 @@ describe('batches', () => {
       request.on('end', async () => {
         await sleep(50);
         const headers: Record<string, string> = {};
-        for (const name of ['authorization', 'content-type', 'x-service-connection', 'x-service-signature']) headers[name] = String(request.headers[name] ?? '');
-        const answer = await fetch(edge.url + request.url, { method: request.method, headers, body: request.method === 'POST' ? Buffer.concat(chunks) : undefined });
+        for (const name of ['authorization', 'content-type', 'x-service-connection', 'x-service-signature'])
+          headers[name] = String(request.headers[name] ?? '');
+        const answer = await fetch(edge.url + request.url, {
+          method: request.method,
+          headers,
+          body: request.method === 'POST' ? Buffer.concat(chunks) : undefined,
+        });
         response.writeHead(answer.status, { 'content-type': 'application/json' });
         response.end(await answer.text());
         open--;
@@ -471,7 +567,10 @@ describe('batches', () => {
     });
     await new Promise<void>((done) => gate.listen(0, '127.0.0.1', done));
     try {
-      const collector = libraryCollector(integration, `http://127.0.0.1:${(gate.address() as AddressInfo).port}`, { flushIntervalMs: 10, maxConcurrentUploads: 3 });
+      const collector = libraryCollector(integration, `http://127.0.0.1:${(gate.address() as AddressInfo).port}`, {
+        flushIntervalMs: 10,
+        maxConcurrentUploads: 3,
+      });
       for (let i = 0; i < 500; i++) collector.observe(order(i));
       await collector.flush();
       expect(collector.counters()).toMatchObject({ observed: 500, delivered: 500, rejected: 0, failedBatches: 0 });
@@ -484,10 +583,17 @@ describe('batches', () => {
 
   it('rejected items of a 207 are counted and never resent', async () => {
     // The Integration is an outbound queue; a collector configured inbound sends envelopes the edge refuses item by item.
-    const queueIntegration = await createCollector(ctx, (await bootstrapWorkspace(ctx)).apiKey.key, { mode: 'sandbox', direction: 'outbound', protocol: 'queue' });
+    const queueIntegration = await createCollector(ctx, (await bootstrapWorkspace(ctx)).apiKey.key, {
+      mode: 'sandbox',
+      direction: 'outbound',
+      protocol: 'queue',
+    });
     const edge = await inProcessEdge();
     const proxy = await proxyTo(edge.url);
-    const collector = libraryCollector({ ...queueIntegration, direction: 'inbound' }, proxy.url, { maxBatchSize: 10, retry: { initialDelayMs: 10, maxDelayMs: 20 } });
+    const collector = libraryCollector({ ...queueIntegration, direction: 'inbound' }, proxy.url, {
+      maxBatchSize: 10,
+      retry: { initialDelayMs: 10, maxDelayMs: 20 },
+    });
     const observation: Observation = { routeTemplate: 'orders.created', statusCode: 202, durationMs: 1, body: { json: { id: 'x' } } };
     for (let i = 0; i < 10; i++) collector.observe(observation);
     await collector.flush();
@@ -496,7 +602,11 @@ describe('batches', () => {
     await sleep(200);
     const answers = uploads(proxy);
     expect(answers.map((r) => r.status)).toStrictEqual([207, 207]);
-    expect(JSON.parse(answers[0].responseBody).results[0]).toMatchObject({ index: 0, accepted: false, issues: ['integration is not available'] });
+    expect(JSON.parse(answers[0].responseBody).results[0]).toMatchObject({
+      index: 0,
+      accepted: false,
+      issues: ['integration is not available'],
+    });
     expect(collector.counters()).toMatchObject({ observed: 14, delivered: 0, rejected: 14, failedBatches: 0 });
   });
 });
@@ -516,10 +626,13 @@ describe('the host process', () => {
     const { spawn } = await import('node:child_process');
     const started = Date.now();
     const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
-      env: { ...process.env, KEY: integration.integrationKey, CONN: integration.connectionKey, TOKEN: integration.ingestToken }, stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, KEY: integration.integrationKey, CONN: integration.connectionKey, TOKEN: integration.ingestToken },
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
     const code = await new Promise<number | null>((done) => child.once('exit', (exitCode) => done(exitCode)));
     return { code, ms: Date.now() - started, stdout };
   }
@@ -551,23 +664,40 @@ describe('the wire', () => {
     });
     const proxy = await proxyTo(edge.url);
     const checks: ConnectionCheckResult[] = [];
-    const collector = libraryCollector(integration, proxy.url, { connectionCheck: true, onConnectionCheck: (result) => checks.push(result) });
+    const collector = libraryCollector(integration, proxy.url, {
+      connectionCheck: true,
+      onConnectionCheck: (result) => checks.push(result),
+    });
     const bodies: unknown[] = [];
     const ids: string[] = [];
     let runs = 0;
-    await fc.assert(fc.asyncProperty(markedValues, fc.string({ minLength: 1 }), async (body, id) => {
-      runs++;
-      bodies.push(body);
-      ids.push(MARK + id);
-      const text = JSON.stringify(body);
-      collector.observe({ ...order(0), body: { json: body }, correlation: { sourceEventId: MARK + id, idempotencyKey: MARK + id }, outcome: { businessObjectType: 'order', businessObjectId: MARK + id } });
-      collector.observe({ ...order(0), body: { raw: text, contentType: 'application/json' } });
-      collector.observe({ ...order(0), statusCode: 404, body: { raw: Buffer.from(text) } });
-      await collector.flush();
-    }), { numRuns: 40 });
+    await fc.assert(
+      fc.asyncProperty(markedValues, fc.string({ minLength: 1 }), async (body, id) => {
+        runs++;
+        bodies.push(body);
+        ids.push(MARK + id);
+        const text = JSON.stringify(body);
+        collector.observe({
+          ...order(0),
+          body: { json: body },
+          correlation: { sourceEventId: MARK + id, idempotencyKey: MARK + id },
+          outcome: { businessObjectType: 'order', businessObjectId: MARK + id },
+        });
+        collector.observe({ ...order(0), body: { raw: text, contentType: 'application/json' } });
+        collector.observe({ ...order(0), statusCode: 404, body: { raw: Buffer.from(text) } });
+        await collector.flush();
+      }),
+      { numRuns: 40 },
+    );
     await waitFor(() => checks[0], 5_000, 'the connection check');
     expect(checks[0]).toMatchObject({ ok: true, status: 200 });
-    expect(collector.counters()).toMatchObject({ observed: runs * 3, delivered: runs * 3, rejected: 0, buildErrors: 0, skippedInspections: 0 });
+    expect(collector.counters()).toMatchObject({
+      observed: runs * 3,
+      delivered: runs * 3,
+      rejected: 0,
+      buildErrors: 0,
+      skippedInspections: 0,
+    });
 
     const sent = proxy.requests;
     expect(sent.filter((r) => r.method === 'GET' && r.path === '/v1/collector/connection')).toHaveLength(1);

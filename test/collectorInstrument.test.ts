@@ -9,7 +9,14 @@ import { concreteSegment } from '../shared/envelope/validate.js';
 import * as lib from '../collector/src/index.js';
 import * as instrument from '../collector/src/instrument/index.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
-import { createCollector, observationRows, startEdge, testClickHouse, type Collector as IntegrationConfig, type Edge } from './helpers/ingest.js';
+import {
+  createCollector,
+  observationRows,
+  startEdge,
+  testClickHouse,
+  type Collector as IntegrationConfig,
+  type Edge,
+} from './helpers/ingest.js';
 import { waitFor } from './helpers/wait.js';
 
 // The collector's instrumentation helpers (collector/src/instrument) on real servers and real
@@ -62,11 +69,23 @@ interface Row {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An Integration of the given protocol and a library collector sending its observations to the edge. */
-async function integration(name: string, protocol: IntegrationConfig['protocol'], direction?: IntegrationConfig['direction'], options: Partial<lib.CollectorOptions> = {}) {
+async function integration(
+  name: string,
+  protocol: IntegrationConfig['protocol'],
+  direction?: IntegrationConfig['direction'],
+  options: Partial<lib.CollectorOptions> = {},
+) {
   const config = await createCollector(ctx, apiKey, { protocol, ...(direction ? { direction } : {}), name });
   const collector = lib.createCollector({
-    endpoint: edge.url, integrationKey: config.integrationKey, connectionKey: config.connectionKey, ingestToken: config.ingestToken,
-    direction: config.direction, protocol: config.protocol, connectionCheck: false, flushIntervalMs: 60_000, ...options,
+    endpoint: edge.url,
+    integrationKey: config.integrationKey,
+    connectionKey: config.connectionKey,
+    ingestToken: config.ingestToken,
+    direction: config.direction,
+    protocol: config.protocol,
+    connectionCheck: false,
+    flushIntervalMs: 60_000,
+    ...options,
   });
   opened.push(collector);
   return { config, collector };
@@ -77,22 +96,35 @@ async function storedRows(config: IntegrationConfig, collector: lib.Collector, c
   await waitFor(() => (collector.counters().observed >= count ? true : undefined), 10_000, `${count} observations`);
   await collector.flush();
   const counters = collector.counters();
-  expect(counters, JSON.stringify(counters)).toMatchObject({ observed: count, delivered: count, buildErrors: 0, rejected: 0, dropped: 0, pendingInspections: 0 });
-  const rows = await waitFor(async () => {
-    const found = await observationRows(clickhouse, config.connectionId);
-    return found.length >= count ? found : undefined;
-  }, 10_000, `${count} rows`);
+  expect(counters, JSON.stringify(counters)).toMatchObject({
+    observed: count,
+    delivered: count,
+    buildErrors: 0,
+    rejected: 0,
+    dropped: 0,
+    pendingInspections: 0,
+  });
+  const rows = await waitFor(
+    async () => {
+      const found = await observationRows(clickhouse, config.connectionId);
+      return found.length >= count ? found : undefined;
+    },
+    10_000,
+    `${count} rows`,
+  );
   expect(rows).toHaveLength(count);
   for (const row of rows) expect(Number(row.duration_ms)).toBeGreaterThanOrEqual(0);
-  return rows.map((row) => ({
-    method: String(row.method),
-    route: String(row.route_template),
-    status: Number(row.status_code),
-    location: String(row.payload_location),
-    inspected: Number(row.schema_inspected) === 1,
-    shape: JSON.parse(String(row.schema_shape)) as Shape,
-    eventType: String(row.event_type),
-  })).sort(byKey);
+  return rows
+    .map((row) => ({
+      method: String(row.method),
+      route: String(row.route_template),
+      status: Number(row.status_code),
+      location: String(row.payload_location),
+      inspected: Number(row.schema_inspected) === 1,
+      shape: JSON.parse(String(row.schema_shape)) as Shape,
+      eventType: String(row.event_type),
+    }))
+    .sort(byKey);
 }
 
 const keyOf = (row: Row) => `${row.method} ${row.route} ${row.status} ${row.location} ${row.inspected} ${JSON.stringify(row.shape)}`;
@@ -101,7 +133,12 @@ const byKey = (a: Row, b: Row) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b
 /** An expected row: inspected when a shape is given, else the placeholder with schemaInspected false. */
 function row(method: string, route: string, status: number, location: string, shape: Shape | null, eventType?: string): Row {
   return {
-    method, route, status, location, inspected: shape !== null, shape: shape ?? PLACEHOLDER,
+    method,
+    route,
+    status,
+    location,
+    inspected: shape !== null,
+    shape: shape ?? PLACEHOLDER,
     eventType: eventType ?? (location === 'message' ? route : `${method.toLowerCase()}.${location}`),
   };
 }
@@ -199,10 +236,11 @@ async function startVendor(): Promise<Vendor> {
     releaseStream: () => release?.(),
     streamReleases,
     received,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -313,13 +351,19 @@ describe('instrumentFetch and observeFetch (outbound http-api)', () => {
 
   it("observes Node's global fetch through diagnostics_channel: no body chunks are published by Node 20's undici, so JSON bodies are 'stream'", async () => {
     const { config, collector } = await integration('Fetch global', 'http-api');
-    const unsubscribe = instrument.instrumentFetch(collector, { origins: [vendor.origin, dead], routes: ['/v1/orders/{orderId}'], maxBytes: MAX_BYTES });
+    const unsubscribe = instrument.instrumentFetch(collector, {
+      origins: [vendor.origin, dead],
+      routes: ['/v1/orders/{orderId}'],
+      maxBytes: MAX_BYTES,
+    });
     expect(instrument.instrumentFetch(collector)).toBe(unsubscribe);
     let error: unknown;
     try {
       error = await vendorCalls((url, init) => fetch(url, init), vendor, dead);
       // Calls to other origins (the edge itself, here) are not attributed to this Integration.
-      await fetch(`${edge.url}/healthz`).then((res) => res.arrayBuffer()).catch(() => undefined);
+      await fetch(`${edge.url}/healthz`)
+        .then((res) => res.arrayBuffer())
+        .catch(() => undefined);
     } finally {
       unsubscribe();
     }
@@ -337,10 +381,18 @@ describe('instrumentFetch and observeFetch (outbound http-api)', () => {
     const { config, collector } = await integration('Fetch undici 7', 'http-api');
     const undici = await import('undici');
     const dispatcher = new undici.Agent();
-    const unsubscribe = instrument.instrumentFetch(collector, { origins: [vendor.origin, dead], routes: ['/v1/orders/{orderId}'], maxBytes: MAX_BYTES });
+    const unsubscribe = instrument.instrumentFetch(collector, {
+      origins: [vendor.origin, dead],
+      routes: ['/v1/orders/{orderId}'],
+      maxBytes: MAX_BYTES,
+    });
     let error: unknown;
     try {
-      error = await vendorCalls((url, init) => undici.fetch(url, { ...(init as object), dispatcher }) as unknown as Promise<Response>, vendor, dead);
+      error = await vendorCalls(
+        (url, init) => undici.fetch(url, { ...(init as object), dispatcher }) as unknown as Promise<Response>,
+        vendor,
+        dead,
+      );
     } finally {
       unsubscribe();
       await dispatcher.close();
@@ -357,14 +409,22 @@ describe('instrumentFetch and observeFetch (outbound http-api)', () => {
     }) as unknown as typeof fetch;
     // Both installed: a wrapped call is observed once.
     const unsubscribe = instrument.instrumentFetch(collector, { origins: [vendor.origin, dead] });
-    const observed = instrument.observeFetch(collector, globalThis.fetch, { origins: [vendor.origin, dead], routes: ['/v1/orders/{orderId}'], maxBytes: MAX_BYTES });
+    const observed = instrument.observeFetch(collector, globalThis.fetch, {
+      origins: [vendor.origin, dead],
+      routes: ['/v1/orders/{orderId}'],
+      maxBytes: MAX_BYTES,
+    });
     let error: unknown;
     try {
       error = await vendorCalls((url, init) => observed(url, init), vendor, dead);
       // A request body as the payload.
       const posted = JSON.stringify({ customer: 'cus_1', lines: [{ sku: 'a', qty: 2 }] });
       const asRequest = instrument.observeFetch(collector, globalThis.fetch, { origins: [vendor.origin], payloadLocation: 'request' });
-      const res = await asRequest(`${vendor.origin}/v1/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: posted });
+      const res = await asRequest(`${vendor.origin}/v1/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: posted,
+      });
       expect(res.status).toBe(201);
       expect((await bytesOf(res)).equals(CREATED)).toBe(true);
       expect(vendor.received.at(-1)).toBe(posted);
@@ -385,12 +445,14 @@ describe('instrumentFetch and observeFetch (outbound http-api)', () => {
     }
     expect((error as Error).name).toBe('TypeError');
     const rows = await storedRows(config, collector, 14);
-    expect(rows).toEqual([
-      ...vendorRows(true),
-      row('POST', '/v1/orders', 201, 'request', obj({ customer: S, lines: arr(obj({ sku: S, qty: I })) })),
-      row('GET', '/v1/orders/{id}', 0, 'response', null),
-      row('GET', '/v1/report', 200, 'response', null),
-    ].sort(byKey));
+    expect(rows).toEqual(
+      [
+        ...vendorRows(true),
+        row('POST', '/v1/orders', 201, 'request', obj({ customer: S, lines: arr(obj({ sku: S, qty: I })) })),
+        row('GET', '/v1/orders/{id}', 0, 'response', null),
+        row('GET', '/v1/report', 200, 'response', null),
+      ].sort(byKey),
+    );
   });
 });
 
@@ -411,7 +473,8 @@ describe('fastifyCollector and expressCollector (inbound http-webhook)', () => {
     const { config, collector } = await integration('Fastify webhooks', 'http-webhook');
     const app = Fastify({ logger: false });
     await app.register(instrument.fastifyCollector, {
-      collector, correlation: (request) => ({ sourceEventId: request.headers['x-event-id'] as string | undefined }),
+      collector,
+      correlation: (request) => ({ sourceEventId: request.headers['x-event-id'] as string | undefined }),
     });
     await app.register(async (scope) => {
       scope.post('/webhooks/:provider', async () => ({ received: true }));
@@ -423,7 +486,9 @@ describe('fastifyCollector and expressCollector (inbound http-webhook)', () => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
     try {
-      expect(await post(`${base}/webhooks/stripe?attempt=2`, JSON.stringify(WEBHOOK), 'application/json', { 'x-event-id': 'evt_1' })).toBe(200);
+      expect(await post(`${base}/webhooks/stripe?attempt=2`, JSON.stringify(WEBHOOK), 'application/json', { 'x-event-id': 'evt_1' })).toBe(
+        200,
+      );
       expect(await post(`${base}/webhooks/github`, 'payload=1', 'text/plain')).toBe(200);
       expect(await post(`${base}/webhooks/stripe/strict`, JSON.stringify({ type: 'x' }), 'application/json')).toBe(422);
       expect(await post(`${base}/webhooks/stripe/fail`, JSON.stringify(WEBHOOK), 'application/json')).toBe(500);
@@ -432,13 +497,15 @@ describe('fastifyCollector and expressCollector (inbound http-webhook)', () => {
       await app.close();
     }
     const rows = await storedRows(config, collector, 5);
-    expect(rows).toEqual([
-      row('POST', '/webhooks/:provider', 200, 'message', WEBHOOK_SHAPE),
-      row('POST', '/webhooks/:provider', 200, 'message', null),
-      row('POST', '/webhooks/:provider/strict', 422, 'message', obj({ type: S })),
-      row('POST', '/webhooks/:provider/fail', 500, 'message', WEBHOOK_SHAPE),
-      row('POST', '/webhooks/legacy/{id}/x', 404, 'message', obj({})),
-    ].sort(byKey));
+    expect(rows).toEqual(
+      [
+        row('POST', '/webhooks/:provider', 200, 'message', WEBHOOK_SHAPE),
+        row('POST', '/webhooks/:provider', 200, 'message', null),
+        row('POST', '/webhooks/:provider/strict', 422, 'message', obj({ type: S })),
+        row('POST', '/webhooks/:provider/fail', 500, 'message', WEBHOOK_SHAPE),
+        row('POST', '/webhooks/legacy/{id}/x', 404, 'message', obj({})),
+      ].sort(byKey),
+    );
     const stored = await observationRows(clickhouse, config.connectionId);
     expect(stored.filter((entry) => entry.source_event_id_hash !== '').map((entry) => entry.status_code)).toEqual([200]);
     expect(JSON.stringify(stored)).not.toContain('evt_1NffrFeUfNV2Hib');
@@ -499,14 +566,16 @@ describe('fastifyCollector and expressCollector (inbound http-webhook)', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     const rows = await storedRows(config, collector, 5);
-    expect(rows).toEqual([
-      row('POST', '/hooks/:provider', 202, 'message', WEBHOOK_SHAPE),
-      row('POST', '/raw/:provider', 200, 'message', obj({ order: obj({ id: I }) })),
-      row('POST', '/bare/:provider', 204, 'message', null),
-      row('POST', '/hooks/:provider', 202, 'message', null),
-      // No router match and no parser: the id-stripped path, the body absent.
-      row('POST', '/missing/{id}/events', 404, 'message', null),
-    ].sort(byKey));
+    expect(rows).toEqual(
+      [
+        row('POST', '/hooks/:provider', 202, 'message', WEBHOOK_SHAPE),
+        row('POST', '/raw/:provider', 200, 'message', obj({ order: obj({ id: I }) })),
+        row('POST', '/bare/:provider', 204, 'message', null),
+        row('POST', '/hooks/:provider', 202, 'message', null),
+        // No router match and no parser: the id-stripped path, the body absent.
+        row('POST', '/missing/{id}/events', 404, 'message', null),
+      ].sort(byKey),
+    );
   });
 
   it('passes through and records nothing with a collector of another protocol', async () => {
@@ -550,31 +619,39 @@ describe('observeQueue and observeFeed', () => {
 
     const rejection = instrument.reject('unknown order');
     expect(rejection).toBeInstanceOf(instrument.RejectedOperation);
-    await expect(instrument.observeQueue(collector, options, async () => {
-      throw rejection;
-    })).rejects.toBe(rejection);
+    await expect(
+      instrument.observeQueue(collector, options, async () => {
+        throw rejection;
+      }),
+    ).rejects.toBe(rejection);
 
     const failure = new Error('broker unavailable');
-    await expect(instrument.observeQueue(collector, options, async () => {
-      throw failure;
-    })).rejects.toBe(failure);
+    await expect(
+      instrument.observeQueue(collector, options, async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
     // A synchronous throw too, and a thrown non-Error value.
-    await expect(instrument.observeQueue(collector, options, () => {
-      throw failure;
-    })).rejects.toBe(failure);
+    await expect(
+      instrument.observeQueue(collector, options, () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
     const odd = { code: 'E_ODD' };
     await expect(instrument.observeQueue(collector, options, () => Promise.reject(odd))).rejects.toBe(odd);
     // Another direction than the collector's: runs, not recorded.
     expect(await instrument.observeQueue(collector, { ...options, direction: 'inbound' }, async () => 'ran')).toBe('ran');
 
-    expect(await storedRows(config, collector, 6)).toEqual([
-      row('POST', 'orders.created', 202, 'message', MESSAGE_SHAPE),
-      row('POST', 'orders.created', 202, 'message', null),
-      row('POST', 'orders.created', 422, 'message', MESSAGE_SHAPE),
-      row('POST', 'orders.created', 500, 'message', MESSAGE_SHAPE),
-      row('POST', 'orders.created', 500, 'message', MESSAGE_SHAPE),
-      row('POST', 'orders.created', 500, 'message', MESSAGE_SHAPE),
-    ].sort(byKey));
+    expect(await storedRows(config, collector, 6)).toEqual(
+      [
+        row('POST', 'orders.created', 202, 'message', MESSAGE_SHAPE),
+        row('POST', 'orders.created', 202, 'message', null),
+        row('POST', 'orders.created', 422, 'message', MESSAGE_SHAPE),
+        row('POST', 'orders.created', 500, 'message', MESSAGE_SHAPE),
+        row('POST', 'orders.created', 500, 'message', MESSAGE_SHAPE),
+        row('POST', 'orders.created', 500, 'message', MESSAGE_SHAPE),
+      ].sort(byKey),
+    );
   });
 
   it('records 200 / 422 / 500 for a feed job', async () => {
@@ -583,19 +660,25 @@ describe('observeQueue and observeFeed', () => {
     const summary = { imported: 3 };
     expect(await instrument.observeFeed(collector, options, async () => summary)).toBe(summary);
     const rejection = new instrument.RejectedOperation('file signature mismatch');
-    await expect(instrument.observeFeed(collector, options, async () => {
-      throw rejection;
-    })).rejects.toBe(rejection);
+    await expect(
+      instrument.observeFeed(collector, options, async () => {
+        throw rejection;
+      }),
+    ).rejects.toBe(rejection);
     const failure = new RangeError('disk full');
-    await expect(instrument.observeFeed(collector, { ...options, eventType: 'orders.import' }, async () => {
-      throw failure;
-    })).rejects.toBe(failure);
+    await expect(
+      instrument.observeFeed(collector, { ...options, eventType: 'orders.import' }, async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
 
-    expect(await storedRows(config, collector, 3)).toEqual([
-      row('POST', 'nightly-orders-import', 200, 'message', MESSAGE_SHAPE),
-      row('POST', 'nightly-orders-import', 422, 'message', MESSAGE_SHAPE),
-      row('POST', 'nightly-orders-import', 500, 'message', MESSAGE_SHAPE, 'orders.import'),
-    ].sort(byKey));
+    expect(await storedRows(config, collector, 3)).toEqual(
+      [
+        row('POST', 'nightly-orders-import', 200, 'message', MESSAGE_SHAPE),
+        row('POST', 'nightly-orders-import', 422, 'message', MESSAGE_SHAPE),
+        row('POST', 'nightly-orders-import', 500, 'message', MESSAGE_SHAPE, 'orders.import'),
+      ].sort(byKey),
+    );
   });
 });
 
@@ -640,8 +723,16 @@ describe('hooks never throw into the host', () => {
       throw new Error('collector broken');
     };
     const hostile: lib.Collector = {
-      direction: 'outbound', protocol: 'http-api',
-      observe: broken, admit: broken, observeAdmitted: broken, flush: broken, close: broken, counters: broken, beginInspection: broken, isOwnRequest: () => false,
+      direction: 'outbound',
+      protocol: 'http-api',
+      observe: broken,
+      admit: broken,
+      observeAdmitted: broken,
+      flush: broken,
+      close: broken,
+      counters: broken,
+      beginInspection: broken,
+      isOwnRequest: () => false,
     };
     const unsubscribe = instrument.instrumentFetch(hostile, { routeTemplate: broken });
     try {

@@ -25,7 +25,10 @@ const collectorDir = join(root, 'collector');
 /** Files under `dir`, relative to it, sorted. */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name))).sort();
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
 }
 
 /** What a user needs: the compiled JS and declarations of every source file, the README, the manifest. */
@@ -121,37 +124,58 @@ describe('the collector package', () => {
     const integration = await createCollector(ctx, boot.apiKey.key, { mode: 'sandbox' });
     await writeFile(join(project, 'use.mjs'), USE_SCRIPT);
     const config = {
-      endpoint: edge.url, vendor: `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`,
-      integrationKey: integration.integrationKey, connectionKey: integration.connectionKey, ingestToken: integration.ingestToken,
+      endpoint: edge.url,
+      vendor: `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`,
+      integrationKey: integration.integrationKey,
+      connectionKey: integration.connectionKey,
+      ingestToken: integration.ingestToken,
     };
     const used = await run(process.execPath, ['use.mjs'], { cwd: project, env: { ...process.env, PACK_TEST: JSON.stringify(config) } });
-    const result = JSON.parse(used.stdout) as { status: number; body: { id: string }; counters: Record<string, number | string>; checks: { ok: boolean }[] };
+    const result = JSON.parse(used.stdout) as {
+      status: number;
+      body: { id: string };
+      counters: Record<string, number | string>;
+      checks: { ok: boolean }[];
+    };
     expect(result.status).toBe(200);
     expect(result.body.id).toBe('gpt-4o');
     expect(result.checks).toEqual([expect.objectContaining({ ok: true })]);
     expect(result.counters).toMatchObject({ observed: 1, delivered: 1, rejected: 0, buildErrors: 0, dropped: 0, deliveryState: 'closed' });
 
-    const rows = await waitFor(async () => {
-      const answer = await clickhouse.query({
-        query: `SELECT method, route_template, status_code FROM observations WHERE connection_id = ${sqlLiteral(integration.connectionId)}`,
-        format: 'JSONEachRow',
-      });
-      const found = await answer.json<{ method: string; route_template: string; status_code: number }>();
-      return found.length > 0 ? found : undefined;
-    }, 20_000, 'the observation in ClickHouse');
+    const rows = await waitFor(
+      async () => {
+        const answer = await clickhouse.query({
+          query: `SELECT method, route_template, status_code FROM observations WHERE connection_id = ${sqlLiteral(integration.connectionId)}`,
+          format: 'JSONEachRow',
+        });
+        const found = await answer.json<{ method: string; route_template: string; status_code: number }>();
+        return found.length > 0 ? found : undefined;
+      },
+      20_000,
+      'the observation in ClickHouse',
+    );
     expect(rows).toEqual([{ method: 'GET', route_template: '/v1/models/{model}', status_code: 200 }]);
 
     // A TypeScript user: the installed declarations resolve and type-check (the root's typescript).
     await writeFile(join(project, 'use.ts'), USE_TYPES);
-    await writeFile(join(project, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true,
-        types: ['node'], typeRoots: [join(root, 'node_modules', '@types')],
-      },
-      files: ['use.ts'],
-    }));
-    const tsc = await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project })
-      .catch((error: { stdout: string }) => ({ stdout: error.stdout, failed: true }));
+    await writeFile(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          types: ['node'],
+          typeRoots: [join(root, 'node_modules', '@types')],
+        },
+        files: ['use.ts'],
+      }),
+    );
+    const tsc = await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
+      cwd: project,
+    }).catch((error: { stdout: string }) => ({ stdout: error.stdout, failed: true }));
     expect(tsc.stdout).toBe('');
   }, 60_000);
 });

@@ -9,7 +9,14 @@ import * as instrument from '../collector/src/instrument/index.js';
 import { learnedContract } from '../collector/src/contractRoutes.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { activateOk, openApiRegistration, registerDraft } from './helpers/contracts.js';
-import { checkConnection, createCollector, startEdge, testClickHouse, type Collector as IntegrationConfig, type Edge } from './helpers/ingest.js';
+import {
+  checkConnection,
+  createCollector,
+  startEdge,
+  testClickHouse,
+  type Collector as IntegrationConfig,
+  type Edge,
+} from './helpers/ingest.js';
 import { waitFor } from './helpers/wait.js';
 
 // Issue 26 item 2: the connection check answers the active contract's route templates and base
@@ -59,7 +66,13 @@ function documentOf(title: string, paths: string[]): Record<string, unknown> {
 }
 
 /** Registers a document served under `basePaths` (its `servers`) and activates it. */
-async function activate(config: IntegrationConfig, declaredVersion: string, document: Record<string, unknown>, previous: string | null, basePaths: string[] = ['/v1']): Promise<string> {
+async function activate(
+  config: IntegrationConfig,
+  declaredVersion: string,
+  document: Record<string, unknown>,
+  previous: string | null,
+  basePaths: string[] = ['/v1'],
+): Promise<string> {
   const servers = basePaths.map((basePath) => ({ url: `https://api.vendor.test${basePath}` }));
   const draft = await registerDraft(ctx, apiKey, config.connectionId, openApiRegistration(declaredVersion, { ...document, servers }));
   await activateOk(ctx, apiKey, config.connectionId, draft.contract.id, { expectedActiveContractVersionId: previous, reason: 'promote' });
@@ -68,39 +81,56 @@ async function activate(config: IntegrationConfig, declaredVersion: string, docu
 
 /** The route templates stored for a connection, once `count` rows are there. */
 async function storedRoutes(connectionId: string, count: number): Promise<string[]> {
-  return waitFor(async () => {
-    const result = await clickhouse.query({
-      query: `SELECT method, route_template FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)}`,
-      format: 'JSONEachRow',
-    });
-    const rows = await result.json<{ method: string; route_template: string }>();
-    return rows.length >= count ? rows.map((row) => `${row.method} ${row.route_template}`).sort() : undefined;
-  }, 20_000, `${count} rows`);
+  return waitFor(
+    async () => {
+      const result = await clickhouse.query({
+        query: `SELECT method, route_template FROM observations FINAL WHERE connection_id = ${sqlLiteral(connectionId)}`,
+        format: 'JSONEachRow',
+      });
+      const rows = await result.json<{ method: string; route_template: string }>();
+      return rows.length >= count ? rows.map((row) => `${row.method} ${row.route_template}`).sort() : undefined;
+    },
+    20_000,
+    `${count} rows`,
+  );
 }
 
 function libraryCollector(config: IntegrationConfig, options: Partial<lib.CollectorOptions> = {}): lib.Collector {
   const collector = lib.createCollector({
-    endpoint: edge.url, integrationKey: config.integrationKey, connectionKey: config.connectionKey, ingestToken: config.ingestToken,
-    direction: config.direction, protocol: config.protocol, flushIntervalMs: 60_000, ...options,
+    endpoint: edge.url,
+    integrationKey: config.integrationKey,
+    connectionKey: config.connectionKey,
+    ingestToken: config.ingestToken,
+    direction: config.direction,
+    protocol: config.protocol,
+    flushIntervalMs: 60_000,
+    ...options,
   });
   opened.push(collector);
   return collector;
 }
 
-describe('the connection check answers the active contract\'s routes', () => {
+describe("the connection check answers the active contract's routes", () => {
   it('answers no routes without an active version, then the distinct routes and base paths of the active one', async () => {
     const config = await createCollector(ctx, apiKey, { protocol: 'http-api', name: 'openai-like' });
     expect((await checkConnection(edge, config)).body).toMatchObject({ activeContractVersionId: null, routes: [], routesTruncated: false });
 
     const document = documentOf('Models', ['/models', '/models/{model}']);
-    (document.paths as Record<string, Record<string, unknown>>)['/models/{model}'].delete = { responses: { '200': { description: 'ok', ...json } } };
+    (document.paths as Record<string, Record<string, unknown>>)['/models/{model}'].delete = {
+      responses: { '200': { description: 'ok', ...json } },
+    };
     const v1 = await activate(config, '1', document, null);
     const first = await checkConnection(edge, config);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ connectionId: config.connectionId, credentialStatus: 'active' });
     // In import order (operation keys sorted): compared as a set.
-    const byRoute = (a: { method: string; routeTemplate: string }, b: { method: string; routeTemplate: string }) => `${a.method} ${a.routeTemplate}`.localeCompare(`${b.method} ${b.routeTemplate}`);
-    expect({ id: first.body?.activeContractVersionId, routes: [...first.body!.routes!].sort(byRoute), truncated: first.body?.routesTruncated }).toStrictEqual({
+    const byRoute = (a: { method: string; routeTemplate: string }, b: { method: string; routeTemplate: string }) =>
+      `${a.method} ${a.routeTemplate}`.localeCompare(`${b.method} ${b.routeTemplate}`);
+    expect({
+      id: first.body?.activeContractVersionId,
+      routes: [...first.body!.routes!].sort(byRoute),
+      truncated: first.body?.routesTruncated,
+    }).toStrictEqual({
       id: v1,
       routes: [
         { method: 'DELETE', routeTemplate: '/models/{model}', basePaths: ['/v1'] },
@@ -113,8 +143,16 @@ describe('the connection check answers the active contract\'s routes', () => {
     expect((await checkConnection(edge, config)).body).toStrictEqual(first.body);
 
     // Another version activated: the next check names it and its routes (base paths united per route).
-    const draft = await registerDraft(ctx, apiKey, config.connectionId, openApiRegistration('2', documentOf('Engines', ['/engines/{engine}', '/files'])));
-    await ctx.deps.pool.query(`UPDATE contract_operations SET base_paths = CASE WHEN route_template = '/files' THEN '{}'::text[] ELSE '{/v1,/beta}'::text[] END WHERE contract_version_id = $1`, [draft.contract.id]);
+    const draft = await registerDraft(
+      ctx,
+      apiKey,
+      config.connectionId,
+      openApiRegistration('2', documentOf('Engines', ['/engines/{engine}', '/files'])),
+    );
+    await ctx.deps.pool.query(
+      `UPDATE contract_operations SET base_paths = CASE WHEN route_template = '/files' THEN '{}'::text[] ELSE '{/v1,/beta}'::text[] END WHERE contract_version_id = $1`,
+      [draft.contract.id],
+    );
     await activateOk(ctx, apiKey, config.connectionId, draft.contract.id, { expectedActiveContractVersionId: v1, reason: 'promote' });
     const second = (await checkConnection(edge, config)).body!;
     expect(second.activeContractVersionId).toBe(draft.contract.id);
@@ -126,17 +164,25 @@ describe('the connection check answers the active contract\'s routes', () => {
 });
 
 describe('the collector templatises paths with the learned routes', () => {
-  it('records /v1/models/gpt-4o as /models/{model} with no routes option, and follows a new activation without restart', { timeout: 60_000 }, async () => {
+  it('records /v1/models/gpt-4o as /models/{model} with no routes option, and follows a new activation without restart', {
+    timeout: 60_000,
+  }, async () => {
     const config = await createCollector(ctx, apiKey, { protocol: 'http-api', name: 'openai-app' });
     const v1 = await activate(config, '1', documentOf('Models', ['/models', '/models/{model}']), null);
     const collector = libraryCollector(config, { contractRefreshIntervalMs: 1_000 });
     await waitFor(() => (collector.counters().contractVersionId === v1 ? true : undefined), 10_000, 'the active version learned');
 
     const vendorFetch = instrument.observeFetch(collector, globalThis.fetch, { origins: [vendorOrigin] });
-    for (const path of ['/v1/models/gpt-4o', '/v1/models', '/models/gpt-4o-mini', '/v1/unknown/thing']) await (await vendorFetch(`${vendorOrigin}${path}?q=1`)).json();
+    for (const path of ['/v1/models/gpt-4o', '/v1/models', '/models/gpt-4o-mini', '/v1/unknown/thing'])
+      await (await vendorFetch(`${vendorOrigin}${path}?q=1`)).json();
     await waitFor(() => (collector.counters().observed >= 4 ? true : undefined), 10_000, '4 observations');
     await collector.flush();
-    expect(await storedRoutes(config.connectionId, 4)).toStrictEqual(['GET /models', 'GET /models/{model}', 'GET /models/{model}', 'GET /v1/unknown/thing']);
+    expect(await storedRoutes(config.connectionId, 4)).toStrictEqual([
+      'GET /models',
+      'GET /models/{model}',
+      'GET /models/{model}',
+      'GET /v1/unknown/thing',
+    ]);
 
     // A new version activated while the collector runs: the next checks learn it.
     const v2 = await activate(config, '2', documentOf('Engines', ['/engines/{engine}']), v1);
@@ -158,7 +204,9 @@ describe('the collector templatises paths with the learned routes', () => {
     await waitFor(() => (collector.counters().contractVersionId === v1 ? true : undefined), 10_000, 'the active version learned');
 
     const byCallback = instrument.observeFetch(collector, globalThis.fetch, {
-      origins: [vendorOrigin], routes: ['/v1/models/{name}'], routeTemplate: (url) => (url.includes('special') ? '/special' : undefined),
+      origins: [vendorOrigin],
+      routes: ['/v1/models/{name}'],
+      routeTemplate: (url) => (url.includes('special') ? '/special' : undefined),
     });
     const byRoutes = instrument.observeFetch(collector, globalThis.fetch, { origins: [vendorOrigin], routes: ['/v1/models/{name}'] });
     await (await byCallback(`${vendorOrigin}/v1/models/special-1`)).json();
@@ -172,10 +220,15 @@ describe('the collector templatises paths with the learned routes', () => {
       unsubscribe();
     }
     await collector.flush();
-    expect(await storedRoutes(config.connectionId, 4)).toStrictEqual(['GET /models/{model}', 'GET /special', 'GET /v1/models/{name}', 'GET /v1/models/{name}']);
+    expect(await storedRoutes(config.connectionId, 4)).toStrictEqual([
+      'GET /models/{model}',
+      'GET /special',
+      'GET /v1/models/{name}',
+      'GET /v1/models/{name}',
+    ]);
   });
 
-  it('templatises inbound requests of an Express app with the learned routes before the framework\'s', { timeout: 60_000 }, async () => {
+  it("templatises inbound requests of an Express app with the learned routes before the framework's", { timeout: 60_000 }, async () => {
     const config = await createCollector(ctx, apiKey, { protocol: 'http-webhook', direction: 'inbound', name: 'hooks' });
     const document = {
       openapi: '3.1.0',
@@ -197,7 +250,9 @@ describe('the collector templatises paths with the learned routes', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       for (const path of ['/hooks/stripe/events', '/hooks/stripe/other']) {
-        await (await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"1"}' })).text();
+        await (
+          await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"1"}' })
+        ).text();
       }
       await waitFor(() => (collector.counters().observed >= 2 ? true : undefined), 10_000, '2 observations');
     } finally {
@@ -220,7 +275,7 @@ describe('learned route matching', () => {
     ],
   });
 
-  it('matches one segment per parameter, with or without a base path, the call\'s verb first', () => {
+  it("matches one segment per parameter, with or without a base path, the call's verb first", () => {
     expect(contract?.versionId).toBe('cv_1');
     expect(contract?.size).toBe(4);
     const match = (method: string, path: string) => contract?.match(method, path);

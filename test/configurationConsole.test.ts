@@ -10,8 +10,17 @@ import { expectedProof, type ConfigurationReceipt, type ConfigurationReview, typ
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import { addWorkspaceMember, createConsoleUser, REFUSED_CONSOLE_CALLERS, type ConsoleUser } from './helpers/consoleUsers.js';
 import {
-  advanceClock, bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks,
-  type CallOptions, type TestContext,
+  advanceClock,
+  bootstrapWorkspace,
+  callWithKey,
+  callWithSession,
+  countRows,
+  createTestContext,
+  expectError,
+  newIdempotencyKey,
+  resetClockAndHooks,
+  type CallOptions,
+  type TestContext,
 } from './helpers/context.js';
 import { openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createIntegration } from './helpers/integrations.js';
@@ -23,8 +32,12 @@ import { createRuleWithKey } from './helpers/rules.js';
 // rules, the authority re-check and the preview minute shared with API keys.
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 afterEach(() => resetClockAndHooks(ctx));
 
 type Method = 'GET' | 'POST';
@@ -34,7 +47,8 @@ const operationUrl = (slug: string, operationId: string) => `/workspaces/${slug}
 const setupPreviewUrl = (slug: string, integrationId: string) => `/workspaces/${slug}/integrations/${integrationId}/connections/preview`;
 const setupUrl = (slug: string, operationId: string) => `/workspaces/${slug}/connection-setup/${operationId}`;
 
-const call = (token: string | null, method: Method, url: string, options: CallOptions = {}) => callWithSession(ctx, token, method, url, options);
+const call = (token: string | null, method: Method, url: string, options: CallOptions = {}) =>
+  callWithSession(ctx, token, method, url, options);
 const applyAs = (token: string | null, url: string, approvalFingerprint: string, idempotencyKey: string = newIdempotencyKey()) =>
   call(token, 'POST', `${url}/apply`, { body: { approvalFingerprint }, idempotencyKey });
 
@@ -52,7 +66,12 @@ interface World {
 }
 
 async function createRule(key: string, connectionId: string): Promise<string> {
-  const receipt = await createRuleWithKey(ctx, key, connectionId, { sourceEventType: 'order.paid', expectedObjectType: 'shipment', maxDelayMs: 60_000, enabled: true });
+  const receipt = await createRuleWithKey(ctx, key, connectionId, {
+    sourceEventType: 'order.paid',
+    expectedObjectType: 'shipment',
+    maxDelayMs: 60_000,
+    enabled: true,
+  });
   return receipt.rule.id;
 }
 
@@ -75,10 +94,19 @@ async function world(): Promise<World> {
   };
 }
 
-const copySelection = (w: World) => ({ sourceConnectionId: w.copy.sandbox.connectionId, contractVersionIds: [w.copy.versionId], ruleIds: [w.copy.ruleId] });
+const copySelection = (w: World) => ({
+  sourceConnectionId: w.copy.sandbox.connectionId,
+  contractVersionIds: [w.copy.versionId],
+  ruleIds: [w.copy.ruleId],
+});
 /** What is left to copy once `copiedBy` copied the rule. */
 const contractOnly = (w: World) => ({ sourceConnectionId: w.copy.sandbox.connectionId, contractVersionIds: [w.copy.versionId] });
-const setupSelection = (w: World) => ({ destinationMode: 'live', sourceConnectionId: w.setup.sourceId, contractVersionIds: [w.setup.versionId], ruleIds: [w.setup.ruleId] });
+const setupSelection = (w: World) => ({
+  destinationMode: 'live',
+  sourceConnectionId: w.setup.sourceId,
+  contractVersionIds: [w.setup.versionId],
+  ruleIds: [w.setup.ruleId],
+});
 
 async function previewCopy(w: World, token: string, body: unknown = copySelection(w)): Promise<ConfigurationReview> {
   const res = await call(token, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), { body });
@@ -93,7 +121,10 @@ async function previewSetup(w: World, token: string, body: unknown = setupSelect
 }
 
 /** A copy of the rule only, previewed and applied by `token`. */
-async function copiedBy(w: World, token: string): Promise<{ review: ConfigurationReview; receipt: ConfigurationReceipt; idempotencyKey: string }> {
+async function copiedBy(
+  w: World,
+  token: string,
+): Promise<{ review: ConfigurationReview; receipt: ConfigurationReceipt; idempotencyKey: string }> {
   const review = await previewCopy(w, token, { sourceConnectionId: w.copy.sandbox.connectionId, ruleIds: [w.copy.ruleId] });
   const idempotencyKey = newIdempotencyKey();
   const res = await applyAs(token, operationUrl(w.slug, review.operationId), review.fingerprint, idempotencyKey);
@@ -104,7 +135,10 @@ async function copiedBy(w: World, token: string): Promise<{ review: Configuratio
 /** Everything previews and applies write in the workspace: all of it unchanged after a refused request. */
 async function writes(w: World) {
   const ws = [w.boot.workspace.id];
-  const connections = await ctx.deps.pool.query('SELECT id, revision, credential_epoch FROM connections WHERE workspace_id = $1 ORDER BY id', ws);
+  const connections = await ctx.deps.pool.query(
+    'SELECT id, revision, credential_epoch FROM connections WHERE workspace_id = $1 ORDER BY id',
+    ws,
+  );
   return {
     connections: connections.rows,
     credentials: await countRows(ctx, 'credentials', 'connection_id IN (SELECT id FROM connections WHERE workspace_id = $1)', ws),
@@ -122,19 +156,32 @@ async function actorOf(table: 'configuration_reviews' | 'connection_setups' | 'o
 }
 
 async function auditActors(workspaceId: string, action: string): Promise<unknown[]> {
-  return (await ctx.deps.pool.query('SELECT actor_type, actor_id FROM audit_events WHERE workspace_id = $1 AND action = $2', [workspaceId, action])).rows;
+  return (
+    await ctx.deps.pool.query('SELECT actor_type, actor_id FROM audit_events WHERE workspace_id = $1 AND action = $2', [
+      workspaceId,
+      action,
+    ])
+  ).rows;
 }
 
 /**
  * Another actor's copy review, completed copy and setup review: `token` can neither apply, read
  * nor compensate them (404 `operation_not_found`).
  */
-async function expectNotFoundTo(token: string, w: World, reviews: { copy: ConfigurationReview; done: ConfigurationReview; setup: SetupReview }): Promise<void> {
+async function expectNotFoundTo(
+  token: string,
+  w: World,
+  reviews: { copy: ConfigurationReview; done: ConfigurationReview; setup: SetupReview },
+): Promise<void> {
   const { copy, done, setup } = reviews;
   expectError(await applyAs(token, operationUrl(w.slug, copy.operationId), copy.fingerprint), 404, 'operation_not_found');
   expectError(await call(token, 'GET', operationUrl(w.slug, copy.operationId)), 404, 'operation_not_found');
   expectError(await call(token, 'GET', operationUrl(w.slug, done.operationId)), 404, 'operation_not_found');
-  expectError(await call(token, 'POST', `${operationUrl(w.slug, done.operationId)}/compensation-preview`, { body: {} }), 404, 'operation_not_found');
+  expectError(
+    await call(token, 'POST', `${operationUrl(w.slug, done.operationId)}/compensation-preview`, { body: {} }),
+    404,
+    'operation_not_found',
+  );
   expectError(await applyAs(token, setupUrl(w.slug, setup.operationId), setup.fingerprint), 404, 'operation_not_found');
   expectError(await call(token, 'GET', setupUrl(w.slug, setup.operationId)), 404, 'operation_not_found');
 }
@@ -156,7 +203,12 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
     expect(review).toMatchObject({ action: 'configuration.copy', status: 'previewed', originalOperationId: null, copiedArtifacts: null });
     expect(review.operationId).toMatch(/^concopy_/);
     expect(review.snapshot.identity.tenantId).toBe(w.boot.workspace.tenantId);
-    expect(review.snapshot.destination).toEqual({ mode: 'live', environmentId: w.copy.live.environmentId, connectionId: w.copy.live.connectionId, revision: w.copy.live.revision });
+    expect(review.snapshot.destination).toEqual({
+      mode: 'live',
+      environmentId: w.copy.live.environmentId,
+      connectionId: w.copy.live.connectionId,
+      revision: w.copy.live.revision,
+    });
     expect(await actorOf('configuration_reviews', review.operationId)).toEqual({ api_key_id: null, user_id: userId });
     expect(await auditActors(w.boot.workspace.id, 'configuration.copy.preview')).toEqual([{ actor_type: 'user', actor_id: userId }]);
     expect(await writes(w)).toMatchObject({ ...before, configurationReviews: 1, audit: before.audit + 1 });
@@ -168,14 +220,22 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
     expect(applied.headers['cache-control']).toBe('no-store');
     const receipt = applied.json();
     expect(receipt).toMatchObject({
-      operationId: review.operationId, action: 'configuration.copy', status: 'completed', connectionId: w.copy.live.connectionId, mode: 'live',
-      revision: (await readConnectionRow(ctx, w.copy.live.connectionId)).revision, replayed: false, historical: false,
+      operationId: review.operationId,
+      action: 'configuration.copy',
+      status: 'completed',
+      connectionId: w.copy.live.connectionId,
+      mode: 'live',
+      revision: (await readConnectionRow(ctx, w.copy.live.connectionId)).revision,
+      replayed: false,
+      historical: false,
       proof: expectedProof(review),
     });
     expect(await actorOf('operations', review.operationId)).toEqual({ api_key_id: null, user_id: userId });
     expect(await auditActors(w.boot.workspace.id, 'configuration.copy')).toEqual([{ actor_type: 'user', actor_id: userId }]);
     const draftId = receipt.copiedArtifacts.contracts[0].destinationContractVersionId;
-    expect((await ctx.deps.pool.query('SELECT api_key_id, lifecycle_status FROM contract_versions WHERE id = $1', [draftId])).rows).toEqual([{ api_key_id: null, lifecycle_status: 'draft' }]);
+    expect((await ctx.deps.pool.query('SELECT api_key_id, lifecycle_status FROM contract_versions WHERE id = $1', [draftId])).rows).toEqual(
+      [{ api_key_id: null, lifecycle_status: 'draft' }],
+    );
 
     const afterCopy = await writes(w);
     const retry = await applyAs(token, operationUrl(w.slug, review.operationId), review.fingerprint, idempotencyKey);
@@ -187,20 +247,34 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
     const compensation = await call(token, 'POST', `${operationUrl(w.slug, review.operationId)}/compensation-preview`, { body: {} });
     expect(compensation.statusCode, compensation.body).toBe(201);
     const comp = compensation.json();
-    expect(comp).toMatchObject({ action: 'configuration.compensate', status: 'previewed', originalOperationId: review.operationId, copiedArtifacts: receipt.copiedArtifacts });
+    expect(comp).toMatchObject({
+      action: 'configuration.compensate',
+      status: 'previewed',
+      originalOperationId: review.operationId,
+      copiedArtifacts: receipt.copiedArtifacts,
+    });
     expect(comp.operationId).toMatch(/^concomp_/);
     expect(await actorOf('configuration_reviews', comp.operationId)).toEqual({ api_key_id: null, user_id: userId });
     const compKey = newIdempotencyKey();
     const removal = await applyAs(token, operationUrl(w.slug, comp.operationId), comp.fingerprint, compKey);
     expect(removal.statusCode, removal.body).toBe(201);
-    expect(removal.json()).toMatchObject({ action: 'configuration.compensate', originalOperationId: review.operationId, copiedArtifacts: receipt.copiedArtifacts, replayed: false });
+    expect(removal.json()).toMatchObject({
+      action: 'configuration.compensate',
+      originalOperationId: review.operationId,
+      copiedArtifacts: receipt.copiedArtifacts,
+      replayed: false,
+    });
     expect(await writes(w)).toMatchObject({ contractVersions: before.contractVersions, rules: before.rules });
     const removedRetry = await applyAs(token, operationUrl(w.slug, comp.operationId), comp.fingerprint, compKey);
     expect(removedRetry.statusCode).toBe(200);
     expect(removedRetry.json()).toEqual({ ...removal.json(), replayed: true });
     expect((await call(token, 'GET', operationUrl(w.slug, comp.operationId))).json()).toEqual({ ...removal.json(), replayed: true });
     // The copy receipt stays readable, now historical.
-    expect((await call(token, 'GET', operationUrl(w.slug, review.operationId))).json()).toEqual({ ...receipt, replayed: true, historical: true });
+    expect((await call(token, 'GET', operationUrl(w.slug, review.operationId))).json()).toEqual({
+      ...receipt,
+      replayed: true,
+      historical: true,
+    });
   });
 
   it('previews and applies a second-mode setup: the token once, then the credential-free receipt on retry and status', async () => {
@@ -210,7 +284,12 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     const review = res.json();
-    expect(review).toMatchObject({ action: 'connection.setup', status: 'previewed', workspaceIntegrationId: w.setup.integrationId, mode: 'live' });
+    expect(review).toMatchObject({
+      action: 'connection.setup',
+      status: 'previewed',
+      workspaceIntegrationId: w.setup.integrationId,
+      mode: 'live',
+    });
     expect(review.snapshot.identity.tenantId).toBe(w.boot.workspace.tenantId);
     expect(await actorOf('connection_setups', review.operationId)).toEqual({ api_key_id: null, user_id: userId });
     expect(await auditActors(w.boot.workspace.id, 'connection.setup.preview')).toEqual([{ actor_type: 'user', actor_id: userId }]);
@@ -221,8 +300,14 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
     expect(applied.statusCode, applied.body).toBe(201);
     const body = applied.json();
     expect(body).toMatchObject({
-      operationId: review.operationId, action: 'connection.setup', status: 'completed', workspaceIntegrationId: w.setup.integrationId, mode: 'live',
-      replayed: false, historical: false, credentialRecoveryRequired: false,
+      operationId: review.operationId,
+      action: 'connection.setup',
+      status: 'completed',
+      workspaceIntegrationId: w.setup.integrationId,
+      mode: 'live',
+      replayed: false,
+      historical: false,
+      credentialRecoveryRequired: false,
       connection: { id: body.connectionId, credentialStatus: 'active', activeContractVersionId: null },
     });
     expect(body.copiedArtifacts.contracts).toHaveLength(1);
@@ -250,12 +335,22 @@ describe.each(roles)('an %s through the browser session', (_role, as) => {
 });
 
 describe('who may use the routes (02 Authentication 4)', () => {
-  interface Ids { pending: ConfigurationReview; completed: ConfigurationReview; setup: SetupReview }
+  interface Ids {
+    pending: ConfigurationReview;
+    completed: ConfigurationReview;
+    setup: SetupReview;
+  }
   // Every console route of this feature, as [label, method, url, body, keyed].
   const routes = (w: World, ids: Ids): [string, Method, string, unknown, boolean][] => [
     ['copy preview', 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), contractOnly(w), false],
     ['compensation preview', 'POST', `${operationUrl(w.slug, ids.completed.operationId)}/compensation-preview`, {}, false],
-    ['copy apply', 'POST', `${operationUrl(w.slug, ids.pending.operationId)}/apply`, { approvalFingerprint: ids.pending.fingerprint }, true],
+    [
+      'copy apply',
+      'POST',
+      `${operationUrl(w.slug, ids.pending.operationId)}/apply`,
+      { approvalFingerprint: ids.pending.fingerprint },
+      true,
+    ],
     ['copy status', 'GET', operationUrl(w.slug, ids.pending.operationId), undefined, false],
     ['setup preview', 'POST', setupPreviewUrl(w.slug, w.setup.integrationId), setupSelection(w), false],
     ['setup apply', 'POST', `${setupUrl(w.slug, ids.setup.operationId)}/apply`, { approvalFingerprint: ids.setup.fingerprint }, true],
@@ -274,7 +369,10 @@ describe('who may use the routes (02 Authentication 4)', () => {
     const token = await tokenFor(ctx, w.boot.workspace.id);
     const before = await writes(w);
     for (const [label, method, url, body, keyed] of routes(w, ids)) {
-      const res = await call(token, method, url, { ...(body === undefined ? {} : { body }), ...(keyed ? { idempotencyKey: newIdempotencyKey() } : {}) });
+      const res = await call(token, method, url, {
+        ...(body === undefined ? {} : { body }),
+        ...(keyed ? { idempotencyKey: newIdempotencyKey() } : {}),
+      });
       expect(res.statusCode, `${label}: ${res.body}`).toBe(status);
       expect(res.json(), label).toEqual({ error: code });
     }
@@ -285,14 +383,19 @@ describe('who may use the routes (02 Authentication 4)', () => {
     const { w, ids } = await withReviews();
     const before = await writes(w);
     for (const [label, method, url, body, keyed] of routes(w, ids).filter(([, method]) => method === 'POST')) {
-      const res = await call(w.boot.sessionToken, method, url, { body, headers: { origin: 'https://evil.example' }, ...(keyed ? { idempotencyKey: newIdempotencyKey() } : {}) });
+      const res = await call(w.boot.sessionToken, method, url, {
+        body,
+        headers: { origin: 'https://evil.example' },
+        ...(keyed ? { idempotencyKey: newIdempotencyKey() } : {}),
+      });
       expect(res.statusCode, `${label}: ${res.body}`).toBe(403);
       expect(res.json(), label).toEqual({ error: 'forbidden' });
     }
     expect(await writes(w)).toEqual(before);
     const { rows } = await ctx.deps.pool.query<{ id: string }>('SELECT id FROM sessions WHERE user_id = $1', [w.boot.user.id]);
     const withToken = await call(w.boot.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), {
-      body: contractOnly(w), headers: { origin: 'https://evil.example', 'x-csrf-token': csrfTokenFor(rows[0].id, ctx.deps.config.secretEncryptionKey) },
+      body: contractOnly(w),
+      headers: { origin: 'https://evil.example', 'x-csrf-token': csrfTokenFor(rows[0].id, ctx.deps.config.secretEncryptionKey) },
     });
     expect(withToken.statusCode, withToken.body).toBe(201);
   });
@@ -303,19 +406,97 @@ describe('who may use the routes (02 Authentication 4)', () => {
     const copyApply = `${operationUrl(w.slug, ids.pending.operationId)}/apply`;
     const setupApply = `${setupUrl(w.slug, ids.setup.operationId)}/apply`;
     const cases: [string, () => Promise<LightMyRequestResponse>, number, string][] = [
-      ['copy preview, unknown member', () => call(w.admin.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), { body: { ...copySelection(w), enabled: true } }), 400, 'invalid_configuration_request'],
-      ['copy preview, query', () => call(w.admin.sessionToken, 'POST', `${copyPreviewUrl(w.slug, w.copy.live.connectionId)}?dryRun=1`, { body: copySelection(w) }), 400, 'invalid_configuration_request'],
-      ['compensation preview, a body member', () => call(w.admin.sessionToken, 'POST', `${operationUrl(w.slug, ids.completed.operationId)}/compensation-preview`, { body: { x: 1 } }), 400, 'invalid_configuration_request'],
-      ['copy apply, no Idempotency-Key', () => call(w.boot.sessionToken, 'POST', copyApply, { body: { approvalFingerprint: ids.pending.fingerprint } }), 400, 'idempotency_key_required'],
-      ['copy apply, malformed fingerprint', () => call(w.boot.sessionToken, 'POST', copyApply, { body: { approvalFingerprint: 'sha256:x' }, idempotencyKey: newIdempotencyKey() }), 400, 'invalid_configuration_request'],
-      ['setup preview, a selection without source', () => call(w.admin.sessionToken, 'POST', setupPreviewUrl(w.slug, w.setup.integrationId), { body: { destinationMode: 'live', ruleIds: [w.setup.ruleId] } }), 400, 'invalid_connection_setup'],
-      ['setup apply, no Idempotency-Key', () => call(w.boot.sessionToken, 'POST', setupApply, { body: { approvalFingerprint: ids.setup.fingerprint } }), 400, 'idempotency_key_required'],
-      ['setup apply, unknown member', () => call(w.boot.sessionToken, 'POST', setupApply, { body: { approvalFingerprint: ids.setup.fingerprint, mode: 'live' }, idempotencyKey: newIdempotencyKey() }), 400, 'invalid_connection_setup'],
-      ['copy preview, an unknown workspace', () => call(w.admin.sessionToken, 'POST', copyPreviewUrl('no-such-workspace', w.copy.live.connectionId), { body: copySelection(w) }), 404, 'workspace_not_found'],
-      ['copy preview, a wint_ destination', () => call(w.admin.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.integrationId), { body: copySelection(w) }), 404, 'connection_not_found'],
-      ['setup preview, an int_ id', () => call(w.admin.sessionToken, 'POST', setupPreviewUrl(w.slug, w.setup.sourceId), { body: setupSelection(w) }), 404, 'integration_not_found'],
-      ['copy status, unknown id', () => call(w.admin.sessionToken, 'GET', operationUrl(w.slug, newId('concopy_'))), 404, 'operation_not_found'],
-      ['setup status, unknown id', () => call(w.admin.sessionToken, 'GET', setupUrl(w.slug, newId('consetup_'))), 404, 'operation_not_found'],
+      [
+        'copy preview, unknown member',
+        () =>
+          call(w.admin.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), {
+            body: { ...copySelection(w), enabled: true },
+          }),
+        400,
+        'invalid_configuration_request',
+      ],
+      [
+        'copy preview, query',
+        () =>
+          call(w.admin.sessionToken, 'POST', `${copyPreviewUrl(w.slug, w.copy.live.connectionId)}?dryRun=1`, { body: copySelection(w) }),
+        400,
+        'invalid_configuration_request',
+      ],
+      [
+        'compensation preview, a body member',
+        () =>
+          call(w.admin.sessionToken, 'POST', `${operationUrl(w.slug, ids.completed.operationId)}/compensation-preview`, { body: { x: 1 } }),
+        400,
+        'invalid_configuration_request',
+      ],
+      [
+        'copy apply, no Idempotency-Key',
+        () => call(w.boot.sessionToken, 'POST', copyApply, { body: { approvalFingerprint: ids.pending.fingerprint } }),
+        400,
+        'idempotency_key_required',
+      ],
+      [
+        'copy apply, malformed fingerprint',
+        () =>
+          call(w.boot.sessionToken, 'POST', copyApply, { body: { approvalFingerprint: 'sha256:x' }, idempotencyKey: newIdempotencyKey() }),
+        400,
+        'invalid_configuration_request',
+      ],
+      [
+        'setup preview, a selection without source',
+        () =>
+          call(w.admin.sessionToken, 'POST', setupPreviewUrl(w.slug, w.setup.integrationId), {
+            body: { destinationMode: 'live', ruleIds: [w.setup.ruleId] },
+          }),
+        400,
+        'invalid_connection_setup',
+      ],
+      [
+        'setup apply, no Idempotency-Key',
+        () => call(w.boot.sessionToken, 'POST', setupApply, { body: { approvalFingerprint: ids.setup.fingerprint } }),
+        400,
+        'idempotency_key_required',
+      ],
+      [
+        'setup apply, unknown member',
+        () =>
+          call(w.boot.sessionToken, 'POST', setupApply, {
+            body: { approvalFingerprint: ids.setup.fingerprint, mode: 'live' },
+            idempotencyKey: newIdempotencyKey(),
+          }),
+        400,
+        'invalid_connection_setup',
+      ],
+      [
+        'copy preview, an unknown workspace',
+        () => call(w.admin.sessionToken, 'POST', copyPreviewUrl('no-such-workspace', w.copy.live.connectionId), { body: copySelection(w) }),
+        404,
+        'workspace_not_found',
+      ],
+      [
+        'copy preview, a wint_ destination',
+        () => call(w.admin.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.integrationId), { body: copySelection(w) }),
+        404,
+        'connection_not_found',
+      ],
+      [
+        'setup preview, an int_ id',
+        () => call(w.admin.sessionToken, 'POST', setupPreviewUrl(w.slug, w.setup.sourceId), { body: setupSelection(w) }),
+        404,
+        'integration_not_found',
+      ],
+      [
+        'copy status, unknown id',
+        () => call(w.admin.sessionToken, 'GET', operationUrl(w.slug, newId('concopy_'))),
+        404,
+        'operation_not_found',
+      ],
+      [
+        'setup status, unknown id',
+        () => call(w.admin.sessionToken, 'GET', setupUrl(w.slug, newId('consetup_'))),
+        404,
+        'operation_not_found',
+      ],
     ];
     for (const [label, run, status, code] of cases) {
       const res = await run();
@@ -324,7 +505,11 @@ describe('who may use the routes (02 Authentication 4)', () => {
     }
     await setWritePause(ctx.deps.redis, true);
     try {
-      expectError(await call(w.admin.sessionToken, 'POST', setupPreviewUrl(w.slug, w.setup.integrationId), { body: setupSelection(w) }), 503, 'mode_cutover_write_paused');
+      expectError(
+        await call(w.admin.sessionToken, 'POST', setupPreviewUrl(w.slug, w.setup.integrationId), { body: setupSelection(w) }),
+        503,
+        'mode_cutover_write_paused',
+      );
     } finally {
       await setWritePause(ctx.deps.redis, false);
     }
@@ -356,14 +541,36 @@ describe('the user who previewed is the user who applies and recovers', () => {
     for (const token of [other.sessionToken, w.boot.sessionToken]) {
       await expectNotFoundTo(token, w, { copy, done, setup });
       // The key of the user's apply, reused by anyone else, replays nothing.
-      expectError(await applyAs(token, operationUrl(w.slug, done.operationId), done.fingerprint, idempotencyKey), 409, 'idempotency_conflict');
+      expectError(
+        await applyAs(token, operationUrl(w.slug, done.operationId), done.fingerprint, idempotencyKey),
+        409,
+        'idempotency_conflict',
+      );
     }
     const key = w.boot.apiKey.key;
     const v1 = (path: string) => `/v1/${path}`;
-    expectError(await callWithKey(ctx, key, 'POST', v1(`configuration-operations/${copy.operationId}/apply`), { body: { approvalFingerprint: copy.fingerprint }, idempotencyKey: newIdempotencyKey() }), 404, 'operation_not_found');
+    expectError(
+      await callWithKey(ctx, key, 'POST', v1(`configuration-operations/${copy.operationId}/apply`), {
+        body: { approvalFingerprint: copy.fingerprint },
+        idempotencyKey: newIdempotencyKey(),
+      }),
+      404,
+      'operation_not_found',
+    );
     expectError(await callWithKey(ctx, key, 'GET', v1(`configuration-operations/${done.operationId}`)), 404, 'operation_not_found');
-    expectError(await callWithKey(ctx, key, 'POST', v1(`configuration-operations/${done.operationId}/compensation-preview`), { body: {} }), 404, 'operation_not_found');
-    expectError(await callWithKey(ctx, key, 'POST', v1(`connection-setup/${setup.operationId}/apply`), { body: { approvalFingerprint: setup.fingerprint }, idempotencyKey: newIdempotencyKey() }), 404, 'operation_not_found');
+    expectError(
+      await callWithKey(ctx, key, 'POST', v1(`configuration-operations/${done.operationId}/compensation-preview`), { body: {} }),
+      404,
+      'operation_not_found',
+    );
+    expectError(
+      await callWithKey(ctx, key, 'POST', v1(`connection-setup/${setup.operationId}/apply`), {
+        body: { approvalFingerprint: setup.fingerprint },
+        idempotencyKey: newIdempotencyKey(),
+      }),
+      404,
+      'operation_not_found',
+    );
     expectError(await callWithKey(ctx, key, 'GET', v1(`connection-setup/${setup.operationId}`)), 404, 'operation_not_found');
     // Not another workspace's either, where the same user is owner.
     const own = await bootstrapWorkspace(ctx, { email: w.admin.email, workspace: 'Admin own workspace' });
@@ -383,8 +590,14 @@ describe('the user who previewed is the user who applies and recovers', () => {
       expect(res.statusCode, res.body).toBe(201);
       return res.json();
     };
-    const done = await preview(`/v1/connections/${w.copy.live.connectionId}/configuration-copy/preview`, { sourceConnectionId: w.copy.sandbox.connectionId, ruleIds: [w.copy.ruleId] });
-    const applied = await callWithKey(ctx, key, 'POST', `/v1/configuration-operations/${done.operationId}/apply`, { body: { approvalFingerprint: done.fingerprint }, idempotencyKey: newIdempotencyKey() });
+    const done = await preview(`/v1/connections/${w.copy.live.connectionId}/configuration-copy/preview`, {
+      sourceConnectionId: w.copy.sandbox.connectionId,
+      ruleIds: [w.copy.ruleId],
+    });
+    const applied = await callWithKey(ctx, key, 'POST', `/v1/configuration-operations/${done.operationId}/apply`, {
+      body: { approvalFingerprint: done.fingerprint },
+      idempotencyKey: newIdempotencyKey(),
+    });
     expect(applied.statusCode, applied.body).toBe(201);
     const copy = await preview(`/v1/connections/${w.copy.live.connectionId}/configuration-copy/preview`, contractOnly(w));
     const setup = await preview(`/v1/integrations/${w.setup.integrationId}/connections/preview`, setupSelection(w));
@@ -416,7 +629,10 @@ describe('an archived workspace', () => {
     const before = await writes(w);
     const refused: [string, () => Promise<LightMyRequestResponse>][] = [
       ['copy preview', () => call(user, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), { body: copySelection(w) })],
-      ['compensation preview', () => call(user, 'POST', `${operationUrl(w.slug, copyDone.operationId)}/compensation-preview`, { body: {} })],
+      [
+        'compensation preview',
+        () => call(user, 'POST', `${operationUrl(w.slug, copyDone.operationId)}/compensation-preview`, { body: {} }),
+      ],
       ['copy apply', () => applyAs(user, operationUrl(w.slug, copyPending.operationId), copyPending.fingerprint)],
       ['copy apply retried', () => applyAs(user, operationUrl(w.slug, copyDone.operationId), copyDone.fingerprint, copyKey)],
       ['setup preview', () => call(user, 'POST', setupPreviewUrl(w.slug, created.integration.id), { body: { destinationMode: 'live' } })],
@@ -449,21 +665,55 @@ describe('an archived workspace', () => {
 
 describe('the authority re-check inside the apply transaction', () => {
   const losses: [string, (w: World) => Promise<unknown>, number, string | null][] = [
-    ['the user demoted to viewer', (w) => ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [w.boot.workspace.id, w.admin.userId]), 403, 'forbidden'],
-    ['the session signed out', (w) => ctx.deps.pool.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1', [w.admin.userId]), 401, 'unauthenticated'],
-    ['the workspace archived', (w) => ctx.deps.pool.query("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", [w.boot.workspace.id]), 409, 'workspace_unavailable'],
+    [
+      'the user demoted to viewer',
+      (w) =>
+        ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [
+          w.boot.workspace.id,
+          w.admin.userId,
+        ]),
+      403,
+      'forbidden',
+    ],
+    [
+      'the session signed out',
+      (w) => ctx.deps.pool.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1', [w.admin.userId]),
+      401,
+      'unauthenticated',
+    ],
+    [
+      'the workspace archived',
+      (w) => ctx.deps.pool.query("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", [w.boot.workspace.id]),
+      409,
+      'workspace_unavailable',
+    ],
     // null: the flow's own stale code.
-    ['the authorization epoch moved', (w) => ctx.deps.pool.query('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', [w.boot.workspace.id]), 409, null],
+    [
+      'the authorization epoch moved',
+      (w) => ctx.deps.pool.query('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', [w.boot.workspace.id]),
+      409,
+      null,
+    ],
   ];
   const flows: [string, string, string, (w: World) => Promise<{ url: string; fingerprint: string }>][] = [
-    ['copy', 'configuration.copy', 'configuration_preview_stale', async (w) => {
-      const review = await previewCopy(w, w.admin.sessionToken);
-      return { url: operationUrl(w.slug, review.operationId), fingerprint: review.fingerprint };
-    }],
-    ['setup', 'connection.setup', 'connection_preview_stale', async (w) => {
-      const review = await previewSetup(w, w.admin.sessionToken);
-      return { url: setupUrl(w.slug, review.operationId), fingerprint: review.fingerprint };
-    }],
+    [
+      'copy',
+      'configuration.copy',
+      'configuration_preview_stale',
+      async (w) => {
+        const review = await previewCopy(w, w.admin.sessionToken);
+        return { url: operationUrl(w.slug, review.operationId), fingerprint: review.fingerprint };
+      },
+    ],
+    [
+      'setup',
+      'connection.setup',
+      'connection_preview_stale',
+      async (w) => {
+        const review = await previewSetup(w, w.admin.sessionToken);
+        return { url: setupUrl(w.slug, review.operationId), fingerprint: review.fingerprint };
+      },
+    ],
   ];
 
   for (const [flow, kind, staleCode, reviewed] of flows) {
@@ -489,8 +739,15 @@ describe('the authority re-check inside the apply transaction', () => {
     const review = await previewCopy(w, w.admin.sessionToken);
     // As a membership change through the console does.
     await ctx.deps.pool.query('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', [w.boot.workspace.id]);
-    expectError(await applyAs(w.admin.sessionToken, operationUrl(w.slug, review.operationId), review.fingerprint), 409, 'configuration_preview_stale');
-    await ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [w.boot.workspace.id, w.admin.userId]);
+    expectError(
+      await applyAs(w.admin.sessionToken, operationUrl(w.slug, review.operationId), review.fingerprint),
+      409,
+      'configuration_preview_stale',
+    );
+    await ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [
+      w.boot.workspace.id,
+      w.admin.userId,
+    ]);
     expectError(await applyAs(w.admin.sessionToken, operationUrl(w.slug, review.operationId), review.fingerprint), 403, 'forbidden');
   });
 });
@@ -500,10 +757,17 @@ describe(`the preview minute (${PREVIEWS_PER_MINUTE} per workspace, shared by se
     const w = await world();
     const key = w.boot.apiKey.key;
     const { review: done } = await copiedBy(w, w.admin.sessionToken);
-    expectError(await call(w.admin.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), { body: { sourceConnectionId: w.copy.sandbox.connectionId } }), 400, 'configuration_selection_invalid');
+    expectError(
+      await call(w.admin.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), {
+        body: { sourceConnectionId: w.copy.sandbox.connectionId },
+      }),
+      400,
+      'configuration_selection_invalid',
+    );
     const previews: (() => Promise<LightMyRequestResponse>)[] = [
       () => call(w.admin.sessionToken, 'POST', copyPreviewUrl(w.slug, w.copy.live.connectionId), { body: contractOnly(w) }),
-      () => callWithKey(ctx, key, 'POST', `/v1/connections/${w.copy.live.connectionId}/configuration-copy/preview`, { body: contractOnly(w) }),
+      () =>
+        callWithKey(ctx, key, 'POST', `/v1/connections/${w.copy.live.connectionId}/configuration-copy/preview`, { body: contractOnly(w) }),
       () => call(w.boot.sessionToken, 'POST', setupPreviewUrl(w.slug, w.setup.integrationId), { body: setupSelection(w) }),
       () => callWithKey(ctx, key, 'POST', `/v1/integrations/${w.setup.integrationId}/connections/preview`, { body: setupSelection(w) }),
       () => call(w.admin.sessionToken, 'POST', `${operationUrl(w.slug, done.operationId)}/compensation-preview`, { body: {} }),

@@ -7,11 +7,24 @@ import { fingerprint } from '../shared/fingerprint.js';
 import { newId } from '../shared/ids.js';
 import { apiKeyAuthorityLosses } from './helpers/authority.js';
 import {
-  expectedProof, markRulesEvaluated, seedSelectableArtifacts, SELECTION_LIMIT, type ConfigurationReceipt, type ConfigurationReview,
+  expectedProof,
+  markRulesEvaluated,
+  seedSelectableArtifacts,
+  SELECTION_LIMIT,
+  type ConfigurationReceipt,
+  type ConfigurationReview,
 } from './helpers/configuration.js';
 import { insertConnections, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import {
-  advanceClock, bootstrapWorkspace, callWithKey, countRows, createTestContext, expectError, newIdempotencyKey, resetClockAndHooks, type TestContext,
+  advanceClock,
+  bootstrapWorkspace,
+  callWithKey,
+  countRows,
+  createTestContext,
+  expectError,
+  newIdempotencyKey,
+  resetClockAndHooks,
+  type TestContext,
 } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, ordersOpenApi, registerDraft, registerVersion } from './helpers/contracts.js';
 import { createRuleWithKey, ruleLastEvaluatedAt, type RuleReceipt } from './helpers/rules.js';
@@ -21,8 +34,12 @@ import { createRuleWithKey, ruleLastEvaluatedAt, type RuleReceipt } from './help
 // copy and compensation rows of "States and transitions", and the error table.
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 afterEach(() => resetClockAndHooks(ctx));
 
 const TEN_MINUTES = 10 * 60_000;
@@ -31,7 +48,8 @@ const FINGERPRINT = /^sha256:[0-9a-f]{64}$/;
 const previewUrl = (connectionId: string) => `/v1/connections/${connectionId}/configuration-copy/preview`;
 const operationUrl = (operationId: string) => `/v1/configuration-operations/${operationId}`;
 
-const previewCopy = (key: string | null, destinationId: string, body: unknown) => callWithKey(ctx, key, 'POST', previewUrl(destinationId), { body });
+const previewCopy = (key: string | null, destinationId: string, body: unknown) =>
+  callWithKey(ctx, key, 'POST', previewUrl(destinationId), { body });
 const apply = (key: string | null, operationId: string, approvalFingerprint: unknown, idempotencyKey: string = newIdempotencyKey()) =>
   callWithKey(ctx, key, 'POST', `${operationUrl(operationId)}/apply`, { body: { approvalFingerprint }, idempotencyKey });
 const status = (key: string | null, operationId: string) => callWithKey(ctx, key, 'GET', operationUrl(operationId));
@@ -56,14 +74,16 @@ async function currentRevision(connectionId: string): Promise<string> {
 
 async function patchRule(key: string, connectionId: string, ruleId: string, body: Record<string, unknown>): Promise<void> {
   const res = await callWithKey(ctx, key, 'PATCH', `/v1/connections/${connectionId}/reconciliation-rules/${ruleId}`, {
-    body: { expectedRevision: await currentRevision(connectionId), ...body }, idempotencyKey: newIdempotencyKey(),
+    body: { expectedRevision: await currentRevision(connectionId), ...body },
+    idempotencyKey: newIdempotencyKey(),
   });
   expect(res.statusCode, res.body).toBe(200);
 }
 
 async function credentialMutation(key: string, connectionId: string, action: 'issue' | 'rotate'): Promise<void> {
   const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/credentials/${action}`, {
-    body: { expectedRevision: await currentRevision(connectionId) }, idempotencyKey: newIdempotencyKey(),
+    body: { expectedRevision: await currentRevision(connectionId) },
+    idempotencyKey: newIdempotencyKey(),
   });
   expect(res.statusCode, res.body).toBe(201);
 }
@@ -79,7 +99,10 @@ async function fixture(): Promise<Fixture> {
   const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
   const first = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-01', servedOrders()));
   const second = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-02', ordersOpenApi(1)));
-  await activateOk(ctx, boot.apiKey.key, sandbox.connectionId, first.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
+  await activateOk(ctx, boot.apiKey.key, sandbox.connectionId, first.contract.id, {
+    expectedActiveContractVersionId: null,
+    reason: 'promote',
+  });
   const enabled = await createRuleWithKey(ctx, boot.apiKey.key, sandbox.connectionId, { ...ruleDefinition(0), enabled: true });
   const disabled = await createRuleWithKey(ctx, boot.apiKey.key, sandbox.connectionId, ruleDefinition(1));
   return { boot, sandbox, live, versions: [first.contract.id, second.contract.id], rules: [enabled.rule.id, disabled.rule.id] };
@@ -102,7 +125,11 @@ async function copied(f: Fixture): Promise<{ review: ConfigurationReview; receip
 }
 
 /** 02 "Operation receipt (completed)": the first answer to an apply of `review` on the Live destination. */
-function firstReceipt(f: Fixture, review: ConfigurationReview, fields: { action: string; revision: string; originalOperationId: string | null; copiedArtifacts: unknown }) {
+function firstReceipt(
+  f: Fixture,
+  review: ConfigurationReview,
+  fields: { action: string; revision: string; originalOperationId: string | null; copiedArtifacts: unknown },
+) {
   return {
     operationId: review.operationId,
     action: fields.action,
@@ -127,15 +154,28 @@ async function writes(f: Fixture) {
     destination: await readConnectionRow(ctx, live),
     source: await readConnectionRow(ctx, f.sandbox.connectionId),
     versions: await countRows(ctx, 'contract_versions', 'connection_id = $1', [live]),
-    operations: await countRows(ctx, 'contract_operations', 'contract_version_id IN (SELECT id FROM contract_versions WHERE connection_id = $1)', [live]),
+    operations: await countRows(
+      ctx,
+      'contract_operations',
+      'contract_version_id IN (SELECT id FROM contract_versions WHERE connection_id = $1)',
+      [live],
+    ),
     rules: await countRows(ctx, 'reconciliation_rules', 'connection_id = $1', [live]),
     credentials: await countRows(ctx, 'credentials', 'connection_id = $1', [live]),
     receipts: await countRows(ctx, 'operations', "workspace_id = $1 AND kind LIKE 'configuration.%'", [f.boot.workspace.id]),
-    audit: await countRows(ctx, 'audit_events', "workspace_id = $1 AND action IN ('configuration.copy', 'configuration.compensate')", [f.boot.workspace.id]),
+    audit: await countRows(ctx, 'audit_events', "workspace_id = $1 AND action IN ('configuration.copy', 'configuration.compensate')", [
+      f.boot.workspace.id,
+    ]),
   };
 }
 
-async function expectNothingWritten(f: Fixture, before: Awaited<ReturnType<typeof writes>>, res: LightMyRequestResponse, statusCode: number, error: string): Promise<void> {
+async function expectNothingWritten(
+  f: Fixture,
+  before: Awaited<ReturnType<typeof writes>>,
+  res: LightMyRequestResponse,
+  statusCode: number,
+  error: string,
+): Promise<void> {
   expectError(res, statusCode, error);
   expect(await writes(f)).toEqual(before);
 }
@@ -154,7 +194,16 @@ describe('copy review, apply and status', () => {
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     const review = res.json<ConfigurationReview>();
-    expect(Object.keys(review).sort()).toEqual(['action', 'copiedArtifacts', 'expiresAt', 'fingerprint', 'operationId', 'originalOperationId', 'snapshot', 'status']);
+    expect(Object.keys(review).sort()).toEqual([
+      'action',
+      'copiedArtifacts',
+      'expiresAt',
+      'fingerprint',
+      'operationId',
+      'originalOperationId',
+      'snapshot',
+      'status',
+    ]);
     expect(review).toMatchObject({ action: 'configuration.copy', status: 'previewed', originalOperationId: null, copiedArtifacts: null });
     expect(review.operationId).toMatch(/^concopy_[0-9a-z]{26}$/);
     expect(review.fingerprint).toMatch(FINGERPRINT);
@@ -165,18 +214,42 @@ describe('copy review, apply and status', () => {
     expect(configurationFingerprint).toBe(fingerprint(snapshotBody));
     expect(review.fingerprint).not.toBe(configurationFingerprint);
     expect(snapshot.identity).toEqual({
-      id: f.live.integrationId, revision: expect.any(String), tenantId: f.boot.workspace.tenantId,
-      name: 'Orders sync', provider: 'Acme', direction: 'outbound', protocol: 'http-api',
+      id: f.live.integrationId,
+      revision: expect.any(String),
+      tenantId: f.boot.workspace.tenantId,
+      name: 'Orders sync',
+      provider: 'Acme',
+      direction: 'outbound',
+      protocol: 'http-api',
     });
-    expect(snapshot.source).toEqual({ connectionId: f.sandbox.connectionId, environmentId: f.sandbox.environmentId, revision: before.source.revision });
-    expect(snapshot.destination).toEqual({ mode: 'live', environmentId: f.live.environmentId, connectionId: f.live.connectionId, revision: before.destination.revision });
+    expect(snapshot.source).toEqual({
+      connectionId: f.sandbox.connectionId,
+      environmentId: f.sandbox.environmentId,
+      revision: before.source.revision,
+    });
+    expect(snapshot.destination).toEqual({
+      mode: 'live',
+      environmentId: f.live.environmentId,
+      connectionId: f.live.connectionId,
+      revision: before.destination.revision,
+    });
     expect(snapshot.contracts.map((c) => [c.sourceContractVersionId, c.declaredVersion, c.lifecycleStatus])).toEqual([
-      [f.versions[0], '2024-01', 'draft'], [f.versions[1], '2024-02', 'draft'],
+      [f.versions[0], '2024-01', 'draft'],
+      [f.versions[1], '2024-02', 'draft'],
     ]);
     expect(snapshot.contracts[0].operations.length).toBeGreaterThan(0);
-    expect(Object.keys(snapshot.contracts[0].operations[0]).sort()).toEqual(
-      ['basePaths', 'eventType', 'fingerprint', 'method', 'operationKey', 'payloadLocation', 'routeTemplate', 'schema', 'statusSelector', 'unchecked'],
-    );
+    expect(Object.keys(snapshot.contracts[0].operations[0]).sort()).toEqual([
+      'basePaths',
+      'eventType',
+      'fingerprint',
+      'method',
+      'operationKey',
+      'payloadLocation',
+      'routeTemplate',
+      'schema',
+      'statusSelector',
+      'unchecked',
+    ]);
     expect(snapshot.rules).toEqual([
       { sourceRuleId: f.rules[0], ...ruleDefinition(0), enabled: false },
       { sourceRuleId: f.rules[1], ...ruleDefinition(1), enabled: false },
@@ -191,15 +264,17 @@ describe('copy review, apply and status', () => {
     expect(applied.headers['cache-control']).toBe('no-store');
     const receipt = applied.json<ConfigurationReceipt>();
     const after = await writes(f);
-    expect(receipt).toEqual(firstReceipt(f, review, {
-      action: 'configuration.copy',
-      revision: after.destination.revision,
-      originalOperationId: null,
-      copiedArtifacts: {
-        contracts: f.versions.map((id) => ({ sourceContractVersionId: id, destinationContractVersionId: expect.stringMatching(/^cv_/) })),
-        rules: f.rules.map((id) => ({ sourceRuleId: id, destinationRuleId: expect.stringMatching(/^rule_/) })),
-      },
-    }));
+    expect(receipt).toEqual(
+      firstReceipt(f, review, {
+        action: 'configuration.copy',
+        revision: after.destination.revision,
+        originalOperationId: null,
+        copiedArtifacts: {
+          contracts: f.versions.map((id) => ({ sourceContractVersionId: id, destinationContractVersionId: expect.stringMatching(/^cv_/) })),
+          rules: f.rules.map((id) => ({ sourceRuleId: id, destinationRuleId: expect.stringMatching(/^rule_/) })),
+        },
+      }),
+    );
     expect(BigInt(receipt.revision)).toBeGreaterThan(BigInt(before.destination.revision));
     // Drafts and disabled rules only: no credential, no activation; the source is untouched.
     expect(after).toMatchObject({ source: before.source, versions: 2, rules: 2, credentials: 0, receipts: 1, audit: 1 });
@@ -208,10 +283,18 @@ describe('copy review, apply and status', () => {
     expect(connection.activeContractVersionId).toBeNull();
 
     const [firstCopy] = receipt.copiedArtifacts.contracts;
-    const draft = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', contractUrl(f.live.connectionId, firstCopy.destinationContractVersionId))).json().contract;
+    const draft = (
+      await callWithKey(ctx, f.boot.apiKey.key, 'GET', contractUrl(f.live.connectionId, firstCopy.destinationContractVersionId))
+    ).json().contract;
     const original = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', contractUrl(f.sandbox.connectionId, f.versions[0]))).json().contract;
     expect(original.lifecycleStatus).toBe('active');
-    expect(draft).toMatchObject({ declaredVersion: '2024-01', lifecycleStatus: 'draft', fingerprint: original.fingerprint, importedFrom: original.importedFrom, activatedAt: null });
+    expect(draft).toMatchObject({
+      declaredVersion: '2024-01',
+      lifecycleStatus: 'draft',
+      fingerprint: original.fingerprint,
+      importedFrom: original.importedFrom,
+      activatedAt: null,
+    });
     const withoutId = (ops: { id: string }[]) => ops.map(({ id: _id, ...op }) => op);
     expect(withoutId(draft.operations)).toEqual(withoutId(original.operations));
     expect(new Set(draft.operations.map((op: { basePaths: string[] }) => op.basePaths.join()))).toEqual(new Set(['/api']));
@@ -220,7 +303,9 @@ describe('copy review, apply and status', () => {
     expect(again.statusCode).toBe(201);
     expect(again.json().contract.id).toBe(firstCopy.destinationContractVersionId);
 
-    const rules = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', `/v1/connections/${f.live.connectionId}/reconciliation-rules`)).json<{ rules: RuleReceipt['rule'][] }>().rules;
+    const rules = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', `/v1/connections/${f.live.connectionId}/reconciliation-rules`)).json<{
+      rules: RuleReceipt['rule'][];
+    }>().rules;
     expect(rules.map((rule) => ({ id: rule.id, enabled: rule.enabled, type: rule.sourceEventType }))).toEqual(
       receipt.copiedArtifacts.rules.map((m, n) => ({ id: m.destinationRuleId, enabled: false, type: ruleDefinition(n).sourceEventType })),
     );
@@ -232,7 +317,10 @@ describe('copy review, apply and status', () => {
     const contractsOnly = await reviewed(f, { sourceConnectionId: f.sandbox.connectionId, contractVersionIds: [f.versions[1]] });
     expect(contractsOnly.snapshot.rules).toEqual([]);
     const first = await apply(f.boot.apiKey.key, contractsOnly.operationId, contractsOnly.fingerprint);
-    expect(first.json().copiedArtifacts).toEqual({ contracts: [{ sourceContractVersionId: f.versions[1], destinationContractVersionId: expect.any(String) }], rules: [] });
+    expect(first.json().copiedArtifacts).toEqual({
+      contracts: [{ sourceContractVersionId: f.versions[1], destinationContractVersionId: expect.any(String) }],
+      rules: [],
+    });
     const rulesOnly = await reviewed(f, { sourceConnectionId: f.sandbox.connectionId, ruleIds: [f.rules[0]] });
     const second = await apply(f.boot.apiKey.key, rulesOnly.operationId, rulesOnly.fingerprint);
     expect(second.statusCode).toBe(201);
@@ -250,11 +338,29 @@ describe('copy review, apply and status', () => {
 
     // The key of the copy used for its compensation is another operation's key.
     const compensation = (await previewCompensation(f.boot.apiKey.key, review.operationId)).json();
-    await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, compensation.operationId, compensation.fingerprint, idempotencyKey), 409, 'idempotency_conflict');
-    await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_stale');
+    await expectNothingWritten(
+      f,
+      before,
+      await apply(f.boot.apiKey.key, compensation.operationId, compensation.fingerprint, idempotencyKey),
+      409,
+      'idempotency_conflict',
+    );
+    await expectNothingWritten(
+      f,
+      before,
+      await apply(f.boot.apiKey.key, review.operationId, review.fingerprint),
+      409,
+      'configuration_preview_stale',
+    );
     // A sibling key of the same workspace inherits nothing: the review and receipt are not found.
     const sibling = await bootstrapWorkspace(ctx, { email: f.boot.user.email });
-    await expectNothingWritten(f, before, await apply(sibling.apiKey.key, review.operationId, review.fingerprint, idempotencyKey), 409, 'idempotency_conflict');
+    await expectNothingWritten(
+      f,
+      before,
+      await apply(sibling.apiKey.key, review.operationId, review.fingerprint, idempotencyKey),
+      409,
+      'idempotency_conflict',
+    );
     expectError(await status(sibling.apiKey.key, review.operationId), 404, 'operation_not_found');
   });
 });
@@ -286,7 +392,10 @@ describe('concurrency', () => {
 /** 02 "States and transitions", the copy and compensation rows, each run from a fresh workspace. */
 const transitions: { from: string; trigger: string; condition: string; next: string; run: (f: Fixture) => Promise<void> }[] = [
   {
-    from: '(none)', trigger: 'preview', condition: 'authorized, valid selection, fits 1 MiB', next: 'previewed',
+    from: '(none)',
+    trigger: 'preview',
+    condition: 'authorized, valid selection, fits 1 MiB',
+    next: 'previewed',
     run: async (f) => {
       const before = await writes(f);
       const review = await reviewed(f);
@@ -296,7 +405,10 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
-    from: 'previewed', trigger: 'apply with matching approvalFingerprint', condition: 'before expiry, rechecked in the write transaction', next: 'completed',
+    from: 'previewed',
+    trigger: 'apply with matching approvalFingerprint',
+    condition: 'before expiry, rechecked in the write transaction',
+    next: 'completed',
     run: async (f) => {
       const review = await reviewed(f);
       await advanceClock(ctx, TEN_MINUTES - 5_000);
@@ -307,7 +419,10 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
-    from: 'previewed', trigger: 'time passes', condition: 'ten minutes elapse', next: 'expired',
+    from: 'previewed',
+    trigger: 'time passes',
+    condition: 'ten minutes elapse',
+    next: 'expired',
     run: async (f) => {
       const review = await reviewed(f);
       await advanceClock(ctx, TEN_MINUTES - 1_000);
@@ -321,7 +436,10 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
-    from: 'previewed', trigger: 'apply', condition: 'source changed since review, then restored', next: 'unchanged (configuration_preview_stale)',
+    from: 'previewed',
+    trigger: 'apply',
+    condition: 'source changed since review, then restored',
+    next: 'unchanged (configuration_preview_stale)',
     run: async (f) => {
       const review = await reviewed(f);
       await patchRule(f.boot.apiKey.key, f.sandbox.connectionId, f.rules[1], { enabled: true });
@@ -331,19 +449,32 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
-    from: 'previewed', trigger: 'apply', condition: 'destination changed since review, then restored', next: 'unchanged (configuration_preview_stale)',
+    from: 'previewed',
+    trigger: 'apply',
+    condition: 'destination changed since review, then restored',
+    next: 'unchanged (configuration_preview_stale)',
     run: async (f) => {
       const review = await reviewed(f);
       const extra = await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(9));
-      const res = await callWithKey(ctx, f.boot.apiKey.key, 'DELETE', `/v1/connections/${f.live.connectionId}/reconciliation-rules/${extra.rule.id}`, {
-        body: { expectedRevision: extra.revision }, idempotencyKey: newIdempotencyKey(),
-      });
+      const res = await callWithKey(
+        ctx,
+        f.boot.apiKey.key,
+        'DELETE',
+        `/v1/connections/${f.live.connectionId}/reconciliation-rules/${extra.rule.id}`,
+        {
+          body: { expectedRevision: extra.revision },
+          idempotencyKey: newIdempotencyKey(),
+        },
+      );
       expect(res.statusCode).toBe(200);
       await expectApplyRefused(f, review, 409, 'configuration_preview_stale');
     },
   },
   {
-    from: 'previewed', trigger: 'apply', condition: 'destination credential issued since review', next: 'unchanged (configuration_preview_stale)',
+    from: 'previewed',
+    trigger: 'apply',
+    condition: 'destination credential issued since review',
+    next: 'unchanged (configuration_preview_stale)',
     run: async (f) => {
       const review = await reviewed(f);
       await issueCredential(f.boot.apiKey.key, f.live.connectionId);
@@ -351,7 +482,10 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
-    from: 'previewed', trigger: 'apply', condition: 'authority changed since review (authorization epoch moved)', next: 'unchanged (configuration_preview_stale)',
+    from: 'previewed',
+    trigger: 'apply',
+    condition: 'authority changed since review (authorization epoch moved)',
+    next: 'unchanged (configuration_preview_stale)',
     run: async (f) => {
       const review = await reviewed(f);
       await ctx.deps.pool.query('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', [f.boot.workspace.id]);
@@ -360,7 +494,10 @@ const transitions: { from: string; trigger: string; condition: string; next: str
   },
   {
     // 02 Reconciliation rule: `lastEvaluatedAt` "does not invalidate a configuration review".
-    from: 'previewed', trigger: 'apply with matching approvalFingerprint', condition: 'only lastEvaluatedAt of source and destination rules moved since review', next: 'completed',
+    from: 'previewed',
+    trigger: 'apply with matching approvalFingerprint',
+    condition: 'only lastEvaluatedAt of source and destination rules moved since review',
+    next: 'completed',
     run: async (f) => {
       const own = await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(5));
       const review = await reviewed(f);
@@ -376,19 +513,37 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
-    from: 'previewed', trigger: 'apply', condition: 'wrong fingerprint', next: 'unchanged (approval_mismatch)',
+    from: 'previewed',
+    trigger: 'apply',
+    condition: 'wrong fingerprint',
+    next: 'unchanged (approval_mismatch)',
     run: async (f) => {
       const review = await reviewed(f);
       const other = await reviewed(f);
       const before = await writes(f);
-      await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, other.fingerprint), 409, 'approval_mismatch');
-      await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.snapshot.fingerprint), 409, 'approval_mismatch');
+      await expectNothingWritten(
+        f,
+        before,
+        await apply(f.boot.apiKey.key, review.operationId, other.fingerprint),
+        409,
+        'approval_mismatch',
+      );
+      await expectNothingWritten(
+        f,
+        before,
+        await apply(f.boot.apiKey.key, review.operationId, review.snapshot.fingerprint),
+        409,
+        'approval_mismatch',
+      );
       // Unchanged: the review still applies with its own fingerprint.
       expect((await apply(f.boot.apiKey.key, review.operationId, review.fingerprint)).statusCode).toBe(201);
     },
   },
   {
-    from: 'completed', trigger: 'identical retry with original key', condition: '', next: 'completed (200, replayed, same proof and mappings)',
+    from: 'completed',
+    trigger: 'identical retry with original key',
+    condition: '',
+    next: 'completed (200, replayed, same proof and mappings)',
     run: async (f) => {
       const { review, receipt, idempotencyKey } = await copied(f);
       const before = await writes(f);
@@ -401,7 +556,10 @@ const transitions: { from: string; trigger: string; condition: string; next: str
     },
   },
   {
-    from: 'completed (copy)', trigger: 'compensation preview then apply', condition: 'only pristine drafts and disabled rules of that copy remain', next: 'compensation completed',
+    from: 'completed (copy)',
+    trigger: 'compensation preview then apply',
+    condition: 'only pristine drafts and disabled rules of that copy remain',
+    next: 'compensation completed',
     run: async (f) => {
       const { review, receipt } = await copied(f);
       const comp = await previewCompensation(f.boot.apiKey.key, review.operationId);
@@ -409,7 +567,11 @@ const transitions: { from: string; trigger: string; condition: string; next: str
       const compReview = comp.json();
       const removal = await apply(f.boot.apiKey.key, compReview.operationId, compReview.fingerprint);
       expect(removal.statusCode, removal.body).toBe(201);
-      expect(removal.json()).toMatchObject({ action: 'configuration.compensate', status: 'completed', originalOperationId: review.operationId });
+      expect(removal.json()).toMatchObject({
+        action: 'configuration.compensate',
+        status: 'completed',
+        originalOperationId: review.operationId,
+      });
       expect(await writes(f)).toMatchObject({ versions: 0, rules: 0, receipts: 2 });
       expect((await status(f.boot.apiKey.key, review.operationId)).json()).toEqual({ ...receipt, replayed: true, historical: true });
     },
@@ -432,7 +594,12 @@ describe('compensation', () => {
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     const comp = res.json();
-    expect(comp).toMatchObject({ action: 'configuration.compensate', status: 'previewed', originalOperationId: review.operationId, copiedArtifacts: receipt.copiedArtifacts });
+    expect(comp).toMatchObject({
+      action: 'configuration.compensate',
+      status: 'previewed',
+      originalOperationId: review.operationId,
+      copiedArtifacts: receipt.copiedArtifacts,
+    });
     expect(comp.operationId).toMatch(/^concomp_[0-9a-z]{26}$/);
     expect(comp.fingerprint).toMatch(FINGERPRINT);
     expect(comp.fingerprint).not.toBe(review.fingerprint);
@@ -444,12 +611,14 @@ describe('compensation', () => {
     const removal = await apply(f.boot.apiKey.key, comp.operationId, comp.fingerprint, idempotencyKey);
     expect(removal.statusCode, removal.body).toBe(201);
     const after = await writes(f);
-    expect(removal.json()).toEqual(firstReceipt(f, comp, {
-      action: 'configuration.compensate',
-      revision: after.destination.revision,
-      originalOperationId: review.operationId,
-      copiedArtifacts: receipt.copiedArtifacts,
-    }));
+    expect(removal.json()).toEqual(
+      firstReceipt(f, comp, {
+        action: 'configuration.compensate',
+        revision: after.destination.revision,
+        originalOperationId: review.operationId,
+        copiedArtifacts: receipt.copiedArtifacts,
+      }),
+    );
     expect(BigInt(after.destination.revision)).toBeGreaterThan(BigInt(receipt.revision));
     expect(after).toMatchObject({ versions: 1, rules: 0, receipts: 2, audit: 2 });
     expect(await countRows(ctx, 'contract_versions', 'id = $1', [own.contract.id])).toBe(1);
@@ -467,23 +636,50 @@ describe('compensation', () => {
 
   /** [label, the destination change after the copy, what the destination had before the copy]. */
   const unavailable: [string, (f: Fixture, receipt: ConfigurationReceipt) => Promise<void>, ((f: Fixture) => Promise<void>)?][] = [
-    ['after a credential issue on the destination', async (f) => { await issueCredential(f.boot.apiKey.key, f.live.connectionId); }],
-    ['after a credential rotation on the destination', async (f) => { await credentialMutation(f.boot.apiKey.key, f.live.connectionId, 'rotate'); },
-      async (f) => { await issueCredential(f.boot.apiKey.key, f.live.connectionId); }],
-    ['after a copied rule was enabled and then disabled', async (f, receipt) => {
-      const ruleId = receipt.copiedArtifacts.rules[1].destinationRuleId;
-      await patchRule(f.boot.apiKey.key, f.live.connectionId, ruleId, { enabled: true });
-      await patchRule(f.boot.apiKey.key, f.live.connectionId, ruleId, { enabled: false });
-    }],
-    ['after a copied contract was activated', async (f, receipt) => {
-      await activateOk(ctx, f.boot.apiKey.key, f.live.connectionId, receipt.copiedArtifacts.contracts[0].destinationContractVersionId, { expectedActiveContractVersionId: null, reason: 'promote' });
-    }],
-    ['when an incident names a copied contract version', async (f, receipt) => {
-      await insertIncident(f, { contractVersionId: receipt.copiedArtifacts.contracts[1].destinationContractVersionId });
-    }],
-    ['when an incident names a copied rule', async (f, receipt) => {
-      await insertIncident(f, { ruleId: receipt.copiedArtifacts.rules[0].destinationRuleId });
-    }],
+    [
+      'after a credential issue on the destination',
+      async (f) => {
+        await issueCredential(f.boot.apiKey.key, f.live.connectionId);
+      },
+    ],
+    [
+      'after a credential rotation on the destination',
+      async (f) => {
+        await credentialMutation(f.boot.apiKey.key, f.live.connectionId, 'rotate');
+      },
+      async (f) => {
+        await issueCredential(f.boot.apiKey.key, f.live.connectionId);
+      },
+    ],
+    [
+      'after a copied rule was enabled and then disabled',
+      async (f, receipt) => {
+        const ruleId = receipt.copiedArtifacts.rules[1].destinationRuleId;
+        await patchRule(f.boot.apiKey.key, f.live.connectionId, ruleId, { enabled: true });
+        await patchRule(f.boot.apiKey.key, f.live.connectionId, ruleId, { enabled: false });
+      },
+    ],
+    [
+      'after a copied contract was activated',
+      async (f, receipt) => {
+        await activateOk(ctx, f.boot.apiKey.key, f.live.connectionId, receipt.copiedArtifacts.contracts[0].destinationContractVersionId, {
+          expectedActiveContractVersionId: null,
+          reason: 'promote',
+        });
+      },
+    ],
+    [
+      'when an incident names a copied contract version',
+      async (f, receipt) => {
+        await insertIncident(f, { contractVersionId: receipt.copiedArtifacts.contracts[1].destinationContractVersionId });
+      },
+    ],
+    [
+      'when an incident names a copied rule',
+      async (f, receipt) => {
+        await insertIncident(f, { ruleId: receipt.copiedArtifacts.rules[0].destinationRuleId });
+      },
+    ],
   ];
 
   async function insertIncident(f: Fixture, ref: { contractVersionId?: string; ruleId?: string }): Promise<void> {
@@ -491,7 +687,15 @@ describe('compensation', () => {
       `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status, resolution_state,
                               contract_version_id, summary, affected_records, first_observed_at, last_observed_at, created_at, updated_at, rule_id)
        VALUES ($1, $2, $3, $4, $5, 'live', 'POST /v1/orders:response:201', 'schema-drift', 'open', 'active', $6, 'drift', 1, now(), now(), now(), now(), $7)`,
-      [newId('inc_'), f.live.connectionId, f.boot.workspace.id, f.live.integrationId, f.live.environmentId, ref.contractVersionId ?? null, ref.ruleId ?? null],
+      [
+        newId('inc_'),
+        f.live.connectionId,
+        f.boot.workspace.id,
+        f.live.integrationId,
+        f.live.environmentId,
+        ref.contractVersionId ?? null,
+        ref.ruleId ?? null,
+      ],
     );
   }
 
@@ -506,7 +710,13 @@ describe('compensation', () => {
     await change(f, receipt);
     const before = await writes(f);
     expectError(await previewCompensation(f.boot.apiKey.key, review.operationId), 409, 'configuration_compensation_unavailable');
-    await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, comp.operationId, comp.fingerprint), 409, 'configuration_compensation_unavailable');
+    await expectNothingWritten(
+      f,
+      before,
+      await apply(f.boot.apiKey.key, comp.operationId, comp.fingerprint),
+      409,
+      'configuration_compensation_unavailable',
+    );
   });
 
   it('needs a completed copy of the same key', async () => {
@@ -528,10 +738,34 @@ describe('historical on a completed copy receipt (02: computed from current stat
   /** [what happened after the copy, whether the receipt is historical then, the change]. */
   const afterCopy: [string, boolean, (f: Fixture) => Promise<void>][] = [
     ['nothing', false, async () => undefined],
-    ['the source changed (a rule created there)', false, async (f) => { await createRuleWithKey(ctx, f.boot.apiKey.key, f.sandbox.connectionId, ruleDefinition(8)); }],
-    ['the destination revision moved (a rule created there)', true, async (f) => { await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(8)); }],
-    ['the destination connection was deleted', true, async (f) => { await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [f.live.connectionId]); }],
-    ['the destination\'s Integration was deleted', true, async (f) => { await ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [f.live.integrationId]); }],
+    [
+      'the source changed (a rule created there)',
+      false,
+      async (f) => {
+        await createRuleWithKey(ctx, f.boot.apiKey.key, f.sandbox.connectionId, ruleDefinition(8));
+      },
+    ],
+    [
+      'the destination revision moved (a rule created there)',
+      true,
+      async (f) => {
+        await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(8));
+      },
+    ],
+    [
+      'the destination connection was deleted',
+      true,
+      async (f) => {
+        await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [f.live.connectionId]);
+      },
+    ],
+    [
+      "the destination's Integration was deleted",
+      true,
+      async (f) => {
+        await ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [f.live.integrationId]);
+      },
+    ],
   ];
 
   it.each(afterCopy)('when %s, status and the identical retry say historical %s', async (_label, historical, change) => {
@@ -580,7 +814,9 @@ describe('02 Limits: selection arrays of at most 100 identifiers each', () => {
     const { copiedArtifacts } = applied.json<ConfigurationReceipt>();
     expect(copiedArtifacts.contracts.map((c) => c.sourceContractVersionId)).toEqual(contractVersionIds);
     expect(copiedArtifacts.rules.map((r) => r.sourceRuleId)).toEqual(ruleIds);
-    expect(await countRows(ctx, 'contract_versions', "connection_id = $1 AND lifecycle_status = 'draft'", [live.connectionId])).toBe(SELECTION_LIMIT);
+    expect(await countRows(ctx, 'contract_versions', "connection_id = $1 AND lifecycle_status = 'draft'", [live.connectionId])).toBe(
+      SELECTION_LIMIT,
+    );
     expect(await countRows(ctx, 'reconciliation_rules', 'connection_id = $1 AND NOT enabled', [live.connectionId])).toBe(SELECTION_LIMIT);
   });
 });
@@ -604,8 +840,16 @@ describe('refused applies write nothing', () => {
     const f = await fixture();
     const review = await reviewed(f);
     const before = await writes(f);
-    ctx.hooks.beforeAuthorityRecheck = async () => { await advanceClock(ctx, TEN_MINUTES); };
-    await expectNothingWritten(f, before, await apply(f.boot.apiKey.key, review.operationId, review.fingerprint), 409, 'configuration_preview_expired');
+    ctx.hooks.beforeAuthorityRecheck = async () => {
+      await advanceClock(ctx, TEN_MINUTES);
+    };
+    await expectNothingWritten(
+      f,
+      before,
+      await apply(f.boot.apiKey.key, review.operationId, review.fingerprint),
+      409,
+      'configuration_preview_expired',
+    );
     expect((await status(f.boot.apiKey.key, review.operationId)).json().status).toBe('expired');
   });
 
@@ -642,16 +886,33 @@ describe('the error table of Configuration copy and compensation', () => {
       { sourceConnectionId: 7, ruleIds: f.rules },
       { sourceConnectionId: source, ruleIds: f.rules, mode: 'live' },
     ];
-    for (const body of bodies) expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, body), 400, 'invalid_configuration_request');
-    expectError(await callWithKey(ctx, f.boot.apiKey.key, 'POST', `${previewUrl(f.live.connectionId)}?dryRun=1`, { body: fullSelection(f) }), 400, 'invalid_configuration_request');
+    for (const body of bodies)
+      expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, body), 400, 'invalid_configuration_request');
+    expectError(
+      await callWithKey(ctx, f.boot.apiKey.key, 'POST', `${previewUrl(f.live.connectionId)}?dryRun=1`, { body: fullSelection(f) }),
+      400,
+      'invalid_configuration_request',
+    );
 
     const review = await reviewed(f);
     const before = await writes(f);
-    for (const body of [{}, { approvalFingerprint: 'sha256:abc' }, { approvalFingerprint: review.fingerprint, replay: true }, { approvalFingerprint: review.fingerprint.toUpperCase() }]) {
-      const res = await callWithKey(ctx, f.boot.apiKey.key, 'POST', `${operationUrl(review.operationId)}/apply`, { body, idempotencyKey: newIdempotencyKey() });
+    for (const body of [
+      {},
+      { approvalFingerprint: 'sha256:abc' },
+      { approvalFingerprint: review.fingerprint, replay: true },
+      { approvalFingerprint: review.fingerprint.toUpperCase() },
+    ]) {
+      const res = await callWithKey(ctx, f.boot.apiKey.key, 'POST', `${operationUrl(review.operationId)}/apply`, {
+        body,
+        idempotencyKey: newIdempotencyKey(),
+      });
       await expectNothingWritten(f, before, res, 400, 'invalid_configuration_request');
     }
-    expectError(await callWithKey(ctx, f.boot.apiKey.key, 'GET', `${operationUrl(review.operationId)}?verbose=1`), 400, 'invalid_configuration_request');
+    expectError(
+      await callWithKey(ctx, f.boot.apiKey.key, 'GET', `${operationUrl(review.operationId)}?verbose=1`),
+      400,
+      'invalid_configuration_request',
+    );
     expectError(await previewCompensation(f.boot.apiKey.key, review.operationId, { reason: 'oops' }), 400, 'invalid_configuration_request');
   });
 
@@ -660,12 +921,15 @@ describe('the error table of Configuration copy and compensation', () => {
     const review = await reviewed(f);
     const before = await writes(f);
     for (const idempotencyKey of [undefined, 'short', 'has space inside', 'x'.repeat(129)]) {
-      const res = await callWithKey(ctx, f.boot.apiKey.key, 'POST', `${operationUrl(review.operationId)}/apply`, { body: { bogus: true }, ...(idempotencyKey ? { idempotencyKey } : {}) });
+      const res = await callWithKey(ctx, f.boot.apiKey.key, 'POST', `${operationUrl(review.operationId)}/apply`, {
+        body: { bogus: true },
+        ...(idempotencyKey ? { idempotencyKey } : {}),
+      });
       await expectNothingWritten(f, before, res, 400, 'idempotency_key_required');
     }
   });
 
-  it('400 configuration_selection_invalid: empty, duplicate, over 100, malformed, or not the source\'s', async () => {
+  it("400 configuration_selection_invalid: empty, duplicate, over 100, malformed, or not the source's", async () => {
     const f = await fixture();
     const stranger = await fixture();
     const ownDraft = await registerDraft(ctx, f.boot.apiKey.key, f.live.connectionId, openApiRegistration('live-only', ordersOpenApi(4)));
@@ -685,7 +949,8 @@ describe('the error table of Configuration copy and compensation', () => {
       { sourceConnectionId: source, contractVersionIds: [newId('cv_')] },
     ];
     const before = await countRows(ctx, 'configuration_reviews', 'workspace_id = $1', [f.boot.workspace.id]);
-    for (const body of selections) expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, body), 400, 'configuration_selection_invalid');
+    for (const body of selections)
+      expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, body), 400, 'configuration_selection_invalid');
     expect(await countRows(ctx, 'configuration_reviews', 'workspace_id = $1', [f.boot.workspace.id])).toBe(before);
   });
 
@@ -693,12 +958,26 @@ describe('the error table of Configuration copy and compensation', () => {
     const f = await fixture();
     const stranger = await fixture();
     const { sandbox: otherIntegration } = await insertConnections(ctx, f.boot, ['sandbox']);
-    for (const sourceConnectionId of [f.live.connectionId, otherIntegration.connectionId, stranger.sandbox.connectionId, f.sandbox.integrationId, newId('int_'), 'int_nope']) {
-      expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId, ruleIds: f.rules }), 400, 'configuration_scope_mismatch');
+    for (const sourceConnectionId of [
+      f.live.connectionId,
+      otherIntegration.connectionId,
+      stranger.sandbox.connectionId,
+      f.sandbox.integrationId,
+      newId('int_'),
+      'int_nope',
+    ]) {
+      expectError(
+        await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId, ruleIds: f.rules }),
+        400,
+        'configuration_scope_mismatch',
+      );
     }
     // Copy works in either direction between the two modes.
     const back = await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, ruleDefinition(7));
-    expect((await previewCopy(f.boot.apiKey.key, f.sandbox.connectionId, { sourceConnectionId: f.live.connectionId, ruleIds: [back.rule.id] })).statusCode).toBe(201);
+    expect(
+      (await previewCopy(f.boot.apiKey.key, f.sandbox.connectionId, { sourceConnectionId: f.live.connectionId, ruleIds: [back.rule.id] }))
+        .statusCode,
+    ).toBe(201);
   });
 
   it('401 unauthenticated and 403 insufficient_scope on every route', async () => {
@@ -713,7 +992,13 @@ describe('the error table of Configuration copy and compensation', () => {
       expectError(await previewCompensation(key, review.operationId), 401, 'unauthenticated');
     }
     expectError(await previewCopy(reader.apiKey.key, f.live.connectionId, fullSelection(f)), 403, 'insufficient_scope');
-    await expectNothingWritten(f, before, await apply(reader.apiKey.key, review.operationId, review.fingerprint), 403, 'insufficient_scope');
+    await expectNothingWritten(
+      f,
+      before,
+      await apply(reader.apiKey.key, review.operationId, review.fingerprint),
+      403,
+      'insufficient_scope',
+    );
     expectError(await status(reader.apiKey.key, review.operationId), 403, 'insufficient_scope');
     expectError(await previewCompensation(reader.apiKey.key, review.operationId), 403, 'insufficient_scope');
     // A revoked review key can neither apply nor recover: authentication fails first.
@@ -745,10 +1030,28 @@ describe('the error table of Configuration copy and compensation', () => {
   it('409 configuration_destination_conflict: a declared version or rule pair the destination already has', async () => {
     const f = await fixture();
     await registerDraft(ctx, f.boot.apiKey.key, f.live.connectionId, openApiRegistration('2024-02', ordersOpenApi(5)));
-    expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, contractVersionIds: f.versions }), 409, 'configuration_destination_conflict');
-    expect((await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, contractVersionIds: [f.versions[0]] })).statusCode).toBe(201);
+    expectError(
+      await previewCopy(f.boot.apiKey.key, f.live.connectionId, {
+        sourceConnectionId: f.sandbox.connectionId,
+        contractVersionIds: f.versions,
+      }),
+      409,
+      'configuration_destination_conflict',
+    );
+    expect(
+      (
+        await previewCopy(f.boot.apiKey.key, f.live.connectionId, {
+          sourceConnectionId: f.sandbox.connectionId,
+          contractVersionIds: [f.versions[0]],
+        })
+      ).statusCode,
+    ).toBe(201);
     await createRuleWithKey(ctx, f.boot.apiKey.key, f.live.connectionId, { ...ruleDefinition(1), maxDelayMs: 5_000 });
-    expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, ruleIds: f.rules }), 409, 'configuration_destination_conflict');
+    expectError(
+      await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, ruleIds: f.rules }),
+      409,
+      'configuration_destination_conflict',
+    );
   });
 
   it('409 configuration_snapshot_too_large over 1 MiB', async () => {
@@ -757,21 +1060,42 @@ describe('the error table of Configuration copy and compensation', () => {
     // Each document stays under the 1 MiB body limit; its schema appears in two operations.
     const big = (n: number) => {
       const document = structuredClone(ordersOpenApi(0)) as { components: { schemas: { Order: { properties: Record<string, unknown> } } } };
-      document.components.schemas.Order.properties.note = { type: 'string', enum: Array.from({ length: 3_000 }, (_, i) => `${n}-${i}-${'x'.repeat(90)}`) };
+      document.components.schemas.Order.properties.note = {
+        type: 'string',
+        enum: Array.from({ length: 3_000 }, (_, i) => `${n}-${i}-${'x'.repeat(90)}`),
+      };
       return document;
     };
     const one = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('big-1', big(1)));
     const two = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('big-2', big(2)));
     const before = await countRows(ctx, 'configuration_reviews', 'workspace_id = $1', [boot.workspace.id]);
-    expectError(await previewCopy(boot.apiKey.key, live.connectionId, { sourceConnectionId: sandbox.connectionId, contractVersionIds: [one.contract.id, two.contract.id] }), 409, 'configuration_snapshot_too_large');
+    expectError(
+      await previewCopy(boot.apiKey.key, live.connectionId, {
+        sourceConnectionId: sandbox.connectionId,
+        contractVersionIds: [one.contract.id, two.contract.id],
+      }),
+      409,
+      'configuration_snapshot_too_large',
+    );
     expect(await countRows(ctx, 'configuration_reviews', 'workspace_id = $1', [boot.workspace.id])).toBe(before);
-    expect((await previewCopy(boot.apiKey.key, live.connectionId, { sourceConnectionId: sandbox.connectionId, contractVersionIds: [one.contract.id] })).statusCode).toBe(201);
+    expect(
+      (
+        await previewCopy(boot.apiKey.key, live.connectionId, {
+          sourceConnectionId: sandbox.connectionId,
+          contractVersionIds: [one.contract.id],
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 
   it('409 workspace_modes_unavailable for a legacy workspace, 503 while writes are paused', async () => {
     const legacy = await bootstrapWorkspace(ctx, { legacy: true });
     const id = newId('int_');
-    expectError(await previewCopy(legacy.apiKey.key, id, { sourceConnectionId: newId('int_'), ruleIds: [newId('rule_')] }), 409, 'workspace_modes_unavailable');
+    expectError(
+      await previewCopy(legacy.apiKey.key, id, { sourceConnectionId: newId('int_'), ruleIds: [newId('rule_')] }),
+      409,
+      'workspace_modes_unavailable',
+    );
     expectError(await apply(legacy.apiKey.key, newId('concopy_'), fingerprint({})), 409, 'workspace_modes_unavailable');
     expectError(await status(legacy.apiKey.key, newId('concopy_')), 409, 'workspace_modes_unavailable');
     expectError(await previewCompensation(legacy.apiKey.key, newId('concopy_')), 409, 'workspace_modes_unavailable');
@@ -792,15 +1116,26 @@ describe('the error table of Configuration copy and compensation', () => {
     const f = await fixture();
     const first = await reviewed(f, { sourceConnectionId: f.sandbox.connectionId, ruleIds: [f.rules[0]] });
     expect((await apply(f.boot.apiKey.key, first.operationId, first.fingerprint)).statusCode).toBe(201);
-    expectError(await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId }), 400, 'configuration_selection_invalid');
+    expectError(
+      await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId }),
+      400,
+      'configuration_selection_invalid',
+    );
     for (let n = 2; n <= PREVIEWS_PER_MINUTE; n++) {
-      const res = n % 2 === 0
-        ? await previewCompensation(f.boot.apiKey.key, first.operationId)
-        : await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, contractVersionIds: [f.versions[0]] });
+      const res =
+        n % 2 === 0
+          ? await previewCompensation(f.boot.apiKey.key, first.operationId)
+          : await previewCopy(f.boot.apiKey.key, f.live.connectionId, {
+              sourceConnectionId: f.sandbox.connectionId,
+              contractVersionIds: [f.versions[0]],
+            });
       expect(res.statusCode, `preview ${n}: ${res.body}`).toBe(201);
     }
     const reviews = await countRows(ctx, 'configuration_reviews', 'workspace_id = $1', [f.boot.workspace.id]);
-    const limitedCopy = await previewCopy(f.boot.apiKey.key, f.live.connectionId, { sourceConnectionId: f.sandbox.connectionId, contractVersionIds: [f.versions[1]] });
+    const limitedCopy = await previewCopy(f.boot.apiKey.key, f.live.connectionId, {
+      sourceConnectionId: f.sandbox.connectionId,
+      contractVersionIds: [f.versions[1]],
+    });
     for (const limited of [await previewCompensation(f.boot.apiKey.key, first.operationId), limitedCopy]) {
       expectError(limited, 429, 'rate_limited');
       const retryAfter = Number(limited.headers['retry-after']);

@@ -5,8 +5,12 @@ import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } 
 import { createIntegration, insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 const readConnection = (key: string | null, id: string) => callWithKey(ctx, key, 'GET', `/v1/connections/${id}`);
 
@@ -19,7 +23,13 @@ async function expectNotFound(key: string, id: string) {
 describe('GET /v1/connections/{connectionId}', () => {
   it('returns the connection with its Integration fields and exact environment, uncached, without key material', async () => {
     const boot = await bootstrapWorkspace(ctx, { scopes: ['integrations:read', 'integrations:manage'] });
-    const created = await createIntegration(ctx, boot.apiKey.key, { mode: 'live', name: 'Refunds', provider: 'Adyen', direction: 'inbound', protocol: 'http-webhook' });
+    const created = await createIntegration(ctx, boot.apiKey.key, {
+      mode: 'live',
+      name: 'Refunds',
+      provider: 'Adyen',
+      direction: 'inbound',
+      protocol: 'http-webhook',
+    });
     const res = await readConnection(boot.apiKey.key, created.integration.connectionId);
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
@@ -40,7 +50,8 @@ describe('GET /v1/connections/{connectionId}', () => {
       observationState: 'waiting_for_observation',
     });
     const token = created.collectorConfiguration.ingestToken;
-    for (const secret of [token, sha256Hex(token), 'svc_ing_', created.collectorConfiguration.integrationKey]) expect(res.body).not.toContain(secret);
+    for (const secret of [token, sha256Hex(token), 'svc_ing_', created.collectorConfiguration.integrationKey])
+      expect(res.body).not.toContain(secret);
   });
 
   it('reflects the stored revision, credential status and active contract', async () => {
@@ -52,7 +63,11 @@ describe('GET /v1/connections/{connectionId}', () => {
     );
     const row = await ctx.deps.pool.query('SELECT revision FROM connections WHERE id = $1', [created.integration.connectionId]);
     const body = (await readConnection(boot.apiKey.key, created.integration.connectionId)).json();
-    expect(body).toMatchObject({ revision: row.rows[0].revision, credentialStatus: 'revoked', activeContractVersionId: 'cv_01jx0000000000000000000000' });
+    expect(body).toMatchObject({
+      revision: row.rows[0].revision,
+      credentialStatus: 'revoked',
+      activeContractVersionId: 'cv_01jx0000000000000000000000',
+    });
   });
 
   it('reads a legacy connection with its exact environment id and classified mode', async () => {
@@ -75,8 +90,16 @@ describe('GET /v1/connections/{connectionId}', () => {
     const stranger = await bootstrapWorkspace(ctx);
     const own = await createIntegration(ctx, boot.apiKey.key, { mode: 'sandbox' });
     const foreign = await createIntegration(ctx, stranger.apiKey.key, { mode: 'sandbox' });
-    for (const id of [own.integration.id, foreign.integration.connectionId, 'int_00000000000000000000000000', 'int_x',
-      own.integration.connectionId.toUpperCase(), own.collectorConfiguration.connectionKey, 'abc', encodeURIComponent("int_' or 1=1--")]) {
+    for (const id of [
+      own.integration.id,
+      foreign.integration.connectionId,
+      'int_00000000000000000000000000',
+      'int_x',
+      own.integration.connectionId.toUpperCase(),
+      own.collectorConfiguration.connectionKey,
+      'abc',
+      encodeURIComponent("int_' or 1=1--"),
+    ]) {
       await expectNotFound(boot.apiKey.key, id);
     }
     // The stranger reads their own connection but not ours.
@@ -101,14 +124,22 @@ describe('GET /v1/connections/{connectionId}', () => {
     expect((await readConnection(null, created.integration.connectionId)).statusCode).toBe(401);
     // A key differing in its last character (one that already ends in A gets B).
     const { key } = boot.apiKey;
-    expect((await readConnection(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A'), created.integration.connectionId)).statusCode).toBe(401);
+    expect((await readConnection(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A'), created.integration.connectionId)).statusCode).toBe(
+      401,
+    );
   });
 });
 
 describe('findConnectionForWorkspace', () => {
   it('returns the connection with its Integration and environment fields, and hides deleted ones unless asked', async () => {
     const boot = await bootstrapWorkspace(ctx);
-    const created = await createIntegration(ctx, boot.apiKey.key, { mode: 'live', name: 'Ledger', provider: 'Bank', direction: 'inbound', protocol: 'queue' });
+    const created = await createIntegration(ctx, boot.apiKey.key, {
+      mode: 'live',
+      name: 'Ledger',
+      provider: 'Bank',
+      direction: 'inbound',
+      protocol: 'queue',
+    });
     const found = await findConnectionForWorkspace(ctx.deps.pool, boot.workspace.id, created.integration.connectionId);
     expect(found).toEqual({
       id: created.integration.connectionId,
@@ -133,7 +164,9 @@ describe('findConnectionForWorkspace', () => {
     expect(await findConnectionForWorkspace(ctx.deps.pool, stranger.workspace.id, created.integration.connectionId)).toBeNull();
     await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [created.integration.connectionId]);
     expect(await findConnectionForWorkspace(ctx.deps.pool, boot.workspace.id, created.integration.connectionId)).toBeNull();
-    const withDeleted = await findConnectionForWorkspace(ctx.deps.pool, boot.workspace.id, created.integration.connectionId, { includeDeleted: true });
+    const withDeleted = await findConnectionForWorkspace(ctx.deps.pool, boot.workspace.id, created.integration.connectionId, {
+      includeDeleted: true,
+    });
     expect(withDeleted?.deletedAt).toBeInstanceOf(Date);
   });
 
@@ -143,11 +176,15 @@ describe('findConnectionForWorkspace', () => {
     const holder = await ctx.deps.pool.connect();
     try {
       await holder.query('BEGIN');
-      expect(await findConnectionForWorkspace(holder, boot.workspace.id, created.integration.connectionId, { forUpdate: true })).not.toBeNull();
+      expect(
+        await findConnectionForWorkspace(holder, boot.workspace.id, created.integration.connectionId, { forUpdate: true }),
+      ).not.toBeNull();
       const other = await ctx.deps.pool.connect();
       try {
         await other.query("SET lock_timeout = '100ms'");
-        await expect(other.query('SELECT id FROM connections WHERE id = $1 FOR UPDATE', [created.integration.connectionId])).rejects.toMatchObject({ code: '55P03' });
+        await expect(
+          other.query('SELECT id FROM connections WHERE id = $1 FOR UPDATE', [created.integration.connectionId]),
+        ).rejects.toMatchObject({ code: '55P03' });
       } finally {
         await other.query('RESET lock_timeout');
         other.release();

@@ -6,7 +6,13 @@ import { importOpenApi, MAX_IMPORT_SCHEMA_BYTES } from '../shared/contracts/impo
 import { MAX_IMPORT_STEPS } from '../shared/contracts/schemaSubset.js';
 import { isAppError } from '../shared/errors/index.js';
 import { fingerprint } from '../shared/fingerprint.js';
-import { allOfChainDocument, allOfPairDocument, jsonNodes, sharedDefinitionDocument, sharedReferenceDocument } from './helpers/sharedSchemaDocuments.js';
+import {
+  allOfChainDocument,
+  allOfPairDocument,
+  jsonNodes,
+  sharedDefinitionDocument,
+  sharedReferenceDocument,
+} from './helpers/sharedSchemaDocuments.js';
 import { obj, undeclared } from './helpers/shapes.js';
 
 /** The refusal `fn` throws: 400 invalid_contract's reason. */
@@ -37,23 +43,29 @@ const RANDOM_BYTES_PER_BYTE = 32;
 const AS_IS_BYTES = 64 * 1024;
 
 describe('contract import cost follows the document size, not its unfolded size (issue 25)', () => {
-  it.each([20, 24])('imports the %i-level allOf chain whose tree unfolds to 2^levels objects, each shared sub-schema stored once', (levels) => {
-    const document = allOfChainDocument(levels);
-    const result = importOpenApi(document, 'http-api');
-    const [operation] = result.operations;
-    expect(result.steps).toBeLessThanOrEqual(STEPS_PER_NODE * jsonNodes(document));
-    expect(JSON.stringify(operation.schema).length).toBeLessThanOrEqual(BYTES_PER_BYTE * JSON.stringify(document).length);
-    // The stored form still compares as the unfolded schema: deep members are declared, others are not.
-    const compiled = compileSchema(operation.schema, operation.unchecked.map((entry) => entry.schemaPointer));
-    let deep = obj({});
-    for (let i = 0; i < levels; i++) deep = obj({ a: deep, b: obj({}) });
-    expect(compareShape(compiled, deep)).toStrictEqual([]);
-    const path = `${'/a'.repeat(levels - 2)}/b/extra`;
-    let extra = obj({ extra: obj({}) });
-    for (let i = 1; i < levels; i++) extra = i === 1 ? obj({ b: extra }) : obj({ a: extra });
-    expect(compareShape(compiled, extra)).toStrictEqual([undeclared(path, 'object')]);
-    expect(operation.fingerprint).toBe(fingerprint(operation.schema));
-  });
+  it.each([20, 24])(
+    'imports the %i-level allOf chain whose tree unfolds to 2^levels objects, each shared sub-schema stored once',
+    (levels) => {
+      const document = allOfChainDocument(levels);
+      const result = importOpenApi(document, 'http-api');
+      const [operation] = result.operations;
+      expect(result.steps).toBeLessThanOrEqual(STEPS_PER_NODE * jsonNodes(document));
+      expect(JSON.stringify(operation.schema).length).toBeLessThanOrEqual(BYTES_PER_BYTE * JSON.stringify(document).length);
+      // The stored form still compares as the unfolded schema: deep members are declared, others are not.
+      const compiled = compileSchema(
+        operation.schema,
+        operation.unchecked.map((entry) => entry.schemaPointer),
+      );
+      let deep = obj({});
+      for (let i = 0; i < levels; i++) deep = obj({ a: deep, b: obj({}) });
+      expect(compareShape(compiled, deep)).toStrictEqual([]);
+      const path = `${'/a'.repeat(levels - 2)}/b/extra`;
+      let extra = obj({ extra: obj({}) });
+      for (let i = 1; i < levels; i++) extra = i === 1 ? obj({ b: extra }) : obj({ a: extra });
+      expect(compareShape(compiled, extra)).toStrictEqual([undeclared(path, 'object')]);
+      expect(operation.fingerprint).toBe(fingerprint(operation.schema));
+    },
+  );
 
   it('merges two such chains by allOf once per pair of shared members', () => {
     const document = allOfPairDocument(24);
@@ -66,11 +78,16 @@ describe('contract import cost follows the document size, not its unfolded size 
   });
 
   it('on random documents of shared references: steps and stored bytes within a multiple of the document size', () => {
-    fc.assert(fc.property(sharedReferenceDocument, (document) => {
-      const result = importOpenApi(document, 'http-api');
-      expect(result.steps).toBeLessThanOrEqual(STEPS_PER_NODE * jsonNodes(document));
-      expect(storedBytes(result.operations.map((operation) => operation.schema))).toBeLessThanOrEqual(RANDOM_BYTES_PER_BYTE * JSON.stringify(document).length + AS_IS_BYTES);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(sharedReferenceDocument, (document) => {
+        const result = importOpenApi(document, 'http-api');
+        expect(result.steps).toBeLessThanOrEqual(STEPS_PER_NODE * jsonNodes(document));
+        expect(storedBytes(result.operations.map((operation) => operation.schema))).toBeLessThanOrEqual(
+          RANDOM_BYTES_PER_BYTE * JSON.stringify(document).length + AS_IS_BYTES,
+        );
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('refuses a document whose operations reference more schema than the per-import limit, naming it', () => {

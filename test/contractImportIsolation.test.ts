@@ -50,9 +50,13 @@ describe('contract import off the event loop (issue 25)', () => {
     const document = allOfChainDocument(24);
     const res = await register(connectionId, openApiRegistration('chain', document));
     expect(res.status).toBe(201);
-    const { contract } = await res.json() as { contract: { id: string } };
-    const read = await fetch(management.url + contractUrl(connectionId, contract.id), { headers: { authorization: `Bearer ${boot.apiKey.key}` } });
-    const { contract: { operations } } = await read.json() as { contract: { operations: { fingerprint: string; schema: unknown }[] } };
+    const { contract } = (await res.json()) as { contract: { id: string } };
+    const read = await fetch(management.url + contractUrl(connectionId, contract.id), {
+      headers: { authorization: `Bearer ${boot.apiKey.key}` },
+    });
+    const {
+      contract: { operations },
+    } = (await read.json()) as { contract: { operations: { fingerprint: string; schema: unknown }[] } };
     const [expected] = importOpenApi(document, 'http-api').operations;
     expect(operations).toHaveLength(1);
     expect(operations[0].schema).toStrictEqual(expected.schema);
@@ -85,14 +89,24 @@ describe('contract import off the event loop (issue 25)', () => {
     const document = sharedDefinitionDocument(50, 200);
     const res = await register(connectionId, openApiRegistration('shared', document));
     expect(res.status).toBe(201);
-    const { contract } = await res.json() as { contract: { id: string } };
-    const version = await ctx.deps.pool.query<{ definitions: Record<string, unknown> }>('SELECT definitions FROM contract_versions WHERE id = $1', [contract.id]);
+    const { contract } = (await res.json()) as { contract: { id: string } };
+    const version = await ctx.deps.pool.query<{ definitions: Record<string, unknown> }>(
+      'SELECT definitions FROM contract_versions WHERE id = $1',
+      [contract.id],
+    );
     expect(Object.keys(version.rows[0].definitions)).toStrictEqual(['Big']);
-    const stored = await ctx.deps.pool.query<{ schema: Record<string, unknown> }>('SELECT schema FROM contract_operations WHERE contract_version_id = $1', [contract.id]);
+    const stored = await ctx.deps.pool.query<{ schema: Record<string, unknown> }>(
+      'SELECT schema FROM contract_operations WHERE contract_version_id = $1',
+      [contract.id],
+    );
     expect(stored.rows).toHaveLength(50);
     for (const row of stored.rows) expect(row.schema).toStrictEqual({ $ref: '#/$defs/Big' });
-    const read = await fetch(management.url + contractUrl(connectionId, contract.id), { headers: { authorization: `Bearer ${boot.apiKey.key}` } });
-    const { contract: { operations } } = await read.json() as { contract: { operations: { operationKey: string; fingerprint: string; schema: unknown }[] } };
+    const read = await fetch(management.url + contractUrl(connectionId, contract.id), {
+      headers: { authorization: `Bearer ${boot.apiKey.key}` },
+    });
+    const {
+      contract: { operations },
+    } = (await read.json()) as { contract: { operations: { operationKey: string; fingerprint: string; schema: unknown }[] } };
     const imported = new Map(importOpenApi(document, 'http-api').operations.map((operation) => [operation.operationKey, operation]));
     expect(operations).toHaveLength(50);
     for (const operation of operations) {
@@ -106,8 +120,13 @@ describe('contract import off the event loop (issue 25)', () => {
     try {
       // A first import starts the thread, so the limit measures the import, not the thread's start.
       expect((await pool.run({ format: 'openapi', document: allOfChainDocument(4) }, 'http-api')).operations).toHaveLength(1);
-      const refusal = await pool.run({ format: 'openapi', document: sharedDefinitionDocument(2_000, 5_000) }, 'http-api').then(() => null, (error: unknown) => error);
-      expect(isAppError(refusal) && refusal.code === 'invalid_contract' && refusal.extra.reason).toBe('the import ran longer than 0.05 s (the limit per import)');
+      const refusal = await pool.run({ format: 'openapi', document: sharedDefinitionDocument(2_000, 5_000) }, 'http-api').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(isAppError(refusal) && refusal.code === 'invalid_contract' && refusal.extra.reason).toBe(
+        'the import ran longer than 0.05 s (the limit per import)',
+      );
       const imported = await pool.run({ format: 'openapi', document: allOfChainDocument(4) }, 'http-api');
       expect(imported.operations).toHaveLength(1);
     } finally {

@@ -24,7 +24,9 @@ beforeAll(async () => {
   ctx = await createTestContext();
   boot = await bootstrapWorkspace(ctx);
 });
-afterAll(async () => { await ctx.close(); });
+afterAll(async () => {
+  await ctx.close();
+});
 
 /** Where a row starts: which versions exist and in which state. A and B are the two labels. */
 type Start = 'none' | 'draft' | 'draft beside active' | 'active' | 'superseded';
@@ -74,31 +76,153 @@ const STALE_ID = 'cv_01jx0000000000000000000000';
 
 const table: Row[] = [
   // (none) --register draft--> draft: no analysis enqueued; active unchanged; audit written.
-  { from: 'none', trigger: 'register draft', condition: 'valid document; no conflicting version', act: { kind: 'register', body: bodyA }, outcome: { status: 201, draft: 'new' } },
-  { from: 'draft', trigger: 'register draft', condition: 'another label', act: { kind: 'register', body: bodyB }, outcome: { status: 201, draft: 'new' } },
+  {
+    from: 'none',
+    trigger: 'register draft',
+    condition: 'valid document; no conflicting version',
+    act: { kind: 'register', body: bodyA },
+    outcome: { status: 201, draft: 'new' },
+  },
+  {
+    from: 'draft',
+    trigger: 'register draft',
+    condition: 'another label',
+    act: { kind: 'register', body: bodyB },
+    outcome: { status: 201, draft: 'new' },
+  },
   // draft --register again, identical--> draft (same version): 201, no new version, no audit.
-  { from: 'draft', trigger: 'register again, identical', condition: 'same label, document, format, selectors and schemas', act: { kind: 'register', body: bodyA }, outcome: { status: 201, draft: 'same as A' } },
-  { from: 'draft', trigger: 'register again, identical', condition: 'same document with members in another order', act: { kind: 'register', body: () => openApiRegistration('A', reorder(ordersOpenApi(0))) }, outcome: { status: 201, draft: 'same as A' } },
-  { from: 'draft', trigger: 'register again, changed', condition: 'same label, another document', act: { kind: 'register', body: () => openApiRegistration('A', ordersOpenApi(1)) }, outcome: { status: 409, error: 'contract_version_already_exists' } },
-  { from: 'draft', trigger: 'register again, changed', condition: 'same label, another format and selector', act: { kind: 'register', body: () => ({ declaredVersion: 'A', format: 'json-schema', document: { type: 'object' }, operation: { method: 'POST', routeTemplate: '/v1/orders', payloadLocation: 'request', statusSelector: 'default' } }) }, outcome: { status: 409, error: 'contract_version_already_exists' } },
+  {
+    from: 'draft',
+    trigger: 'register again, identical',
+    condition: 'same label, document, format, selectors and schemas',
+    act: { kind: 'register', body: bodyA },
+    outcome: { status: 201, draft: 'same as A' },
+  },
+  {
+    from: 'draft',
+    trigger: 'register again, identical',
+    condition: 'same document with members in another order',
+    act: { kind: 'register', body: () => openApiRegistration('A', reorder(ordersOpenApi(0))) },
+    outcome: { status: 201, draft: 'same as A' },
+  },
+  {
+    from: 'draft',
+    trigger: 'register again, changed',
+    condition: 'same label, another document',
+    act: { kind: 'register', body: () => openApiRegistration('A', ordersOpenApi(1)) },
+    outcome: { status: 409, error: 'contract_version_already_exists' },
+  },
+  {
+    from: 'draft',
+    trigger: 'register again, changed',
+    condition: 'same label, another format and selector',
+    act: {
+      kind: 'register',
+      body: () => ({
+        declaredVersion: 'A',
+        format: 'json-schema',
+        document: { type: 'object' },
+        operation: { method: 'POST', routeTemplate: '/v1/orders', payloadLocation: 'request', statusSelector: 'default' },
+      }),
+    },
+    outcome: { status: 409, error: 'contract_version_already_exists' },
+  },
   // An active or superseded version is never an identical draft retry.
-  { from: 'active', trigger: 'register again, identical', condition: 'label of the active version', act: { kind: 'register', body: bodyA }, outcome: { status: 409, error: 'contract_version_already_exists' } },
-  { from: 'superseded', trigger: 'register again, identical', condition: 'label of a superseded version', act: { kind: 'register', body: bodyA }, outcome: { status: 409, error: 'contract_version_already_exists' } },
+  {
+    from: 'active',
+    trigger: 'register again, identical',
+    condition: 'label of the active version',
+    act: { kind: 'register', body: bodyA },
+    outcome: { status: 409, error: 'contract_version_already_exists' },
+  },
+  {
+    from: 'superseded',
+    trigger: 'register again, identical',
+    condition: 'label of a superseded version',
+    act: { kind: 'register', body: bodyA },
+    outcome: { status: 409, error: 'contract_version_already_exists' },
+  },
   // draft --activate--> active: previous active superseded; revision, audit, reanalysis in one transaction.
-  { from: 'draft', trigger: 'activate', condition: 'precondition null equals no active version', act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'current' }, outcome: { status: 200, targetTo: 'active', previousTo: null } },
-  { from: 'draft beside active', trigger: 'activate', condition: 'precondition equals the active id', act: { kind: 'activate', target: 'B', reason: 'promote', precondition: 'current' }, outcome: { status: 200, targetTo: 'active', previousTo: 'superseded' } },
+  {
+    from: 'draft',
+    trigger: 'activate',
+    condition: 'precondition null equals no active version',
+    act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'current' },
+    outcome: { status: 200, targetTo: 'active', previousTo: null },
+  },
+  {
+    from: 'draft beside active',
+    trigger: 'activate',
+    condition: 'precondition equals the active id',
+    act: { kind: 'activate', target: 'B', reason: 'promote', precondition: 'current' },
+    outcome: { status: 200, targetTo: 'active', previousTo: 'superseded' },
+  },
   // superseded --activate, reason rollback--> active: same effects as activation.
-  { from: 'superseded', trigger: 'activate, reason rollback', condition: 'precondition matches', act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'current' }, outcome: { status: 200, targetTo: 'active', previousTo: 'superseded' } },
+  {
+    from: 'superseded',
+    trigger: 'activate, reason rollback',
+    condition: 'precondition matches',
+    act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'current' },
+    outcome: { status: 200, targetTo: 'active', previousTo: 'superseded' },
+  },
   // any --activate, precondition stale--> unchanged: 409 active_contract_changed, nothing written.
-  { from: 'draft', trigger: 'activate', condition: 'precondition stale', act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'stale' }, outcome: { status: 409, error: 'active_contract_changed' } },
-  { from: 'draft beside active', trigger: 'activate', condition: 'precondition stale (null while one is active)', act: { kind: 'activate', target: 'B', reason: 'promote', precondition: 'stale' }, outcome: { status: 409, error: 'active_contract_changed' } },
-  { from: 'active', trigger: 'activate', condition: 'precondition stale', act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'stale' }, outcome: { status: 409, error: 'active_contract_changed' } },
-  { from: 'superseded', trigger: 'activate, reason rollback', condition: 'precondition stale', act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'stale' }, outcome: { status: 409, error: 'active_contract_changed' } },
+  {
+    from: 'draft',
+    trigger: 'activate',
+    condition: 'precondition stale',
+    act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'stale' },
+    outcome: { status: 409, error: 'active_contract_changed' },
+  },
+  {
+    from: 'draft beside active',
+    trigger: 'activate',
+    condition: 'precondition stale (null while one is active)',
+    act: { kind: 'activate', target: 'B', reason: 'promote', precondition: 'stale' },
+    outcome: { status: 409, error: 'active_contract_changed' },
+  },
+  {
+    from: 'active',
+    trigger: 'activate',
+    condition: 'precondition stale',
+    act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'stale' },
+    outcome: { status: 409, error: 'active_contract_changed' },
+  },
+  {
+    from: 'superseded',
+    trigger: 'activate, reason rollback',
+    condition: 'precondition stale',
+    act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'stale' },
+    outcome: { status: 409, error: 'active_contract_changed' },
+  },
   // any --activate, invalid lifecycle move--> unchanged: 409 contract_not_activatable.
-  { from: 'active', trigger: 'activate', condition: 'target already active (promote)', act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'current' }, outcome: { status: 409, error: 'contract_not_activatable' } },
-  { from: 'active', trigger: 'activate, reason rollback', condition: 'target already active', act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'current' }, outcome: { status: 409, error: 'contract_not_activatable' } },
-  { from: 'superseded', trigger: 'activate, reason promote', condition: 'a superseded version is reactivated only by rollback', act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'current' }, outcome: { status: 409, error: 'contract_not_activatable' } },
-  { from: 'draft', trigger: 'activate, reason rollback', condition: 'a draft was never active', act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'current' }, outcome: { status: 409, error: 'contract_not_activatable' } },
+  {
+    from: 'active',
+    trigger: 'activate',
+    condition: 'target already active (promote)',
+    act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'current' },
+    outcome: { status: 409, error: 'contract_not_activatable' },
+  },
+  {
+    from: 'active',
+    trigger: 'activate, reason rollback',
+    condition: 'target already active',
+    act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'current' },
+    outcome: { status: 409, error: 'contract_not_activatable' },
+  },
+  {
+    from: 'superseded',
+    trigger: 'activate, reason promote',
+    condition: 'a superseded version is reactivated only by rollback',
+    act: { kind: 'activate', target: 'A', reason: 'promote', precondition: 'current' },
+    outcome: { status: 409, error: 'contract_not_activatable' },
+  },
+  {
+    from: 'draft',
+    trigger: 'activate, reason rollback',
+    condition: 'a draft was never active',
+    act: { kind: 'activate', target: 'A', reason: 'rollback', precondition: 'current' },
+    outcome: { status: 409, error: 'contract_not_activatable' },
+  },
 ];
 
 /** The same JSON with every object's members in reverse order. */
@@ -106,7 +230,11 @@ function reorder(value: unknown): Record<string, unknown> {
   const walk = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(walk);
     if (typeof node !== 'object' || node === null) return node;
-    return Object.fromEntries(Object.entries(node).reverse().map(([key, child]) => [key, walk(child)]));
+    return Object.fromEntries(
+      Object.entries(node)
+        .reverse()
+        .map(([key, child]) => [key, walk(child)]),
+    );
   };
   return walk(value) as Record<string, unknown>;
 }
@@ -116,7 +244,7 @@ async function run(scenario: Scenario, act: Trigger, before: ContractState) {
   if (act.kind === 'register') return registerVersion(ctx, key, scenario.connectionId, act.body());
   const target = scenario.ids[act.target] as string;
   const current = before.activeContractVersionId;
-  const expected = act.precondition === 'current' ? current : (current === null ? STALE_ID : null);
+  const expected = act.precondition === 'current' ? current : current === null ? STALE_ID : null;
   return activateVersion(ctx, key, scenario.connectionId, target, { expectedActiveContractVersionId: expected, reason: act.reason });
 }
 
@@ -130,9 +258,10 @@ describe('contract version lifecycle (01), table-driven', () => {
     const outcome = row.outcome;
 
     if (outcome.status === 409) {
-      const body = outcome.error === 'active_contract_changed'
-        ? { error: 'active_contract_changed', activeContractVersionId: before.activeContractVersionId }
-        : { error: outcome.error };
+      const body =
+        outcome.error === 'active_contract_changed'
+          ? { error: 'active_contract_changed', activeContractVersionId: before.activeContractVersionId }
+          : { error: outcome.error };
       expect(res.json()).toEqual(body);
       // Nothing written: no version, operation, activation, audit, job, revision or status change.
       expect(after).toEqual(before);
@@ -186,27 +315,39 @@ describe('contract version lifecycle (01), table-driven', () => {
     expect(after.audits).toBe(before.audits + 1);
     expect(after.outbox).toBe(before.outbox + 1);
     expect(after.versions).toBe(before.versions);
-    const job = await ctx.deps.pool.query(
-      "SELECT payload FROM outbox WHERE topic = 'reanalysis' AND payload->>'activationId' = $1",
-      [body.activationId],
-    );
-    expect(job.rows.map((r) => r.payload)).toEqual([{
-      connectionId: scenario.connectionId,
-      contractVersionId: target,
-      previousActiveContractVersionId: before.activeContractVersionId,
-      activationId: body.activationId,
-      analysisRevision: body.revision,
-    }]);
+    const job = await ctx.deps.pool.query("SELECT payload FROM outbox WHERE topic = 'reanalysis' AND payload->>'activationId' = $1", [
+      body.activationId,
+    ]);
+    expect(job.rows.map((r) => r.payload)).toEqual([
+      {
+        connectionId: scenario.connectionId,
+        contractVersionId: target,
+        previousActiveContractVersionId: before.activeContractVersionId,
+        activationId: body.activationId,
+        analysisRevision: body.revision,
+      },
+    ]);
   });
 
   it('covers every row of the specification table', () => {
-    const rows = new Set(table.map((row) => `${row.from}|${row.act.kind}|${row.outcome.status}|${'error' in row.outcome ? row.outcome.error : ''}`));
+    const rows = new Set(
+      table.map((row) => `${row.from}|${row.act.kind}|${row.outcome.status}|${'error' in row.outcome ? row.outcome.error : ''}`),
+    );
     for (const needed of [
-      'none|register|201|', 'draft|register|201|', 'draft|activate|200|', 'superseded|activate|200|',
-      'draft|activate|409|active_contract_changed', 'active|activate|409|active_contract_changed', 'superseded|activate|409|active_contract_changed',
-      'active|activate|409|contract_not_activatable', 'draft|activate|409|contract_not_activatable', 'superseded|activate|409|contract_not_activatable',
-      'active|register|409|contract_version_already_exists', 'superseded|register|409|contract_version_already_exists',
-    ]) expect(rows, needed).toContain(needed);
+      'none|register|201|',
+      'draft|register|201|',
+      'draft|activate|200|',
+      'superseded|activate|200|',
+      'draft|activate|409|active_contract_changed',
+      'active|activate|409|active_contract_changed',
+      'superseded|activate|409|active_contract_changed',
+      'active|activate|409|contract_not_activatable',
+      'draft|activate|409|contract_not_activatable',
+      'superseded|activate|409|contract_not_activatable',
+      'active|register|409|contract_version_already_exists',
+      'superseded|register|409|contract_version_already_exists',
+    ])
+      expect(rows, needed).toContain(needed);
   });
 
   it('walks promote → promote → rollback → rollback with one active version at every step', async () => {

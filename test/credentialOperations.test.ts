@@ -11,13 +11,25 @@ import { bootstrapWorkspace, callWithKey, countRows, createTestContext, newIdemp
 import { createIntegration } from './helpers/integrations.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
-afterEach(() => { ctx.hooks.beforeAuthorityRecheck = undefined; });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
+afterEach(() => {
+  ctx.hooks.beforeAuthorityRecheck = undefined;
+});
 
 type Action = 'issue' | 'rotate' | 'revoke';
 
-function mutate(key: string, connectionId: string, action: Action, body: unknown, idempotencyKey: string = newIdempotencyKey()): Promise<LightMyRequestResponse> {
+function mutate(
+  key: string,
+  connectionId: string,
+  action: Action,
+  body: unknown,
+  idempotencyKey: string = newIdempotencyKey(),
+): Promise<LightMyRequestResponse> {
   return callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/credentials/${action}`, { body, idempotencyKey });
 }
 
@@ -60,7 +72,9 @@ describe('identical retries and idempotency conflicts', () => {
     expect(replay.body).not.toContain(first.json().ingestToken);
     expect(await writes(boot, connection.connectionId)).toEqual(before);
     // The original token is still the active one: a replay never changes a token.
-    expect((await verify(boot.apiKey.key, connection.connectionId, connection.connectionKey, first.json().ingestToken)).statusCode).toBe(200);
+    expect((await verify(boot.apiKey.key, connection.connectionId, connection.connectionKey, first.json().ingestToken)).statusCode).toBe(
+      200,
+    );
   });
 
   it('replays a revoke with credentialRecoveryRequired false', async () => {
@@ -76,18 +90,25 @@ describe('identical retries and idempotency conflicts', () => {
     expect(replay.json()).toEqual({ ...first.json(), replayed: true, historical: false, credentialRecoveryRequired: false });
   });
 
-  it('marks a replay historical after a later rotation or the connection\'s deletion, and never recreates anything', async () => {
+  it("marks a replay historical after a later rotation or the connection's deletion, and never recreates anything", async () => {
     const boot = await bootstrapWorkspace(ctx);
     const connection = await insertConnection(ctx, boot);
     const key = newIdempotencyKey();
     const body = { expectedRevision: connection.revision };
     const first = await mutate(boot.apiKey.key, connection.connectionId, 'issue', body, key);
-    const rotated = await mutate(boot.apiKey.key, connection.connectionId, 'rotate', { expectedRevision: first.json().credential.revision });
+    const rotated = await mutate(boot.apiKey.key, connection.connectionId, 'rotate', {
+      expectedRevision: first.json().credential.revision,
+    });
     expect(rotated.statusCode).toBe(201);
 
     const replay = await mutate(boot.apiKey.key, connection.connectionId, 'issue', body, key);
     expect(replay.statusCode).toBe(200);
-    expect(replay.json()).toMatchObject({ operationId: first.json().operationId, replayed: true, historical: true, credentialRecoveryRequired: true });
+    expect(replay.json()).toMatchObject({
+      operationId: first.json().operationId,
+      replayed: true,
+      historical: true,
+      credentialRecoveryRequired: true,
+    });
     expect(replay.json().credential).toEqual(first.json().credential);
 
     await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [connection.connectionId]);
@@ -106,7 +127,13 @@ describe('identical retries and idempotency conflicts', () => {
     const key = newIdempotencyKey();
     const first = await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision }, key);
     expect(first.statusCode).toBe(201);
-    const otherKey = await insertApiKey(ctx.deps.pool, { workspaceId: boot.workspace.id, scopes: ['integrations:manage'], expiresAt: null, createdBy: 'test', now: ctx.deps.clock.now() });
+    const otherKey = await insertApiKey(ctx.deps.pool, {
+      workspaceId: boot.workspace.id,
+      scopes: ['integrations:manage'],
+      expiresAt: null,
+      createdBy: 'test',
+      now: ctx.deps.clock.now(),
+    });
     const before = await writes(boot, connection.connectionId);
     const secondBefore = await readConnectionRow(ctx, second.connectionId);
 
@@ -134,7 +161,10 @@ describe('identical retries and idempotency conflicts', () => {
     const res = await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision }, key);
     expect(res.statusCode).toBe(409);
     expect(res.json()).toEqual({ error: 'idempotency_conflict' });
-    expect(await readConnectionRow(ctx, connection.connectionId)).toMatchObject({ revision: connection.revision, credential_status: 'not_issued' });
+    expect(await readConnectionRow(ctx, connection.connectionId)).toMatchObject({
+      revision: connection.revision,
+      credential_status: 'not_issued',
+    });
   });
 });
 
@@ -143,12 +173,16 @@ describe('stored receipts and audit hold no token', () => {
     const boot = await bootstrapWorkspace(ctx);
     const connection = await insertConnection(ctx, boot);
     const issued = (await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision })).json();
-    const rotated = (await mutate(boot.apiKey.key, connection.connectionId, 'rotate', { expectedRevision: issued.credential.revision })).json();
+    const rotated = (
+      await mutate(boot.apiKey.key, connection.connectionId, 'rotate', { expectedRevision: issued.credential.revision })
+    ).json();
     for (const token of [issued.ingestToken, rotated.ingestToken]) {
       expect(token).toMatch(/^svc_ing_/);
       const secrets = [token, sha256Hex(token), token.slice('svc_ing_'.length)];
       const stored = await ctx.deps.pool.query('SELECT receipt::text AS text FROM operations WHERE workspace_id = $1', [boot.workspace.id]);
-      const audit = await ctx.deps.pool.query('SELECT metadata::text AS text FROM audit_events WHERE workspace_id = $1', [boot.workspace.id]);
+      const audit = await ctx.deps.pool.query('SELECT metadata::text AS text FROM audit_events WHERE workspace_id = $1', [
+        boot.workspace.id,
+      ]);
       expect(stored.rows).toHaveLength(2);
       expect(audit.rows.length).toBeGreaterThanOrEqual(2);
       for (const row of [...stored.rows, ...audit.rows]) {
@@ -157,7 +191,12 @@ describe('stored receipts and audit hold no token', () => {
       }
     }
     const stored = await ctx.deps.pool.query('SELECT receipt FROM operations WHERE id = $1', [rotated.operationId]);
-    expect(stored.rows[0].receipt).toEqual({ operationId: rotated.operationId, action: 'rotate', credential: rotated.credential, connectionKey: connection.connectionKey });
+    expect(stored.rows[0].receipt).toEqual({
+      operationId: rotated.operationId,
+      action: 'rotate',
+      credential: rotated.credential,
+      connectionKey: connection.connectionKey,
+    });
   });
 });
 
@@ -172,20 +211,32 @@ describe('GET /v1/credential-operations/{operationId}', () => {
     expect(res.json()).toEqual({ ...withoutToken(first), replayed: true, historical: false, credentialRecoveryRequired: true });
     expect(res.body).not.toContain(first.ingestToken);
 
-    const revoke = (await mutate(boot.apiKey.key, connection.connectionId, 'revoke', { expectedRevision: first.credential.revision })).json();
-    expect((await receipt(boot.apiKey.key, revoke.operationId)).json()).toEqual({ ...revoke, replayed: true, historical: false, credentialRecoveryRequired: false });
+    const revoke = (
+      await mutate(boot.apiKey.key, connection.connectionId, 'revoke', { expectedRevision: first.credential.revision })
+    ).json();
+    expect((await receipt(boot.apiKey.key, revoke.operationId)).json()).toEqual({
+      ...revoke,
+      replayed: true,
+      historical: false,
+      credentialRecoveryRequired: false,
+    });
     // The revocation changed the revision: the issue receipt is now historical evidence.
     expect((await receipt(boot.apiKey.key, first.operationId)).json()).toMatchObject({ historical: true, credential: first.credential });
   });
 
-  it('survives the connection\'s deletion', async () => {
+  it("survives the connection's deletion", async () => {
     const boot = await bootstrapWorkspace(ctx);
     const connection = await insertConnection(ctx, boot);
     const first = (await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision })).json();
     await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [connection.connectionId]);
     const res = await receipt(boot.apiKey.key, first.operationId);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ operationId: first.operationId, historical: true, replayed: true, credentialRecoveryRequired: true });
+    expect(res.json()).toMatchObject({
+      operationId: first.operationId,
+      historical: true,
+      replayed: true,
+      credentialRecoveryRequired: true,
+    });
   });
 
   it('answers operation_not_found to another key, an unknown, malformed or foreign id', async () => {
@@ -193,7 +244,13 @@ describe('GET /v1/credential-operations/{operationId}', () => {
     const other = await bootstrapWorkspace(ctx);
     const connection = await insertConnection(ctx, boot);
     const first = (await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision })).json();
-    const sameWorkspaceKey = await insertApiKey(ctx.deps.pool, { workspaceId: boot.workspace.id, scopes: ['integrations:manage'], expiresAt: null, createdBy: 'test', now: ctx.deps.clock.now() });
+    const sameWorkspaceKey = await insertApiKey(ctx.deps.pool, {
+      workspaceId: boot.workspace.id,
+      scopes: ['integrations:manage'],
+      expiresAt: null,
+      createdBy: 'test',
+      now: ctx.deps.clock.now(),
+    });
     const creation = await createIntegration(ctx, boot.apiKey.key, { mode: 'live' });
     for (const [key, id] of [
       [sameWorkspaceKey.key, first.operationId],
@@ -212,7 +269,13 @@ describe('GET /v1/credential-operations/{operationId}', () => {
     const boot = await bootstrapWorkspace(ctx, { scopes: ['integrations:read', 'integrations:manage'] });
     const connection = await insertConnection(ctx, boot);
     const first = (await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision })).json();
-    const readOnly = await insertApiKey(ctx.deps.pool, { workspaceId: boot.workspace.id, scopes: ['integrations:read'], expiresAt: null, createdBy: 'test', now: ctx.deps.clock.now() });
+    const readOnly = await insertApiKey(ctx.deps.pool, {
+      workspaceId: boot.workspace.id,
+      scopes: ['integrations:read'],
+      expiresAt: null,
+      createdBy: 'test',
+      now: ctx.deps.clock.now(),
+    });
     const res = await receipt(readOnly.key, first.operationId);
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual({ error: 'insufficient_scope' });
@@ -221,10 +284,20 @@ describe('GET /v1/credential-operations/{operationId}', () => {
 });
 
 describe('authority re-checked inside the transaction', () => {
-  async function expectNothingWritten(boot: BootstrapResult, connection: ConnectionFixture, res: LightMyRequestResponse, status: number, code: string) {
+  async function expectNothingWritten(
+    boot: BootstrapResult,
+    connection: ConnectionFixture,
+    res: LightMyRequestResponse,
+    status: number,
+    code: string,
+  ) {
     expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual({ error: code });
-    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({ revision: connection.revision, credential_status: 'not_issued', credential_epoch: '0' });
+    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({
+      revision: connection.revision,
+      credential_status: 'not_issued',
+      credential_epoch: '0',
+    });
     expect(await countRows(ctx, 'credentials', 'connection_id = $1', [connection.connectionId])).toBe(0);
     expect(await countRows(ctx, 'operations', 'workspace_id = $1', [boot.workspace.id])).toBe(0);
     expect(await countRows(ctx, 'audit_events', "workspace_id = $1 AND action LIKE 'credential.%'", [boot.workspace.id])).toBe(0);
@@ -269,7 +342,11 @@ describe('authority re-checked inside the transaction', () => {
     const boot = await bootstrapWorkspace(ctx);
     const connection = await insertConnection(ctx, boot);
     const shortLived = await insertApiKey(ctx.deps.pool, {
-      workspaceId: boot.workspace.id, scopes: ['integrations:manage'], expiresAt: new Date(Date.now() + 60_000), createdBy: 'test', now: new Date(),
+      workspaceId: boot.workspace.id,
+      scopes: ['integrations:manage'],
+      expiresAt: new Date(Date.now() + 60_000),
+      createdBy: 'test',
+      now: new Date(),
     });
     try {
       await advanceTestClock(ctx.deps.redis, 120_000);
@@ -288,8 +365,11 @@ describe('concurrency', () => {
   it('20 parallel issues with different keys produce exactly one active credential', async () => {
     const boot = await bootstrapWorkspace(ctx);
     const connection = await insertConnection(ctx, boot);
-    const responses = await Promise.all(Array.from({ length: 20 }, () =>
-      mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision }),
+      ),
+    );
     const created = responses.filter((res) => res.statusCode === 201);
     expect(created).toHaveLength(1);
     for (const res of responses.filter((r) => r.statusCode !== 201)) {
@@ -299,7 +379,9 @@ describe('concurrency', () => {
     }
     const tokens = responses.map((res) => res.json().ingestToken).filter(Boolean);
     expect(tokens).toHaveLength(1);
-    const rows = await ctx.deps.pool.query('SELECT token_hash, status FROM credentials WHERE connection_id = $1', [connection.connectionId]);
+    const rows = await ctx.deps.pool.query('SELECT token_hash, status FROM credentials WHERE connection_id = $1', [
+      connection.connectionId,
+    ]);
     expect(rows.rows).toEqual([{ token_hash: sha256Hex(tokens[0]), status: 'active' }]);
     expect(await countRows(ctx, 'operations', 'workspace_id = $1', [boot.workspace.id])).toBe(1);
     expect(await readConnectionRow(ctx, connection.connectionId)).toMatchObject({ credential_status: 'active', credential_epoch: '1' });
@@ -309,8 +391,11 @@ describe('concurrency', () => {
     const boot = await bootstrapWorkspace(ctx);
     const connection = await insertConnection(ctx, boot);
     const key = newIdempotencyKey();
-    const responses = await Promise.all(Array.from({ length: 20 }, () =>
-      mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision }, key)));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision }, key),
+      ),
+    );
     const created = responses.filter((res) => res.statusCode === 201);
     const replays = responses.filter((res) => res.statusCode === 200);
     expect(created).toHaveLength(1);
@@ -332,7 +417,12 @@ describe('end to end with Integration creation', () => {
     const { connectionId } = created.integration;
     const { connectionKey, ingestToken } = created.collectorConfiguration;
     const state = await callWithKey(ctx, boot.apiKey.key, 'GET', `/v1/connections/${connectionId}/credentials`);
-    expect(state.json().credential).toMatchObject({ status: 'active', mode: 'sandbox', environmentId: created.integration.environmentId, revokedAt: null });
+    expect(state.json().credential).toMatchObject({
+      status: 'active',
+      mode: 'sandbox',
+      environmentId: created.integration.environmentId,
+      revokedAt: null,
+    });
     expect((await verify(boot.apiKey.key, connectionId, connectionKey, ingestToken)).statusCode).toBe(200);
     const epochBefore = Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connectionId)));
 
@@ -341,7 +431,9 @@ describe('end to end with Integration creation', () => {
     expect(rotate.json()).toMatchObject({ action: 'rotate', connectionKey, credential: { status: 'active' } });
     expect(rotate.json().ingestToken).not.toBe(ingestToken);
     expect(Number(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connectionId)))).toBe(epochBefore + 2);
-    expect((await verify(boot.apiKey.key, connectionId, connectionKey, ingestToken)).json()).toEqual({ error: 'credential_verification_failed' });
+    expect((await verify(boot.apiKey.key, connectionId, connectionKey, ingestToken)).json()).toEqual({
+      error: 'credential_verification_failed',
+    });
     expect((await verify(boot.apiKey.key, connectionId, connectionKey, rotate.json().ingestToken)).statusCode).toBe(200);
     // Issuing again on the active credential is refused.
     const issue = await mutate(boot.apiKey.key, connectionId, 'issue', { expectedRevision: rotate.json().credential.revision });

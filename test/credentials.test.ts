@@ -16,13 +16,26 @@ import {
 } from './helpers/context.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 type Action = 'issue' | 'rotate' | 'revoke';
 
-function mutate(key: string | null, connectionId: string, action: Action, body: unknown, idempotencyKey: string | null = newIdempotencyKey()): Promise<LightMyRequestResponse> {
-  return callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/credentials/${action}`, { body, idempotencyKey: idempotencyKey ?? undefined });
+function mutate(
+  key: string | null,
+  connectionId: string,
+  action: Action,
+  body: unknown,
+  idempotencyKey: string | null = newIdempotencyKey(),
+): Promise<LightMyRequestResponse> {
+  return callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/credentials/${action}`, {
+    body,
+    idempotencyKey: idempotencyKey ?? undefined,
+  });
 }
 
 function status(key: string | null, connectionId: string): Promise<LightMyRequestResponse> {
@@ -37,7 +50,9 @@ function verify(key: string, connectionId: string, body: unknown): Promise<Light
 async function snapshot(boot: BootstrapResult, connectionId: string) {
   return {
     connection: await readConnectionRow(ctx, connectionId),
-    credentials: await ctx.deps.pool.query('SELECT id, status, ended_at FROM credentials WHERE connection_id = $1 ORDER BY id', [connectionId]).then((r) => r.rows),
+    credentials: await ctx.deps.pool
+      .query('SELECT id, status, ended_at FROM credentials WHERE connection_id = $1 ORDER BY id', [connectionId])
+      .then((r) => r.rows),
     operations: await countRows(ctx, 'operations', 'workspace_id = $1', [boot.workspace.id]),
     audit: await countRows(ctx, 'audit_events', "workspace_id = $1 AND action LIKE 'credential.%'", [boot.workspace.id]),
     epoch: await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connectionId)),
@@ -134,17 +149,40 @@ describe('POST /v1/connections/{id}/credentials/issue', () => {
     expect(res.statusCode).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     const body = res.json();
-    expect(Object.keys(body).sort()).toEqual(['action', 'connectionKey', 'credential', 'credentialRecoveryRequired', 'historical', 'ingestToken', 'operationId', 'replayed']);
-    expect(body).toMatchObject({ action: 'issue', connectionKey: connection.connectionKey, replayed: false, historical: false, credentialRecoveryRequired: false });
+    expect(Object.keys(body).sort()).toEqual([
+      'action',
+      'connectionKey',
+      'credential',
+      'credentialRecoveryRequired',
+      'historical',
+      'ingestToken',
+      'operationId',
+      'replayed',
+    ]);
+    expect(body).toMatchObject({
+      action: 'issue',
+      connectionKey: connection.connectionKey,
+      replayed: false,
+      historical: false,
+      credentialRecoveryRequired: false,
+    });
     expect(body.operationId).toMatch(/^credop_[0-9a-z]{26}$/);
     expect(body.ingestToken).toMatch(/^svc_ing_[A-Za-z0-9_-]{43}$/);
-    expect(body.credential).toMatchObject({ connectionId: connection.connectionId, environmentId: connection.environmentId, mode: 'sandbox', status: 'active', revokedAt: null });
+    expect(body.credential).toMatchObject({
+      connectionId: connection.connectionId,
+      environmentId: connection.environmentId,
+      mode: 'sandbox',
+      status: 'active',
+      revokedAt: null,
+    });
     expect(body.credential.revision).toMatch(/^\d+$/);
     expect(BigInt(body.credential.revision)).toBeGreaterThan(BigInt(connection.revision));
 
     const row = await readConnectionRow(ctx, connection.connectionId);
     expect(row).toEqual({ revision: body.credential.revision, credential_status: 'active', credential_epoch: '1' });
-    const { rows } = await ctx.deps.pool.query('SELECT token_hash, token_sealed, status, epoch FROM credentials WHERE connection_id = $1', [connection.connectionId]);
+    const { rows } = await ctx.deps.pool.query('SELECT token_hash, token_sealed, status, epoch FROM credentials WHERE connection_id = $1', [
+      connection.connectionId,
+    ]);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ token_hash: sha256Hex(body.ingestToken), status: 'active', epoch: '1' });
     expect(rows[0].token_sealed).not.toContain(body.ingestToken);
@@ -152,12 +190,23 @@ describe('POST /v1/connections/{id}/credentials/issue', () => {
     // Bumped before COMMIT and again after it.
     expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connection.connectionId))).toBe('2');
 
-    const operation = await ctx.deps.pool.query('SELECT kind, recorded_revision, connection_id, integration_id, status_code FROM operations WHERE id = $1', [body.operationId]);
+    const operation = await ctx.deps.pool.query(
+      'SELECT kind, recorded_revision, connection_id, integration_id, status_code FROM operations WHERE id = $1',
+      [body.operationId],
+    );
     expect(operation.rows[0]).toEqual({
-      kind: 'credential.issue', recorded_revision: body.credential.revision, connection_id: connection.connectionId,
-      integration_id: connection.integrationId, status_code: 201,
+      kind: 'credential.issue',
+      recorded_revision: body.credential.revision,
+      connection_id: connection.connectionId,
+      integration_id: connection.integrationId,
+      status_code: 201,
     });
-    expect(await countRows(ctx, 'audit_events', "action = 'credential.issue' AND target_id = $1 AND actor_id = $2", [connection.connectionId, boot.apiKey.id])).toBe(1);
+    expect(
+      await countRows(ctx, 'audit_events', "action = 'credential.issue' AND target_id = $1 AND actor_id = $2", [
+        connection.connectionId,
+        boot.apiKey.id,
+      ]),
+    ).toBe(1);
   });
 
   it('refuses an active credential with credential_already_issued and writes nothing', async () => {
@@ -216,7 +265,13 @@ describe('POST /v1/connections/{id}/credentials/issue', () => {
       expect(res.json()).toEqual({ error: 'idempotency_key_required' });
     }
     expect(await snapshot(boot, connection.connectionId)).toEqual(before);
-    const longest = await mutate(boot.apiKey.key, connection.connectionId, 'issue', { expectedRevision: connection.revision }, '~'.repeat(128));
+    const longest = await mutate(
+      boot.apiKey.key,
+      connection.connectionId,
+      'issue',
+      { expectedRevision: connection.revision },
+      '~'.repeat(128),
+    );
     expect(longest.statusCode).toBe(201);
   });
 
@@ -244,8 +299,14 @@ describe('POST /v1/connections/{id}/credentials/issue', () => {
       expect(res.statusCode, id).toBe(404);
       expect(res.json()).toEqual({ error: 'connection_not_found' });
     }
-    expect(await readConnectionRow(ctx, foreign.connectionId)).toMatchObject({ revision: foreign.revision, credential_status: 'not_issued' });
-    expect(await readConnectionRow(ctx, deleted.connectionId)).toMatchObject({ revision: deleted.revision, credential_status: 'not_issued' });
+    expect(await readConnectionRow(ctx, foreign.connectionId)).toMatchObject({
+      revision: foreign.revision,
+      credential_status: 'not_issued',
+    });
+    expect(await readConnectionRow(ctx, deleted.connectionId)).toMatchObject({
+      revision: deleted.revision,
+      credential_status: 'not_issued',
+    });
     expect(await countRows(ctx, 'operations', 'workspace_id = $1', [boot.workspace.id])).toBe(0);
     expect(await countRows(ctx, 'credentials', 'connection_id = ANY($1)', [[foreign.connectionId, deleted.connectionId]])).toBe(0);
   });
@@ -289,10 +350,22 @@ describe('POST /v1/connections/{id}/credentials/issue', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().credential).toMatchObject({ status: 'active', revokedAt: null });
     expect(res.json().ingestToken).not.toBe(first.token);
-    const rows = await ctx.deps.pool.query('SELECT status FROM credentials WHERE connection_id = $1 ORDER BY issued_at, id', [connection.connectionId]);
+    const rows = await ctx.deps.pool.query('SELECT status FROM credentials WHERE connection_id = $1 ORDER BY issued_at, id', [
+      connection.connectionId,
+    ]);
     expect(rows.rows.map((r) => r.status)).toEqual(['revoked', 'active']);
-    expect((await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: first.token })).statusCode).toBe(409);
-    expect((await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: res.json().ingestToken })).statusCode).toBe(200);
+    expect(
+      (await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: first.token }))
+        .statusCode,
+    ).toBe(409);
+    expect(
+      (
+        await verify(boot.apiKey.key, connection.connectionId, {
+          connectionKey: connection.connectionKey,
+          ingestToken: res.json().ingestToken,
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 });
 
@@ -304,22 +377,44 @@ describe('POST /v1/connections/{id}/credentials/rotate', () => {
     const res = await mutate(boot.apiKey.key, connection.connectionId, 'rotate', { expectedRevision: first.revision });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toMatchObject({ action: 'rotate', replayed: false, historical: false, credentialRecoveryRequired: false, connectionKey: connection.connectionKey });
+    expect(body).toMatchObject({
+      action: 'rotate',
+      replayed: false,
+      historical: false,
+      credentialRecoveryRequired: false,
+      connectionKey: connection.connectionKey,
+    });
     expect(body.ingestToken).toMatch(/^svc_ing_/);
     expect(body.ingestToken).not.toBe(first.token);
     expect(body.credential.status).toBe('active');
     expect(body.credential.revision).not.toBe(first.revision);
 
-    const rows = await ctx.deps.pool.query('SELECT token_hash, status, ended_at, epoch FROM credentials WHERE connection_id = $1 ORDER BY epoch', [connection.connectionId]);
-    expect(rows.rows.map((r) => [r.token_hash, r.status, r.epoch])).toEqual([[sha256Hex(first.token), 'rotated', '1'], [sha256Hex(body.ingestToken), 'active', '2']]);
+    const rows = await ctx.deps.pool.query(
+      'SELECT token_hash, status, ended_at, epoch FROM credentials WHERE connection_id = $1 ORDER BY epoch',
+      [connection.connectionId],
+    );
+    expect(rows.rows.map((r) => [r.token_hash, r.status, r.epoch])).toEqual([
+      [sha256Hex(first.token), 'rotated', '1'],
+      [sha256Hex(body.ingestToken), 'active', '2'],
+    ]);
     expect(rows.rows[0].ended_at).not.toBeNull();
-    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({ revision: body.credential.revision, credential_status: 'active', credential_epoch: '2' });
+    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({
+      revision: body.credential.revision,
+      credential_status: 'active',
+      credential_epoch: '2',
+    });
     expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connection.connectionId))).toBe('4');
 
-    const old = await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: first.token });
+    const old = await verify(boot.apiKey.key, connection.connectionId, {
+      connectionKey: connection.connectionKey,
+      ingestToken: first.token,
+    });
     expect(old.statusCode).toBe(409);
     expect(old.json()).toEqual({ error: 'credential_verification_failed' });
-    expect((await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: body.ingestToken })).statusCode).toBe(200);
+    expect(
+      (await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: body.ingestToken }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('refuses a not_issued or revoked credential with credential_not_issued, writing nothing', async () => {
@@ -334,7 +429,9 @@ describe('POST /v1/connections/{id}/credentials/rotate', () => {
     const first = await issued(boot, connection);
     const revoked = await mutate(boot.apiKey.key, connection.connectionId, 'revoke', { expectedRevision: first.revision });
     const afterRevoke = await snapshot(boot, connection.connectionId);
-    const again = await mutate(boot.apiKey.key, connection.connectionId, 'rotate', { expectedRevision: revoked.json().credential.revision });
+    const again = await mutate(boot.apiKey.key, connection.connectionId, 'rotate', {
+      expectedRevision: revoked.json().credential.revision,
+    });
     expect(again.statusCode).toBe(409);
     expect(again.json()).toEqual({ error: 'credential_not_issued' });
     expect(await snapshot(boot, connection.connectionId)).toEqual(afterRevoke);
@@ -353,9 +450,14 @@ describe('POST /v1/connections/{id}/credentials/rotate', () => {
     const liveAfter = await snapshot(boot, live.connectionId);
     expect({ ...liveAfter, operations: 0, audit: 0 }).toEqual({ ...liveBefore, operations: 0, audit: 0 });
     expect((await status(boot.apiKey.key, live.connectionId)).json()).toEqual(liveState);
-    expect((await verify(boot.apiKey.key, live.connectionId, { connectionKey: live.connectionKey, ingestToken: liveToken.token })).statusCode).toBe(200);
+    expect(
+      (await verify(boot.apiKey.key, live.connectionId, { connectionKey: live.connectionKey, ingestToken: liveToken.token })).statusCode,
+    ).toBe(200);
     // A token of one mode never verifies for the other.
-    expect((await verify(boot.apiKey.key, live.connectionId, { connectionKey: live.connectionKey, ingestToken: rotate.json().ingestToken })).statusCode).toBe(409);
+    expect(
+      (await verify(boot.apiKey.key, live.connectionId, { connectionKey: live.connectionKey, ingestToken: rotate.json().ingestToken }))
+        .statusCode,
+    ).toBe(409);
   });
 });
 
@@ -373,10 +475,17 @@ describe('POST /v1/connections/{id}/credentials/revoke', () => {
     expect(body.credential.status).toBe('revoked');
     expect(body.credential.revokedAt).toMatch(ISO_MS);
     expect(body.credential.revision).not.toBe(first.revision);
-    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({ revision: body.credential.revision, credential_status: 'revoked', credential_epoch: '2' });
+    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({
+      revision: body.credential.revision,
+      credential_status: 'revoked',
+      credential_epoch: '2',
+    });
     const rows = await ctx.deps.pool.query('SELECT status FROM credentials WHERE connection_id = $1', [connection.connectionId]);
     expect(rows.rows).toEqual([{ status: 'revoked' }]);
-    const check = await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: first.token });
+    const check = await verify(boot.apiKey.key, connection.connectionId, {
+      connectionKey: connection.connectionKey,
+      ingestToken: first.token,
+    });
     expect(check.statusCode).toBe(409);
     expect(check.json()).toEqual({ error: 'credential_verification_failed' });
   });
@@ -387,10 +496,19 @@ describe('POST /v1/connections/{id}/credentials/revoke', () => {
     const res = await mutate(boot.apiKey.key, connection.connectionId, 'revoke', { expectedRevision: connection.revision });
     expect(res.statusCode).toBe(201);
     expect(res.json().credential).toEqual({
-      connectionId: connection.connectionId, environmentId: connection.environmentId, mode: 'sandbox',
-      revision: connection.revision, status: 'not_issued', issuedAt: null, revokedAt: null,
+      connectionId: connection.connectionId,
+      environmentId: connection.environmentId,
+      mode: 'sandbox',
+      revision: connection.revision,
+      status: 'not_issued',
+      issuedAt: null,
+      revokedAt: null,
     });
-    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({ revision: connection.revision, credential_status: 'not_issued', credential_epoch: '0' });
+    expect(await readConnectionRow(ctx, connection.connectionId)).toEqual({
+      revision: connection.revision,
+      credential_status: 'not_issued',
+      credential_epoch: '0',
+    });
     expect(await ctx.deps.redis.get(RedisKeys.credentialEpoch(boot.account.id, connection.connectionId))).toBeNull();
     const stored = await ctx.deps.pool.query('SELECT recorded_revision FROM operations WHERE id = $1', [res.json().operationId]);
     expect(stored.rows[0].recorded_revision).toBe(connection.revision);
@@ -418,7 +536,11 @@ describe('POST /v1/connections/{id}/credentials/verify', () => {
       const res = await verify(boot.apiKey.key, connection.connectionId, { connectionKey: connection.connectionKey, ingestToken: token });
       expect(res.statusCode).toBe(200);
       expect(res.headers['cache-control']).toBe('no-store');
-      expect(res.json()).toEqual({ status: 'connection_verified', credential: (await status(boot.apiKey.key, connection.connectionId)).json().credential, applicationVerified: false });
+      expect(res.json()).toEqual({
+        status: 'connection_verified',
+        credential: (await status(boot.apiKey.key, connection.connectionId)).json().credential,
+        applicationVerified: false,
+      });
       expect(res.body).not.toContain(token);
     } finally {
       await setWritePause(ctx.deps.redis, false);
@@ -427,7 +549,7 @@ describe('POST /v1/connections/{id}/credentials/verify', () => {
     expect(await countRows(ctx, 'audit_events', 'workspace_id = $1', [boot.workspace.id])).toBe(allAudit);
   });
 
-  it('fails a mismatched key or token, a not_issued credential and another connection\'s pair', async () => {
+  it("fails a mismatched key or token, a not_issued credential and another connection's pair", async () => {
     const boot = await bootstrapWorkspace(ctx);
     const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
     const { token } = await issued(boot, sandbox);
@@ -489,7 +611,8 @@ describe('legacy browser credential mutation routes', () => {
     const before = await snapshot(boot, connection.connectionId);
     for (const action of ['issue', 'rotate', 'revoke'] as const) {
       const res = await callWithSession(ctx, boot.sessionToken, 'POST', legacyPath(boot.workspace.slug, connection.connectionId, action), {
-        body: { expectedRevision: revision }, idempotencyKey: newIdempotencyKey(),
+        body: { expectedRevision: revision },
+        idempotencyKey: newIdempotencyKey(),
       });
       expect(res.statusCode, action).toBe(409);
       expect(res.json()).toEqual({ error: 'canonical_credential_required' });
@@ -514,12 +637,27 @@ describe('legacy browser credential mutation routes', () => {
       expect(res.statusCode, url).toBe(404);
       expect(res.json()).toEqual({ error: code });
     }
-    expect((await callWithSession(ctx, null, 'POST', legacyPath(boot.workspace.slug, connection.connectionId, 'issue'), { body: {} })).statusCode).toBe(401);
+    expect(
+      (await callWithSession(ctx, null, 'POST', legacyPath(boot.workspace.slug, connection.connectionId, 'issue'), { body: {} }))
+        .statusCode,
+    ).toBe(401);
     // A viewer of the workspace may not manage it: the same 404 as a missing workspace.
-    await ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [boot.workspace.id, boot.user.id]);
-    const viewer = await callWithSession(ctx, boot.sessionToken, 'POST', legacyPath(boot.workspace.slug, connection.connectionId, 'issue'), { body: {} });
+    await ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [
+      boot.workspace.id,
+      boot.user.id,
+    ]);
+    const viewer = await callWithSession(
+      ctx,
+      boot.sessionToken,
+      'POST',
+      legacyPath(boot.workspace.slug, connection.connectionId, 'issue'),
+      { body: {} },
+    );
     expect(viewer.statusCode).toBe(404);
     expect(viewer.json()).toEqual({ error: 'workspace_not_found' });
-    expect(await readConnectionRow(ctx, connection.connectionId)).toMatchObject({ revision: connection.revision, credential_status: 'not_issued' });
+    expect(await readConnectionRow(ctx, connection.connectionId)).toMatchObject({
+      revision: connection.revision,
+      credential_status: 'not_issued',
+    });
   });
 });

@@ -20,12 +20,22 @@ describe('npm run demo', () => {
   async function runDemo(stateFile: string): Promise<{ code: number | null; output: string }> {
     const [ingest, management] = processes;
     const child = spawn(process.execPath, ['dist/demo/main.js'], {
-      env: { ...process.env, DEMO_INGEST_URL: ingest.url, DEMO_MANAGEMENT_URL: management.url, DEMO_STATE_FILE: stateFile, DEMO_TIMEOUT_MS: '60000' },
+      env: {
+        ...process.env,
+        DEMO_INGEST_URL: ingest.url,
+        DEMO_MANAGEMENT_URL: management.url,
+        DEMO_STATE_FILE: stateFile,
+        DEMO_TIMEOUT_MS: '60000',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     const code = await new Promise<number | null>((done) => child.on('exit', done));
     return { code, output };
   }
@@ -56,7 +66,9 @@ describe('npm run demo', () => {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     const code = await new Promise<number | null>((done) => child.on('exit', done));
     expect(code).toBe(1);
     expect(output).toContain('Start it with `npm start`');

@@ -2,18 +2,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 const listEnvironments = (key: string | null, query = '') => callWithKey(ctx, key, 'GET', `/v1/environments${query}`);
 
 async function storedEnvironments(workspaceId: string) {
-  const { rows } = await ctx.deps.pool.query<{ id: string }>('SELECT id FROM environments WHERE workspace_id = $1 ORDER BY id COLLATE "C"', [workspaceId]);
+  const { rows } = await ctx.deps.pool.query<{ id: string }>(
+    'SELECT id FROM environments WHERE workspace_id = $1 ORDER BY id COLLATE "C"',
+    [workspaceId],
+  );
   return rows.map((row) => row.id);
 }
 
 describe('GET /v1/environments', () => {
-  it('lists a canonical workspace\'s Sandbox (default) and Live environments by id, uncached', async () => {
+  it("lists a canonical workspace's Sandbox (default) and Live environments by id, uncached", async () => {
     const boot = await bootstrapWorkspace(ctx, { scopes: ['integrations:read'] });
     const res = await listEnvironments(boot.apiKey.key);
     expect(res.statusCode).toBe(200);
@@ -29,7 +36,7 @@ describe('GET /v1/environments', () => {
     expect(ids[0]).toMatch(/^env_[0-9a-z]{26}$/);
   });
 
-  it('lists a legacy workspace\'s exact environments with their classified modes', async () => {
+  it("lists a legacy workspace's exact environments with their classified modes", async () => {
     const boot = await bootstrapWorkspace(ctx, { legacy: true, scopes: ['integrations:read'] });
     const res = await listEnvironments(boot.apiKey.key);
     expect(res.statusCode).toBe(200);
@@ -57,7 +64,7 @@ describe('GET /v1/environments', () => {
     expect(body.environments[0].id).toBe(early);
   });
 
-  it('shows only the key\'s own workspace', async () => {
+  it("shows only the key's own workspace", async () => {
     const boot = await bootstrapWorkspace(ctx);
     const stranger = await bootstrapWorkspace(ctx);
     const own = (await listEnvironments(boot.apiKey.key)).json().environments.map((environment: { id: string }) => environment.id);

@@ -50,7 +50,15 @@ beforeAll(async () => {
       `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status, resolution_state,
                               summary, affected_records, observation_ids, first_observed_at, last_observed_at, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, 'sandbox', $6, 'schema-drift', $7, 'active', 'drift', 1, '{evt_1}', now(), now(), now(), now())`,
-      [incidentId, created.integration.connectionId, owner.workspace.id, created.integration.id, created.integration.environmentId, `GET /v1/orders/${i}:response:200`, status],
+      [
+        incidentId,
+        created.integration.connectionId,
+        owner.workspace.id,
+        created.integration.id,
+        created.integration.environmentId,
+        `GET /v1/orders/${i}:response:200`,
+        status,
+      ],
     );
     await ctx.deps.pool.query(
       `INSERT INTO incident_findings (incident_id, kind, path, expected, observed, forbidden, observation_count, first_observed_at, last_observed_at)
@@ -68,11 +76,17 @@ beforeAll(async () => {
   });
   const cursor = page.json().nextCursor as string;
   incidentCursors.push(cursor, cursor.slice(0, -1) + (cursor.endsWith('A') ? 'B' : 'A'));
-  incidentReaderlessKey = (await bootstrapWorkspace(ctx, { email: owner.user.email, scopes: ['integrations:read', 'observations:read'] })).apiKey.key;
+  incidentReaderlessKey = (await bootstrapWorkspace(ctx, { email: owner.user.email, scopes: ['integrations:read', 'observations:read'] }))
+    .apiKey.key;
 });
-afterAll(async () => { await ctx.close(); });
+afterAll(async () => {
+  await ctx.close();
+});
 
-const DUAL_STATUS = new Map<string, number[]>([['integration_scope_mismatch', [403, 409]], ['service_unavailable', [503]]]);
+const DUAL_STATUS = new Map<string, number[]>([
+  ['integration_scope_mismatch', [403, 409]],
+  ['service_unavailable', [503]],
+]);
 
 function idCandidates(): fc.Arbitrary<string> {
   return fc.oneof(
@@ -97,7 +111,29 @@ function queryValues(): fc.Arbitrary<string> {
 const bodies = fc.oneof(
   fc.constant(undefined),
   fc.jsonValue().map((value) => JSON.stringify(value)),
-  fc.dictionary(fc.constantFrom('name', 'mode', 'provider', 'direction', 'protocol', 'expectedRevision', 'email', 'password', 'scopes', 'token', 'slug', 'billingAccountId', 'connectionKey', 'ingestToken', 'expiresInSeconds', 'extra'), fc.oneof(fc.jsonValue(), fc.constantFrom('sandbox', 'live', 'outbound', 'http-api', 'all', 'integrations:read', 'x'.repeat(121)))).map((v) => JSON.stringify(v)),
+  fc
+    .dictionary(
+      fc.constantFrom(
+        'name',
+        'mode',
+        'provider',
+        'direction',
+        'protocol',
+        'expectedRevision',
+        'email',
+        'password',
+        'scopes',
+        'token',
+        'slug',
+        'billingAccountId',
+        'connectionKey',
+        'ingestToken',
+        'expiresInSeconds',
+        'extra',
+      ),
+      fc.oneof(fc.jsonValue(), fc.constantFrom('sandbox', 'live', 'outbound', 'http-api', 'all', 'integrations:read', 'x'.repeat(121))),
+    )
+    .map((v) => JSON.stringify(v)),
   fc.string({ maxLength: 200 }),
 );
 
@@ -113,10 +149,20 @@ describe('fuzz: every management route', () => {
         fc.constantFrom(...routes),
         fc.array(idCandidates(), { minLength: 1, maxLength: 3 }),
         bodies,
-        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'session' | 'strangerSession'>('none', 'key', 'strangerKey', 'garbage', 'session', 'strangerSession'),
+        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'session' | 'strangerSession'>(
+          'none',
+          'key',
+          'strangerKey',
+          'garbage',
+          'session',
+          'strangerSession',
+        ),
         fc.option(fc.string({ maxLength: 140 }), { nil: undefined }),
         fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', undefined),
-        fc.option(fc.dictionary(fc.constantFrom('limit', 'cursor', 'view', 'environmentId', 'integrationId', 'mode', 'status', 'x'), queryValues()), { nil: undefined }),
+        fc.option(
+          fc.dictionary(fc.constantFrom('limit', 'cursor', 'view', 'environmentId', 'integrationId', 'mode', 'status', 'x'), queryValues()),
+          { nil: undefined },
+        ),
         async (route, ids, body, auth, idempotencyKey, contentType, query) => {
           const headers: Record<string, string> = {};
           if (auth === 'key') headers.authorization = `Bearer ${owner.apiKey.key}`;
@@ -128,7 +174,12 @@ describe('fuzz: every management route', () => {
           if (idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(idempotencyKey)) headers['idempotency-key'] = idempotencyKey;
           if (contentType && body !== undefined) headers['content-type'] = contentType;
           const search = query ? `?${new URLSearchParams(query).toString()}` : '';
-          const res = await ctx.app.inject({ method: route.method as 'GET', url: fillParams(route.url, ids) + search, headers, payload: body });
+          const res = await ctx.app.inject({
+            method: route.method as 'GET',
+            url: fillParams(route.url, ids) + search,
+            headers,
+            payload: body,
+          });
           expect(res.statusCode, `${route.method} ${route.url} → ${res.statusCode} ${res.body}`).toBeLessThan(500);
           if (res.statusCode >= 400) {
             const code = res.json().error as string;
@@ -147,8 +198,22 @@ describe('fuzz: every management route', () => {
 // The incident reads answer only the codes documented for them (03 CLI API errors, 00-decisions
 // §5, docs/decisions/analysis.md "Incident reads"), plus the conventions' invalid_request.
 const INCIDENT_ROUTE_CODES = new Map<string, string[]>([
-  ['/v1/incidents', ['unauthenticated', 'insufficient_scope', 'connection_required', 'invalid_incident_query', 'invalid_incident_cursor', 'connection_not_found', 'invalid_request']],
-  ['/v1/incidents/:incidentId', ['unauthenticated', 'insufficient_scope', 'invalid_incident_query', 'incident_not_found', 'invalid_request']],
+  [
+    '/v1/incidents',
+    [
+      'unauthenticated',
+      'insufficient_scope',
+      'connection_required',
+      'invalid_incident_query',
+      'invalid_incident_cursor',
+      'connection_not_found',
+      'invalid_request',
+    ],
+  ],
+  [
+    '/v1/incidents/:incidentId',
+    ['unauthenticated', 'insufficient_scope', 'invalid_incident_query', 'incident_not_found', 'invalid_request'],
+  ],
 ]);
 
 describe('fuzz: incident reads', () => {
@@ -158,27 +223,40 @@ describe('fuzz: incident reads', () => {
 
   it('answers random queries, ids and keys only with the documented codes, and 200s uncached', async () => {
     // Mostly well-formed members, so that answers past validation (404s, cursor errors, 200s) are reached too.
-    const member = (real: fc.Arbitrary<string>, freq = 4) => fc.option(fc.oneof({ weight: 4, arbitrary: real }, { weight: 1, arbitrary: queryValues() }), { nil: undefined, freq });
-    const queries = fc.record({
-      integrationId: member(fc.constantFrom(incidentConnectionId, realIds[0], 'int_00000000000000000000000000')),
-      mode: member(fc.constantFrom('sandbox', 'sandbox', 'live')),
-      status: member(fc.constantFrom('open', 'resolved'), 2),
-      limit: member(fc.constantFrom('1', '25', '100'), 2),
-      cursor: member(fc.constantFrom(...incidentCursors), 2),
-      x: fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: queryValues() }),
-    }).map((query) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string>);
+    const member = (real: fc.Arbitrary<string>, freq = 4) =>
+      fc.option(fc.oneof({ weight: 4, arbitrary: real }, { weight: 1, arbitrary: queryValues() }), { nil: undefined, freq });
+    const queries = fc
+      .record({
+        integrationId: member(fc.constantFrom(incidentConnectionId, realIds[0], 'int_00000000000000000000000000')),
+        mode: member(fc.constantFrom('sandbox', 'sandbox', 'live')),
+        status: member(fc.constantFrom('open', 'resolved'), 2),
+        limit: member(fc.constantFrom('1', '25', '100'), 2),
+        cursor: member(fc.constantFrom(...incidentCursors), 2),
+        x: fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: queryValues() }),
+      })
+      .map((query) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string>);
     const ids = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...incidentIds) }, { weight: 2, arbitrary: idCandidates() });
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...INCIDENT_ROUTE_CODES.keys()),
         ids.map((id) => [id]),
         queries,
-        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'noScope'>('none', 'key', 'key', 'key', 'strangerKey', 'garbage', 'noScope'),
+        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'noScope'>(
+          'none',
+          'key',
+          'key',
+          'key',
+          'strangerKey',
+          'garbage',
+          'noScope',
+        ),
         fc.nat(7).map((n) => n === 0),
         async (url, ids, listQuery, auth, listMembersOnDetail) => {
           // The detail takes `mode` only; list members reach it now and then.
-          const query = url === '/v1/incidents' || listMembersOnDetail ? listQuery
-            : Object.fromEntries(Object.entries(listQuery).filter(([name]) => name === 'mode' || name === 'x'));
+          const query =
+            url === '/v1/incidents' || listMembersOnDetail
+              ? listQuery
+              : Object.fromEntries(Object.entries(listQuery).filter(([name]) => name === 'mode' || name === 'x'));
           // A dot segment (`..`, `%2e`) is resolved away by URL normalisation: that request names another route.
           fc.pre(!ids.some((id) => /^(\.|%2e){1,2}$/i.test(id)));
           const headers: Record<string, string> = {};
@@ -208,7 +286,11 @@ describe('fuzz: incident reads', () => {
 
 describe('fuzz: protocol-level malformations over raw sockets', () => {
   it('answers every malformed request, only with catalogue answers, and HEAD without a body', async () => {
-    const paths = fc.tuple(fc.constantFrom(...routes, { method: 'GET', url: '/healthz' }, { method: 'GET', url: '/nowhere' }), fc.array(idCandidates(), { minLength: 1, maxLength: 3 }))
+    const paths = fc
+      .tuple(
+        fc.constantFrom(...routes, { method: 'GET', url: '/healthz' }, { method: 'GET', url: '/nowhere' }),
+        fc.array(idCandidates(), { minLength: 1, maxLength: 3 }),
+      )
       .map(([route, ids]) => fillParams(route.url, ids));
     const auth = fc.constantFrom<string[]>(
       [],

@@ -51,7 +51,8 @@ function expectAnswer(exchange: RawExchange, status: number, code: string, head 
 }
 
 /** A JSON POST to `path` with the given header lines and body, framed as written. */
-const post = (path: string, headers: string, body: string) => `POST ${path} HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
+const post = (path: string, headers: string, body: string) =>
+  `POST ${path} HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
 
 /** Framing both planes refuse: a non-numeric or negative length, a length beside chunking, a broken chunk size. */
 const badFraming = (path: string) => [
@@ -112,7 +113,10 @@ describe('management plane: what the framework and Node answer themselves', () =
   it('answers a malformed HEAD request without a body', async () => {
     expectAnswer(await send(`HEAD /healthz HTTP/1.1\r\n${HOST}Content-Length: abc\r\n\r\n`, true), 400, 'invalid_request', true);
     // After a complete request in the same packet: the failed one is still seen to be HEAD.
-    const exchange = await sendRaw(managementPort, `GET /healthz HTTP/1.1\r\n${HOST}\r\nHEAD /healthz HTTP/1.1\r\n${HOST}Content-Length: x\r\n\r\n`);
+    const exchange = await sendRaw(
+      managementPort,
+      `GET /healthz HTTP/1.1\r\n${HOST}\r\nHEAD /healthz HTTP/1.1\r\n${HOST}Content-Length: x\r\n\r\n`,
+    );
     expect(exchange.responses.map((response) => response.status)).toEqual([200]);
     // The GET's answer was read with its body; what follows is the HEAD's, without one.
     const second = parseResponses(exchange.rest, true, true);
@@ -128,7 +132,11 @@ describe('management plane: what the framework and Node answer themselves', () =
   });
 
   it('answers a request cut short with 400 invalid_request', async () => {
-    const exchange = await sendRaw(managementPort, `POST /auth/login HTTP/1.1\r\n${HOST}Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{}`, { endAfterWrite: true });
+    const exchange = await sendRaw(
+      managementPort,
+      `POST /auth/login HTTP/1.1\r\n${HOST}Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{}`,
+      { endAfterWrite: true },
+    );
     expectAnswer(exchange, 400, 'invalid_request');
   });
 
@@ -142,7 +150,9 @@ describe('management plane: what the framework and Node answer themselves', () =
   it('answers an expectation it cannot meet with 417 invalid_request and 100-continue as usual', async () => {
     expectAnswer(await send(`GET /healthz HTTP/1.1\r\n${HOST}Expect: something\r\n\r\n`), 417, 'invalid_request');
     expectAnswer(await send(`HEAD /healthz HTTP/1.1\r\n${HOST}Expect: something\r\n\r\n`, true), 417, 'invalid_request', true);
-    const continued = await send(`POST /auth/login HTTP/1.1\r\n${HOST}Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}`);
+    const continued = await send(
+      `POST /auth/login HTTP/1.1\r\n${HOST}Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}`,
+    );
     expectAnswer(continued, 400, 'invalid_request');
   });
 
@@ -209,7 +219,12 @@ describe('ingest edge: what uWebSockets.js does with malformed requests', () => 
     expectAnswer(await send(`HEAD /nowhere HTTP/1.1\r\n${HOST}\r\n`, true), 404, 'not_found', true);
     expectAnswer(await send(`HEAD /ingest HTTP/1.1\r\n${HOST}\r\n`, true), 404, 'not_found', true);
     expectAnswer(await send(`HEAD /v1/collector/connection HTTP/1.1\r\n${HOST}\r\n`, true), 401, 'unauthenticated', true);
-    expectAnswer(await send(`HEAD /v1/collector/connection HTTP/1.1\r\n${HOST}Content-Length: 2000000\r\n\r\n`, true), 413, 'request_too_large', true);
+    expectAnswer(
+      await send(`HEAD /v1/collector/connection HTTP/1.1\r\n${HOST}Content-Length: 2000000\r\n\r\n`, true),
+      413,
+      'request_too_large',
+      true,
+    );
   });
 
   it('closes the connection without an answer on malformed framing', async () => {

@@ -9,8 +9,12 @@ import { createIntegration, insertIntegrationRow, insertSlotConnection } from '.
 // with the shape of migrations/postgres/1732000002000_incidents.sql.
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 interface Target {
   workspaceId: string;
@@ -22,7 +26,13 @@ interface Target {
 
 async function createTarget(boot: BootstrapResult, mode: 'sandbox' | 'live' = 'sandbox'): Promise<Target> {
   const created = await createIntegration(ctx, boot.apiKey.key, { mode });
-  return { workspaceId: boot.workspace.id, integrationId: created.integration.id, connectionId: created.integration.connectionId, environmentId: created.integration.environmentId, mode };
+  return {
+    workspaceId: boot.workspace.id,
+    integrationId: created.integration.id,
+    connectionId: created.integration.connectionId,
+    environmentId: created.integration.environmentId,
+    mode,
+  };
 }
 
 interface IncidentInput {
@@ -51,11 +61,24 @@ async function insertIncident(target: Target, input: IncidentInput): Promise<str
                             first_observed_at, last_observed_at, created_at, updated_at, resolved_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'cv_01jx0000000000000000000000', $11, $12, $13, $14,
              '2025-02-01T00:00:00.000Z', '2025-02-02T00:00:00.000Z', $15::timestamptz, $15::timestamptz + interval '1 hour', $16)`,
-    [id, target.connectionId, target.workspaceId, target.integrationId, target.environmentId, target.mode,
-      input.operationKey ?? `GET /v1/orders/${++operationCounter}:response:200`, input.kind ?? 'schema-drift', status,
-      input.resolutionState ?? (status === 'resolved' ? 'resolved_by_contract' : 'active'), input.summary ?? 'Orders drifted',
-      input.affectedRecords ?? 3, input.observationIds ?? ['evt_1', 'evt_2', 'evt_3'], input.evidenceTruncated ?? false,
-      input.createdAt, input.resolvedAt ?? (status === 'resolved' ? '2025-03-02T00:00:00.000Z' : null)],
+    [
+      id,
+      target.connectionId,
+      target.workspaceId,
+      target.integrationId,
+      target.environmentId,
+      target.mode,
+      input.operationKey ?? `GET /v1/orders/${++operationCounter}:response:200`,
+      input.kind ?? 'schema-drift',
+      status,
+      input.resolutionState ?? (status === 'resolved' ? 'resolved_by_contract' : 'active'),
+      input.summary ?? 'Orders drifted',
+      input.affectedRecords ?? 3,
+      input.observationIds ?? ['evt_1', 'evt_2', 'evt_3'],
+      input.evidenceTruncated ?? false,
+      input.createdAt,
+      input.resolvedAt ?? (status === 'resolved' ? '2025-03-02T00:00:00.000Z' : null),
+    ],
   );
   return id;
 }
@@ -93,8 +116,15 @@ describe('GET /v1/incidents', () => {
     // Neighbours that must never appear: another connection of the workspace, and the other mode's.
     const other = await createTarget(owner, 'sandbox');
     await insertIncident(other, { createdAt: '2025-03-01T10:00:06.000Z' });
-    const live = await insertSlotConnection(ctx, { workspaceId: owner.workspace.id, integrationId: target.integrationId, category: 'live' });
-    await insertIncident({ ...target, connectionId: live.connectionId, environmentId: live.environmentId, mode: 'live' }, { createdAt: '2025-03-01T10:00:07.000Z' });
+    const live = await insertSlotConnection(ctx, {
+      workspaceId: owner.workspace.id,
+      integrationId: target.integrationId,
+      category: 'live',
+    });
+    await insertIncident(
+      { ...target, connectionId: live.connectionId, environmentId: live.environmentId, mode: 'live' },
+      { createdAt: '2025-03-01T10:00:07.000Z' },
+    );
   });
 
   it('lists newest first (createdAt, then id, descending) over three pages, uncached', async () => {
@@ -102,7 +132,10 @@ describe('GET /v1/incidents', () => {
     let cursor: string | null = null;
     const sizes: number[] = [];
     for (let page = 0; page < 5; page++) {
-      const res = await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res = await list(
+        owner.apiKey.key,
+        `?integrationId=${target.connectionId}&mode=sandbox&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(res.statusCode, res.body).toBe(200);
       expect(res.headers['cache-control']).toBe('no-store');
       const body = res.json();
@@ -140,14 +173,21 @@ describe('GET /v1/incidents', () => {
       updatedAt: '2025-03-01T11:00:05.000Z',
       resolvedAt: null,
     });
-    expect(body.items[1]).toMatchObject({ status: 'resolved', resolutionState: 'resolved_by_contract', resolvedAt: '2025-03-02T00:00:00.000Z' });
+    expect(body.items[1]).toMatchObject({
+      status: 'resolved',
+      resolutionState: 'resolved_by_contract',
+      resolvedAt: '2025-03-02T00:00:00.000Z',
+    });
   });
 
   it('filters by status, across pages', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=open&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res = await list(
+        owner.apiKey.key,
+        `?integrationId=${target.connectionId}&mode=sandbox&status=open&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(res.statusCode, res.body).toBe(200);
       seen.push(...listIds(res.json()));
       cursor = res.json().nextCursor;
@@ -162,26 +202,53 @@ describe('GET /v1/incidents', () => {
     const first = (await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=open&limit=1`)).json();
     const cursor = encodeURIComponent(first.nextCursor);
     // Same list: accepted.
-    expect((await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=open&limit=1&cursor=${cursor}`)).statusCode).toBe(200);
+    expect(
+      (await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=open&limit=1&cursor=${cursor}`)).statusCode,
+    ).toBe(200);
     // Another status filter, or none.
-    await expectError(await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=resolved&cursor=${cursor}`), 400, 'invalid_incident_cursor');
-    await expectError(await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&cursor=${cursor}`), 400, 'invalid_incident_cursor');
+    await expectError(
+      await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=resolved&cursor=${cursor}`),
+      400,
+      'invalid_incident_cursor',
+    );
+    await expectError(
+      await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&cursor=${cursor}`),
+      400,
+      'invalid_incident_cursor',
+    );
     // Another connection of the same workspace.
     const other = await createTarget(owner, 'sandbox');
-    await expectError(await list(owner.apiKey.key, `?integrationId=${other.connectionId}&mode=sandbox&status=open&cursor=${cursor}`), 400, 'invalid_incident_cursor');
+    await expectError(
+      await list(owner.apiKey.key, `?integrationId=${other.connectionId}&mode=sandbox&status=open&cursor=${cursor}`),
+      400,
+      'invalid_incident_cursor',
+    );
     // A cursor of a list in another workspace.
     const stranger = await bootstrapWorkspace(ctx);
     const strangerTarget = await createTarget(stranger, 'sandbox');
     await insertIncident(strangerTarget, { createdAt: '2025-03-01T10:00:00.000Z' });
     await insertIncident(strangerTarget, { createdAt: '2025-03-01T09:00:00.000Z' });
-    const strangerCursor = (await list(stranger.apiKey.key, `?integrationId=${strangerTarget.connectionId}&mode=sandbox&status=open&limit=1`)).json().nextCursor;
+    const strangerCursor = (
+      await list(stranger.apiKey.key, `?integrationId=${strangerTarget.connectionId}&mode=sandbox&status=open&limit=1`)
+    ).json().nextCursor;
     expect(strangerCursor).toEqual(expect.any(String));
-    await expectError(await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=open&cursor=${encodeURIComponent(strangerCursor)}`), 400, 'invalid_incident_cursor');
+    await expectError(
+      await list(
+        owner.apiKey.key,
+        `?integrationId=${target.connectionId}&mode=sandbox&status=open&cursor=${encodeURIComponent(strangerCursor)}`,
+      ),
+      400,
+      'invalid_incident_cursor',
+    );
     // Tampered, truncated, foreign-format and empty cursors.
     const raw: string = first.nextCursor;
     const flipped = raw.slice(0, -1) + (raw.endsWith('A') ? 'B' : 'A');
     for (const bad of [flipped, raw.slice(0, 20), 'abc', '', `${raw}.x`]) {
-      await expectError(await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=open&cursor=${encodeURIComponent(bad)}`), 400, 'invalid_incident_cursor');
+      await expectError(
+        await list(owner.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox&status=open&cursor=${encodeURIComponent(bad)}`),
+        400,
+        'invalid_incident_cursor',
+      );
     }
   });
 
@@ -198,11 +265,22 @@ describe('GET /v1/incidents', () => {
     await expectError(await list(key, '?mode=sandbox'), 400, 'connection_required');
     await expectError(await list(key, '?integrationId=&mode=sandbox'), 400, 'connection_required');
     await expectError(await list(key, ''), 400, 'connection_required');
-    for (const query of [`?integrationId=${id}`, `?integrationId=${id}&mode=`, `?integrationId=${id}&mode=Sandbox`, `?integrationId=${id}&mode=production`,
-      `?integrationId=${id}&mode=sandbox&mode=live`, `?integrationId=${id}&mode=sandbox&status=closed`, `?integrationId=${id}&mode=sandbox&status=`,
-      `?integrationId=${id}&mode=sandbox&limit=0`, `?integrationId=${id}&mode=sandbox&limit=101`, `?integrationId=${id}&mode=sandbox&limit=1.5`,
-      `?integrationId=${id}&mode=sandbox&limit=05`, `?integrationId=${id}&mode=sandbox&view=canonical`, `?integrationId=${id}&integrationId=${id}&mode=sandbox`,
-      `?integrationId=${id}&mode=sandbox&status=%00`]) {
+    for (const query of [
+      `?integrationId=${id}`,
+      `?integrationId=${id}&mode=`,
+      `?integrationId=${id}&mode=Sandbox`,
+      `?integrationId=${id}&mode=production`,
+      `?integrationId=${id}&mode=sandbox&mode=live`,
+      `?integrationId=${id}&mode=sandbox&status=closed`,
+      `?integrationId=${id}&mode=sandbox&status=`,
+      `?integrationId=${id}&mode=sandbox&limit=0`,
+      `?integrationId=${id}&mode=sandbox&limit=101`,
+      `?integrationId=${id}&mode=sandbox&limit=1.5`,
+      `?integrationId=${id}&mode=sandbox&limit=05`,
+      `?integrationId=${id}&mode=sandbox&view=canonical`,
+      `?integrationId=${id}&integrationId=${id}&mode=sandbox`,
+      `?integrationId=${id}&mode=sandbox&status=%00`,
+    ]) {
       await expectError(await list(key, query), 400, 'invalid_incident_query');
     }
     expect((await list(key, `?integrationId=${id}&mode=sandbox&limit=100`)).statusCode).toBe(200);
@@ -216,7 +294,15 @@ describe('GET /v1/incidents', () => {
     const stranger = await bootstrapWorkspace(ctx);
     const foreign = await createTarget(stranger, 'sandbox');
     await insertIncident(foreign, { createdAt: '2025-03-01T10:00:00.000Z' });
-    for (const id of [foreign.connectionId, target.integrationId, 'int_00000000000000000000000000', 'int_x', target.connectionId.toUpperCase(), 'inc_00000000000000000000000000', "int_' or 1=1--"]) {
+    for (const id of [
+      foreign.connectionId,
+      target.integrationId,
+      'int_00000000000000000000000000',
+      'int_x',
+      target.connectionId.toUpperCase(),
+      'inc_00000000000000000000000000',
+      "int_' or 1=1--",
+    ]) {
       await expectError(await list(key, `?integrationId=${encodeURIComponent(id)}&mode=sandbox`), 404, 'connection_not_found');
     }
     // The stranger reads their own, never ours.
@@ -229,7 +315,11 @@ describe('GET /v1/incidents', () => {
   });
 
   it('requires incidents:read (403) and a valid key (401)', async () => {
-    const reader = await bootstrapWorkspace(ctx, { email: owner.user.email, workspace: 'Default workspace', scopes: ['integrations:read', 'observations:read', 'repairs:read'] });
+    const reader = await bootstrapWorkspace(ctx, {
+      email: owner.user.email,
+      workspace: 'Default workspace',
+      scopes: ['integrations:read', 'observations:read', 'repairs:read'],
+    });
     expect(reader.workspace.id).toBe(owner.workspace.id);
     await expectError(await list(reader.apiKey.key, `?integrationId=${target.connectionId}&mode=sandbox`), 403, 'insufficient_scope');
     // Scope comes before query validation.
@@ -243,8 +333,16 @@ describe('GET /v1/incidents', () => {
     const legacy = await bootstrapWorkspace(ctx, { legacy: true });
     const integrationId = await insertIntegrationRow(ctx, legacy.workspace.id, 'Legacy feed');
     const staging = await insertSlotConnection(ctx, { workspaceId: legacy.workspace.id, integrationId, category: 'staging' });
-    const id = await insertIncident({ workspaceId: legacy.workspace.id, integrationId, connectionId: staging.connectionId, environmentId: staging.environmentId, mode: staging.mode },
-      { createdAt: '2025-03-01T10:00:00.000Z' });
+    const id = await insertIncident(
+      {
+        workspaceId: legacy.workspace.id,
+        integrationId,
+        connectionId: staging.connectionId,
+        environmentId: staging.environmentId,
+        mode: staging.mode,
+      },
+      { createdAt: '2025-03-01T10:00:00.000Z' },
+    );
     expect(staging.mode).toBe('sandbox');
     const res = await list(legacy.apiKey.key, `?integrationId=${staging.connectionId}&mode=sandbox`);
     expect(res.statusCode).toBe(200);
@@ -290,8 +388,14 @@ describe('GET /v1/incidents/{incidentId}', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     const finding = (kind: string, path: string, expected: string, observed: string, observationCount: number, forbidden?: boolean) => ({
-      kind, path, expected, observed, ...(forbidden === undefined ? {} : { forbidden }), observationCount,
-      firstObservedAt: '2025-02-01T00:00:00.000Z', lastObservedAt: '2025-02-02T00:00:00.000Z',
+      kind,
+      path,
+      expected,
+      observed,
+      ...(forbidden === undefined ? {} : { forbidden }),
+      observationCount,
+      firstObservedAt: '2025-02-01T00:00:00.000Z',
+      lastObservedAt: '2025-02-02T00:00:00.000Z',
     });
     expect(res.json()).toEqual({
       incident: {
@@ -322,20 +426,40 @@ describe('GET /v1/incidents/{incidentId}', () => {
       },
     });
     // Redacted: nothing of the workspace, the Integration row or the producing contract version.
-    for (const secret of [owner.workspace.id, target.integrationId, 'cv_01jx0000000000000000000000', owner.workspace.tenantId]) expect(res.body).not.toContain(secret);
+    for (const secret of [owner.workspace.id, target.integrationId, 'cv_01jx0000000000000000000000', owner.workspace.tenantId])
+      expect(res.body).not.toContain(secret);
   });
 
   it('returns an incident without findings and a resolved one', async () => {
-    const bare = await insertIncident(target, { createdAt: '2025-03-01T09:00:00.000Z', status: 'resolved', kind: 'unknown-operation', observationIds: [] });
+    const bare = await insertIncident(target, {
+      createdAt: '2025-03-01T09:00:00.000Z',
+      status: 'resolved',
+      kind: 'unknown-operation',
+      observationIds: [],
+    });
     const body = (await detail(owner.apiKey.key, bare)).json();
     expect(body.incident).toMatchObject({
-      id: bare, kind: 'unknown-operation', status: 'resolved', resolutionState: 'resolved_by_contract', resolvedAt: '2025-03-02T00:00:00.000Z',
-      findings: [], observationIds: [], evidenceTruncated: false,
+      id: bare,
+      kind: 'unknown-operation',
+      status: 'resolved',
+      resolutionState: 'resolved_by_contract',
+      resolvedAt: '2025-03-02T00:00:00.000Z',
+      findings: [],
+      observationIds: [],
+      evidenceTruncated: false,
     });
   });
 
   it('requires a valid mode (400 invalid_incident_query) before looking the incident up', async () => {
-    for (const query of ['', '?mode=', '?mode=SANDBOX', '?mode=production', '?mode=sandbox&mode=live', '?mode=sandbox&status=open', '?limit=1']) {
+    for (const query of [
+      '',
+      '?mode=',
+      '?mode=SANDBOX',
+      '?mode=production',
+      '?mode=sandbox&mode=live',
+      '?mode=sandbox&status=open',
+      '?limit=1',
+    ]) {
       await expectError(await detail(owner.apiKey.key, incidentId, query), 400, 'invalid_incident_query');
     }
     await expectError(await detail(owner.apiKey.key, 'inc_00000000000000000000000000', ''), 400, 'invalid_incident_query');
@@ -347,7 +471,15 @@ describe('GET /v1/incidents/{incidentId}', () => {
     const stranger = await bootstrapWorkspace(ctx);
     const foreign = await createTarget(stranger, 'sandbox');
     const foreignIncident = await insertIncident(foreign, { createdAt: '2025-03-01T10:00:00.000Z' });
-    for (const id of [foreignIncident, 'inc_00000000000000000000000000', 'inc_x', incidentId.toUpperCase(), target.connectionId, 'x', encodeURIComponent("inc_' or 1=1--")]) {
+    for (const id of [
+      foreignIncident,
+      'inc_00000000000000000000000000',
+      'inc_x',
+      incidentId.toUpperCase(),
+      target.connectionId,
+      'x',
+      encodeURIComponent("inc_' or 1=1--"),
+    ]) {
       await expectError(await detail(key, id), 404, 'incident_not_found');
     }
     expect((await detail(stranger.apiKey.key, foreignIncident)).statusCode).toBe(200);
@@ -367,7 +499,11 @@ describe('GET /v1/incidents/{incidentId}', () => {
   });
 
   it('requires incidents:read (403) and a valid key (401)', async () => {
-    const reader = await bootstrapWorkspace(ctx, { email: owner.user.email, workspace: 'Default workspace', scopes: ['integrations:read', 'repairs:read'] });
+    const reader = await bootstrapWorkspace(ctx, {
+      email: owner.user.email,
+      workspace: 'Default workspace',
+      scopes: ['integrations:read', 'repairs:read'],
+    });
     expect(reader.workspace.id).toBe(owner.workspace.id);
     await expectError(await detail(reader.apiKey.key, incidentId), 403, 'insufficient_scope');
     await expectError(await detail(reader.apiKey.key, incidentId, ''), 403, 'insufficient_scope');
@@ -386,24 +522,52 @@ describe('GET /v1/connections/{connectionId} observation evidence', () => {
       expect(integration.statusCode, integration.body).toBe(200);
       const slot = integration.json().integration.connections.live;
       const body = connection.json();
-      const evidence = { latestObservationAt: body.latestObservationAt, openIncidentCount: body.openIncidentCount, observationState: body.observationState };
-      expect(evidence).toEqual({ latestObservationAt: slot.latestObservationAt, openIncidentCount: slot.openIncidentCount, observationState: slot.observationState });
+      const evidence = {
+        latestObservationAt: body.latestObservationAt,
+        openIncidentCount: body.openIncidentCount,
+        observationState: body.observationState,
+      };
+      expect(evidence).toEqual({
+        latestObservationAt: slot.latestObservationAt,
+        openIncidentCount: slot.openIncidentCount,
+        observationState: slot.observationState,
+      });
       return body;
     };
 
     let body = await readBoth();
     expect(body).toMatchObject({ latestObservationAt: null, openIncidentCount: 0, observationState: 'waiting_for_observation' });
     // The fields 01 lists stay.
-    expect(Object.keys(body).sort()).toEqual(['activeContractVersionId', 'credentialStatus', 'direction', 'environment', 'id', 'latestObservationAt',
-      'name', 'observationState', 'openIncidentCount', 'protocol', 'provider', 'revision', 'workspaceIntegrationId']);
+    expect(Object.keys(body).sort()).toEqual([
+      'activeContractVersionId',
+      'credentialStatus',
+      'direction',
+      'environment',
+      'id',
+      'latestObservationAt',
+      'name',
+      'observationState',
+      'openIncidentCount',
+      'protocol',
+      'provider',
+      'revision',
+      'workspaceIntegrationId',
+    ]);
 
-    await ctx.deps.pool.query('UPDATE connections SET latest_observation_at = $2 WHERE id = $1', [target.connectionId, new Date('2025-01-02T03:04:05.678Z')]);
+    await ctx.deps.pool.query('UPDATE connections SET latest_observation_at = $2 WHERE id = $1', [
+      target.connectionId,
+      new Date('2025-01-02T03:04:05.678Z'),
+    ]);
     body = await readBoth();
     expect(body).toMatchObject({ latestObservationAt: '2025-01-02T03:04:05.678Z', openIncidentCount: 0, observationState: 'observed' });
 
     await ctx.deps.pool.query('UPDATE connections SET open_incident_count = 2 WHERE id = $1', [target.connectionId]);
     body = await readBoth();
-    expect(body).toMatchObject({ latestObservationAt: '2025-01-02T03:04:05.678Z', openIncidentCount: 2, observationState: 'incident_open' });
+    expect(body).toMatchObject({
+      latestObservationAt: '2025-01-02T03:04:05.678Z',
+      openIncidentCount: 2,
+      observationState: 'incident_open',
+    });
 
     // An open incident wins even without a recorded observation time.
     await ctx.deps.pool.query('UPDATE connections SET latest_observation_at = NULL WHERE id = $1', [target.connectionId]);

@@ -5,10 +5,32 @@ import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { RECEIPT_TO_ADMISSION_MAX_MS } from '../shared/admissionTiming.js';
 import { advanceTestClock } from '../shared/clock.js';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
-import { bootstrapWorkspace, callWithKey, callWithSession, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import {
-  FINGERPRINT, checkConnection, countObservations, createCollector, edgeSeconds, envelope, newEventId, observationRows, postBatch,
-  ManualClock, sendEnvelopes, shippedByAll, signatureHeader, startEdge, testClickHouse, type Collector, type Edge,
+  bootstrapWorkspace,
+  callWithKey,
+  callWithSession,
+  createTestContext,
+  newIdempotencyKey,
+  type TestContext,
+} from './helpers/context.js';
+import {
+  FINGERPRINT,
+  checkConnection,
+  countObservations,
+  createCollector,
+  edgeSeconds,
+  envelope,
+  newEventId,
+  observationRows,
+  postBatch,
+  ManualClock,
+  sendEnvelopes,
+  shippedByAll,
+  signatureHeader,
+  startEdge,
+  testClickHouse,
+  type Collector,
+  type Edge,
 } from './helpers/ingest.js';
 
 // Document 03 "Ingestion" over real HTTP: the uWebSockets.js edge in-process, the real test
@@ -37,10 +59,15 @@ async function setup(input: Partial<Pick<Collector, 'mode' | 'protocol' | 'direc
   return { boot, collector };
 }
 
-async function credentialAction(apiKey: string, connectionId: string, action: 'issue' | 'rotate' | 'revoke'): Promise<{ ingestToken?: string }> {
+async function credentialAction(
+  apiKey: string,
+  connectionId: string,
+  action: 'issue' | 'rotate' | 'revoke',
+): Promise<{ ingestToken?: string }> {
   const connection = await callWithKey(ctx, apiKey, 'GET', `/v1/connections/${connectionId}`);
   const res = await callWithKey(ctx, apiKey, 'POST', `/v1/connections/${connectionId}/credentials/${action}`, {
-    idempotencyKey: newIdempotencyKey(), body: { expectedRevision: connection.json().revision },
+    idempotencyKey: newIdempotencyKey(),
+    body: { expectedRevision: connection.json().revision },
   });
   expect(res.statusCode).toBe(201);
   return res.json();
@@ -51,7 +78,11 @@ async function analysisJobs(connectionId: string): Promise<Record<string, string
   await shippedByAll();
   const entries = await ctx.deps.redis.xrange(RedisKeys.analysisJobs, '-', '+');
   return entries
-    .map(([, fields]) => Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, pair): [string, string] => [fields[2 * pair], fields[2 * pair + 1]])))
+    .map(([, fields]) =>
+      Object.fromEntries(
+        Array.from({ length: fields.length / 2 }, (_, pair): [string, string] => [fields[2 * pair], fields[2 * pair + 1]]),
+      ),
+    )
     .filter((job) => job.connectionId === connectionId);
 }
 
@@ -64,7 +95,8 @@ describe('POST /ingest: accepted batches', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({
-      accepted: 3, persisted: 3,
+      accepted: 3,
+      persisted: 3,
       results: items.map((item, index) => ({ index, accepted: true, eventId: item.eventId })),
     });
     const rows = await observationRows(clickhouse, collector.connectionId);
@@ -109,7 +141,16 @@ describe('POST /ingest: accepted batches', () => {
 
   it('stores awkward values exactly: backslashes, control characters in field names, tiny and huge numbers', async () => {
     const { collector } = await setup();
-    const shape = { kind: 'object', fields: { 'tab\there': { kind: 'string' }, 'line\nbreak\r': { kind: 'null' }, 'back\\slash"quote': { kind: 'array', items: { kind: 'integer' } }, 'nul\u0000\b\f': { kind: 'number' }, 'ü€😀': { kind: 'boolean' } } };
+    const shape = {
+      kind: 'object',
+      fields: {
+        'tab\there': { kind: 'string' },
+        'line\nbreak\r': { kind: 'null' },
+        'back\\slash"quote': { kind: 'array', items: { kind: 'integer' } },
+        'nul\u0000\b\f': { kind: 'number' },
+        'ü€😀': { kind: 'boolean' },
+      },
+    };
     const item = envelope(collector, {
       eventType: 'order\\created\\t',
       correlation: { sourceEventIdHash: 'hmac:\\n', hashNamespace: 'a\\\\b' },
@@ -121,7 +162,12 @@ describe('POST /ingest: accepted batches', () => {
     expect((await sendEnvelopes(edge, collector, [item, other])).status).toBe(202);
     const rows = await observationRows(clickhouse, collector.connectionId);
     const row = rows.find((candidate) => candidate.event_id === item.eventId)!;
-    expect(row).toMatchObject({ event_type: 'order\\created\\t', source_event_id_hash: 'hmac:\\n', hash_namespace: 'a\\\\b', redaction_policy_version: 'v\\1' });
+    expect(row).toMatchObject({
+      event_type: 'order\\created\\t',
+      source_event_id_hash: 'hmac:\\n',
+      hash_namespace: 'a\\\\b',
+      redaction_policy_version: 'v\\1',
+    });
     expect(JSON.parse(row.schema_shape as string)).toEqual(shape);
     expect(Number(row.duration_ms)).toBe(1e-7);
     expect(Number(rows.find((candidate) => candidate.event_id === other.eventId)!.duration_ms)).toBe(86_400_000);
@@ -135,9 +181,11 @@ describe('POST /ingest: accepted batches', () => {
     expect(rows.map((row) => [row.mode, row.environment_id])).toEqual([['live', collector.environmentId]]);
   });
 
-  it('accepts the credential\'s exact tenant and environment ids in place of the placeholders', async () => {
+  it("accepts the credential's exact tenant and environment ids in place of the placeholders", async () => {
     const { boot, collector } = await setup();
-    const res = await sendEnvelopes(edge, collector, [envelope(collector, { tenantId: boot.workspace.tenantId, environmentId: collector.environmentId })]);
+    const res = await sendEnvelopes(edge, collector, [
+      envelope(collector, { tenantId: boot.workspace.tenantId, environmentId: collector.environmentId }),
+    ]);
     expect(res.status).toBe(202);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(1);
   });
@@ -149,7 +197,11 @@ describe('POST /ingest: accepted batches', () => {
     expect(first.body).toMatchObject({ accepted: 2, persisted: 2 });
     const second = await sendEnvelopes(edge, collector, items);
     expect(second.status).toBe(202);
-    expect(second.body).toEqual({ accepted: 2, persisted: 0, results: items.map((item, index) => ({ index, accepted: true, eventId: item.eventId })) });
+    expect(second.body).toEqual({
+      accepted: 2,
+      persisted: 0,
+      results: items.map((item, index) => ({ index, accepted: true, eventId: item.eventId })),
+    });
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(2);
     const { period } = usagePeriodOf(new Date());
     expect(await ctx.deps.redis.get(RedisKeys.sandboxMonthlyUsage(boot.account.id, period))).toBe('2');
@@ -174,10 +226,19 @@ describe('POST /ingest: accepted batches', () => {
     await sendEnvelopes(edge, collector, [known, ...fresh]);
     const jobs = await analysisJobs(collector.connectionId);
     expect(jobs).toHaveLength(2);
-    expect(jobs[1]).toMatchObject({ workspaceId: boot.workspace.id, mode: 'sandbox', eventIds: fresh.map((item) => item.eventId).join(',') });
+    expect(jobs[1]).toMatchObject({
+      workspaceId: boot.workspace.id,
+      mode: 'sandbox',
+      eventIds: fresh.map((item) => item.eventId).join(','),
+    });
     expect(jobs[1].batchId).toMatch(/^[0-9a-f]{12}[0-9a-z]+$/);
     const rows = await observationRows(clickhouse, collector.connectionId);
-    expect(rows.filter((row) => row.batch_id === jobs[1].batchId).map((row) => row.event_id).sort()).toEqual(fresh.map((item) => item.eventId).sort());
+    expect(
+      rows
+        .filter((row) => row.batch_id === jobs[1].batchId)
+        .map((row) => row.event_id)
+        .sort(),
+    ).toEqual(fresh.map((item) => item.eventId).sort());
     const groups = (await ctx.deps.redis.xinfo('GROUPS', RedisKeys.analysisJobs)) as unknown[][];
     expect(groups.map((group) => group[1])).toContain(ANALYSIS_CONSUMER_GROUP);
   });
@@ -198,14 +259,23 @@ describe('POST /ingest: accepted batches', () => {
 
   it('accepts 50 envelopes in a batch', async () => {
     const { collector } = await setup();
-    const res = await sendEnvelopes(edge, collector, Array.from({ length: 50 }, () => envelope(collector)));
+    const res = await sendEnvelopes(
+      edge,
+      collector,
+      Array.from({ length: 50 }, () => envelope(collector)),
+    );
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ accepted: 50, persisted: 50 });
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(50);
   });
 
   it('accepts each protocol of the operation table', async () => {
-    for (const [protocol, direction] of [['http-webhook', 'inbound'], ['queue', 'outbound'], ['queue', 'inbound'], ['scheduled-feed', 'inbound']] as const) {
+    for (const [protocol, direction] of [
+      ['http-webhook', 'inbound'],
+      ['queue', 'outbound'],
+      ['queue', 'inbound'],
+      ['scheduled-feed', 'inbound'],
+    ] as const) {
       const { collector } = await setup({ protocol, direction });
       const res = await sendEnvelopes(edge, collector, [envelope(collector)]);
       expect(res.status, `${direction} ${protocol}`).toBe(202);
@@ -253,8 +323,14 @@ describe('POST /ingest: 207 mixed batches', () => {
       good,
       envelope(collector, { tenantId: 'ten_01aaaaaaaaaaaaaaaaaaaaaaaa' }),
       envelope(collector, { environmentId: 'env_01aaaaaaaaaaaaaaaaaaaaaaaa' }),
-      envelope(collector, { direction: 'inbound', protocol: 'http-webhook', transport: { method: 'POST', routeTemplate: '/hooks', payloadLocation: 'message', statusCode: 200, durationMs: 1, attempt: 1 } }),
-      envelope(collector, { transport: { method: 'GET', routeTemplate: '/v1/orders', payloadLocation: 'response', statusCode: 42, durationMs: 1, attempt: 1 } }),
+      envelope(collector, {
+        direction: 'inbound',
+        protocol: 'http-webhook',
+        transport: { method: 'POST', routeTemplate: '/hooks', payloadLocation: 'message', statusCode: 200, durationMs: 1, attempt: 1 },
+      }),
+      envelope(collector, {
+        transport: { method: 'GET', routeTemplate: '/v1/orders', payloadLocation: 'response', statusCode: 42, durationMs: 1, attempt: 1 },
+      }),
       'not an envelope',
       envelope(collector, { protocol: 'queue', integrationId: 'svc_int_x', extra: true }),
     ];
@@ -271,7 +347,11 @@ describe('POST /ingest: 207 mixed batches', () => {
         { index: 4, accepted: false, issues: ['integration is not available'] },
         { index: 5, accepted: false, issues: ['/transport/statusCode must be 0 or an integer from 100 through 599'] },
         { index: 6, accepted: false, issues: ['envelope must be an object'] },
-        { index: 7, accepted: false, issues: ['integration does not match credential', 'integration is not available', '/extra is not allowed'] },
+        {
+          index: 7,
+          accepted: false,
+          issues: ['integration does not match credential', 'integration is not available', '/extra is not allowed'],
+        },
       ],
     });
     expect(await observationRows(clickhouse, collector.connectionId)).toEqual([expect.objectContaining({ event_id: good.eventId })]);
@@ -279,10 +359,14 @@ describe('POST /ingest: 207 mixed batches', () => {
 
   it('answers 207 when every item is rejected, with nothing persisted', async () => {
     const { collector } = await setup();
-    const res = await sendEnvelopes(edge, collector, [envelope(collector, { eventId: 'event-1' }), envelope(collector, { envelopeVersion: '1.0' })]);
+    const res = await sendEnvelopes(edge, collector, [
+      envelope(collector, { eventId: 'event-1' }),
+      envelope(collector, { envelopeVersion: '1.0' }),
+    ]);
     expect(res.status).toBe(207);
     expect(res.body).toEqual({
-      accepted: 0, persisted: 0,
+      accepted: 0,
+      persisted: 0,
       results: [
         { index: 0, accepted: false, issues: ['/eventId must be evt_ followed by 1 to 124 letters, digits or . _ : -'] },
         { index: 1, accepted: false, issues: ['/envelopeVersion must be one of 0.1, 0.2, 0.3'] },
@@ -306,7 +390,17 @@ describe('POST /ingest: 207 mixed batches', () => {
 describe('POST /ingest: malformed batches', () => {
   it('answers 400 with the literal phrase for a body that is not an object with an envelopes array', async () => {
     const { collector } = await setup();
-    for (const body of ['[]', '{}', 'null', '"envelopes"', '3', '{"envelopes":{}}', '{"envelopes":"x"}', '{"envelopes":[],"extra":1}', '{"Envelopes":[]}']) {
+    for (const body of [
+      '[]',
+      '{}',
+      'null',
+      '"envelopes"',
+      '3',
+      '{"envelopes":{}}',
+      '{"envelopes":"x"}',
+      '{"envelopes":[],"extra":1}',
+      '{"Envelopes":[]}',
+    ]) {
       const res = await postBatch(edge, collector, body);
       expect(res.status, body).toBe(400);
       expect(res.body, body).toEqual(BATCH_SHAPE);
@@ -316,7 +410,11 @@ describe('POST /ingest: malformed batches', () => {
 
   it('answers 400 with the literal phrase for more than 50 envelopes, persisting none of them', async () => {
     const { collector } = await setup();
-    const res = await sendEnvelopes(edge, collector, Array.from({ length: 51 }, () => envelope(collector)));
+    const res = await sendEnvelopes(
+      edge,
+      collector,
+      Array.from({ length: 51 }, () => envelope(collector)),
+    );
     expect(res.status).toBe(400);
     expect(res.body).toEqual(BATCH_SHAPE);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(0);
@@ -334,7 +432,9 @@ describe('POST /ingest: malformed batches', () => {
     expect(wrongType.body).toEqual({ error: 'invalid_request' });
     const noType = await postBatch(edge, collector, '{"envelopes":[]}', { headers: { 'content-type': null } });
     expect(noType.status).toBe(400);
-    const withCharset = await postBatch(edge, collector, '{"envelopes":[]}', { headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const withCharset = await postBatch(edge, collector, '{"envelopes":[]}', {
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     expect(withCharset.status).toBe(202);
   });
 });
@@ -355,7 +455,9 @@ function rawRequest(
     let closed = false;
     let bodyDone = false;
     let closedBeforeBodyEnd = false;
-    socket.on('data', (data) => { response += data.toString('latin1'); });
+    socket.on('data', (data) => {
+      response += data.toString('latin1');
+    });
     socket.on('error', () => undefined);
     socket.on('close', () => {
       closed = true;
@@ -364,9 +466,14 @@ function rawRequest(
     });
     socket.on('connect', async () => {
       socket.write(head);
-      await body((chunk) => !closed && socket.write(chunk), () => response.length > 0 || closed);
+      await body(
+        (chunk) => !closed && socket.write(chunk),
+        () => response.length > 0 || closed,
+      );
       bodyDone = true;
-      setTimeout(() => { socket.destroy(); }, waitMs);
+      setTimeout(() => {
+        socket.destroy();
+      }, waitMs);
     });
   });
 }
@@ -420,7 +527,16 @@ describe('POST /ingest: authentication (401 unauthenticated)', () => {
     const t = await edgeSeconds(edge);
     const good = signatureHeader(collector.ingestToken, body, t);
     const hex = good.split('v1=')[1];
-    for (const signature of [null, '', `v1=${hex},t=${t}`, `t=${t},v1=${hex.toUpperCase()}`, `t=${t},v1=${hex.slice(1)}`, `t=${t}, v1=${hex}`, `t=${t},v1=${hex},v2=${hex}`, `sha256=${hex}`]) {
+    for (const signature of [
+      null,
+      '',
+      `v1=${hex},t=${t}`,
+      `t=${t},v1=${hex.toUpperCase()}`,
+      `t=${t},v1=${hex.slice(1)}`,
+      `t=${t}, v1=${hex}`,
+      `t=${t},v1=${hex},v2=${hex}`,
+      `sha256=${hex}`,
+    ]) {
       const res = await postBatch(edge, collector, body, { headers: { 'x-service-signature': signature } });
       expect(res.status, String(signature)).toBe(401);
       expect(res.body).toEqual({ error: 'unauthenticated', reason: 'malformed' });
@@ -451,10 +567,14 @@ describe('POST /ingest: authentication (401 unauthenticated)', () => {
     const signed = JSON.stringify({ envelopes: [envelope(collector)] });
     const t = await edgeSeconds(edge);
     const reserialised = JSON.stringify(JSON.parse(signed), null, 1);
-    const res = await postBatch(edge, collector, reserialised, { headers: { 'x-service-signature': signatureHeader(collector.ingestToken, signed, t) } });
+    const res = await postBatch(edge, collector, reserialised, {
+      headers: { 'x-service-signature': signatureHeader(collector.ingestToken, signed, t) },
+    });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'unauthenticated', reason: 'mismatch' });
-    const otherTime = await postBatch(edge, collector, signed, { headers: { 'x-service-signature': signatureHeader(collector.ingestToken, signed, t - 1).replace(`t=${t - 1}`, `t=${t}`) } });
+    const otherTime = await postBatch(edge, collector, signed, {
+      headers: { 'x-service-signature': signatureHeader(collector.ingestToken, signed, t - 1).replace(`t=${t - 1}`, `t=${t}`) },
+    });
     expect(otherTime.body).toEqual({ error: 'unauthenticated', reason: 'mismatch' });
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(0);
   });
@@ -530,7 +650,13 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
     const batch = Array.from({ length: 12 }, () => envelope(collector));
     const res = await sendEnvelopes(edge, collector, batch);
     expect(res.status).toBe(202);
-    expect(await countObservations(clickhouse, collector.connectionId, batch.map((item) => item.eventId as string))).toBe(12);
+    expect(
+      await countObservations(
+        clickhouse,
+        collector.connectionId,
+        batch.map((item) => item.eventId as string),
+      ),
+    ).toBe(12);
   });
 
   it('refuses a deleted connection (its deletion moves the credential epoch)', async () => {
@@ -549,7 +675,8 @@ describe('POST /ingest: credential lifecycle takes effect on the next request', 
     const pool = {
       query: async (...args: Parameters<typeof ctx.deps.pool.query>) => {
         const result = await ctx.deps.pool.query(...(args as unknown as [string, unknown[]]));
-        if (racing && String(args[0]).includes('JOIN integrations')) await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
+        if (racing && String(args[0]).includes('JOIN integrations'))
+          await bumpCredentialEpoch(ctx.deps.redis, collector.accountId, collector.connectionId);
         return result;
       },
     } as unknown as Pick<typeof ctx.deps.pool, 'query'>;
@@ -597,9 +724,15 @@ describe('GET /v1/collector/connection', () => {
     });
   });
 
-  it('tells collectors the budget of the windows the admission enforces, a Sandbox account\'s included', async () => {
+  it("tells collectors the budget of the windows the admission enforces, a Sandbox account's included", async () => {
     const limited = await startEdge(ctx, clickhouse, {
-      limits: { integrationObservationsPerMin: 700, integrationRequestsPerMin: 70, workspaceObservationsPerMin: 500, sandboxAccountEnvelopesPerMin: 300, sandboxAccountRequestsPerMin: 90 },
+      limits: {
+        integrationObservationsPerMin: 700,
+        integrationRequestsPerMin: 70,
+        workspaceObservationsPerMin: 500,
+        sandboxAccountEnvelopesPerMin: 300,
+        sandboxAccountRequestsPerMin: 90,
+      },
     });
     try {
       const live = (await setup({ mode: 'live' })).collector;
@@ -614,11 +747,22 @@ describe('GET /v1/collector/connection', () => {
   it('answers 401 when credentials or signing fail', async () => {
     const { collector } = await setup();
     const other = (await setup()).collector;
-    expect((await checkConnection(edge, collector, { headers: { authorization: `Bearer ${other.ingestToken}` } })).body).toEqual({ error: 'unauthenticated' });
-    expect((await checkConnection(edge, collector, { headers: { 'x-service-signature': 't=1,v1=00' } })).body).toEqual({ error: 'unauthenticated', reason: 'malformed' });
-    expect((await checkConnection(edge, collector, { t: (await edgeSeconds(edge)) - 600 })).body).toEqual({ error: 'unauthenticated', reason: 'stale' });
+    expect((await checkConnection(edge, collector, { headers: { authorization: `Bearer ${other.ingestToken}` } })).body).toEqual({
+      error: 'unauthenticated',
+    });
+    expect((await checkConnection(edge, collector, { headers: { 'x-service-signature': 't=1,v1=00' } })).body).toEqual({
+      error: 'unauthenticated',
+      reason: 'malformed',
+    });
+    expect((await checkConnection(edge, collector, { t: (await edgeSeconds(edge)) - 600 })).body).toEqual({
+      error: 'unauthenticated',
+      reason: 'stale',
+    });
     expect((await checkConnection(edge, collector, { signedBody: '{}' })).body).toEqual({ error: 'unauthenticated', reason: 'mismatch' });
-    expect((await checkConnection(edge, collector, { signingKey: other.ingestToken })).body).toEqual({ error: 'unauthenticated', reason: 'mismatch' });
+    expect((await checkConnection(edge, collector, { signingKey: other.ingestToken })).body).toEqual({
+      error: 'unauthenticated',
+      reason: 'mismatch',
+    });
   });
 
   it('answers 429 connection_rate_limited with Retry-After at its per-client limit', async () => {
@@ -703,7 +847,10 @@ describe('write-ahead log shipping', () => {
     expect((await sendEnvelopes(slow, collector, [envelope(collector), envelope(collector)])).status).toBe(202);
     await new Promise((done) => setTimeout(done, 300));
     // Durable in the log, answered, not yet shipped (the next round is 10 s away; countObservations would ship it).
-    const unshipped = await clickhouse.query({ query: `SELECT count() AS n FROM observations WHERE connection_id = '${collector.connectionId}'`, format: 'JSONEachRow' });
+    const unshipped = await clickhouse.query({
+      query: `SELECT count() AS n FROM observations WHERE connection_id = '${collector.connectionId}'`,
+      format: 'JSONEachRow',
+    });
     expect(Number((await unshipped.json<{ n: string }>())[0].n)).toBe(0);
     await slow.close();
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -711,7 +858,10 @@ describe('write-ahead log shipping', () => {
     // No new connections; a kept-alive one learns that the edge is stopping.
     const refused = await new Promise<string>((resolve) => {
       const socket = connect(slow.server.port, '127.0.0.1');
-      socket.on('connect', () => { socket.destroy(); resolve('connected'); });
+      socket.on('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
       socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
     });
     expect(refused).toBe('ECONNREFUSED');
@@ -742,10 +892,15 @@ describe('shared slots (ingest/offload/sharedSlots.ts)', () => {
       expect((await sendEnvelopes(few, collector, [envelope(collector)])).status).toBe(202);
       // A client that goes away in the middle of its body: its slot is taken until then.
       const head = `POST /ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
-      await rawRequest(few.server.port, head, async (write) => {
-        write(Buffer.alloc(100, 0x20));
-        await expect.poll(() => slotsInUse(few)).toBe(1);
-      }, 0);
+      await rawRequest(
+        few.server.port,
+        head,
+        async (write) => {
+          write(Buffer.alloc(100, 0x20));
+          await expect.poll(() => slotsInUse(few)).toBe(1);
+        },
+        0,
+      );
       const batches = Array.from({ length: 12 }, () => [envelope(collector), envelope(collector)]);
       const answers = await Promise.all(batches.map((items) => sendEnvelopes(few, collector, items)));
       expect(answers.map((answer) => answer.status)).toEqual(batches.map(() => 202));
@@ -778,11 +933,18 @@ describe('health and metrics', () => {
     const text = await (await fetch(`${edge.url}/metrics`)).text();
     expect(text).toMatch(/^ingest_requests_total\{route="ingest",status="207",process="ingest-test"\} \d+/m);
     expect(text).toMatch(/^ingest_requests_total\{route="ingest",status="202",process="ingest-test"\} \d+/m);
-    for (const result of ['accepted', 'rejected', 'duplicate']) expect(text).toMatch(new RegExp(`^ingest_envelopes_total\\{result="${result}"[^}]*\\} [1-9]`, 'm'));
-    for (const name of ['ingest_admission_duration_seconds_count', 'ingest_insert_duration_seconds_count', 'ingest_insert_rows_count', 'ingest_request_duration_seconds_count']) {
+    for (const result of ['accepted', 'rejected', 'duplicate'])
+      expect(text).toMatch(new RegExp(`^ingest_envelopes_total\\{result="${result}"[^}]*\\} [1-9]`, 'm'));
+    for (const name of [
+      'ingest_admission_duration_seconds_count',
+      'ingest_insert_duration_seconds_count',
+      'ingest_insert_rows_count',
+      'ingest_request_duration_seconds_count',
+    ]) {
       expect(text).toMatch(new RegExp(`^${name}\\{[^}]*\\} [1-9]`, 'm'));
     }
-    for (const stage of ['check', 'log', 'commit']) expect(text).toMatch(new RegExp(`^ingest_stage_duration_seconds_count\\{[^}]*stage="${stage}"[^}]*\\} [1-9]`, 'm'));
+    for (const stage of ['check', 'log', 'commit'])
+      expect(text).toMatch(new RegExp(`^ingest_stage_duration_seconds_count\\{[^}]*stage="${stage}"[^}]*\\} [1-9]`, 'm'));
     expect(text).toContain('process_cpu_user_seconds_total');
   });
 });
@@ -810,7 +972,10 @@ describe('signature covers the exact bytes', () => {
     const { collector } = await setup();
     const spaced = JSON.stringify({ envelopes: [envelope(collector), envelope(collector)] }, null, 2);
     expect((await postBatch(edge, collector, spaced)).status).toBe(202);
-    const unicode = JSON.stringify({ envelopes: [envelope(collector, { eventType: 'bestellung.erstellt' })] }).replace('"bestellung', '"\\u0062estellung');
+    const unicode = JSON.stringify({ envelopes: [envelope(collector, { eventType: 'bestellung.erstellt' })] }).replace(
+      '"bestellung',
+      '"\\u0062estellung',
+    );
     expect((await postBatch(edge, collector, unicode)).status).toBe(202);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(3);
     expect(newEventId()).toMatch(/^evt_/);

@@ -13,13 +13,29 @@ import { envelope, type Collector } from './helpers/ingest.js';
 // it: rows of exactly the valid items, byte ranges that cut out duplicates correctly also when
 // a row holds multi-byte characters, and the same answer from a worker thread as in-process.
 
-const collector: Pick<Collector, 'integrationKey' | 'direction' | 'protocol'> = { integrationKey: 'svc_int_x', direction: 'outbound', protocol: 'http-api' };
+const collector: Pick<Collector, 'integrationKey' | 'direction' | 'protocol'> = {
+  integrationKey: 'svc_int_x',
+  direction: 'outbound',
+  protocol: 'http-api',
+};
 const binding: BatchBinding = {
-  connectionId: 'int_1', workspaceId: 'ws_1', accountId: 'acct_1', integrationId: 'wint_1', integrationKey: 'svc_int_x',
-  tenantId: 'ten_1', environmentId: 'env_1', mode: 'live', direction: 'outbound', protocol: 'http-api',
+  connectionId: 'int_1',
+  workspaceId: 'ws_1',
+  accountId: 'acct_1',
+  integrationId: 'wint_1',
+  integrationKey: 'svc_int_x',
+  tenantId: 'ten_1',
+  environmentId: 'env_1',
+  mode: 'live',
+  direction: 'outbound',
+  protocol: 'http-api',
 };
 const input = (items: unknown, contentType: string | undefined = 'application/json'): BatchCheckInput => ({
-  body: Buffer.from(typeof items === 'string' ? items : JSON.stringify({ envelopes: items })), contentType, binding, batchId: 'b1', receivedAtMs: Date.UTC(2026, 10, 24),
+  body: Buffer.from(typeof items === 'string' ? items : JSON.stringify({ envelopes: items })),
+  contentType,
+  binding,
+  batchId: 'b1',
+  receivedAtMs: Date.UTC(2026, 10, 24),
 });
 const checked = (items: unknown[]): CheckedBatch => {
   const output = checkBatch(input(items));
@@ -27,7 +43,15 @@ const checked = (items: unknown[]): CheckedBatch => {
   return output;
 };
 /** An envelope whose shape has a field name of multi-byte characters (its row is longer in bytes than in characters). */
-const wide = () => envelope(collector, { payload: { storage: 'none', schemaFingerprint: `sha256:${'cd'.repeat(32)}`, redactionPolicyVersion: '1', schemaShape: { kind: 'object', fields: { 'größe€': { kind: 'string' } } } } });
+const wide = () =>
+  envelope(collector, {
+    payload: {
+      storage: 'none',
+      schemaFingerprint: `sha256:${'cd'.repeat(32)}`,
+      redactionPolicyVersion: '1',
+      schemaShape: { kind: 'object', fields: { 'größe€': { kind: 'string' } } },
+    },
+  });
 const eventIdOfRow = (row: string) => row.split('\t')[OBSERVATION_COLUMNS.indexOf('event_id')];
 /** A check on a worker thread, its rows put back into its output (as BatchChecker does). */
 const checkOn = async (pool: CheckPool, batch: BatchCheckInput, memory = new RequestMemory(null)) => {
@@ -53,7 +77,12 @@ describe('checkBatch', () => {
     expect(batch.eventIds).toHaveLength(2);
     expect(batch.eventIds[0]).toBe(good.eventId);
     const results = JSON.parse(batch.resultsJson) as { index: number; accepted: boolean; issues?: string[] }[];
-    expect(results.map((result) => [result.index, result.accepted])).toEqual([[0, true], [1, false], [2, false], [3, true]]);
+    expect(results.map((result) => [result.index, result.accepted])).toEqual([
+      [0, true],
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
     expect(results[2].issues).toEqual(['integration does not match credential']);
     const rows = Buffer.from(batch.rows).toString('utf8').split('\n').slice(0, -1);
     expect(rows.map(eventIdOfRow)).toEqual(batch.eventIds);
@@ -63,18 +92,21 @@ describe('checkBatch', () => {
 
 describe('newRows', () => {
   it('keeps exactly the rows of the new eventIds, whatever bytes the rows hold', () => {
-    fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 12 }), (plan) => {
-      const batch = checked(plan.map(([multiByte]) => (multiByte ? wide() : envelope(collector))));
-      const duplicate = plan.map(([, dup]) => dup);
-      const rows = newRows(batch, duplicate);
-      const expected = batch.eventIds.filter((_, index) => !duplicate[index]);
-      if (expected.length === 0) return rows === null;
-      const lines = rows!.toString('utf8').split('\n');
-      expect(lines.pop()).toBe('');
-      expect(lines.map(eventIdOfRow)).toEqual(expected);
-      expect(lines.every((line) => line.split('\t').length === OBSERVATION_COLUMNS.length)).toBe(true);
-      return true;
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 12 }), (plan) => {
+        const batch = checked(plan.map(([multiByte]) => (multiByte ? wide() : envelope(collector))));
+        const duplicate = plan.map(([, dup]) => dup);
+        const rows = newRows(batch, duplicate);
+        const expected = batch.eventIds.filter((_, index) => !duplicate[index]);
+        if (expected.length === 0) return rows === null;
+        const lines = rows!.toString('utf8').split('\n');
+        expect(lines.pop()).toBe('');
+        expect(lines.map(eventIdOfRow)).toEqual(expected);
+        expect(lines.every((line) => line.split('\t').length === OBSERVATION_COLUMNS.length)).toBe(true);
+        return true;
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('hands the rows over without a copy when nothing is a duplicate, and null when everything is', () => {
@@ -93,7 +125,10 @@ describe('the check pool', () => {
     const items = [envelope(collector), { eventId: 'evt_bad' }, wide()];
     const local = checkBatch(input(items)) as CheckedBatch;
     const remote = (await checkOn(pool, input(items))).output as CheckedBatch;
-    expect({ ...remote, rows: Buffer.from(remote.rows).toString('hex') }).toEqual({ ...local, rows: Buffer.from(local.rows).toString('hex') });
+    expect({ ...remote, rows: Buffer.from(remote.rows).toString('hex') }).toEqual({
+      ...local,
+      rows: Buffer.from(local.rows).toString('hex'),
+    });
     expect((await checkOn(pool, input('not json'))).output).toEqual({ kind: 'invalid_request' });
   });
 
@@ -129,15 +164,18 @@ describe('the check pool', () => {
 
 describe('rows written into a shared slot', () => {
   it('are the same bytes as in memory of their own, in a slot when they fit, whatever its size', () => {
-    fc.assert(fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }), fc.integer({ min: -8, max: 8 }), (plan, slack) => {
-      const items = plan.map((multiByte) => (multiByte ? wide() : envelope(collector)));
-      const alone = checked(items);
-      const into = Buffer.alloc(Math.max(0, alone.rows.byteLength + slack));
-      const output = checkBatch(input(items), into) as CheckedBatch;
-      expect(Buffer.from(output.rows).equals(Buffer.from(alone.rows))).toBe(true);
-      expect(output.rowEnds).toEqual(alone.rowEnds);
-      expect(output.rows.buffer === into.buffer).toBe(slack >= 0);
-    }), { numRuns: 100 });
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }), fc.integer({ min: -8, max: 8 }), (plan, slack) => {
+        const items = plan.map((multiByte) => (multiByte ? wide() : envelope(collector)));
+        const alone = checked(items);
+        const into = Buffer.alloc(Math.max(0, alone.rows.byteLength + slack));
+        const output = checkBatch(input(items), into) as CheckedBatch;
+        expect(Buffer.from(output.rows).equals(Buffer.from(alone.rows))).toBe(true);
+        expect(output.rowEnds).toEqual(alone.rowEnds);
+        expect(output.rows.buffer === into.buffer).toBe(slack >= 0);
+      }),
+      { numRuns: 100 },
+    );
   });
 });
 
@@ -159,7 +197,10 @@ describe('the check pool with shared slots', () => {
     const remote = result.output as CheckedBatch;
     expect(result.body).toBe(body);
     expect(inSlot(remote.rows)).toBe(true);
-    expect({ ...remote, rows: Buffer.from(remote.rows).toString('hex') }).toEqual({ ...local, rows: Buffer.from(local.rows).toString('hex') });
+    expect({ ...remote, rows: Buffer.from(remote.rows).toString('hex') }).toEqual({
+      ...local,
+      rows: Buffer.from(local.rows).toString('hex'),
+    });
     expect(slots.available).toBe(6);
     memory.release();
     expect(slots.available).toBe(8);
@@ -188,7 +229,14 @@ describe('the check pool with shared slots', () => {
     expect(inSlot((large.output as CheckedBatch).rows)).toBe(false);
     // A small body whose rows do not fit: its binding makes every row long.
     const long = 'x'.repeat(1_000);
-    const bound = await checkOn(pool, { ...input([envelope(collector), envelope(collector), envelope(collector), envelope(collector)]), binding: { ...binding, connectionId: long, workspaceId: long } }, memory);
+    const bound = await checkOn(
+      pool,
+      {
+        ...input([envelope(collector), envelope(collector), envelope(collector), envelope(collector)]),
+        binding: { ...binding, connectionId: long, workspaceId: long },
+      },
+      memory,
+    );
     const rows = (bound.output as CheckedBatch).rows;
     expect(rows.byteLength).toBeGreaterThan(4096);
     expect(inSlot(rows)).toBe(false);
@@ -196,7 +244,7 @@ describe('the check pool with shared slots', () => {
     expect(slots.available).toBe(8);
   });
 
-  it('moves bodies when every slot is taken, and gives the slots of failed tasks back with the request\'s memory', async () => {
+  it("moves bodies when every slot is taken, and gives the slots of failed tasks back with the request's memory", async () => {
     const others = new RequestMemory(slots);
     for (let n = 0; n < 8; n += 1) others.slot(1);
     expect(slots.available).toBe(0);
@@ -208,7 +256,9 @@ describe('the check pool with shared slots', () => {
     others.release();
     // No binding: the check throws on the worker thread, after the body was copied into a slot.
     const memory = new RequestMemory(slots);
-    await expect(checkOn(pool, { ...input([envelope(collector)]), binding: null as unknown as BatchBinding }, memory)).rejects.toThrow(/^batch worker: /);
+    await expect(checkOn(pool, { ...input([envelope(collector)]), binding: null as unknown as BatchBinding }, memory)).rejects.toThrow(
+      /^batch worker: /,
+    );
     memory.release();
     expect(slots.available).toBe(8);
   });
@@ -296,7 +346,7 @@ describe('BatchChecker', () => {
     expect((await checker.check({ ...input([]), body: after }, memory())).body).toBe(after);
   });
 
-  it('writes the rows of a batch checked in place into a slot of the request\'s memory, given back with it', async () => {
+  it("writes the rows of a batch checked in place into a slot of the request's memory, given back with it", async () => {
     const slots = new SharedSlots(2, 4096);
     const checker = new BatchChecker(null, { offloadAbove: 1, inlineBelow: 0, windowMs: 1000 });
     const held = new RequestMemory(slots);

@@ -9,7 +9,17 @@ import type { EdgeProcess } from './helpers/collector.js';
 import { bootstrapWorkspace, callWithSession, createTestContext, type TestContext } from './helpers/context.js';
 import { newLogDir } from './helpers/logDirs.js';
 import {
-  countObservations, createCollector, dedupEntry, envelope, postBatch, startEdge, testClickHouse, ManualClock, type Collector, type EdgeAddress, type EdgeAnswer,
+  countObservations,
+  createCollector,
+  dedupEntry,
+  envelope,
+  postBatch,
+  startEdge,
+  testClickHouse,
+  ManualClock,
+  type Collector,
+  type EdgeAddress,
+  type EdgeAnswer,
 } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
@@ -40,7 +50,12 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** A collector's delivery (03): the same body again after a 503, waiting Retry-After, until an answer that is not 503. */
-async function deliver(edge: EdgeAddress, collector: Collector, body: string, timeoutMs: number): Promise<{ final: EdgeAnswer; attempts: EdgeAnswer[] }> {
+async function deliver(
+  edge: EdgeAddress,
+  collector: Collector,
+  body: string,
+  timeoutMs: number,
+): Promise<{ final: EdgeAnswer; attempts: EdgeAnswer[] }> {
   const attempts: EdgeAnswer[] = [];
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -64,8 +79,10 @@ async function analysisJobsFor(stream: string, eventId: string): Promise<number>
   return entries.filter(([, fields]) => fields[fields.indexOf('eventIds') + 1].split(',').includes(eventId)).length;
 }
 
-describe('admissions never made durable (their edge died or lost Redis\'s answer before its log write)', () => {
-  it('are released after their deadline and not counted; the collector\'s retry is admitted and counted once', { timeout: 60_000 }, async () => {
+describe("admissions never made durable (their edge died or lost Redis's answer before its log write)", () => {
+  it("are released after their deadline and not counted; the collector's retry is admitted and counted once", {
+    timeout: 60_000,
+  }, async () => {
     const boot = await bootstrapWorkspace(ctx);
     const collector = await createCollector(ctx, boot.apiKey.key, { mode: 'sandbox' });
     const stream = `analysis:jobs:crash-test:${Date.now()}`;
@@ -103,8 +120,11 @@ describe('admissions never made durable (their edge died or lost Redis\'s answer
 
       // The abandoned batch is released by an edge's sweep (any edge's) once its deadline has passed.
       const sweeping = await startEdge(ctx, clickhouse, { ingest: { ...ingest, settleIntervalMs: 200 } });
-      await waitFor(async () => ((await ctx.deps.redis.zscore(RedisKeys.pendingAdmissions, abandonedMember)) === null) || undefined, 15_000, 'the abandoned batch settled')
-        .finally(() => sweeping.close());
+      await waitFor(
+        async () => (await ctx.deps.redis.zscore(RedisKeys.pendingAdmissions, abandonedMember)) === null || undefined,
+        15_000,
+        'the abandoned batch settled',
+      ).finally(() => sweeping.close());
       // A log write of the released batch arriving late is refused: its rows will never ship.
       expect(await lost.settleDurable([{ accountId: boot.account.id, batchId: batches[1], receivedAtMs: nowMs }])).toEqual([false]);
 
@@ -113,7 +133,11 @@ describe('admissions never made durable (their edge died or lost Redis\'s answer
       expect(await countObservations(clickhouse, collector.connectionId, [String(retried.eventId), String(abandoned.eventId)])).toBe(1);
       expect(await storedCounts(clickhouse, collector.connectionId)).toEqual({ final: 1, distinct: 1 });
       expect(await dedupEntry(ctx.deps.redis, collector, String(abandoned.eventId), edge.config.ingest.dedupWindowSeconds)).toBeNull();
-      await waitFor(async () => ((await analysisJobsFor(stream, String(retried.eventId))) === 1) || undefined, 10_000, 'the retry\'s analysis job');
+      await waitFor(
+        async () => (await analysisJobsFor(stream, String(retried.eventId))) === 1 || undefined,
+        10_000,
+        "the retry's analysis job",
+      );
       expect(await analysisJobsFor(stream, String(abandoned.eventId))).toBe(0);
     } finally {
       await edge.close();
@@ -123,14 +147,19 @@ describe('admissions never made durable (their edge died or lost Redis\'s answer
 });
 
 describe('an edge killed after answering, before shipping', () => {
-  it('ships the batch from its log on restart; the collector\'s resend is a duplicate, stored, counted and analysed once', { timeout: 60_000 }, async () => {
+  it("ships the batch from its log on restart; the collector's resend is a duplicate, stored, counted and analysed once", {
+    timeout: 60_000,
+  }, async () => {
     const boot = await bootstrapWorkspace(ctx);
     const collector = await createCollector(ctx, boot.apiKey.key, { mode: 'live' });
     const walDir = newLogDir('edge-crash-');
     const port = await freePort();
     const edge: EdgeAddress = { url: `http://127.0.0.1:${port}`, clock: new ManualClock() };
     const spawn = async () => {
-      const process = await spawnWalEdge(port, walDir, { CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy), INGEST_INSERT_TIMEOUT_MS: '1000' });
+      const process = await spawnWalEdge(port, walDir, {
+        CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy),
+        INGEST_INSERT_TIMEOUT_MS: '1000',
+      });
       processes.add(process);
       return process;
     };
@@ -157,8 +186,12 @@ describe('an edge killed after answering, before shipping', () => {
     const { final } = await deliver(edge, collector, body, 15_000);
     expect(final.status).toBe(202);
     expect(final.body).toMatchObject({ accepted: 1, persisted: 0 });
-    await waitFor(async () => ((await countObservations(clickhouse, collector.connectionId)) === 1) || undefined, 15_000, 'the logged row shipped');
-    await waitFor(async () => ((await analysisJobsFor(RedisKeys.analysisJobs, eventId)) > 0) || undefined, 10_000, 'its analysis job');
+    await waitFor(
+      async () => (await countObservations(clickhouse, collector.connectionId)) === 1 || undefined,
+      15_000,
+      'the logged row shipped',
+    );
+    await waitFor(async () => (await analysisJobsFor(RedisKeys.analysisJobs, eventId)) > 0 || undefined, 10_000, 'its analysis job');
     expect(await storedCounts(clickhouse, collector.connectionId)).toEqual({ final: 1, distinct: 1 });
     expect(await analysisJobsFor(RedisKeys.analysisJobs, eventId)).toBe(1);
     const { period } = usagePeriodOf(new Date());

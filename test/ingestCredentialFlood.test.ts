@@ -95,15 +95,23 @@ describe('unknown Connection keys', () => {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE connections IN ACCESS EXCLUSIVE MODE');
       let answered = 0;
-      answers = Promise.all(Array.from({ length: flood }, () => postUnknown(newId('svc_conn_v1.')).then((answer) => {
-        answered += 1;
-        return answer;
-      })));
+      answers = Promise.all(
+        Array.from({ length: flood }, () =>
+          postUnknown(newId('svc_conn_v1.')).then((answer) => {
+            answered += 1;
+            return answer;
+          }),
+        ),
+      );
       // Past the bounded queue, keys are refused at once instead of queueing on the pool.
       await waitFor(() => (answered >= flood - runningOrWaiting ? true : undefined), 20_000, 'every load past the queue refused');
       reloaded = sendEnvelopes(edge, known, [envelope(known)]);
       // The known connection's reload reaches PostgreSQL while the flood's loads still wait.
-      await waitFor(async () => ((await waitingOnLock('LEFT JOIN credentials cr')) === 1 ? true : undefined), 10_000, 'the known reload to reach PostgreSQL');
+      await waitFor(
+        async () => ((await waitingOnLock('LEFT JOIN credentials cr')) === 1 ? true : undefined),
+        10_000,
+        'the known reload to reach PostgreSQL',
+      );
       expect(await waitingOnLock('WHERE c.connection_key = $1')).toBeLessThanOrEqual(CREDENTIAL_LOAD_LIMITS.unknownConcurrency);
       expect(edgePool.waitingCount).toBe(0);
     } finally {

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
-import { checkConnection, countObservations, createCollector, envelope, postBatch, sendEnvelopes, startFastifyEdge, testClickHouse, type Edge } from './helpers/ingest.js';
+import {
+  checkConnection,
+  countObservations,
+  createCollector,
+  envelope,
+  postBatch,
+  sendEnvelopes,
+  startFastifyEdge,
+  testClickHouse,
+  type Edge,
+} from './helpers/ingest.js';
 
 // The same pipeline behind Fastify (the adapter the benchmark compares with): identical answers.
 
@@ -34,7 +44,10 @@ describe('Fastify adapter', () => {
     expect(mixed.body?.results?.[1]).toEqual({ index: 1, accepted: false, issues: ['tenant does not match credential'] });
     expect((await postBatch(edge, collector, '[]')).body).toEqual({ error: 'expected { envelopes: [...] }' });
     expect((await postBatch(edge, collector, '{"envelopes":')).body).toEqual({ error: 'invalid_request' });
-    expect((await sendEnvelopes(edge, collector, [good], { headers: { 'x-service-signature': 'bad' } })).body).toEqual({ error: 'unauthenticated', reason: 'malformed' });
+    expect((await sendEnvelopes(edge, collector, [good], { headers: { 'x-service-signature': 'bad' } })).body).toEqual({
+      error: 'unauthenticated',
+      reason: 'malformed',
+    });
     const tooLarge = await postBatch(edge, collector, `{"envelopes":[]}${' '.repeat(1024 * 1024)}`);
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body).toEqual({ error: 'request_too_large' });

@@ -6,7 +6,16 @@ import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import {
-  checkConnection, countObservations, createCollector, dedupEntry, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type EdgeAnswer,
+  checkConnection,
+  countObservations,
+  createCollector,
+  dedupEntry,
+  envelope,
+  sendEnvelopes,
+  startEdge,
+  testClickHouse,
+  type Collector,
+  type EdgeAnswer,
 } from './helpers/ingest.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
 import { waitFor } from './helpers/wait.js';
@@ -36,13 +45,17 @@ afterAll(async () => {
 
 /** The workspace's usage this month in the collector's mode. */
 async function usageOf(collector: Collector): Promise<number> {
-  const { rows } = await ctx.deps.pool.query<{ workspace_id: string }>('SELECT workspace_id FROM connections WHERE id = $1', [collector.connectionId]);
+  const { rows } = await ctx.deps.pool.query<{ workspace_id: string }>('SELECT workspace_id FROM connections WHERE id = $1', [
+    collector.connectionId,
+  ]);
   const key = RedisKeys.workspaceMonthlyUsage(collector.accountId, rows[0].workspace_id, usagePeriodOf(new Date()).period, collector.mode);
   return Number(await ctx.deps.redis.get(key));
 }
 
 describe('Redis unreachable', () => {
-  it('answers 503 with Retry-After and persists nothing; the same batches are admitted once Redis is back', { timeout: 60_000 }, async () => {
+  it('answers 503 with Retry-After and persists nothing; the same batches are admitted once Redis is back', {
+    timeout: 60_000,
+  }, async () => {
     // The edge's Redis is the proxied client; the test reads and writes through its own.
     const edge = await startEdge({ ...ctx, deps: { ...ctx.deps, redis: proxiedRedis } }, clickhouse);
     try {
@@ -78,7 +91,11 @@ describe('Redis unreachable', () => {
       expect(await usageOf(warm)).toBe(1);
 
       const restored = Date.now();
-      await waitFor(async () => ((await sendEnvelopes(edge, warm, warmItems)).status === 202) || undefined, 10_000, 'a 202 once Redis is back');
+      await waitFor(
+        async () => (await sendEnvelopes(edge, warm, warmItems)).status === 202 || undefined,
+        10_000,
+        'a 202 once Redis is back',
+      );
       expect(Date.now() - restored).toBeLessThan(5_000);
       expect((await sendEnvelopes(edge, cold, coldItems)).body).toMatchObject({ accepted: 1, persisted: 1 });
       await edge.shipped();
@@ -142,7 +159,7 @@ describe('after the rows are durable', () => {
       expect(res.status).toBe(202);
       expect(res.body).toMatchObject({ persisted: 2 });
       // The rows go in; the jobs after them fail, and the shipper tries the round again.
-      await waitFor(async () => ((await countObservations(clickhouse, collector.connectionId)) === 2) || undefined, 10_000, 'the rows');
+      await waitFor(async () => (await countObservations(clickhouse, collector.connectionId)) === 2 || undefined, 10_000, 'the rows');
       const metrics = await (await fetch(`${edge.url}/metrics`)).text();
       expect(metrics).toMatch(/^ingest_insert_failures_total(\{[^}]*\})? [1-9]\d*$/m);
       // The eventIds are committed all the same: a resend is a duplicate.
@@ -151,7 +168,9 @@ describe('after the rows are durable', () => {
       await edge.shipped();
       const entries = await ctx.deps.redis.xrange(stream, '-', '+');
       expect(entries).toHaveLength(1);
-      expect(entries[0][1]).toEqual(expect.arrayContaining(['connectionId', collector.connectionId, 'eventIds', items.map((item) => item.eventId).join(',')]));
+      expect(entries[0][1]).toEqual(
+        expect.arrayContaining(['connectionId', collector.connectionId, 'eventIds', items.map((item) => item.eventId).join(',')]),
+      );
       // The rows sent again with the round are one row each after FINAL.
       expect(await countObservations(clickhouse, collector.connectionId)).toBe(2);
     } finally {

@@ -17,7 +17,11 @@ const LAYERS: Record<string, number> = {
   'main.ts': 0,
   http: 1,
   pipeline: 2,
-  auth: 3, check: 3, admission: 3, log: 3, contract: 3,
+  auth: 3,
+  check: 3,
+  admission: 3,
+  log: 3,
+  contract: 3,
   common: 4,
   offload: 5,
 };
@@ -30,13 +34,15 @@ function partOf(path: string): string | null {
 }
 
 /** What is wrong with an import from `from` (a file of ingest/) of `to` (a resolved path), or null. */
-export function layerViolation(from: string, to: string): string | null {
+function layerViolation(from: string, to: string): string | null {
   const source = partOf(from)!;
   if (!(source in LAYERS)) return `${relative(ROOT, from)} is in no layer of ingest/`;
   const target = partOf(to);
   if (target === null) {
     const top = relative(ROOT, to).split('/')[0];
-    return top === 'shared' || top === 'node_modules' ? null : `${relative(ROOT, from)} imports ${relative(ROOT, to)}, outside ingest/ and shared/`;
+    return top === 'shared' || top === 'node_modules'
+      ? null
+      : `${relative(ROOT, from)} imports ${relative(ROOT, to)}, outside ingest/ and shared/`;
   }
   if (target === source) return null;
   if (!(target in LAYERS)) return `${relative(ROOT, from)} imports ${relative(ROOT, to)}, in no layer of ingest/`;
@@ -64,7 +70,11 @@ describe('ingest/ layering', () => {
   it('has no import against the direction entry → http → pipeline → stages → common → offload', () => {
     const files = sourceFiles(INGEST);
     expect(files.length).toBeGreaterThan(30);
-    const violations = files.flatMap((file) => importsOf(file).map((target) => layerViolation(file, target)).filter((violation) => violation !== null));
+    const violations = files.flatMap((file) =>
+      importsOf(file)
+        .map((target) => layerViolation(file, target))
+        .filter((violation) => violation !== null),
+    );
     expect(violations).toEqual([]);
   });
 

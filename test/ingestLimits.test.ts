@@ -6,7 +6,16 @@ import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { IngestKeys } from '../ingest/admission/keys.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import {
-  ManualClock, countObservations, createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge, type EdgeAnswer,
+  ManualClock,
+  countObservations,
+  createCollector,
+  envelope,
+  sendEnvelopes,
+  startEdge,
+  testClickHouse,
+  type Collector,
+  type Edge,
+  type EdgeAnswer,
 } from './helpers/ingest.js';
 
 // Document 03 Limits and Errors/Ingestion: sliding windows per Integration, workspace and
@@ -148,7 +157,8 @@ describe('per Integration (600 requests, 6,000 attempted observations per minute
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(0);
     const connection = await callWithKey(ctx, boot.apiKey.key, 'GET', `/v1/connections/${collector.connectionId}`);
     const rotated = await callWithKey(ctx, boot.apiKey.key, 'POST', `/v1/connections/${collector.connectionId}/credentials/rotate`, {
-      idempotencyKey: newIdempotencyKey(), body: { expectedRevision: connection.json().revision },
+      idempotencyKey: newIdempotencyKey(),
+      body: { expectedRevision: connection.json().revision },
     });
     const renewed: Collector = { ...collector, ingestToken: rotated.json().ingestToken };
     const afterRotation = await sendEnvelopes(edge, renewed, refused);
@@ -179,8 +189,24 @@ describe('per Integration (600 requests, 6,000 attempted observations per minute
       const boot = await bootstrapWorkspace(ctx);
       const first = await createCollector(ctx, boot.apiKey.key, { mode: 'live', name: 'First' });
       const second = await createCollector(ctx, boot.apiKey.key, { mode: 'live', name: 'Second' });
-      expect((await sendEnvelopes(limited, first, Array.from({ length: 50 }, () => envelope(first)))).status).toBe(202);
-      expect((await sendEnvelopes(limited, second, Array.from({ length: 50 }, () => envelope(second)))).status).toBe(202);
+      expect(
+        (
+          await sendEnvelopes(
+            limited,
+            first,
+            Array.from({ length: 50 }, () => envelope(first)),
+          )
+        ).status,
+      ).toBe(202);
+      expect(
+        (
+          await sendEnvelopes(
+            limited,
+            second,
+            Array.from({ length: 50 }, () => envelope(second)),
+          )
+        ).status,
+      ).toBe(202);
       for (const collector of [first, second]) {
         const res = await sendEnvelopes(limited, collector, [envelope(collector)]);
         expect(res.status).toBe(429);
@@ -209,7 +235,11 @@ describe('per Integration (600 requests, 6,000 attempted observations per minute
     await withEdge({ limits: { integrationObservationsPerMin: 10 } }, async (limited) => {
       const boot = await bootstrapWorkspace(ctx);
       const collector = await createCollector(ctx, boot.apiKey.key, { mode: 'live' });
-      const res = await sendEnvelopes(limited, collector, Array.from({ length: 11 }, () => envelope(collector)));
+      const res = await sendEnvelopes(
+        limited,
+        collector,
+        Array.from({ length: 11 }, () => envelope(collector)),
+      );
       expect(res.status).toBe(429);
       expect(expectRetryAfter(res)).toBe(60);
     });
@@ -218,8 +248,12 @@ describe('per Integration (600 requests, 6,000 attempted observations per minute
 
 describe('Sandbox monthly allowance (403 observation_monthly_quota_exhausted)', () => {
   const quotaBody = (now: Date) => ({
-    error: 'observation_monthly_quota_exhausted', mode: 'sandbox', period: 'utc_calendar_month',
-    resetAt: usagePeriodOf(now).resetAt.toISOString(), retryable: false, batchPersisted: 0,
+    error: 'observation_monthly_quota_exhausted',
+    mode: 'sandbox',
+    period: 'utc_calendar_month',
+    resetAt: usagePeriodOf(now).resetAt.toISOString(),
+    retryable: false,
+    batchPersisted: 0,
   });
 
   it('persists nothing of a batch whose new observations do not wholly fit; duplicates never consume it', async () => {
@@ -248,7 +282,9 @@ describe('Sandbox monthly allowance (403 observation_monthly_quota_exhausted)', 
     const oneMore = await sendEnvelopes(edge, collector, [...firstBatch, envelope(collector)]);
     expect(oneMore.status).toBe(403);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(5);
-    const jobs = (await ctx.deps.redis.xrange(RedisKeys.analysisJobs, '-', '+')).filter(([, fields]) => fields.includes(collector.connectionId));
+    const jobs = (await ctx.deps.redis.xrange(RedisKeys.analysisJobs, '-', '+')).filter(([, fields]) =>
+      fields.includes(collector.connectionId),
+    );
     expect(jobs).toHaveLength(2);
   });
 
@@ -267,8 +303,24 @@ describe('Sandbox monthly allowance (403 observation_monthly_quota_exhausted)', 
     await withEdge({ limits: { sandboxMonthlyAllowance: 4 } }, async (limited) => {
       const boot = await bootstrapWorkspace(ctx);
       const collector = await createCollector(ctx, boot.apiKey.key);
-      expect((await sendEnvelopes(limited, collector, Array.from({ length: 5 }, () => envelope(collector)))).status).toBe(403);
-      expect((await sendEnvelopes(limited, collector, Array.from({ length: 4 }, () => envelope(collector)))).status).toBe(202);
+      expect(
+        (
+          await sendEnvelopes(
+            limited,
+            collector,
+            Array.from({ length: 5 }, () => envelope(collector)),
+          )
+        ).status,
+      ).toBe(403);
+      expect(
+        (
+          await sendEnvelopes(
+            limited,
+            collector,
+            Array.from({ length: 4 }, () => envelope(collector)),
+          )
+        ).status,
+      ).toBe(202);
     });
   });
 

@@ -3,8 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import {
-  countObservations, createCollector, dedupEntry, edgeSeconds, envelope, sendEnvelopes, signatureHeader, startEdge, startFastifyEdge,
-  testClickHouse, type Collector, type Edge, type EdgeOverrides,
+  countObservations,
+  createCollector,
+  dedupEntry,
+  edgeSeconds,
+  envelope,
+  sendEnvelopes,
+  signatureHeader,
+  startEdge,
+  startFastifyEdge,
+  testClickHouse,
+  type Collector,
+  type Edge,
+  type EdgeOverrides,
 } from './helpers/ingest.js';
 import { parseResponses, type RawResponse } from './helpers/rawHttp.js';
 
@@ -55,11 +66,12 @@ async function postWithFetch(edge: Edge, collector: Collector, body: Buffer, fra
     'x-service-signature': signatureHeader(collector.ingestToken, body, await edgeSeconds(edge)),
   };
   // Node's fetch sends a stream only with `duplex: 'half'`, which its RequestInit type lacks.
-  const init: RequestInit & { duplex?: 'half' } = framing === 'chunked'
-    ? { method: 'POST', headers, body: streamed(body), duplex: 'half' }
-    : { method: 'POST', headers, body: Uint8Array.from(body) };
+  const init: RequestInit & { duplex?: 'half' } =
+    framing === 'chunked'
+      ? { method: 'POST', headers, body: streamed(body), duplex: 'half' }
+      : { method: 'POST', headers, body: Uint8Array.from(body) };
   const res = await fetch(`${edge.url}/ingest`, init);
-  return { status: res.status, body: await res.json() as unknown };
+  return { status: res.status, body: (await res.json()) as unknown };
 }
 
 const portOf = (edge: Edge) => Number(new URL(edge.url).port);
@@ -71,11 +83,18 @@ const adapters: [string, (overrides?: EdgeOverrides) => Promise<Edge>][] = [
 
 describe.each(adapters)('%s edge: 413 request_too_large reaches fetch', (_name, start) => {
   let edge: Edge;
-  beforeAll(async () => { edge = await start(); });
-  afterAll(async () => { await edge.close(); });
+  beforeAll(async () => {
+    edge = await start();
+  });
+  afterAll(async () => {
+    await edge.close();
+  });
 
   it.each([
-    ['content-length', MiB + 1], ['content-length', 20 * MiB], ['chunked', MiB + 1], ['chunked', 20 * MiB],
+    ['content-length', MiB + 1],
+    ['content-length', 20 * MiB],
+    ['chunked', MiB + 1],
+    ['chunked', 20 * MiB],
   ] as const)('%s body of %i bytes: 413, nothing persisted, the next request of the client works', async (framing, bytes) => {
     const boot = await bootstrapWorkspace(ctx);
     const collector = await createCollector(ctx, boot.apiKey.key);
@@ -106,7 +125,9 @@ function writeAllThenRead(port: number, head: string, body: Buffer): Promise<{ r
     socket.pause();
     socket.on('data', (data) => received.push(data));
     socket.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
-    socket.on('close', (hadError) => { if (!hadError) resolve(parseResponses(Buffer.concat(received), false, true)); });
+    socket.on('close', (hadError) => {
+      if (!hadError) resolve(parseResponses(Buffer.concat(received), false, true));
+    });
     socket.write(head);
     socket.write(body, () => socket.resume());
   });
@@ -125,11 +146,18 @@ function chunkedCoding(body: Buffer): Buffer {
 
 describe.each(adapters)('%s edge: 413 reaches a client that writes its whole body before it reads', (_name, start) => {
   let edge: Edge;
-  beforeAll(async () => { edge = await start(); });
-  afterAll(async () => { await edge.close(); });
+  beforeAll(async () => {
+    edge = await start();
+  });
+  afterAll(async () => {
+    await edge.close();
+  });
 
   it.each([
-    ['content-length', MiB + 1], ['content-length', 20 * MiB], ['chunked', MiB + 1], ['chunked', 20 * MiB],
+    ['content-length', MiB + 1],
+    ['content-length', 20 * MiB],
+    ['chunked', MiB + 1],
+    ['chunked', 20 * MiB],
   ] as const)('%s body of %i bytes', async (framing, bytes) => {
     const body = Buffer.alloc(bytes, 0x20);
     const framingHeader = framing === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${bytes}`;
@@ -159,7 +187,10 @@ interface Trickle {
  * what the server answered, how many body bytes were written in all, and how many had been
  * written when the answer's first bytes arrived.
  */
-function tricklingBody(port: number, trickle: Trickle): Promise<{ responses: RawResponse[]; written: number; writtenAtAnswer: number | null }> {
+function tricklingBody(
+  port: number,
+  trickle: Trickle,
+): Promise<{ responses: RawResponse[]; written: number; writtenAtAnswer: number | null }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     const received: Buffer[] = [];
@@ -170,7 +201,9 @@ function tricklingBody(port: number, trickle: Trickle): Promise<{ responses: Raw
     const piece = (bytes: number) => {
       const data = Buffer.alloc(bytes, 0x20);
       written += bytes;
-      return trickle.declaredLength === undefined ? Buffer.concat([Buffer.from(`${bytes.toString(16)}\r\n`), data, Buffer.from('\r\n')]) : data;
+      return trickle.declaredLength === undefined
+        ? Buffer.concat([Buffer.from(`${bytes.toString(16)}\r\n`), data, Buffer.from('\r\n')])
+        : data;
     };
     socket.on('data', (data) => {
       writtenAtAnswer ??= written;
@@ -222,7 +255,12 @@ describe.each(adapters)('%s edge: the lingering read of a refused body is bounde
     const edge = await start({ ingest: { lingerMaxBytes: 2 * MiB } });
     try {
       const declaredLength = 2 * MiB + 1;
-      const { responses, writtenAtAnswer } = await tricklingBody(portOf(edge), { headBytes: 0, chunk: 16 * 1024, everyMs: 20, declaredLength });
+      const { responses, writtenAtAnswer } = await tricklingBody(portOf(edge), {
+        headBytes: 0,
+        chunk: 16 * 1024,
+        everyMs: 20,
+        declaredLength,
+      });
       expect(responses.map((response) => response.status)).toEqual([413]);
       expect(JSON.parse(responses[0].body.toString('utf8'))).toEqual({ error: 'request_too_large' });
       expect(writtenAtAnswer).toBeLessThan(declaredLength);
@@ -235,7 +273,12 @@ describe.each(adapters)('%s edge: the lingering read of a refused body is bounde
     const edge = await start({ ingest: { lingerMaxBytes: 4 * MiB } });
     try {
       const declaredLength = 2 * MiB + 1;
-      const { responses, writtenAtAnswer } = await tricklingBody(portOf(edge), { headBytes: MiB, chunk: 64 * 1024, everyMs: 5, declaredLength });
+      const { responses, writtenAtAnswer } = await tricklingBody(portOf(edge), {
+        headBytes: MiB,
+        chunk: 64 * 1024,
+        everyMs: 5,
+        declaredLength,
+      });
       expect(responses.map((response) => response.status)).toEqual([413]);
       expect(writtenAtAnswer).toBe(declaredLength);
     } finally {

@@ -24,7 +24,10 @@ async function readAll(log: WriteAheadLog, from: LogPosition = { segment: 0, off
   }
 }
 
-const segmentsOf = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.wal')).sort();
+const segmentsOf = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => name.endsWith('.wal'))
+    .sort();
 
 describe('write-ahead log', () => {
   it('frames a record with its length and CRC, and reads back only an intact one', () => {
@@ -47,14 +50,21 @@ describe('write-ahead log', () => {
     expect(log.stats.records).toBe(500);
     expect(log.stats.syncs).toBeLessThan(50);
     // Each append resolves with the position after its own record; positions increase.
-    for (let i = 1; i < ends.length; i++) expect(ends[i].segment * 1e9 + ends[i].offset).toBeGreaterThan(ends[i - 1].segment * 1e9 + ends[i - 1].offset);
+    for (let i = 1; i < ends.length; i++)
+      expect(ends[i].segment * 1e9 + ends[i].offset).toBeGreaterThan(ends[i - 1].segment * 1e9 + ends[i - 1].offset);
     expect(segmentsOf(dir).length).toBeGreaterThan(4);
     for (const name of segmentsOf(dir)) expect(statSync(join(dir, name)).size).toBeLessThanOrEqual(10_000);
     expect(log.durable).toEqual(ends[ends.length - 1]);
     expect(log.bytesFrom({ segment: 0, offset: 0 })).toBe(500 * (100 + FRAME_HEADER_BYTES));
     await log.close();
 
-    const reopened = await WriteAheadLog.open({ dir, segmentBytes: 10_000, onRepair: () => { throw new Error('nothing to repair'); } });
+    const reopened = await WriteAheadLog.open({
+      dir,
+      segmentBytes: 10_000,
+      onRepair: () => {
+        throw new Error('nothing to repair');
+      },
+    });
     expect(await readAll(reopened)).toEqual(Array.from({ length: 500 }, (_, i) => record(i).toString()));
     // A record larger than the read size still comes back, alone.
     expect((await reopened.read({ segment: 0, offset: 0 }, 10)).records).toHaveLength(1);

@@ -63,6 +63,11 @@ describe('an edge with its write-ahead log killed under load', () => {
     expect(first202Ms).not.toBeNull();
     expect(first202Ms!).toBeLessThan(5_000);
     expect(load.statuses().get(500)).toBeUndefined();
-    await expectStoredOnceAndBilled(clickhouse, ctx.deps.redis, { accountId: boot.account.id, connectionId: collector.connectionId, workspaceId: boot.workspace.id }, load.envelopes);
+    await expectStoredOnceAndBilled(
+      clickhouse,
+      ctx.deps.redis,
+      { accountId: boot.account.id, connectionId: collector.connectionId, workspaceId: boot.workspace.id },
+      load.envelopes,
+    );
   });
 });

@@ -7,7 +7,17 @@ import { RedisKeys } from '../shared/redis.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
 import { newLogDir, removeLogDirs } from './helpers/logDirs.js';
-import { countObservations, countStoredNow, createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
+import {
+  countObservations,
+  countStoredNow,
+  createCollector,
+  envelope,
+  sendEnvelopes,
+  startEdge,
+  testClickHouse,
+  type Collector,
+  type Edge,
+} from './helpers/ingest.js';
 import { startTcpProxy, type TcpProxy } from './helpers/tcpProxy.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -31,8 +41,11 @@ beforeAll(async () => {
   clickhouse = testClickHouse(ctx);
   proxy = await startTcpProxy(Number(new URL(ctx.deps.config.clickhouseUrl).port));
   viaProxy = createClient({
-    url: `http://127.0.0.1:${proxy.port}`, database: ctx.deps.config.clickhouseDatabase, request_timeout: 2_000,
-    compression: { request: false, response: false }, log: { level: ClickHouseLogLevel.OFF },
+    url: `http://127.0.0.1:${proxy.port}`,
+    database: ctx.deps.config.clickhouseDatabase,
+    request_timeout: 2_000,
+    compression: { request: false, response: false },
+    log: { level: ClickHouseLogLevel.OFF },
   });
   const boot = await bootstrapWorkspace(ctx);
   workspaceId = boot.workspace.id;
@@ -70,7 +83,8 @@ const batchOf = (collector: Collector, n: number) => Array.from({ length: n }, (
 
 async function jobsOf(connectionId: string): Promise<{ batchId: string; eventIds: string[] }[]> {
   const entries = (await ctx.deps.redis.xrange(STREAM, '-', '+')) as [string, string[]][];
-  return entries.map(([, fields]) => Object.fromEntries(fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]]] : []))))
+  return entries
+    .map(([, fields]) => Object.fromEntries(fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]]] : []))))
     .filter((job) => job.connectionId === connectionId)
     .map((job) => ({ batchId: job.batchId, eventIds: job.eventIds.split(',') }));
 }
@@ -145,7 +159,10 @@ describe('ingest edge with its write-ahead log', () => {
     await closeEdge(first);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(0);
     // A crash in the middle of a write leaves half a record at the end of the last segment.
-    const last = readdirSync(dir).filter((name) => name.endsWith('.wal')).sort().at(-1)!;
+    const last = readdirSync(dir)
+      .filter((name) => name.endsWith('.wal'))
+      .sort()
+      .at(-1)!;
     appendFileSync(join(dir, last), frame(Buffer.alloc(300, 1)).subarray(0, 100));
 
     await proxy.restore();
@@ -156,7 +173,9 @@ describe('ingest edge with its write-ahead log', () => {
     await until(async () => ((await jobsOf(collector.connectionId)).length === 5 ? true : undefined), 'the replayed jobs');
     // Usage counted each accepted eventId once: exactly what is stored.
     const { period } = usagePeriodOf(new Date());
-    expect(Number(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(collector.accountId, workspaceId, period, collector.mode)))).toBeGreaterThanOrEqual(50);
+    expect(
+      Number(await ctx.deps.redis.get(RedisKeys.workspaceMonthlyUsage(collector.accountId, workspaceId, period, collector.mode))),
+    ).toBeGreaterThanOrEqual(50);
   });
 
   it('turns a full log into 503 with Retry-After, and answers 202 again once ClickHouse is back', async () => {
@@ -178,10 +197,16 @@ describe('ingest edge with its write-ahead log', () => {
     await proxy.restore();
     const restored = Date.now();
     const batch = batchOf(collector, 10);
-    await until(async () => ((await sendEnvelopes(edge, collector, batch)).status === 202 ? true : undefined), 'a 202 after ClickHouse came back');
+    await until(
+      async () => ((await sendEnvelopes(edge, collector, batch)).status === 202 ? true : undefined),
+      'a 202 after ClickHouse came back',
+    );
     expect(Date.now() - restored).toBeLessThan(5_000);
     accepted.push(...batch.map((e) => e.eventId as string));
-    await until(async () => ((await countObservations(clickhouse, collector.connectionId)) === accepted.length ? true : undefined), 'every accepted row');
+    await until(
+      async () => ((await countObservations(clickhouse, collector.connectionId)) === accepted.length ? true : undefined),
+      'every accepted row',
+    );
     expect(await countObservations(clickhouse, collector.connectionId, accepted)).toBe(accepted.length);
   });
 });
@@ -195,7 +220,13 @@ describe('intake paced to shipping (INGEST_WAL_PACE_BYTES)', () => {
     // The log now holds more than the pace: the next request waits for the round that ships the first.
     const answer = await sendEnvelopes(edge, collector, batchOf(collector, 5));
     expect(answer.status, answer.text).toBe(202);
-    expect(await countStoredNow(clickhouse, collector.connectionId, first.map((e) => e.eventId as string))).toBe(5);
+    expect(
+      await countStoredNow(
+        clickhouse,
+        collector.connectionId,
+        first.map((e) => e.eventId as string),
+      ),
+    ).toBe(5);
   });
 
   it('answers 503 with Retry-After to a request that waited its longest, and stores nothing of it', async () => {
@@ -210,7 +241,13 @@ describe('intake paced to shipping (INGEST_WAL_PACE_BYTES)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(await edge.shipped()).toBe(true);
     expect(await countObservations(clickhouse, collector.connectionId)).toBe(5);
-    expect(await countObservations(clickhouse, collector.connectionId, refusedBatch.map((e) => e.eventId as string))).toBe(0);
+    expect(
+      await countObservations(
+        clickhouse,
+        collector.connectionId,
+        refusedBatch.map((e) => e.eventId as string),
+      ),
+    ).toBe(0);
   });
 
   it('does not pace while shipping fails: the log absorbs what ClickHouse cannot take', async () => {
@@ -225,6 +262,9 @@ describe('intake paced to shipping (INGEST_WAL_PACE_BYTES)', () => {
       expect(Date.now() - started).toBeLessThan(2_000);
     }
     await proxy.restore();
-    await until(async () => ((await countObservations(clickhouse, collector.connectionId)) === 20 ? true : undefined), 'every accepted row');
+    await until(
+      async () => ((await countObservations(clickhouse, collector.connectionId)) === 20 ? true : undefined),
+      'every accepted row',
+    );
   });
 });

@@ -40,10 +40,13 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function spawnEdge(port: number): Promise<void> {
   const walDir = newLogDir('edge-wal-faults-');
-  edges.add(await spawnWalEdge(port, walDir, {
-    INGEST_INSERT_TIMEOUT_MS: '1000',
-    CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy), REDIS_URL: viaProxy(ctx.deps.config.redisUrl, redisProxy),
-  }));
+  edges.add(
+    await spawnWalEdge(port, walDir, {
+      INGEST_INSERT_TIMEOUT_MS: '1000',
+      CLICKHOUSE_URL: viaProxy(ctx.deps.config.clickhouseUrl, clickhouseProxy),
+      REDIS_URL: viaProxy(ctx.deps.config.redisUrl, redisProxy),
+    }),
+  );
 }
 
 interface FaultRun {
@@ -70,7 +73,13 @@ async function loadThrough(fault: (connectionId: string) => Promise<void>, fault
   const load = new BatchLoad(edge, collector);
   let over = false;
   const running = load.run(8, 50, () => over);
-  const run = { load, connectionId: collector.connectionId, faultStartedMs: 0, faultEndedMs: 0, first202AfterFaultMs: null as number | null };
+  const run = {
+    load,
+    connectionId: collector.connectionId,
+    faultStartedMs: 0,
+    faultEndedMs: 0,
+    first202AfterFaultMs: null as number | null,
+  };
   try {
     while (load.accepted.size < faultAfter) await sleep(10);
     run.faultStartedMs = Date.now();
@@ -83,7 +92,12 @@ async function loadThrough(fault: (connectionId: string) => Promise<void>, fault
   }
   await load.redeliver();
   expect(load.accepted.size).toBe(load.bodies.length);
-  await expectStoredOnceAndBilled(clickhouse, ctx.deps.redis, { accountId: boot.account.id, connectionId: collector.connectionId, workspaceId: boot.workspace.id }, load.envelopes);
+  await expectStoredOnceAndBilled(
+    clickhouse,
+    ctx.deps.redis,
+    { accountId: boot.account.id, connectionId: collector.connectionId, workspaceId: boot.workspace.id },
+    load.envelopes,
+  );
   expect(load.statuses().get(500)).toBeUndefined();
   return run;
 }

@@ -8,9 +8,15 @@ import { bootstrapWorkspace, callWithKey, countRows, createTestContext, newIdemp
 import { createIntegration } from './helpers/integrations.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
-afterEach(() => { ctx.hooks.beforeAuthorityRecheck = undefined; });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
+afterEach(() => {
+  ctx.hooks.beforeAuthorityRecheck = undefined;
+});
 
 const BODY = { mode: 'sandbox', name: 'Orders sync', provider: 'Acme', direction: 'outbound', protocol: 'http-api' } as const;
 
@@ -19,15 +25,16 @@ const post = (key: string | null, body: unknown, idempotencyKey: string | null =
   callWithKey(ctx, key, 'POST', '/v1/integrations', { body, idempotencyKey: idempotencyKey ?? undefined });
 
 /** A second key of the same workspace (operator bootstrap reuses the user's workspace). */
-const secondKey = (boot: BootstrapResult, scopes: string[] | 'all' = 'all') =>
-  bootstrapWorkspace(ctx, { email: boot.user.email, scopes });
+const secondKey = (boot: BootstrapResult, scopes: string[] | 'all' = 'all') => bootstrapWorkspace(ctx, { email: boot.user.email, scopes });
 
 /** Every row a creation could write for the workspace: all must stay zero after a failure. */
 async function writtenRows(workspaceId: string) {
   return {
     integrations: await countRows(ctx, 'integrations', 'workspace_id = $1', [workspaceId]),
     connections: await countRows(ctx, 'connections', 'workspace_id = $1', [workspaceId]),
-    credentials: await countRows(ctx, 'credentials', 'connection_id IN (SELECT id FROM connections WHERE workspace_id = $1)', [workspaceId]),
+    credentials: await countRows(ctx, 'credentials', 'connection_id IN (SELECT id FROM connections WHERE workspace_id = $1)', [
+      workspaceId,
+    ]),
     operations: await countRows(ctx, 'operations', 'workspace_id = $1', [workspaceId]),
     audit: await countRows(ctx, 'audit_events', "workspace_id = $1 AND action = 'integration.create'", [workspaceId]),
   };
@@ -41,7 +48,9 @@ describe('POST /v1/integrations', () => {
     expect(res.statusCode).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     const body = res.json();
-    const sandbox = await ctx.deps.pool.query("SELECT id FROM environments WHERE workspace_id = $1 AND category = 'sandbox'", [boot.workspace.id]);
+    const sandbox = await ctx.deps.pool.query("SELECT id FROM environments WHERE workspace_id = $1 AND category = 'sandbox'", [
+      boot.workspace.id,
+    ]);
     expect(body).toEqual({
       operationId: expect.stringMatching(/^intop_[0-9a-z]{26}$/),
       replayed: false,
@@ -61,15 +70,26 @@ describe('POST /v1/integrations', () => {
 
     const integration = await ctx.deps.pool.query('SELECT * FROM integrations WHERE id = $1', [body.integration.id]);
     expect(integration.rows[0]).toMatchObject({
-      workspace_id: boot.workspace.id, name: 'Orders sync', provider: 'Acme', direction: 'outbound', protocol: 'http-api',
-      integration_key: body.collectorConfiguration.integrationKey, deleted_at: null,
+      workspace_id: boot.workspace.id,
+      name: 'Orders sync',
+      provider: 'Acme',
+      direction: 'outbound',
+      protocol: 'http-api',
+      integration_key: body.collectorConfiguration.integrationKey,
+      deleted_at: null,
     });
     expect(integration.rows[0].revision).toMatch(/^[0-9]+$/);
     const connection = await ctx.deps.pool.query('SELECT * FROM connections WHERE id = $1', [body.integration.connectionId]);
     expect(connection.rows[0]).toMatchObject({
-      integration_id: body.integration.id, workspace_id: boot.workspace.id, environment_id: sandbox.rows[0].id, mode: 'sandbox',
-      connection_key: body.collectorConfiguration.connectionKey, credential_status: 'active', credential_epoch: '1',
-      active_contract_version_id: null, latest_observation_at: null,
+      integration_id: body.integration.id,
+      workspace_id: boot.workspace.id,
+      environment_id: sandbox.rows[0].id,
+      mode: 'sandbox',
+      connection_key: body.collectorConfiguration.connectionKey,
+      credential_status: 'active',
+      credential_epoch: '1',
+      active_contract_version_id: null,
+      latest_observation_at: null,
     });
     expect(connection.rows[0].revision).not.toBe(integration.rows[0].revision);
 
@@ -83,15 +103,27 @@ describe('POST /v1/integrations', () => {
 
     // The receipt and the audit row hold no token (01: receipts and audit metadata never hold it).
     const operation = await ctx.deps.pool.query('SELECT * FROM operations WHERE id = $1', [body.operationId]);
-    expect(operation.rows[0]).toMatchObject({ kind: 'integration.create', api_key_id: boot.apiKey.id, status_code: 201,
-      integration_id: body.integration.id, connection_id: body.integration.connectionId, recorded_revision: connection.rows[0].revision });
+    expect(operation.rows[0]).toMatchObject({
+      kind: 'integration.create',
+      api_key_id: boot.apiKey.id,
+      status_code: 201,
+      integration_id: body.integration.id,
+      connection_id: body.integration.connectionId,
+      recorded_revision: connection.rows[0].revision,
+    });
     expect(JSON.stringify(operation.rows[0].receipt)).not.toContain(token);
     expect(JSON.stringify(operation.rows[0].receipt)).not.toContain(sha256Hex(token));
     expect(JSON.stringify(operation.rows[0].receipt)).not.toContain('svc_ing_');
-    const audit = await ctx.deps.pool.query("SELECT * FROM audit_events WHERE workspace_id = $1 AND action = 'integration.create'", [boot.workspace.id]);
+    const audit = await ctx.deps.pool.query("SELECT * FROM audit_events WHERE workspace_id = $1 AND action = 'integration.create'", [
+      boot.workspace.id,
+    ]);
     expect(audit.rows).toHaveLength(1);
     expect(audit.rows[0]).toMatchObject({ actor_type: 'api_key', actor_id: boot.apiKey.id, target_id: body.integration.id });
-    expect(audit.rows[0].metadata).toMatchObject({ operationId: body.operationId, connectionId: body.integration.connectionId, mode: 'sandbox' });
+    expect(audit.rows[0].metadata).toMatchObject({
+      operationId: body.operationId,
+      connectionId: body.integration.connectionId,
+      mode: 'sandbox',
+    });
     expect(JSON.stringify(audit.rows[0].metadata)).not.toContain('svc_ing_');
     expect(JSON.stringify(audit.rows[0].metadata)).not.toContain(sha256Hex(token));
 
@@ -102,14 +134,27 @@ describe('POST /v1/integrations', () => {
   it('creates a live connection in the Live environment, with name and provider trimmed', async () => {
     const boot = await bootstrapWorkspace(ctx);
     const name = 'N'.repeat(120);
-    const res = await post(boot.apiKey.key, { ...BODY, mode: 'live', name: `  ${name}\t`, provider: ' Stripe ', direction: 'inbound', protocol: 'queue' });
+    const res = await post(boot.apiKey.key, {
+      ...BODY,
+      mode: 'live',
+      name: `  ${name}\t`,
+      provider: ' Stripe ',
+      direction: 'inbound',
+      protocol: 'queue',
+    });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    const live = await ctx.deps.pool.query("SELECT id FROM environments WHERE workspace_id = $1 AND category = 'live'", [boot.workspace.id]);
+    const live = await ctx.deps.pool.query("SELECT id FROM environments WHERE workspace_id = $1 AND category = 'live'", [
+      boot.workspace.id,
+    ]);
     expect(body.integration).toMatchObject({ mode: 'live', environmentId: live.rows[0].id });
-    const row = await ctx.deps.pool.query('SELECT name, provider, direction, protocol FROM integrations WHERE id = $1', [body.integration.id]);
+    const row = await ctx.deps.pool.query('SELECT name, provider, direction, protocol FROM integrations WHERE id = $1', [
+      body.integration.id,
+    ]);
     expect(row.rows[0]).toEqual({ name, provider: 'Stripe', direction: 'inbound', protocol: 'queue' });
-    const connection = await ctx.deps.pool.query('SELECT mode, environment_id FROM connections WHERE id = $1', [body.integration.connectionId]);
+    const connection = await ctx.deps.pool.query('SELECT mode, environment_id FROM connections WHERE id = $1', [
+      body.integration.connectionId,
+    ]);
     expect(connection.rows[0]).toEqual({ mode: 'live', environment_id: live.rows[0].id });
   });
 
@@ -167,7 +212,11 @@ describe('POST /v1/integrations', () => {
     const key = newIdempotencyKey();
     expect((await post(boot.apiKey.key, BODY, key)).statusCode).toBe(201);
     const before = await writtenRows(boot.workspace.id);
-    for (const changed of [{ ...BODY, name: 'Other' }, { ...BODY, mode: 'live' }, { ...BODY, protocol: 'queue' }]) {
+    for (const changed of [
+      { ...BODY, name: 'Other' },
+      { ...BODY, mode: 'live' },
+      { ...BODY, protocol: 'queue' },
+    ]) {
       const res = await post(boot.apiKey.key, changed, key);
       expect(res.statusCode).toBe(409);
       expect(res.json()).toEqual({ error: 'idempotency_conflict' });
@@ -199,25 +248,48 @@ describe('POST /v1/integrations', () => {
     const { direction: _direction, ...withoutDirection } = BODY;
     const { protocol: _protocol, ...withoutProtocol } = BODY;
     const bad: unknown[] = [
-      withoutMode, withoutName, withoutProvider, withoutDirection, withoutProtocol,
-      { ...BODY, mode: 'staging' }, { ...BODY, mode: 'Sandbox' }, { ...BODY, mode: null },
-      { ...BODY, name: '' }, { ...BODY, name: '   ' }, { ...BODY, name: 'N'.repeat(121) }, { ...BODY, name: 42 },
-      { ...BODY, provider: '' }, { ...BODY, provider: ' \n ' }, { ...BODY, provider: 'P'.repeat(121) },
-      { ...BODY, direction: 'both' }, { ...BODY, protocol: 'grpc' },
-      { ...BODY, extra: true }, { ...BODY, environmentId: 'env_01jx0000000000000000000000' },
-      { ...BODY, tenantId: boot.workspace.tenantId }, { ...BODY, id: 'wint_01jx0000000000000000000000' },
-      { ...BODY, integrationId: 'wint_01jx0000000000000000000000' }, { ...BODY, workspaceId: boot.workspace.id },
-      [BODY], null, 7,
+      withoutMode,
+      withoutName,
+      withoutProvider,
+      withoutDirection,
+      withoutProtocol,
+      { ...BODY, mode: 'staging' },
+      { ...BODY, mode: 'Sandbox' },
+      { ...BODY, mode: null },
+      { ...BODY, name: '' },
+      { ...BODY, name: '   ' },
+      { ...BODY, name: 'N'.repeat(121) },
+      { ...BODY, name: 42 },
+      { ...BODY, provider: '' },
+      { ...BODY, provider: ' \n ' },
+      { ...BODY, provider: 'P'.repeat(121) },
+      { ...BODY, direction: 'both' },
+      { ...BODY, protocol: 'grpc' },
+      { ...BODY, extra: true },
+      { ...BODY, environmentId: 'env_01jx0000000000000000000000' },
+      { ...BODY, tenantId: boot.workspace.tenantId },
+      { ...BODY, id: 'wint_01jx0000000000000000000000' },
+      { ...BODY, integrationId: 'wint_01jx0000000000000000000000' },
+      { ...BODY, workspaceId: boot.workspace.id },
+      [BODY],
+      null,
+      7,
     ];
     for (const body of bad) {
       const res = await ctx.app.inject({
-        method: 'POST', url: '/v1/integrations', payload: JSON.stringify(body),
+        method: 'POST',
+        url: '/v1/integrations',
+        payload: JSON.stringify(body),
         headers: { authorization: `Bearer ${boot.apiKey.key}`, 'idempotency-key': newIdempotencyKey(), 'content-type': 'application/json' },
       });
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json()).toEqual({ error: 'invalid_integration' });
     }
-    const empty = await ctx.app.inject({ method: 'POST', url: '/v1/integrations', headers: { authorization: `Bearer ${boot.apiKey.key}`, 'idempotency-key': newIdempotencyKey() } });
+    const empty = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/integrations',
+      headers: { authorization: `Bearer ${boot.apiKey.key}`, 'idempotency-key': newIdempotencyKey() },
+    });
     expect(empty.statusCode).toBe(400);
     expect(await writtenRows(boot.workspace.id)).toEqual(NOTHING);
   });
@@ -229,7 +301,11 @@ describe('POST /v1/integrations', () => {
       expect(res.statusCode).toBe(401);
       expect(res.json().error).toBe('unauthenticated');
     }
-    const session = await callWithKey(ctx, null, 'POST', '/v1/integrations', { body: BODY, idempotencyKey: newIdempotencyKey(), headers: { cookie: `session=${boot.sessionToken}` } });
+    const session = await callWithKey(ctx, null, 'POST', '/v1/integrations', {
+      body: BODY,
+      idempotencyKey: newIdempotencyKey(),
+      headers: { cookie: `session=${boot.sessionToken}` },
+    });
     expect(session.statusCode).toBe(401);
     const res = await post(boot.apiKey.key, { bad: true }, null);
     expect(res.statusCode).toBe(403);

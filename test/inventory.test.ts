@@ -8,14 +8,21 @@ import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } 
 import { createIntegration, insertIntegrationRow, insertSlotConnection, type CreatedIntegration } from './helpers/integrations.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 const list = (key: string | null, query = '') => callWithKey(ctx, key, 'GET', `/v1/integrations${query}`);
 const readOne = (key: string | null, id: string) => callWithKey(ctx, key, 'GET', `/v1/integrations/${id}`);
 
 async function environmentsOf(workspaceId: string): Promise<Record<string, string>> {
-  const { rows } = await ctx.deps.pool.query<{ id: string; category: string }>('SELECT id, category FROM environments WHERE workspace_id = $1', [workspaceId]);
+  const { rows } = await ctx.deps.pool.query<{ id: string; category: string }>(
+    'SELECT id, category FROM environments WHERE workspace_id = $1',
+    [workspaceId],
+  );
   return Object.fromEntries(rows.map((row) => [row.category, row.id]));
 }
 
@@ -48,7 +55,13 @@ describe('GET /v1/integrations?view=canonical', () => {
   beforeAll(async () => {
     boot = await bootstrapWorkspace(ctx);
     envs = await environmentsOf(boot.workspace.id);
-    created = await createIntegration(ctx, boot.apiKey.key, { mode: 'sandbox', name: 'Orders sync', provider: 'Acme', direction: 'outbound', protocol: 'http-api' });
+    created = await createIntegration(ctx, boot.apiKey.key, {
+      mode: 'sandbox',
+      name: 'Orders sync',
+      provider: 'Acme',
+      direction: 'outbound',
+      protocol: 'http-api',
+    });
   });
 
   it('lists Integrations with both mode slots, a configured one and an exact not_configured one', async () => {
@@ -60,35 +73,43 @@ describe('GET /v1/integrations?view=canonical', () => {
     expect(res.json()).toEqual({
       model: 'canonical',
       nextCursor: null,
-      items: [{
-        id: created.integration.id,
-        name: 'Orders sync',
-        provider: 'Acme',
-        direction: 'outbound',
-        protocol: 'http-api',
-        createdAt: integration.rows[0].created_at.toISOString(),
-        revision: integration.rows[0].revision,
-        connections: {
-          sandbox: {
-            status: 'configured',
-            mode: 'sandbox',
-            environmentId: envs.sandbox,
-            connectionId: created.integration.connectionId,
-            revision: connection.rows[0].revision,
-            credentialStatus: 'active',
-            activeContractVersionId: null,
-            latestObservationAt: null,
-            openIncidentCount: 0,
-            observationState: 'waiting_for_observation',
+      items: [
+        {
+          id: created.integration.id,
+          name: 'Orders sync',
+          provider: 'Acme',
+          direction: 'outbound',
+          protocol: 'http-api',
+          createdAt: integration.rows[0].created_at.toISOString(),
+          revision: integration.rows[0].revision,
+          connections: {
+            sandbox: {
+              status: 'configured',
+              mode: 'sandbox',
+              environmentId: envs.sandbox,
+              connectionId: created.integration.connectionId,
+              revision: connection.rows[0].revision,
+              credentialStatus: 'active',
+              activeContractVersionId: null,
+              latestObservationAt: null,
+              openIncidentCount: 0,
+              observationState: 'waiting_for_observation',
+            },
+            live: { status: 'not_configured', mode: 'live', environmentId: envs.live },
           },
-          live: { status: 'not_configured', mode: 'live', environmentId: envs.live },
         },
-      }],
+      ],
     });
     expect(res.json().items[0].createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     // Never credentials, hashes or keys.
     const token = created.collectorConfiguration.ingestToken;
-    for (const secret of [token, sha256Hex(token), 'svc_ing_', created.collectorConfiguration.connectionKey, created.collectorConfiguration.integrationKey]) {
+    for (const secret of [
+      token,
+      sha256Hex(token),
+      'svc_ing_',
+      created.collectorConfiguration.connectionKey,
+      created.collectorConfiguration.integrationKey,
+    ]) {
       expect(res.body).not.toContain(secret);
     }
   });
@@ -97,12 +118,27 @@ describe('GET /v1/integrations?view=canonical', () => {
     const own = await bootstrapWorkspace(ctx);
     const one = await createIntegration(ctx, own.apiKey.key, { mode: 'live' });
     const observedAt = new Date('2025-01-02T03:04:05.678Z');
-    await ctx.deps.pool.query('UPDATE connections SET latest_observation_at = $2 WHERE id = $1', [one.integration.connectionId, observedAt]);
+    await ctx.deps.pool.query('UPDATE connections SET latest_observation_at = $2 WHERE id = $1', [
+      one.integration.connectionId,
+      observedAt,
+    ]);
     let slot = (await list(own.apiKey.key, '?view=canonical')).json().items[0].connections.live;
-    expect(slot).toMatchObject({ status: 'configured', latestObservationAt: '2025-01-02T03:04:05.678Z', openIncidentCount: 0, observationState: 'observed' });
-    await ctx.deps.pool.query('UPDATE connections SET open_incident_count = 2, active_contract_version_id = $2 WHERE id = $1', [one.integration.connectionId, 'cv_01jx0000000000000000000000']);
+    expect(slot).toMatchObject({
+      status: 'configured',
+      latestObservationAt: '2025-01-02T03:04:05.678Z',
+      openIncidentCount: 0,
+      observationState: 'observed',
+    });
+    await ctx.deps.pool.query('UPDATE connections SET open_incident_count = 2, active_contract_version_id = $2 WHERE id = $1', [
+      one.integration.connectionId,
+      'cv_01jx0000000000000000000000',
+    ]);
     slot = (await list(own.apiKey.key, '?view=canonical')).json().items[0].connections.live;
-    expect(slot).toMatchObject({ openIncidentCount: 2, observationState: 'incident_open', activeContractVersionId: 'cv_01jx0000000000000000000000' });
+    expect(slot).toMatchObject({
+      openIncidentCount: 2,
+      observationState: 'incident_open',
+      activeContractVersionId: 'cv_01jx0000000000000000000000',
+    });
     await ctx.deps.pool.query('UPDATE connections SET latest_observation_at = NULL WHERE id = $1', [one.integration.connectionId]);
     slot = (await list(own.apiKey.key, '?view=canonical')).json().items[0].connections.live;
     expect(slot.observationState).toBe('incident_open');
@@ -116,8 +152,18 @@ describe('GET /v1/integrations?view=canonical', () => {
     const one = await createIntegration(ctx, own.apiKey.key, { mode: 'sandbox' });
     const live = await insertSlotConnection(ctx, { workspaceId: own.workspace.id, integrationId: one.integration.id, category: 'live' });
     let item = (await list(own.apiKey.key, '?view=canonical')).json().items[0];
-    expect(item.connections.sandbox).toMatchObject({ status: 'configured', connectionId: one.integration.connectionId, credentialStatus: 'active' });
-    expect(item.connections.live).toMatchObject({ status: 'configured', connectionId: live.connectionId, environmentId: ownEnvs.live, credentialStatus: 'not_issued', revision: live.revision });
+    expect(item.connections.sandbox).toMatchObject({
+      status: 'configured',
+      connectionId: one.integration.connectionId,
+      credentialStatus: 'active',
+    });
+    expect(item.connections.live).toMatchObject({
+      status: 'configured',
+      connectionId: live.connectionId,
+      environmentId: ownEnvs.live,
+      credentialStatus: 'not_issued',
+      revision: live.revision,
+    });
     await ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [live.connectionId]);
     item = (await list(own.apiKey.key, '?view=canonical')).json().items[0];
     expect(item.connections.live).toEqual({ status: 'not_configured', mode: 'live', environmentId: ownEnvs.live });
@@ -128,7 +174,8 @@ describe('GET /v1/integrations?view=canonical', () => {
   it('pages in shared-id order with an opaque cursor: 7 Integrations, limit 3 → 3, 3, 1', async () => {
     const own = await bootstrapWorkspace(ctx);
     const ids: string[] = [];
-    for (let i = 0; i < 7; i++) ids.push((await createIntegration(ctx, own.apiKey.key, { mode: i % 2 ? 'live' : 'sandbox', name: `Flow ${i}` })).integration.id);
+    for (let i = 0; i < 7; i++)
+      ids.push((await createIntegration(ctx, own.apiKey.key, { mode: i % 2 ? 'live' : 'sandbox', name: `Flow ${i}` })).integration.id);
     const pages = await allPages(own.apiKey.key, 'view=canonical', 3);
     expect(pages.map((page) => page.items.length)).toEqual([3, 3, 1]);
     expect(pages[2].nextCursor).toBeNull();
@@ -180,12 +227,30 @@ describe('GET /v1/integrations?view=canonical', () => {
       ['payload of another workspace', own.apiKey.key, reencode({ ...decoded, ws: stranger.workspace.id })],
       ['tampered mac', own.apiKey.key, `${payload}.${flip(mac, 5)}`],
       ['tampered mac tail', own.apiKey.key, `${payload}.${flip(mac, 42)}`],
-      ['unsupported version', own.apiKey.key, (() => {
-        const v2 = Buffer.from(JSON.stringify({ ...decoded, v: 2 })).toString('base64url');
-        const good = encodeInventoryCursor(secret, { view: 'canonical', workspaceId: own.workspace.id, environmentId: null, afterId: decoded.after });
-        return `${v2}.${good.split('.')[1]}`;
-      })()],
-      ['signed with another secret', own.apiKey.key, encodeInventoryCursor(Buffer.alloc(32, 7), { view: 'canonical', workspaceId: own.workspace.id, environmentId: null, afterId: decoded.after })],
+      [
+        'unsupported version',
+        own.apiKey.key,
+        (() => {
+          const v2 = Buffer.from(JSON.stringify({ ...decoded, v: 2 })).toString('base64url');
+          const good = encodeInventoryCursor(secret, {
+            view: 'canonical',
+            workspaceId: own.workspace.id,
+            environmentId: null,
+            afterId: decoded.after,
+          });
+          return `${v2}.${good.split('.')[1]}`;
+        })(),
+      ],
+      [
+        'signed with another secret',
+        own.apiKey.key,
+        encodeInventoryCursor(Buffer.alloc(32, 7), {
+          view: 'canonical',
+          workspaceId: own.workspace.id,
+          environmentId: null,
+          afterId: decoded.after,
+        }),
+      ],
     ] as const;
     for (const [label, key, value] of bad) {
       const res = await list(key, `?view=canonical&cursor=${encodeURIComponent(value)}`);
@@ -198,11 +263,28 @@ describe('GET /v1/integrations?view=canonical', () => {
 
   it('answers 400 invalid_inventory_query for unknown parameters, views, bad limits, garbage cursors, environmentId with canonical', async () => {
     const queries = [
-      '?view=canonical&x=1', '?foo=bar', '?view=legacy', '?view=', '?view=CANONICAL', '?view=canonical&view=canonical',
-      '?view=canonical&limit=0', '?view=canonical&limit=101', '?view=canonical&limit=abc', '?view=canonical&limit=1.5',
-      '?view=canonical&limit=-1', '?view=canonical&limit=050', '?view=canonical&limit=', '?view=canonical&limit=1&limit=2',
-      '?view=canonical&cursor=garbage', '?view=canonical&cursor=', '?view=canonical&cursor=a.b', `?view=canonical&cursor=${'A'.repeat(700)}.${'B'.repeat(43)}`,
-      `?view=canonical&environmentId=${envs.sandbox}`, '?environmentId=nope', '?limit=0', '?cursor=%00',
+      '?view=canonical&x=1',
+      '?foo=bar',
+      '?view=legacy',
+      '?view=',
+      '?view=CANONICAL',
+      '?view=canonical&view=canonical',
+      '?view=canonical&limit=0',
+      '?view=canonical&limit=101',
+      '?view=canonical&limit=abc',
+      '?view=canonical&limit=1.5',
+      '?view=canonical&limit=-1',
+      '?view=canonical&limit=050',
+      '?view=canonical&limit=',
+      '?view=canonical&limit=1&limit=2',
+      '?view=canonical&cursor=garbage',
+      '?view=canonical&cursor=',
+      '?view=canonical&cursor=a.b',
+      `?view=canonical&cursor=${'A'.repeat(700)}.${'B'.repeat(43)}`,
+      `?view=canonical&environmentId=${envs.sandbox}`,
+      '?environmentId=nope',
+      '?limit=0',
+      '?cursor=%00',
     ];
     for (const query of queries) {
       const res = await list(boot.apiKey.key, query);
@@ -239,16 +321,30 @@ describe('GET /v1/integrations (compatibility inventory)', () => {
   it('lists connections of a canonical workspace, filterable by exact environment', async () => {
     const boot = await bootstrapWorkspace(ctx);
     const envs = await environmentsOf(boot.workspace.id);
-    const a = await createIntegration(ctx, boot.apiKey.key, { mode: 'sandbox', name: 'A', provider: 'PA', direction: 'inbound', protocol: 'queue' });
+    const a = await createIntegration(ctx, boot.apiKey.key, {
+      mode: 'sandbox',
+      name: 'A',
+      provider: 'PA',
+      direction: 'inbound',
+      protocol: 'queue',
+    });
     const b = await createIntegration(ctx, boot.apiKey.key, { mode: 'live', name: 'B' });
-    const bSandbox = await insertSlotConnection(ctx, { workspaceId: boot.workspace.id, integrationId: b.integration.id, category: 'sandbox' });
+    const bSandbox = await insertSlotConnection(ctx, {
+      workspaceId: boot.workspace.id,
+      integrationId: b.integration.id,
+      category: 'sandbox',
+    });
     const res = await list(boot.apiKey.key);
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     const body = res.json();
     expect(body.model).toBe('canonical');
     expect(body.nextCursor).toBeNull();
-    expect(body.items.map((item: { id: string }) => item.id)).toEqual([a.integration.connectionId, b.integration.connectionId, bSandbox.connectionId]);
+    expect(body.items.map((item: { id: string }) => item.id)).toEqual([
+      a.integration.connectionId,
+      b.integration.connectionId,
+      bSandbox.connectionId,
+    ]);
     expect(body.items[0]).toEqual({
       id: a.integration.connectionId,
       workspaceIntegrationId: a.integration.id,
@@ -271,7 +367,11 @@ describe('GET /v1/integrations (compatibility inventory)', () => {
 
     // The cursor is bound to its environment filter.
     const filtered = (await list(boot.apiKey.key, `?environmentId=${envs.sandbox}&limit=1`)).json().nextCursor;
-    await expectError(list(boot.apiKey.key, `?environmentId=${envs.live}&cursor=${encodeURIComponent(filtered)}`), 400, 'invalid_inventory_cursor');
+    await expectError(
+      list(boot.apiKey.key, `?environmentId=${envs.live}&cursor=${encodeURIComponent(filtered)}`),
+      400,
+      'invalid_inventory_cursor',
+    );
     await expectError(list(boot.apiKey.key, `?cursor=${encodeURIComponent(filtered)}`), 400, 'invalid_inventory_cursor');
   });
 
@@ -289,20 +389,30 @@ describe('GET /v1/integrations (compatibility inventory)', () => {
     const envs = await environmentsOf(legacy.workspace.id);
     const integrationId = await insertIntegrationRow(ctx, legacy.workspace.id);
     const dev = await insertSlotConnection(ctx, { workspaceId: legacy.workspace.id, integrationId, category: 'development' });
-    const prod = await insertSlotConnection(ctx, { workspaceId: legacy.workspace.id, integrationId: await insertIntegrationRow(ctx, legacy.workspace.id, 'Other'), category: 'production' });
+    const prod = await insertSlotConnection(ctx, {
+      workspaceId: legacy.workspace.id,
+      integrationId: await insertIntegrationRow(ctx, legacy.workspace.id, 'Other'),
+      category: 'production',
+    });
     const res = await list(legacy.apiKey.key);
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.model).toBe('legacy');
     expect(body.items).toEqual([
-      expect.objectContaining({ id: dev.connectionId, workspaceIntegrationId: integrationId, environmentId: envs.development, mode: 'sandbox', credentialStatus: 'not_issued' }),
+      expect.objectContaining({
+        id: dev.connectionId,
+        workspaceIntegrationId: integrationId,
+        environmentId: envs.development,
+        mode: 'sandbox',
+        credentialStatus: 'not_issued',
+      }),
       expect.objectContaining({ id: prod.connectionId, environmentId: envs.production, mode: 'live' }),
     ]);
     const staging = (await list(legacy.apiKey.key, `?environmentId=${envs.staging}`)).json();
     expect(staging).toEqual({ model: 'legacy', items: [], nextCursor: null });
   });
 
-  it('does not show another workspace\'s connections', async () => {
+  it("does not show another workspace's connections", async () => {
     const boot = await bootstrapWorkspace(ctx);
     const stranger = await bootstrapWorkspace(ctx);
     await createIntegration(ctx, stranger.apiKey.key, { mode: 'sandbox' });
@@ -334,7 +444,16 @@ describe('GET /v1/integrations/{workspaceIntegrationId}', () => {
     const foreign = await createIntegration(ctx, stranger.apiKey.key, { mode: 'sandbox' });
     const deleted = await createIntegration(ctx, boot.apiKey.key, { mode: 'sandbox' });
     await ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [deleted.integration.id]);
-    for (const id of [own.integration.connectionId, foreign.integration.id, deleted.integration.id, 'wint_00000000000000000000000000', 'wint_x', own.integration.id.toUpperCase(), 'abc', encodeURIComponent("wint_' or '1'='1")]) {
+    for (const id of [
+      own.integration.connectionId,
+      foreign.integration.id,
+      deleted.integration.id,
+      'wint_00000000000000000000000000',
+      'wint_x',
+      own.integration.id.toUpperCase(),
+      'abc',
+      encodeURIComponent("wint_' or '1'='1"),
+    ]) {
       await expectError(readOne(boot.apiKey.key, id), 404, 'integration_not_found');
     }
   });
@@ -369,22 +488,47 @@ describe('inventory cursor codec (property tests)', () => {
   };
 
   it('round-trips every cursor it issues, and only for the same workspace, view and filter', () => {
-    fc.assert(fc.property(ulid, ulid, fc.boolean(), fc.option(ulid, { nil: null }), (ws, after, canonical, env) => {
-      const view = canonical ? 'canonical' as const : 'compatibility' as const;
-      const environmentId = canonical || env === null ? null : `env_${env}`;
-      const afterId = `${canonical ? 'wint_' : 'int_'}${after}`;
-      const cursor = encodeInventoryCursor(secret, { view, workspaceId: `ws_${ws}`, environmentId, afterId });
-      expect(decodeInventoryCursor(secret, cursor, { view, workspaceId: `ws_${ws}`, environmentId })).toBe(afterId);
-      expect(codeOf(() => decodeInventoryCursor(secret, cursor, { view, workspaceId: `ws_${ws}x`, environmentId }))).toBe('invalid_inventory_cursor');
-      expect(codeOf(() => decodeInventoryCursor(secret, cursor, { view: canonical ? 'compatibility' : 'canonical', workspaceId: `ws_${ws}`, environmentId: null }))).toBe('invalid_inventory_cursor');
-    }));
+    fc.assert(
+      fc.property(ulid, ulid, fc.boolean(), fc.option(ulid, { nil: null }), (ws, after, canonical, env) => {
+        const view = canonical ? ('canonical' as const) : ('compatibility' as const);
+        const environmentId = canonical || env === null ? null : `env_${env}`;
+        const afterId = `${canonical ? 'wint_' : 'int_'}${after}`;
+        const cursor = encodeInventoryCursor(secret, { view, workspaceId: `ws_${ws}`, environmentId, afterId });
+        expect(decodeInventoryCursor(secret, cursor, { view, workspaceId: `ws_${ws}`, environmentId })).toBe(afterId);
+        expect(codeOf(() => decodeInventoryCursor(secret, cursor, { view, workspaceId: `ws_${ws}x`, environmentId }))).toBe(
+          'invalid_inventory_cursor',
+        );
+        expect(
+          codeOf(() =>
+            decodeInventoryCursor(secret, cursor, {
+              view: canonical ? 'compatibility' : 'canonical',
+              workspaceId: `ws_${ws}`,
+              environmentId: null,
+            }),
+          ),
+        ).toBe('invalid_inventory_cursor');
+      }),
+    );
   });
 
   it('refuses arbitrary and mutated input with one of the two catalogued codes, never accepting it', () => {
-    const valid = encodeInventoryCursor(secret, { view: 'canonical', workspaceId: 'ws_a', environmentId: null, afterId: 'wint_01jx0000000000000000000000' });
-    const mutated = fc.tuple(fc.nat({ max: valid.length - 1 }), fc.constantFrom(...'ABCabc012-_.'.split(''))).map(([at, char]) => valid.slice(0, at) + char + valid.slice(at + 1)).filter((value) => value !== valid);
-    fc.assert(fc.property(fc.oneof(fc.string({ maxLength: 200 }), mutated), (raw) => {
-      expect(['invalid_inventory_query', 'invalid_inventory_cursor']).toContain(codeOf(() => decodeInventoryCursor(secret, raw, { view: 'canonical', workspaceId: 'ws_a', environmentId: null })));
-    }), { numRuns: 500 });
+    const valid = encodeInventoryCursor(secret, {
+      view: 'canonical',
+      workspaceId: 'ws_a',
+      environmentId: null,
+      afterId: 'wint_01jx0000000000000000000000',
+    });
+    const mutated = fc
+      .tuple(fc.nat({ max: valid.length - 1 }), fc.constantFrom(...'ABCabc012-_.'.split('')))
+      .map(([at, char]) => valid.slice(0, at) + char + valid.slice(at + 1))
+      .filter((value) => value !== valid);
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 200 }), mutated), (raw) => {
+        expect(['invalid_inventory_query', 'invalid_inventory_cursor']).toContain(
+          codeOf(() => decodeInventoryCursor(secret, raw, { view: 'canonical', workspaceId: 'ws_a', environmentId: null })),
+        );
+      }),
+      { numRuns: 500 },
+    );
   });
 });

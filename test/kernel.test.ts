@@ -5,8 +5,12 @@ import { connectRedis } from '../shared/redis.js';
 import { createTestContext, bootstrapWorkspace, callWithKey, type TestContext } from './helpers/context.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 describe('management kernel', () => {
   it('answers /healthz and /readyz', async () => {
@@ -42,7 +46,8 @@ describe('global error handler', () => {
   it('answers a body over 1 MiB with 413 request_too_large', async () => {
     const boot = await bootstrapWorkspace(ctx);
     const res = await ctx.app.inject({
-      method: 'POST', url: '/v1/integrations',
+      method: 'POST',
+      url: '/v1/integrations',
       headers: { authorization: `Bearer ${boot.apiKey.key}`, 'idempotency-key': 'too-large-0001', 'content-type': 'application/json' },
       payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024) }),
     });
@@ -53,7 +58,8 @@ describe('global error handler', () => {
   it('answers unparsable JSON with 400 invalid_request', async () => {
     const boot = await bootstrapWorkspace(ctx);
     const res = await ctx.app.inject({
-      method: 'POST', url: '/v1/integrations',
+      method: 'POST',
+      url: '/v1/integrations',
       headers: { authorization: `Bearer ${boot.apiKey.key}`, 'idempotency-key': 'bad-json-0001', 'content-type': 'application/json' },
       payload: '{"mode": "sandbox",',
     });
@@ -63,7 +69,9 @@ describe('global error handler', () => {
 
   it('answers an unexpected failure with 500 service_unavailable and no detail', async () => {
     const app = await buildApp(ctx.deps);
-    app.get('/boom', async () => { throw new Error('secret internal detail'); });
+    app.get('/boom', async () => {
+      throw new Error('secret internal detail');
+    });
     const res = await app.inject({ url: '/boom' });
     await app.close();
     expect(res.statusCode).toBe(500);
@@ -87,7 +95,8 @@ describe('global error handler', () => {
     redis.disconnect();
     const app = await buildApp({ ...ctx.deps, redis });
     const res = await app.inject({
-      method: 'POST', url: '/v1/integrations',
+      method: 'POST',
+      url: '/v1/integrations',
       headers: { authorization: `Bearer ${boot.apiKey.key}`, 'idempotency-key': 'redis-down-0001', 'content-type': 'application/json' },
       payload: JSON.stringify({ name: 'Redis down', provider: 'Acme', protocol: 'http-api', direction: 'outbound', mode: 'sandbox' }),
     });

@@ -18,7 +18,9 @@ const range = manifest.engines.node;
 describe('engines', () => {
   it('is the range the processes check, and every installed package supports all of it', () => {
     expect(enginesRange()).toBe(range);
-    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { engines?: { node?: string } | string[] }> };
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { engines?: { node?: string } | string[] }>;
+    };
     const narrower = Object.entries(lock.packages)
       // What npm installed here: its engine check (EBADENGINE) covers these; other platforms'
       // optional binaries are not installed.
@@ -44,16 +46,28 @@ describe('every process checks the Node version first', () => {
   // The process sees an old Node: process.version is replaced before the entry point loads.
   const OLD_NODE = `data:text/javascript,Object.defineProperty(process, 'version', { value: 'v20.11.0' })`;
   const entries = [
-    'dist/ingest/main.js', 'dist/analyzer/main.js', 'dist/management/main.js', 'dist/management/admin/cli.js',
-    'dist/shared/db/migrate-cli.js', 'scripts/start.mjs',
+    'dist/ingest/main.js',
+    'dist/analyzer/main.js',
+    'dist/management/main.js',
+    'dist/management/admin/cli.js',
+    'dist/shared/db/migrate-cli.js',
+    'scripts/start.mjs',
   ];
   it.each(entries)('%s exits 1 with the one-line refusal and does nothing else', async (entry) => {
     const outcome = await run(process.execPath, ['--import', OLD_NODE, entry, '--help'], {
       cwd: root,
       // Stores nobody listens on: a process that went on would fail differently, never touch ours.
-      env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1', CLICKHOUSE_URL: 'http://127.0.0.1:1' },
+      env: {
+        ...process.env,
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+        REDIS_URL: 'redis://127.0.0.1:1',
+        CLICKHOUSE_URL: 'http://127.0.0.1:1',
+      },
       timeout: 20_000,
-    }).then(() => ({ code: 0, stdout: '', stderr: '' }), (error: { code: number; stdout: string; stderr: string }) => error);
+    }).then(
+      () => ({ code: 0, stdout: '', stderr: '' }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toBe(`${unsupportedNodeMessage('v20.11.0', range)}\n`);

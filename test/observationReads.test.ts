@@ -11,7 +11,16 @@ import { parseTimestamp } from '../management/observations/observationQuery.js';
 import type { ObservationView } from '../management/observations/observationViews.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
 import {
-  FINGERPRINT, ManualClock, createCollector, envelope, newEventId, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge,
+  FINGERPRINT,
+  ManualClock,
+  createCollector,
+  envelope,
+  newEventId,
+  sendEnvelopes,
+  startEdge,
+  testClickHouse,
+  type Collector,
+  type Edge,
 } from './helpers/ingest.js';
 
 // Observation reads, connection analytics and workspace usage (00-decisions §5) against the real
@@ -88,7 +97,13 @@ async function storedRows(connectionId: string, eventId: string): Promise<number
 }
 
 const transport = (overrides: Record<string, unknown>) => ({
-  method: 'GET', routeTemplate: '/v1/orders/{orderId}', payloadLocation: 'response', statusCode: 200, durationMs: 42.5, attempt: 1, ...overrides,
+  method: 'GET',
+  routeTemplate: '/v1/orders/{orderId}',
+  payloadLocation: 'response',
+  statusCode: 200,
+  durationMs: 42.5,
+  attempt: 1,
+  ...overrides,
 });
 
 /** Strictly descending by (receivedAt, eventId): the list's order. */
@@ -215,7 +230,10 @@ describe('GET /v1/observations: filters and cursors', () => {
     boot = await bootstrapWorkspace(ctx);
     collector = await createCollector(ctx, boot.apiKey.key);
     firstBatch = [
-      envelope(collector, { eventType: 'order.created', transport: transport({ statusCode: 201, method: 'POST', routeTemplate: '/v1/orders' }) }),
+      envelope(collector, {
+        eventType: 'order.created',
+        transport: transport({ statusCode: 201, method: 'POST', routeTemplate: '/v1/orders' }),
+      }),
       envelope(collector, { eventType: 'order.created', transport: transport({ statusCode: 200 }) }),
       envelope(collector, { eventType: 'order.updated', transport: transport({ statusCode: 404 }) }),
     ];
@@ -309,11 +327,23 @@ describe('GET /v1/observations: filters and cursors', () => {
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toEqual({ error: 'connection_required' });
     const bad: Record<string, string>[] = [
-      { limit: '0' }, { limit: '101' }, { limit: 'ten' }, { limit: '05' }, { limit: '-1' },
-      { from: 'yesterday' }, { from: '2026-02-30T00:00:00Z' }, { to: '2026-01-01' }, { from: '2026-01-01T25:00:00Z' },
+      { limit: '0' },
+      { limit: '101' },
+      { limit: 'ten' },
+      { limit: '05' },
+      { limit: '-1' },
+      { from: 'yesterday' },
+      { from: '2026-02-30T00:00:00Z' },
+      { to: '2026-01-01' },
+      { from: '2026-01-01T25:00:00Z' },
       { from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' },
-      { status: '6xx' }, { status: 'ok' }, { status: '99' }, { status: '2x' },
-      { operationKey: 'GET /v1/orders' }, { eventType: 'has space' }, { unknown: '1' },
+      { status: '6xx' },
+      { status: 'ok' },
+      { status: '99' },
+      { status: '2x' },
+      { operationKey: 'GET /v1/orders' },
+      { eventType: 'has space' },
+      { unknown: '1' },
     ];
     for (const query of bad) {
       const res = await get(key, '/v1/observations', { ...connection, ...query });
@@ -326,7 +356,7 @@ describe('GET /v1/observations: filters and cursors', () => {
 });
 
 describe('observation reads: authority', () => {
-  it('answers 404 connection_not_found for another workspace\'s, a malformed or an unknown connection', async () => {
+  it("answers 404 connection_not_found for another workspace's, a malformed or an unknown connection", async () => {
     const owner = await bootstrapWorkspace(ctx);
     const stranger = await bootstrapWorkspace(ctx);
     const collector = await createCollector(ctx, owner.apiKey.key);
@@ -376,11 +406,23 @@ describe('GET /v1/connections/{id}/analytics', () => {
   // Two whole UTC hours ahead of real time, so the edge's receipt times are known buckets.
   const base = Math.ceil(Date.now() / HOUR) * HOUR + HOUR;
   const firstHour = [
-    { statusCode: 200, durationMs: 10 }, { statusCode: 200, durationMs: 20 }, { statusCode: 201, durationMs: 30, method: 'POST', routeTemplate: '/v1/orders' },
-    { statusCode: 404, durationMs: 40 }, { statusCode: 500, durationMs: 50 }, { statusCode: 0, durationMs: 60 },
-    { statusCode: 302, durationMs: 70 }, { statusCode: 200, durationMs: 80 }, { statusCode: 200, durationMs: 90 }, { statusCode: 200, durationMs: 100 },
+    { statusCode: 200, durationMs: 10 },
+    { statusCode: 200, durationMs: 20 },
+    { statusCode: 201, durationMs: 30, method: 'POST', routeTemplate: '/v1/orders' },
+    { statusCode: 404, durationMs: 40 },
+    { statusCode: 500, durationMs: 50 },
+    { statusCode: 0, durationMs: 60 },
+    { statusCode: 302, durationMs: 70 },
+    { statusCode: 200, durationMs: 80 },
+    { statusCode: 200, durationMs: 90 },
+    { statusCode: 200, durationMs: 100 },
   ];
-  const secondHour = [{ statusCode: 200, durationMs: 5 }, { statusCode: 200, durationMs: 15 }, { statusCode: 429, durationMs: 25 }, { statusCode: 200, durationMs: 35 }];
+  const secondHour = [
+    { statusCode: 200, durationMs: 5 },
+    { statusCode: 200, durationMs: 15 },
+    { statusCode: 429, durationMs: 25 },
+    { statusCode: 200, durationMs: 35 },
+  ];
   let duplicated: string;
 
   /** Sends at edge time `at` (the ManualClock only moves this test's edge). */
@@ -399,12 +441,16 @@ describe('GET /v1/connections/{id}/analytics', () => {
     const first = firstHour.map((t) => envelope(collector, { transport: transport(t) }));
     await sendAt(base + 5 * 60_000, first.slice(0, 6));
     await sendAt(base + 20 * 60_000, first.slice(6));
-    await sendAt(base + HOUR + 10 * 60_000, secondHour.map((t) => envelope(collector, { transport: transport(t) })));
+    await sendAt(
+      base + HOUR + 10 * 60_000,
+      secondHour.map((t) => envelope(collector, { transport: transport(t) })),
+    );
     duplicated = first[0].eventId as string;
     await duplicateRow(collector.connectionId, duplicated);
   });
 
-  const analytics = (query: Record<string, string>, key = boot.apiKey.key) => get(key, `/v1/connections/${collector.connectionId}/analytics`, query);
+  const analytics = (query: Record<string, string>, key = boot.apiKey.key) =>
+    get(key, `/v1/connections/${collector.connectionId}/analytics`, query);
   const iso = (ms: number) => new Date(ms).toISOString();
 
   it('counts distinct observations per UTC hour by status class and operation, with exact quantiles', async () => {
@@ -413,7 +459,13 @@ describe('GET /v1/connections/{id}/analytics', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     const body = res.json();
-    expect(body).toMatchObject({ connectionId: collector.connectionId, from: iso(base), to: iso(base + 3 * HOUR), bucket: 'hour', quantiles: 'exact' });
+    expect(body).toMatchObject({
+      connectionId: collector.connectionId,
+      from: iso(base),
+      to: iso(base + 3 * HOUR),
+      bucket: 'hour',
+      quantiles: 'exact',
+    });
     expect(body.buckets.map((bucket: Bucket) => bucket.start)).toEqual([iso(base), iso(base + HOUR), iso(base + 2 * HOUR)]);
     const [first, second, third] = body.buckets;
     expect(first.count).toBe(10);
@@ -432,7 +484,9 @@ describe('GET /v1/connections/{id}/analytics', () => {
     expect(second.statusClasses).toEqual({ '1xx': 0, '2xx': 3, '3xx': 0, '4xx': 1, '5xx': 0, transport_error: 0 });
     expect(second.durationMs).toEqual({ p50: 25, p95: 35, p99: 35 });
     expect(third).toEqual({
-      start: iso(base + 2 * HOUR), count: 0, operations: [],
+      start: iso(base + 2 * HOUR),
+      count: 0,
+      operations: [],
       statusClasses: { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, transport_error: 0 },
       durationMs: { p50: null, p95: null, p99: null },
     });
@@ -446,21 +500,35 @@ describe('GET /v1/connections/{id}/analytics', () => {
   it('buckets by minute and by day, and counts only [from, to)', async () => {
     const minutes = await analytics({ from: iso(base), to: iso(base + 2 * HOUR), bucket: 'minute' });
     expect(minutes.statusCode).toBe(200);
-    const busy = minutes.json().buckets.filter((bucket: Bucket) => bucket.count > 0).map((bucket: Bucket) => [bucket.start, bucket.count]);
+    const busy = minutes
+      .json()
+      .buckets.filter((bucket: Bucket) => bucket.count > 0)
+      .map((bucket: Bucket) => [bucket.start, bucket.count]);
     expect(minutes.json().buckets).toHaveLength(120);
-    expect(busy).toEqual([[iso(base + 5 * 60_000), 6], [iso(base + 20 * 60_000), 4], [iso(base + HOUR + 10 * 60_000), 4]]);
+    expect(busy).toEqual([
+      [iso(base + 5 * 60_000), 6],
+      [iso(base + 20 * 60_000), 4],
+      [iso(base + HOUR + 10 * 60_000), 4],
+    ]);
     const day = Math.floor(base / (24 * HOUR)) * 24 * HOUR;
     const days = await analytics({ from: iso(day), to: iso(day + 2 * 24 * HOUR), bucket: 'day' });
     expect(days.json().buckets.map((bucket: Bucket) => bucket.start)).toEqual([iso(day), iso(day + 24 * HOUR)]);
     expect(days.json().totals.count).toBe(14);
     const partial = await analytics({ from: iso(base + 10 * 60_000), to: iso(base + HOUR + 10 * 60_000) });
-    expect(partial.json().buckets.map((bucket: Bucket) => [bucket.start, bucket.count])).toEqual([[iso(base), 4], [iso(base + HOUR), 0]]);
+    expect(partial.json().buckets.map((bucket: Bucket) => [bucket.start, bucket.count])).toEqual([
+      [iso(base), 4],
+      [iso(base + HOUR), 0],
+    ]);
     const empty = await analytics({ from: iso(base), to: iso(base) });
     expect(empty.json()).toMatchObject({ buckets: [], totals: { count: 0 } });
   });
 
   it('pages a list whose rows lie far below its upper end (the page reads widen to the whole range)', async () => {
-    const { pages, items } = await allPages(boot.apiKey.key, { integrationId: collector.connectionId, limit: '5', to: iso(base + 40 * 24 * HOUR) });
+    const { pages, items } = await allPages(boot.apiKey.key, {
+      integrationId: collector.connectionId,
+      limit: '5',
+      to: iso(base + 40 * 24 * HOUR),
+    });
     expect(pages.map((page) => page.length)).toEqual([5, 5, 4]);
     expect(new Set(items.map((item) => item.eventId)).size).toBe(14);
     expectListOrder(items);
@@ -483,9 +551,14 @@ describe('GET /v1/connections/{id}/analytics', () => {
 
   it('answers 400 invalid_evidence_query for a bad bucket, range or too many buckets', async () => {
     const bad: Record<string, string>[] = [
-      { bucket: 'week' }, { bucket: '' }, { from: 'now' }, { from: iso(base + HOUR), to: iso(base) },
-      { from: iso(base), to: iso(base + 2 * 24 * HOUR), bucket: 'minute' }, { from: '2000-01-01T00:00:00Z', to: iso(base), bucket: 'day' },
-      { from: iso(base + 365 * 24 * HOUR) }, { limit: '5' },
+      { bucket: 'week' },
+      { bucket: '' },
+      { from: 'now' },
+      { from: iso(base + HOUR), to: iso(base) },
+      { from: iso(base), to: iso(base + 2 * 24 * HOUR), bucket: 'minute' },
+      { from: '2000-01-01T00:00:00Z', to: iso(base), bucket: 'day' },
+      { from: iso(base + 365 * 24 * HOUR) },
+      { limit: '5' },
     ];
     for (const query of bad) {
       const res = await analytics(query);
@@ -499,7 +572,7 @@ describe('GET /v1/connections/{id}/analytics', () => {
 });
 
 describe('GET /v1/usage', () => {
-  it('reports the workspace\'s accepted distinct eventIds per mode this UTC month', async () => {
+  it("reports the workspace's accepted distinct eventIds per mode this UTC month", async () => {
     const boot = await bootstrapWorkspace(ctx);
     const sandbox = await createCollector(ctx, boot.apiKey.key, { mode: 'sandbox' });
     const live = await createCollector(ctx, boot.apiKey.key, { mode: 'live', name: 'Live flow' });
@@ -523,7 +596,13 @@ describe('GET /v1/usage', () => {
       period,
       periodStart: periodStart.toISOString(),
       resetAt: resetAt.toISOString(),
-      sandbox: { workspaceTotal: 5, accountTotal: 5, limit, remaining: limit - 5, quotaEnforced: ctx.deps.config.limits.sandboxQuotaEnforced },
+      sandbox: {
+        workspaceTotal: 5,
+        accountTotal: 5,
+        limit,
+        remaining: limit - 5,
+        quotaEnforced: ctx.deps.config.limits.sandboxQuotaEnforced,
+      },
       live: { workspaceTotal: 3 },
     });
     // The same numbers as the distinct eventIds stored for the workspace's connections.
@@ -532,8 +611,13 @@ describe('GET /v1/usage', () => {
                WHERE connection_id IN (${[sandbox.connectionId, live.connectionId].map(sqlLiteral).join(', ')}) GROUP BY connection_id`,
       format: 'JSONEachRow',
     });
-    const counts = Object.fromEntries((await stored.json<{ connection_id: string; n: string }>()).map((row) => [row.connection_id, Number(row.n)]));
-    expect(counts).toEqual({ [sandbox.connectionId]: res.json().sandbox.workspaceTotal, [live.connectionId]: res.json().live.workspaceTotal });
+    const counts = Object.fromEntries(
+      (await stored.json<{ connection_id: string; n: string }>()).map((row) => [row.connection_id, Number(row.n)]),
+    );
+    expect(counts).toEqual({
+      [sandbox.connectionId]: res.json().sandbox.workspaceTotal,
+      [live.connectionId]: res.json().live.workspaceTotal,
+    });
 
     expect((await get(boot.apiKey.key, '/v1/usage', { mode: 'live' })).json()).toEqual({ error: 'invalid_request' });
   });
@@ -548,7 +632,14 @@ describe('RFC 3339 parsing of from and to', () => {
     expect(parseTimestamp('2026-01-01T00:00:00.123Z')).toBe(Date.UTC(2026, 0, 1) + 123);
     expect(parseTimestamp('0050-06-01T00:00:00Z')).toBe(new Date('0050-06-01T00:00:00Z').getTime());
     expect(parseTimestamp('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
-    for (const bad of ['2025-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T00:00:60Z', '2026-01-01T00:00:00', '2026-01-01 00:00:00Z', '2026-01-01T00:00:00+24:00']) {
+    for (const bad of [
+      '2025-02-29T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-01-01T00:00:60Z',
+      '2026-01-01T00:00:00',
+      '2026-01-01 00:00:00Z',
+      '2026-01-01T00:00:00+24:00',
+    ]) {
       expect(parseTimestamp(bad), bad).toBeNull();
     }
   });

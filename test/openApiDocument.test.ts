@@ -57,14 +57,24 @@ beforeAll(async () => {
   documentText = res.body;
   document = res.json();
 });
-afterAll(async () => { await ctx.close(); });
+afterAll(async () => {
+  await ctx.close();
+});
 
 describe('GET /openapi.json', () => {
   it('lists exactly the registered routes', () => {
-    const documented = new Set(Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`)));
+    const documented = new Set(
+      Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`)),
+    );
     expect(routeTable.size).toBeGreaterThan(60);
-    expect([...routeTable].filter((route) => !documented.has(route)), 'registered but undocumented').toEqual([]);
-    expect([...documented].filter((route) => !routeTable.has(route)), 'documented but not registered').toEqual([]);
+    expect(
+      [...routeTable].filter((route) => !documented.has(route)),
+      'registered but undocumented',
+    ).toEqual([]);
+    expect(
+      [...documented].filter((route) => !routeTable.has(route)),
+      'documented but not registered',
+    ).toEqual([]);
   });
 
   it("names each route's authentication and scope", () => {
@@ -72,7 +82,9 @@ describe('GET /openapi.json', () => {
     const register = operation('POST', '/v1/integrations/{integrationId}/contracts');
     expect(register.security).toEqual([{ apiKey: [] }]);
     expect(register['x-scopes']).toEqual(['contracts:write']);
-    expect(operation('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')['x-scopes']).toEqual(['contracts:activate']);
+    expect(operation('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')['x-scopes']).toEqual([
+      'contracts:activate',
+    ]);
     expect(operation('GET', '/v1/incidents')['x-scopes']).toEqual(['incidents:read']);
     const console = operation('POST', '/workspaces');
     expect(console.security).toEqual([{ session: [] }]);
@@ -84,7 +96,15 @@ describe('GET /openapi.json', () => {
 
   it("lists each route's error codes, each under its catalogue status with the shared Error body", () => {
     const register = operation('POST', '/v1/integrations/{integrationId}/contracts');
-    expect(register['x-error-codes']).toEqual(expect.arrayContaining(['invalid_contract', 'unauthenticated', 'insufficient_scope', 'request_too_large', 'mode_cutover_write_paused']));
+    expect(register['x-error-codes']).toEqual(
+      expect.arrayContaining([
+        'invalid_contract',
+        'unauthenticated',
+        'insufficient_scope',
+        'request_too_large',
+        'mode_cutover_write_paused',
+      ]),
+    );
     expect(operation('GET', '/v1/integrations/{integrationId}/contracts')['x-error-codes']).toContain('invalid_contract_query');
     expect(document.components.schemas.Error).toMatchObject({ required: ['error'] });
     for (const [path, ops] of Object.entries(document.paths)) {
@@ -108,26 +128,52 @@ describe('GET /openapi.json', () => {
       for (const code of codes) {
         expect(ERROR_CATALOGUE[code], `${route} ${code} in the catalogue`).toBeDefined();
         expect(op['x-error-codes'], route).toContain(code);
-        expect(op.responses[String(ERROR_CATALOGUE[code].status)]?.content?.['application/json'].schema.$ref, `${route} ${code}`).toBe('#/components/schemas/Error');
+        expect(op.responses[String(ERROR_CATALOGUE[code].status)]?.content?.['application/json'].schema.$ref, `${route} ${code}`).toBe(
+          '#/components/schemas/Error',
+        );
       }
     }
     const codes = (method: string, path: string) => operation(method, path)['x-error-codes'];
-    expect(codes('POST', '/v1/integrations/{integrationId}/contracts')).toEqual(expect.arrayContaining(['invalid_contract', 'contract_version_already_exists', 'integration_scope_mismatch', 'connection_configuration_changed', 'rate_limited']));
+    expect(codes('POST', '/v1/integrations/{integrationId}/contracts')).toEqual(
+      expect.arrayContaining([
+        'invalid_contract',
+        'contract_version_already_exists',
+        'integration_scope_mismatch',
+        'connection_configuration_changed',
+        'rate_limited',
+      ]),
+    );
     expect(operation('POST', '/v1/integrations/{integrationId}/contracts').responses['409']).toBeDefined();
-    expect(codes('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')).toEqual(expect.arrayContaining(['active_contract_changed', 'contract_not_activatable', 'invalid_contract_activation']));
+    expect(codes('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')).toEqual(
+      expect.arrayContaining(['active_contract_changed', 'contract_not_activatable', 'invalid_contract_activation']),
+    );
     expect(codes('GET', '/v1/incidents/{incidentId}')).toContain('incident_not_found');
   });
 
   it("imports through the service's own contract importer", async () => {
     expect(Buffer.byteLength(documentText)).toBeLessThan(BODY_LIMIT_BYTES / 2);
     const owner = await bootstrapWorkspace(ctx);
-    const created = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox', protocol: 'http-api', provider: 'integration-watch' });
-    const res = await registerVersion(ctx, owner.apiKey.key, created.integration.connectionId, openApiRegistration('self-1', document as unknown as Record<string, unknown>));
+    const created = await createIntegration(ctx, owner.apiKey.key, {
+      mode: 'sandbox',
+      protocol: 'http-api',
+      provider: 'integration-watch',
+    });
+    const res = await registerVersion(
+      ctx,
+      owner.apiKey.key,
+      created.integration.connectionId,
+      openApiRegistration('self-1', document as unknown as Record<string, unknown>),
+    );
     expect(res.statusCode, res.body).toBe(201);
     const { contract } = res.json();
     const read = await callWithKey(ctx, owner.apiKey.key, 'GET', contractUrl(created.integration.connectionId, contract.id));
-    const imported = new Set((read.json().contract.operations as { method: string; routeTemplate: string }[]).map((op) => `${op.method} ${op.routeTemplate}`));
-    expect([...routeTable].filter((route) => !imported.has(route)), 'routes without an imported operation').toEqual([]);
+    const imported = new Set(
+      (read.json().contract.operations as { method: string; routeTemplate: string }[]).map((op) => `${op.method} ${op.routeTemplate}`),
+    );
+    expect(
+      [...routeTable].filter((route) => !imported.has(route)),
+      'routes without an imported operation',
+    ).toEqual([]);
   });
 });
 

@@ -8,14 +8,37 @@ import { connectRedis, type Redis } from '../shared/redis.js';
 // The three compiled processes (npm test builds dist/ first) start on free ports and answer
 // their health routes against the real stores.
 const PROCESSES = [
-  { name: 'ingest', title: 'ingest edge', file: 'dist/ingest/main.js', portVar: 'INGEST_PORT', port: 18080, ready: ['redis', 'clickhouse'] },
-  { name: 'management', title: 'management plane', file: 'dist/management/main.js', portVar: 'MANAGEMENT_PORT', port: 18081, ready: ['postgres', 'redis', 'clickhouse'] },
-  { name: 'analyzer', title: 'analyzer', file: 'dist/analyzer/main.js', portVar: 'ANALYZER_PORT', port: 18082, ready: ['postgres', 'redis', 'clickhouse'] },
+  {
+    name: 'ingest',
+    title: 'ingest edge',
+    file: 'dist/ingest/main.js',
+    portVar: 'INGEST_PORT',
+    port: 18080,
+    ready: ['redis', 'clickhouse'],
+  },
+  {
+    name: 'management',
+    title: 'management plane',
+    file: 'dist/management/main.js',
+    portVar: 'MANAGEMENT_PORT',
+    port: 18081,
+    ready: ['postgres', 'redis', 'clickhouse'],
+  },
+  {
+    name: 'analyzer',
+    title: 'analyzer',
+    file: 'dist/analyzer/main.js',
+    portVar: 'ANALYZER_PORT',
+    port: 18082,
+    ready: ['postgres', 'redis', 'clickhouse'],
+  },
 ] as const;
 
 const children: ChildProcess[] = [];
 let redis: Redis;
-beforeAll(async () => { redis = await connectRedis(loadConfig().redisUrl); });
+beforeAll(async () => {
+  redis = await connectRedis(loadConfig().redisUrl);
+});
 afterAll(() => {
   for (const child of children) child.kill('SIGTERM');
   redis.disconnect();
@@ -24,12 +47,19 @@ afterAll(() => {
 const TEST_CLOCK_WARNING = /WARNING: \w+ runs with ENABLE_TEST_CLOCK=1/;
 
 /** Spawns a compiled process with its stdout and stderr kept in `output()`, complete once `closed` resolves. */
-function spawnWithOutput(file: string, env: Record<string, string>): { child: ChildProcess; output: () => string; closed: Promise<number | null> } {
+function spawnWithOutput(
+  file: string,
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string; closed: Promise<number | null> } {
   const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   // 'close' comes after the exit and after both streams ended: all the output has been read.
   const closed = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
   return { child, output: () => output, closed };
@@ -89,7 +119,11 @@ describe.each(PROCESSES)('$name process', (proc) => {
   });
 
   it('without ENABLE_TEST_CLOCK=1: no warning, and reported running without the test clock', async () => {
-    const { child, output, closed } = spawnWithOutput(proc.file, { [proc.portVar]: String(proc.port), ENABLE_TEST_CLOCK: '0', LOG_LEVEL: 'info' });
+    const { child, output, closed } = spawnWithOutput(proc.file, {
+      [proc.portVar]: String(proc.port),
+      ENABLE_TEST_CLOCK: '0',
+      LOG_LEVEL: 'info',
+    });
     expect((await waitFor(`http://127.0.0.1:${proc.port}/healthz`)).status).toBe(200);
     expect(await registered(child.pid!)).toMatchObject({ kind: proc.name, testClock: false });
     child.kill('SIGTERM');
@@ -117,7 +151,10 @@ describe('management plane logs', () => {
     await waitForOutput(output, /"statusCode":401[^\n]*"msg":"request completed"/);
     child.kill('SIGTERM');
     expect(await closed).toBe(0);
-    const lines = output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Line);
+    const lines = output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Line);
     const urlOf = new Map(lines.filter((line) => line.req?.url).map((line) => [line.reqId, line.req!.url]));
     return lines.filter((line) => line.reqId !== undefined).map((line) => [urlOf.get(line.reqId), line.msg, line.level]);
   }

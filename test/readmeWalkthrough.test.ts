@@ -26,8 +26,12 @@ function walkthroughScript(): string {
 function runBash(script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   return new Promise((done) => child.on('exit', (code) => done({ code, output })));
 }
 
@@ -48,14 +52,24 @@ describe('README walkthrough', () => {
     const work = mkdtempSync(join(tmpdir(), 'walkthrough-'));
     const script = walkthroughScript();
     expect(script).toContain('npm run --silent admin -- bootstrap');
-    const { code, output } = await runBash(script, { API: management.url, EDGE: ingest.url, WORK: work, EMAIL: uniqueEmail('walkthrough') });
+    const { code, output } = await runBash(script, {
+      API: management.url,
+      EDGE: ingest.url,
+      WORK: work,
+      EMAIL: uniqueEmail('walkthrough'),
+    });
     expect(code, output).toBe(0);
     expect(output).toContain('connection check: ok');
 
-    const connectionId = (JSON.parse(readFileSync(join(work, 'integration.json'), 'utf8')) as { integration: { connectionId: string } }).integration.connectionId;
+    const connectionId = (JSON.parse(readFileSync(join(work, 'integration.json'), 'utf8')) as { integration: { connectionId: string } })
+      .integration.connectionId;
     const incidents = await incidentsOf(ctx, connectionId);
     // Traffic under the base path `/v1` matched `GET /models`: no unknown operation, one drift.
-    expect(incidents.map((incident) => [incident.kind, incident.operation_key])).toStrictEqual([['schema-drift', 'GET /models:response:200']]);
-    expect((await findingsOf(ctx, incidents[0].id)).map((finding) => [finding.kind, finding.path])).toStrictEqual([['undeclared_field', '/data/-/capabilities']]);
+    expect(incidents.map((incident) => [incident.kind, incident.operation_key])).toStrictEqual([
+      ['schema-drift', 'GET /models:response:200'],
+    ]);
+    expect((await findingsOf(ctx, incidents[0].id)).map((finding) => [finding.kind, finding.path])).toStrictEqual([
+      ['undeclared_field', '/data/-/capabilities'],
+    ]);
   }, 240_000);
 });

@@ -4,7 +4,15 @@ import { newId } from '../shared/ids.js';
 import { accountTag, connectRedis, isCluster, masterNodes, RedisKeys, type Redis } from '../shared/redis.js';
 import { parseRedisTarget } from '../shared/redisTarget.js';
 import { usagePeriodOf } from '../shared/usagePeriod.js';
-import { advanceClock, bootstrapWorkspace, callWithSession, createTestContext, expectError, resetClockAndHooks, type TestContext } from './helpers/context.js';
+import {
+  advanceClock,
+  bootstrapWorkspace,
+  callWithSession,
+  createTestContext,
+  expectError,
+  resetClockAndHooks,
+  type TestContext,
+} from './helpers/context.js';
 import { createConsoleUser } from './helpers/consoleUsers.js';
 
 // Runs in the vitest project `redis-cluster` only (vitest.config.ts): REDIS_CLUSTER_NODES names the
@@ -28,8 +36,16 @@ describe('Redis configuration', () => {
 
   it.each([
     ['REDIS_CLUSTER_NODES', { REDIS_CLUSTER_NODES: '127.0.0.1:7000, 127.0.0.1:7001' }, 'redis+cluster://127.0.0.1:7000,127.0.0.1:7001'],
-    ['REDIS_CLUSTER_NODES over REDIS_URL', { REDIS_URL: 'redis://127.0.0.1:6379/3', REDIS_CLUSTER_NODES: 'localhost:7000' }, 'redis+cluster://localhost:7000'],
-    ['a redis+cluster:// REDIS_URL', { REDIS_URL: 'redis+cluster://user:secret@127.0.0.1:7000,127.0.0.1:7002' }, 'redis+cluster://user:secret@127.0.0.1:7000,127.0.0.1:7002'],
+    [
+      'REDIS_CLUSTER_NODES over REDIS_URL',
+      { REDIS_URL: 'redis://127.0.0.1:6379/3', REDIS_CLUSTER_NODES: 'localhost:7000' },
+      'redis+cluster://localhost:7000',
+    ],
+    [
+      'a redis+cluster:// REDIS_URL',
+      { REDIS_URL: 'redis+cluster://user:secret@127.0.0.1:7000,127.0.0.1:7002' },
+      'redis+cluster://user:secret@127.0.0.1:7000,127.0.0.1:7002',
+    ],
     ['one server', { REDIS_URL: 'redis://127.0.0.1:6379/3' }, 'redis://127.0.0.1:6379/3'],
   ])('reads %s', (_label, vars, redisUrl) => {
     expect(loadConfig(env(vars)).redisUrl).toBe(redisUrl);
@@ -48,16 +64,30 @@ describe('Redis configuration', () => {
 
   it('takes percent-encoded credentials from a cluster URL', () => {
     expect(parseRedisTarget('redis+cluster://app:p%40ss@[::1]:7000,h:7001')).toEqual({
-      kind: 'cluster', username: 'app', password: 'p@ss', nodes: [{ host: '::1', port: 7000 }, { host: 'h', port: 7001 }],
+      kind: 'cluster',
+      username: 'app',
+      password: 'p@ss',
+      nodes: [
+        { host: '::1', port: 7000 },
+        { host: 'h', port: 7001 },
+      ],
     });
-    expect(parseRedisTarget('redis+cluster://:only-password@h:7000')).toEqual({ kind: 'cluster', password: 'only-password', nodes: [{ host: 'h', port: 7000 }] });
+    expect(parseRedisTarget('redis+cluster://:only-password@h:7000')).toEqual({
+      kind: 'cluster',
+      password: 'only-password',
+      nodes: [{ host: 'h', port: 7000 }],
+    });
   });
 });
 
 describe('connectRedis on the Redis Cluster', () => {
   let redis: Redis;
-  beforeAll(async () => { redis = await connectRedis(loadConfig().redisUrl); });
-  afterAll(() => { redis.disconnect(); });
+  beforeAll(async () => {
+    redis = await connectRedis(loadConfig().redisUrl);
+  });
+  afterAll(() => {
+    redis.disconnect();
+  });
 
   it('reaches the three masters of a healthy cluster that covers every slot', async () => {
     expect(clusterPorts).toHaveLength(3);
@@ -106,8 +136,13 @@ describe('connectRedis on the Redis Cluster', () => {
 
 describe('the management plane on the Redis Cluster', () => {
   let ctx: TestContext;
-  beforeAll(async () => { ctx = await createTestContext(); });
-  afterAll(async () => { await resetClockAndHooks(ctx); await ctx.close(); });
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(async () => {
+    await resetClockAndHooks(ctx);
+    await ctx.close();
+  });
 
   it('is ready, with Redis answering', async () => {
     expect(isCluster(ctx.deps.redis)).toBe(true);
@@ -120,7 +155,10 @@ describe('the management plane on the Redis Cluster', () => {
     const user = await createConsoleUser(ctx);
     const configured = ctx.deps.config.workspaceCreationsPerHour;
     ctx.deps.config.workspaceCreationsPerHour = 1;
-    const create = () => callWithSession(ctx, user.sessionToken, 'POST', '/workspaces', { body: { name: 'Clustered', slug: `clustered-${newId('ws_').slice(-10)}` } });
+    const create = () =>
+      callWithSession(ctx, user.sessionToken, 'POST', '/workspaces', {
+        body: { name: 'Clustered', slug: `clustered-${newId('ws_').slice(-10)}` },
+      });
     try {
       expect((await create()).statusCode).toBe(201);
       expectError(await create(), 429, 'workspace_creation_rate_limited');

@@ -9,7 +9,16 @@ import { startAnalyzer, streamDrained, findingsOf, incidentsOf, reanalysed, type
 import { readConnectionRow } from './helpers/connections.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
 import { activateOk, openApiRegistration, registerDraft } from './helpers/contracts.js';
-import { createCollector, envelope, ManualClock, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
+import {
+  createCollector,
+  envelope,
+  ManualClock,
+  sendEnvelopes,
+  startEdge,
+  testClickHouse,
+  type Collector,
+  type Edge,
+} from './helpers/ingest.js';
 import { spawnProcess, type SpawnedProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -66,13 +75,21 @@ async function runAnalyzer(options: { paused?: boolean } = {}): Promise<RunningA
   return analyzer;
 }
 
-interface Rule { id: string }
+interface Rule {
+  id: string;
+}
 
 async function ruleOn(collector: Collector, body: { enabled: boolean; expectedObjectType?: string }): Promise<Rule> {
   const { revision } = await readConnectionRow(ctx, collector.connectionId);
   const res = await callWithKey(ctx, apiKey, 'POST', `/v1/connections/${collector.connectionId}/reconciliation-rules`, {
     idempotencyKey: newIdempotencyKey(),
-    body: { expectedRevision: revision, sourceEventType: 'payment.succeeded', expectedObjectType: body.expectedObjectType ?? 'invoice', maxDelayMs: DELAY_MS, enabled: body.enabled },
+    body: {
+      expectedRevision: revision,
+      sourceEventType: 'payment.succeeded',
+      expectedObjectType: body.expectedObjectType ?? 'invoice',
+      maxDelayMs: DELAY_MS,
+      enabled: body.enabled,
+    },
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().rule;
@@ -81,7 +98,8 @@ async function ruleOn(collector: Collector, body: { enabled: boolean; expectedOb
 async function patchRule(collector: Collector, rule: Rule, changes: Record<string, unknown>): Promise<void> {
   const { revision } = await readConnectionRow(ctx, collector.connectionId);
   const res = await callWithKey(ctx, apiKey, 'PATCH', `/v1/connections/${collector.connectionId}/reconciliation-rules/${rule.id}`, {
-    idempotencyKey: newIdempotencyKey(), body: { expectedRevision: revision, ...changes },
+    idempotencyKey: newIdempotencyKey(),
+    body: { expectedRevision: revision, ...changes },
   });
   expect(res.statusCode, res.body).toBe(200);
 }
@@ -131,8 +149,8 @@ async function ruleIncidents(collector: Collector) {
 }
 
 /** Waits until the connection's rule incident counts `affected` records. */
-const ruleIncidentAffects = (collector: Collector, affected: number, what: string, timeoutMs = 15_000) => waitFor(
-  async () => ((await ruleIncidents(collector))[0]?.affected_records === String(affected) ? true : undefined), timeoutMs, what);
+const ruleIncidentAffects = (collector: Collector, affected: number, what: string, timeoutMs = 15_000) =>
+  waitFor(async () => ((await ruleIncidents(collector))[0]?.affected_records === String(affected) ? true : undefined), timeoutMs, what);
 
 /** Waits until the backlog is analysed and the analyzer has looked at due deadlines a few times. */
 async function settle(): Promise<void> {
@@ -141,7 +159,12 @@ async function settle(): Promise<void> {
 }
 
 /** Sends the sources, waits until their deadlines are stored, and moves the clock past them. */
-async function sourcesPastDue(collector: Collector, rule: Rule, envelopes: Record<string, unknown>[], expectedDeadlines: number): Promise<void> {
+async function sourcesPastDue(
+  collector: Collector,
+  rule: Rule,
+  envelopes: Record<string, unknown>[],
+  expectedDeadlines: number,
+): Promise<void> {
   await send(collector, envelopes);
   await drained();
   expect(await deadlinesOf(rule)).toBe(expectedDeadlines);
@@ -153,17 +176,35 @@ describe('rule evaluation in the running analyzer', () => {
     const { collector, rule } = await ruleInRunningAnalyzer();
     const first = source(collector, 'hmac:lonely-1');
     await sourcesPastDue(collector, rule, [first], 1);
-    const [incident] = await waitFor(async () => {
-      const list = await ruleIncidents(collector);
-      return list.length > 0 ? list : undefined;
-    }, 15_000, 'the missing outcome incident');
-    expect(incident).toMatchObject({ operation_key: `rule:${rule.id}`, status: 'open', affected_records: '1', observation_ids: [first.eventId] });
-    const { rows: [row] } = await ctx.deps.pool.query('SELECT rule_id FROM incidents WHERE id = $1', [incident.id]);
+    const [incident] = await waitFor(
+      async () => {
+        const list = await ruleIncidents(collector);
+        return list.length > 0 ? list : undefined;
+      },
+      15_000,
+      'the missing outcome incident',
+    );
+    expect(incident).toMatchObject({
+      operation_key: `rule:${rule.id}`,
+      status: 'open',
+      affected_records: '1',
+      observation_ids: [first.eventId],
+    });
+    const {
+      rows: [row],
+    } = await ctx.deps.pool.query('SELECT rule_id FROM incidents WHERE id = $1', [incident.id]);
     expect(row.rule_id).toBe(rule.id);
     const [finding] = await findingsOf(ctx, incident.id);
-    expect(finding).toMatchObject({ kind: 'expected-outcome-missing', path: '', expected: `invoice within ${DELAY_MS} ms of payment.succeeded`, observation_count: '1' });
+    expect(finding).toMatchObject({
+      kind: 'expected-outcome-missing',
+      path: '',
+      expected: `invoice within ${DELAY_MS} ms of payment.succeeded`,
+      observation_count: '1',
+    });
     expect(await deadlinesOf(rule)).toBe(0);
-    const { rows: [evaluated] } = await ctx.deps.pool.query('SELECT last_evaluated_at FROM reconciliation_rules WHERE id = $1', [rule.id]);
+    const {
+      rows: [evaluated],
+    } = await ctx.deps.pool.query('SELECT last_evaluated_at FROM reconciliation_rules WHERE id = $1', [rule.id]);
     expect(evaluated.last_evaluated_at).not.toBeNull();
 
     await resetTestClock(ctx.deps.redis);
@@ -176,7 +217,8 @@ describe('rule evaluation in the running analyzer', () => {
     // The delete receipt of a rule with incident history is refused (02).
     const { revision } = await readConnectionRow(ctx, collector.connectionId);
     const res = await callWithKey(ctx, apiKey, 'DELETE', `/v1/connections/${collector.connectionId}/reconciliation-rules/${rule.id}`, {
-      idempotencyKey: newIdempotencyKey(), body: { expectedRevision: revision },
+      idempotencyKey: newIdempotencyKey(),
+      body: { expectedRevision: revision },
     });
     expect(res.json()).toMatchObject({ error: 'expected_outcome_has_incident_history' });
   });
@@ -237,19 +279,19 @@ describe('rule evaluation in the running analyzer', () => {
     await drained();
     expect(await deadlinesOf(rule)).toBe(1);
     await setEnabled(collector, rule, false);
-    await waitFor(async () => ((await deadlinesOf(rule)) === 0 ? true : undefined), 15_000, 'the disabled rule\'s deadline to go');
+    await waitFor(async () => ((await deadlinesOf(rule)) === 0 ? true : undefined), 15_000, "the disabled rule's deadline to go");
     await advanceTestClock(ctx.deps.redis, PAST_DUE_MS);
     await settle();
     expect(await ruleIncidents(collector)).toEqual([]);
   });
 
-  it('a changed pair applies from then on: the old pair\'s deadlines go, new sources wait for the new type', async () => {
+  it("a changed pair applies from then on: the old pair's deadlines go, new sources wait for the new type", async () => {
     const { collector, rule } = await ruleInRunningAnalyzer();
     await send(collector, [source(collector, 'hmac:before-change')]);
     await drained();
     expect(await deadlinesOf(rule)).toBe(1);
     await patchRule(collector, rule, { expectedObjectType: 'receipt' });
-    await waitFor(async () => ((await deadlinesOf(rule)) === 0 ? true : undefined), 15_000, 'the old pair\'s deadline to go');
+    await waitFor(async () => ((await deadlinesOf(rule)) === 0 ? true : undefined), 15_000, "the old pair's deadline to go");
     const unpaired = source(collector, 'hmac:old-type');
     await send(collector, [source(collector, 'hmac:new-type'), unpaired]);
     await send(collector, [outcome(collector, 'hmac:new-type', 'receipt'), outcome(collector, 'hmac:old-type', 'invoice')]);
@@ -305,19 +347,25 @@ describe('rule evaluation in the running analyzer', () => {
     expect(await ruleIncidents(collector)).toEqual([]);
   });
 
-  it('evaluates the rules of a batch that an activation\'s reanalysis counted before live analysis took it', async () => {
+  it("evaluates the rules of a batch that an activation's reanalysis counted before live analysis took it", async () => {
     // A paused analyzer (no read loop) still runs reanalysis, which counts the batch's shapes and
     // marks it before its job is read: live analysis must still evaluate its rules.
     await runAnalyzer({ paused: true });
     const collector = await createCollector(ctx, apiKey);
     const rule = await ruleOn(collector, { enabled: true });
-    await send(collector, [source(collector, 'hmac:recounted'), source(collector, 'hmac:recounted-paired'), outcome(collector, 'hmac:recounted-paired')]);
+    await send(collector, [
+      source(collector, 'hmac:recounted'),
+      source(collector, 'hmac:recounted-paired'),
+      outcome(collector, 'hmac:recounted-paired'),
+    ]);
     expect(await edge.shipped()).toBe(true);
     const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1'));
     await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
     await reanalysed(ctx, collector.connectionId);
     const batchIds = await batchIdsOfWindow(clickhouse, collector.connectionId, 0, Number.MAX_SAFE_INTEGER);
-    const markers = await ctx.deps.pool.query('SELECT recounted, rules_evaluated FROM analysed_batches WHERE batch_id = ANY($1::text[])', [batchIds]);
+    const markers = await ctx.deps.pool.query('SELECT recounted, rules_evaluated FROM analysed_batches WHERE batch_id = ANY($1::text[])', [
+      batchIds,
+    ]);
     expect(markers.rows).toEqual([{ recounted: true, rules_evaluated: false }]);
     expect(await deadlinesOf(rule)).toBe(0);
     await runAnalyzer();
@@ -337,7 +385,9 @@ describe('rule evaluation across an analyzer killed between a source and its dea
 
   async function spawnAnalyzer(): Promise<SpawnedProcess> {
     const process = await spawnProcess('dist/analyzer/main.js', 'ANALYZER_PORT', {
-      ANALYZER_RULE_POLL_MS: '50', ANALYZER_RULE_GRACE_MS: String(GRACE_MS), ANALYZER_CLAIM_IDLE_MS: '1000',
+      ANALYZER_RULE_POLL_MS: '50',
+      ANALYZER_RULE_GRACE_MS: String(GRACE_MS),
+      ANALYZER_CLAIM_IDLE_MS: '1000',
     });
     analyzers.push(process);
     return process;

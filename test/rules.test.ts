@@ -15,9 +15,15 @@ import { ruleChangeJobs, type RuleReceipt } from './helpers/rules.js';
 // state table and the Limits at their bounds.
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
-afterEach(() => { ctx.hooks.beforeAuthorityRecheck = undefined; });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
+afterEach(() => {
+  ctx.hooks.beforeAuthorityRecheck = undefined;
+});
 
 const rulesUrl = (connectionId: string) => `/v1/connections/${connectionId}/reconciliation-rules`;
 const ruleUrl = (connectionId: string, ruleId: string) => `${rulesUrl(connectionId)}/${ruleId}`;
@@ -67,8 +73,14 @@ describe('create, read, update and delete', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const receipt = res.json();
     expect(receipt).toMatchObject({
-      connectionId: connection.connectionId, workspaceIntegrationId: connection.integrationId, mode: 'sandbox', action: 'rule.create', status: 'completed',
-      expectedRevision: connection.revision, replayed: false, historical: false,
+      connectionId: connection.connectionId,
+      workspaceIntegrationId: connection.integrationId,
+      mode: 'sandbox',
+      action: 'rule.create',
+      status: 'completed',
+      expectedRevision: connection.revision,
+      replayed: false,
+      historical: false,
       rule: { ...definition(), enabled: false, lastEvaluatedAt: null },
     });
     expect(receipt.operationId).toMatch(/^ruleop_/);
@@ -76,12 +88,21 @@ describe('create, read, update and delete', () => {
     expect(receipt.requestFingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(BigInt(receipt.revision)).toBeGreaterThan(BigInt(connection.revision));
     expect((await readConnectionRow(ctx, connection.connectionId)).revision).toBe(receipt.revision);
-    expect(await countRows(ctx, 'audit_events', "workspace_id = $1 AND action = 'rule.create' AND target_id = $2", [boot.workspace.id, receipt.rule.id])).toBe(1);
+    expect(
+      await countRows(ctx, 'audit_events', "workspace_id = $1 AND action = 'rule.create' AND target_id = $2", [
+        boot.workspace.id,
+        receipt.rule.id,
+      ]),
+    ).toBe(1);
 
     const read = await callWithKey(ctx, boot.apiKey.key, 'GET', ruleUrl(connection.connectionId, receipt.rule.id));
     expect(read.statusCode).toBe(200);
     expect(read.json()).toEqual({
-      connectionId: connection.connectionId, workspaceIntegrationId: connection.integrationId, mode: 'sandbox', revision: receipt.revision, rule: receipt.rule,
+      connectionId: connection.connectionId,
+      workspaceIntegrationId: connection.integrationId,
+      mode: 'sandbox',
+      revision: receipt.revision,
+      rule: receipt.rule,
     });
   });
 
@@ -89,16 +110,34 @@ describe('create, read, update and delete', () => {
     const { boot, connection } = await setup();
     const first = await created(boot, connection.connectionId, connection.revision);
     const ruleId = first.rule.id as string;
-    const enabled = await update(boot.apiKey.key, connection.connectionId, ruleId, { expectedRevision: first.revision, enabled: true, maxDelayMs: 5_000 });
+    const enabled = await update(boot.apiKey.key, connection.connectionId, ruleId, {
+      expectedRevision: first.revision,
+      enabled: true,
+      maxDelayMs: 5_000,
+    });
     expect(enabled.statusCode).toBe(200);
-    expect(enabled.json()).toMatchObject({ action: 'rule.update', rule: { ...definition(), maxDelayMs: 5_000, enabled: true }, expectedRevision: first.revision });
-    const renamed = await update(boot.apiKey.key, connection.connectionId, ruleId, { expectedRevision: enabled.json().revision, expectedObjectType: 'parcel:v2' });
-    expect(renamed.json().rule).toMatchObject({ sourceEventType: 'order.paid.0', expectedObjectType: 'parcel:v2', maxDelayMs: 5_000, enabled: true });
+    expect(enabled.json()).toMatchObject({
+      action: 'rule.update',
+      rule: { ...definition(), maxDelayMs: 5_000, enabled: true },
+      expectedRevision: first.revision,
+    });
+    const renamed = await update(boot.apiKey.key, connection.connectionId, ruleId, {
+      expectedRevision: enabled.json().revision,
+      expectedObjectType: 'parcel:v2',
+    });
+    expect(renamed.json().rule).toMatchObject({
+      sourceEventType: 'order.paid.0',
+      expectedObjectType: 'parcel:v2',
+      maxDelayMs: 5_000,
+      enabled: true,
+    });
 
     const removed = await remove(boot.apiKey.key, connection.connectionId, ruleId, { expectedRevision: renamed.json().revision });
     expect(removed.statusCode).toBe(200);
     expect(removed.json()).toMatchObject({ action: 'rule.delete', rule: renamed.json().rule });
-    expect((await callWithKey(ctx, boot.apiKey.key, 'GET', ruleUrl(connection.connectionId, ruleId))).json()).toEqual({ error: 'expected_outcome_not_found' });
+    expect((await callWithKey(ctx, boot.apiKey.key, 'GET', ruleUrl(connection.connectionId, ruleId))).json()).toEqual({
+      error: 'expected_outcome_not_found',
+    });
     // The receipt of the first operation is now historical: the revision moved on.
     const recovered = await callWithKey(ctx, boot.apiKey.key, 'GET', `/v1/rule-operations/${first.operationId}`);
     expect(recovered.statusCode).toBe(200);
@@ -124,10 +163,25 @@ describe('retries and refusals', () => {
     const { boot, connection } = await setup();
     const first = await created(boot, connection.connectionId, connection.revision);
     const before = await writes(boot, connection.connectionId);
-    expectError(await create(boot.apiKey.key, connection.connectionId, { expectedRevision: connection.revision, ...definition(1) }), 409, 'connection_configuration_changed');
-    expectError(await create(boot.apiKey.key, connection.connectionId, { expectedRevision: first.revision, ...definition() }), 409, 'expected_outcome_already_exists');
+    expectError(
+      await create(boot.apiKey.key, connection.connectionId, { expectedRevision: connection.revision, ...definition(1) }),
+      409,
+      'connection_configuration_changed',
+    );
+    expectError(
+      await create(boot.apiKey.key, connection.connectionId, { expectedRevision: first.revision, ...definition() }),
+      409,
+      'expected_outcome_already_exists',
+    );
     const second = await created(boot, connection.connectionId, first.revision, 1);
-    expectError(await update(boot.apiKey.key, connection.connectionId, second.rule.id, { expectedRevision: second.revision, sourceEventType: 'order.paid.0' }), 409, 'expected_outcome_already_exists');
+    expectError(
+      await update(boot.apiKey.key, connection.connectionId, second.rule.id, {
+        expectedRevision: second.revision,
+        sourceEventType: 'order.paid.0',
+      }),
+      409,
+      'expected_outcome_already_exists',
+    );
 
     await ctx.deps.pool.query(
       `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status, resolution_state,
@@ -136,11 +190,18 @@ describe('retries and refusals', () => {
       [newId('inc_'), connection.connectionId, boot.workspace.id, connection.integrationId, connection.environmentId, first.rule.id],
     );
     const withSecond = await writes(boot, connection.connectionId);
-    expectError(await remove(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: second.revision }), 409, 'expected_outcome_has_incident_history');
+    expectError(
+      await remove(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: second.revision }),
+      409,
+      'expected_outcome_has_incident_history',
+    );
     expect(await writes(boot, connection.connectionId)).toEqual(withSecond);
     expect(withSecond.rules).toBe(before.rules + 1);
     // Disabling through a reviewed PATCH is the way out.
-    expect((await update(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: second.revision, enabled: false })).statusCode).toBe(200);
+    expect(
+      (await update(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: second.revision, enabled: false }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('answers the request errors of the Rules table', async () => {
@@ -159,23 +220,62 @@ describe('retries and refusals', () => {
       { expectedRevision: connection.revision, sourceEventType: 'a', expectedObjectType: 'b' },
     ];
     for (const body of invalid) expectError(await create(boot.apiKey.key, connection.connectionId, body), 400, 'invalid_rule_request');
-    expectError(await callWithKey(ctx, boot.apiKey.key, 'POST', rulesUrl(connection.connectionId), { body: base }), 400, 'idempotency_key_required');
-    expectError(await callWithKey(ctx, boot.apiKey.key, 'POST', `${rulesUrl(connection.connectionId)}?dryRun=1`, { body: base, idempotencyKey: newIdempotencyKey() }), 400, 'invalid_rule_request');
+    expectError(
+      await callWithKey(ctx, boot.apiKey.key, 'POST', rulesUrl(connection.connectionId), { body: base }),
+      400,
+      'idempotency_key_required',
+    );
+    expectError(
+      await callWithKey(ctx, boot.apiKey.key, 'POST', `${rulesUrl(connection.connectionId)}?dryRun=1`, {
+        body: base,
+        idempotencyKey: newIdempotencyKey(),
+      }),
+      400,
+      'invalid_rule_request',
+    );
 
     const first = await created(boot, connection.connectionId, connection.revision);
-    expectError(await update(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: first.revision }), 400, 'invalid_rule_request');
-    expectError(await remove(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: first.revision, enabled: false }), 400, 'invalid_rule_request');
-    expectError(await update(boot.apiKey.key, connection.connectionId, newId('rule_'), { expectedRevision: first.revision, enabled: true }), 404, 'expected_outcome_not_found');
-    expectError(await update(boot.apiKey.key, connection.connectionId, 'rule_nope', { expectedRevision: first.revision, enabled: true }), 404, 'expected_outcome_not_found');
+    expectError(
+      await update(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: first.revision }),
+      400,
+      'invalid_rule_request',
+    );
+    expectError(
+      await remove(boot.apiKey.key, connection.connectionId, first.rule.id, { expectedRevision: first.revision, enabled: false }),
+      400,
+      'invalid_rule_request',
+    );
+    expectError(
+      await update(boot.apiKey.key, connection.connectionId, newId('rule_'), { expectedRevision: first.revision, enabled: true }),
+      404,
+      'expected_outcome_not_found',
+    );
+    expectError(
+      await update(boot.apiKey.key, connection.connectionId, 'rule_nope', { expectedRevision: first.revision, enabled: true }),
+      404,
+      'expected_outcome_not_found',
+    );
 
     // Another workspace's connection and rule are not found; a read-only key may read but not change.
     const stranger = await bootstrapWorkspace(ctx);
-    expectError(await create(stranger.apiKey.key, connection.connectionId, { ...base, expectedRevision: first.revision }), 404, 'connection_not_found');
-    expectError(await callWithKey(ctx, stranger.apiKey.key, 'GET', ruleUrl(connection.connectionId, first.rule.id)), 404, 'connection_not_found');
+    expectError(
+      await create(stranger.apiKey.key, connection.connectionId, { ...base, expectedRevision: first.revision }),
+      404,
+      'connection_not_found',
+    );
+    expectError(
+      await callWithKey(ctx, stranger.apiKey.key, 'GET', ruleUrl(connection.connectionId, first.rule.id)),
+      404,
+      'connection_not_found',
+    );
     expectError(await callWithKey(ctx, stranger.apiKey.key, 'GET', `/v1/rule-operations/${first.operationId}`), 404, 'operation_not_found');
     const reader = await bootstrapWorkspace(ctx, { email: boot.user.email, scopes: ['integrations:read'] });
     expect((await callWithKey(ctx, reader.apiKey.key, 'GET', rulesUrl(connection.connectionId))).statusCode).toBe(200);
-    expectError(await create(reader.apiKey.key, connection.connectionId, { ...base, expectedRevision: first.revision }), 403, 'insufficient_scope');
+    expectError(
+      await create(reader.apiKey.key, connection.connectionId, { ...base, expectedRevision: first.revision }),
+      403,
+      'insufficient_scope',
+    );
     // The receipt belongs to the key that made it: another key of the same workspace cannot inherit it.
     const sibling = await bootstrapWorkspace(ctx, { email: boot.user.email });
     expectError(await callWithKey(ctx, sibling.apiKey.key, 'GET', `/v1/rule-operations/${first.operationId}`), 404, 'operation_not_found');
@@ -197,23 +297,49 @@ describe('the list', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: LightMyRequestResponse = await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const res: LightMyRequestResponse = await callWithKey(
+        ctx,
+        boot.apiKey.key,
+        'GET',
+        `${rulesUrl(sandbox.connectionId)}?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(res.statusCode).toBe(200);
       const page = res.json();
-      expect(page).toMatchObject({ connectionId: sandbox.connectionId, workspaceIntegrationId: sandbox.integrationId, mode: 'sandbox', revision });
+      expect(page).toMatchObject({
+        connectionId: sandbox.connectionId,
+        workspaceIntegrationId: sandbox.integrationId,
+        mode: 'sandbox',
+        revision,
+      });
       seen.push(...page.rules.map((rule: { id: string }) => rule.id));
       cursor = page.nextCursor;
     } while (cursor);
     expect(seen).toEqual(ids);
 
     const page = (await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?limit=2`)).json();
-    expectError(await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(live.connectionId)}?cursor=${page.nextCursor}`), 400, 'invalid_rule_cursor');
-    expectError(await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?cursor=${page.nextCursor.slice(0, -2)}xx`), 400, 'invalid_rule_cursor');
+    expectError(
+      await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(live.connectionId)}?cursor=${page.nextCursor}`),
+      400,
+      'invalid_rule_cursor',
+    );
+    expectError(
+      await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?cursor=${page.nextCursor.slice(0, -2)}xx`),
+      400,
+      'invalid_rule_cursor',
+    );
     for (const limit of ['0', '101', '01', 'ten']) {
-      expectError(await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?limit=${limit}`), 400, 'invalid_rule_request');
+      expectError(
+        await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?limit=${limit}`),
+        400,
+        'invalid_rule_request',
+      );
     }
     await update(boot.apiKey.key, sandbox.connectionId, ids[0], { expectedRevision: revision, enabled: true });
-    expectError(await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?cursor=${page.nextCursor}`), 409, 'rule_cursor_stale');
+    expectError(
+      await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(sandbox.connectionId)}?cursor=${page.nextCursor}`),
+      409,
+      'rule_cursor_stale',
+    );
   });
 });
 
@@ -224,9 +350,10 @@ describe('the workspace rate', () => {
     const firstKey = newIdempotencyKey();
     const firstBody = { expectedRevision: revision, ...definition(0) };
     for (let n = 0; n < RULE_MUTATIONS_PER_MINUTE; n++) {
-      const res = n === 0
-        ? await create(boot.apiKey.key, connection.connectionId, firstBody, firstKey)
-        : await create(boot.apiKey.key, connection.connectionId, { expectedRevision: revision, ...definition(n) });
+      const res =
+        n === 0
+          ? await create(boot.apiKey.key, connection.connectionId, firstBody, firstKey)
+          : await create(boot.apiKey.key, connection.connectionId, { expectedRevision: revision, ...definition(n) });
       expect(res.statusCode, res.body).toBe(201);
       revision = res.json().revision;
       // Retries of the first one along the way take no slot.
@@ -250,13 +377,19 @@ describe('one transaction: rule, revision, receipt, redacted audit and analysis 
    * revision and rule (not after a delete) of one mutation: there must be exactly one.
    */
   async function expectOneTransaction(connectionId: string, receipt: RuleReceipt): Promise<void> {
-    const xmins = async (sql: string, params: unknown[]) => (await ctx.deps.pool.query<{ xmin: string }>(sql, params)).rows.map((row) => row.xmin);
+    const xmins = async (sql: string, params: unknown[]) =>
+      (await ctx.deps.pool.query<{ xmin: string }>(sql, params)).rows.map((row) => row.xmin);
     const written = [
-      ...await xmins('SELECT xmin::text FROM operations WHERE id = $1', [receipt.operationId]),
-      ...await xmins("SELECT xmin::text FROM audit_events WHERE metadata->>'operationId' = $1", [receipt.operationId]),
-      ...await xmins("SELECT xmin::text FROM outbox WHERE topic = 'rule-change' AND payload->>'connectionId' = $1 AND payload->>'revision' = $2", [connectionId, receipt.revision]),
-      ...await xmins('SELECT xmin::text FROM connections WHERE id = $1 AND revision = $2', [connectionId, receipt.revision]),
-      ...(receipt.action === 'rule.delete' ? [] : await xmins('SELECT xmin::text FROM reconciliation_rules WHERE id = $1', [receipt.rule.id])),
+      ...(await xmins('SELECT xmin::text FROM operations WHERE id = $1', [receipt.operationId])),
+      ...(await xmins("SELECT xmin::text FROM audit_events WHERE metadata->>'operationId' = $1", [receipt.operationId])),
+      ...(await xmins(
+        "SELECT xmin::text FROM outbox WHERE topic = 'rule-change' AND payload->>'connectionId' = $1 AND payload->>'revision' = $2",
+        [connectionId, receipt.revision],
+      )),
+      ...(await xmins('SELECT xmin::text FROM connections WHERE id = $1 AND revision = $2', [connectionId, receipt.revision])),
+      ...(receipt.action === 'rule.delete'
+        ? []
+        : await xmins('SELECT xmin::text FROM reconciliation_rules WHERE id = $1', [receipt.rule.id])),
     ];
     expect(written, receipt.action).toHaveLength(receipt.action === 'rule.delete' ? 4 : 5);
     expect(new Set(written).size, receipt.action).toBe(1);
@@ -282,19 +415,34 @@ describe('one transaction: rule, revision, receipt, redacted audit and analysis 
     await expectOneTransaction(connection.connectionId, removed.json());
 
     const receipts = [first.json(), updated.json(), removed.json()];
-    expect(await ruleChangeJobs(ctx, connection.connectionId)).toEqual(receipts.map((receipt) => ({
-      connectionId: connection.connectionId, ruleId, action: receipt.action, revision: receipt.revision,
-    })));
+    expect(await ruleChangeJobs(ctx, connection.connectionId)).toEqual(
+      receipts.map((receipt) => ({
+        connectionId: connection.connectionId,
+        ruleId,
+        action: receipt.action,
+        revision: receipt.revision,
+      })),
+    );
     // Redacted (docs/decisions/rules.md "Rule storage and mutations"): ids, the resulting revision and `enabled`;
     // never the event and object types, the delay, the request body or the key.
     const audit = await ctx.deps.pool.query(
       "SELECT action, actor_type, actor_id, target_id, metadata FROM audit_events WHERE workspace_id = $1 AND action LIKE 'rule.%' ORDER BY id",
       [boot.workspace.id],
     );
-    expect(audit.rows).toEqual(receipts.map((receipt) => ({
-      action: receipt.action, actor_type: 'api_key', actor_id: boot.apiKey.id, target_id: ruleId,
-      metadata: { operationId: receipt.operationId, connectionId: connection.connectionId, revision: receipt.revision, enabled: receipt.rule.enabled },
-    })));
+    expect(audit.rows).toEqual(
+      receipts.map((receipt) => ({
+        action: receipt.action,
+        actor_type: 'api_key',
+        actor_id: boot.apiKey.id,
+        target_id: ruleId,
+        metadata: {
+          operationId: receipt.operationId,
+          connectionId: connection.connectionId,
+          revision: receipt.revision,
+          enabled: receipt.rule.enabled,
+        },
+      })),
+    );
 
     const before = await writes(boot, connection.connectionId);
     expect((await create(boot.apiKey.key, connection.connectionId, bodies.create, keys.create)).statusCode).toBe(200);
@@ -318,15 +466,18 @@ describe('one transaction: rule, revision, receipt, redacted audit and analysis 
           await lose(ctx, boot);
         };
         const expectedRevision = existing.revision as string;
-        const res = action === 'create'
-          ? await create(boot.apiKey.key, connection.connectionId, { expectedRevision, ...definition(1) })
-          : action === 'update'
-            ? await update(boot.apiKey.key, connection.connectionId, existing.rule.id, { expectedRevision, enabled: true })
-            : await remove(boot.apiKey.key, connection.connectionId, existing.rule.id, { expectedRevision });
+        const res =
+          action === 'create'
+            ? await create(boot.apiKey.key, connection.connectionId, { expectedRevision, ...definition(1) })
+            : action === 'update'
+              ? await update(boot.apiKey.key, connection.connectionId, existing.rule.id, { expectedRevision, enabled: true })
+              : await remove(boot.apiKey.key, connection.connectionId, existing.rule.id, { expectedRevision });
         expect(kinds).toEqual([`rule.${action}`]);
         expectError(res, status, code);
         expect(await writes(boot, connection.connectionId)).toEqual(before);
-        expect((await ctx.deps.pool.query('SELECT enabled FROM reconciliation_rules WHERE id = $1', [existing.rule.id])).rows).toEqual([{ enabled: false }]);
+        expect((await ctx.deps.pool.query('SELECT enabled FROM reconciliation_rules WHERE id = $1', [existing.rule.id])).rows).toEqual([
+          { enabled: false },
+        ]);
       });
     }
   }
@@ -350,14 +501,18 @@ describe('Rule `enabled` (02 state table)', () => {
     const boot = await bootstrapWorkspace(ctx);
     const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
     // The other mode's connection holds the same pair in the opposite state: it must not move.
-    const other = (await create(boot.apiKey.key, live.connectionId, { expectedRevision: live.revision, ...definition(), enabled: !to })).json();
+    const other = (
+      await create(boot.apiKey.key, live.connectionId, { expectedRevision: live.revision, ...definition(), enabled: !to })
+    ).json();
     let receipt: RuleReceipt;
     if (from === null) {
       const res = await create(boot.apiKey.key, sandbox.connectionId, { expectedRevision: sandbox.revision, ...definition(), ...sent });
       expect(res.statusCode, res.body).toBe(201);
       receipt = res.json();
     } else {
-      const rule = (await create(boot.apiKey.key, sandbox.connectionId, { expectedRevision: sandbox.revision, ...definition(), enabled: from })).json();
+      const rule = (
+        await create(boot.apiKey.key, sandbox.connectionId, { expectedRevision: sandbox.revision, ...definition(), enabled: from })
+      ).json();
       expect(rule.rule.enabled).toBe(from);
       const res = await update(boot.apiKey.key, sandbox.connectionId, rule.rule.id, { expectedRevision: rule.revision, ...sent });
       expect(res.statusCode, res.body).toBe(200);
@@ -369,7 +524,10 @@ describe('Rule `enabled` (02 state table)', () => {
     // Only this connection's analysis is told of the change.
     expect((await ruleChangeJobs(ctx, live.connectionId)).map((job) => job.action)).toEqual(['rule.create']);
     expect((await ruleChangeJobs(ctx, sandbox.connectionId)).at(-1)).toEqual({
-      connectionId: sandbox.connectionId, ruleId: receipt.rule.id, action: receipt.action, revision: receipt.revision,
+      connectionId: sandbox.connectionId,
+      ruleId: receipt.rule.id,
+      action: receipt.action,
+      revision: receipt.revision,
     });
   });
   // "A copied rule is always created disabled" is test/configurationCopy.test.ts's and test/connectionSetup.test.ts's.
@@ -400,13 +558,20 @@ describe('limits at their bounds (02 Limits)', () => {
     ];
     for (const [query, first, count, more] of pages) {
       const page = await list(query);
-      expect(page.rules.map((rule) => rule.id), query).toEqual(ids.slice(first, first + count));
+      expect(
+        page.rules.map((rule) => rule.id),
+        query,
+      ).toEqual(ids.slice(first, first + count));
       expect(page.nextCursor !== null, query).toBe(more);
     }
     const last = await list(`?limit=100&cursor=${(await list('?limit=100')).nextCursor}`);
     expect(last).toMatchObject({ rules: [{ id: ids[100] }], nextCursor: null });
     for (const limit of ['0', '101']) {
-      expectError(await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(connection.connectionId)}?limit=${limit}`), 400, 'invalid_rule_request');
+      expectError(
+        await callWithKey(ctx, boot.apiKey.key, 'GET', `${rulesUrl(connection.connectionId)}?limit=${limit}`),
+        400,
+        'invalid_rule_request',
+      );
     }
   });
 
@@ -432,16 +597,28 @@ describe('limits at their bounds (02 Limits)', () => {
     const { boot, connection } = await setup();
     const base = await created(boot, connection.connectionId, connection.revision, 1);
     const before = await writes(boot, connection.connectionId);
-    const onCreate = await create(boot.apiKey.key, connection.connectionId, { expectedRevision: base.revision, ...definition(2), ...fields });
+    const onCreate = await create(boot.apiKey.key, connection.connectionId, {
+      expectedRevision: base.revision,
+      ...definition(2),
+      ...fields,
+    });
     if (!accepted) {
       expectError(onCreate, 400, 'invalid_rule_request');
-      expectError(await update(boot.apiKey.key, connection.connectionId, base.rule.id, { expectedRevision: base.revision, ...fields }), 400, 'invalid_rule_request');
+      expectError(
+        await update(boot.apiKey.key, connection.connectionId, base.rule.id, { expectedRevision: base.revision, ...fields }),
+        400,
+        'invalid_rule_request',
+      );
       expect(await writes(boot, connection.connectionId)).toEqual(before);
       return;
     }
     expect(onCreate.statusCode, onCreate.body).toBe(201);
     expect(onCreate.json().rule).toMatchObject(fields);
-    const onUpdate = await update(boot.apiKey.key, connection.connectionId, base.rule.id, { expectedRevision: onCreate.json().revision, ...fields, expectedObjectType: 'parcel' });
+    const onUpdate = await update(boot.apiKey.key, connection.connectionId, base.rule.id, {
+      expectedRevision: onCreate.json().revision,
+      ...fields,
+      expectedObjectType: 'parcel',
+    });
     expect(onUpdate.statusCode, onUpdate.body).toBe(200);
     expect(onUpdate.json().rule).toMatchObject({ ...fields, expectedObjectType: 'parcel' });
   });
@@ -463,13 +640,33 @@ describe('limits at their bounds (02 Limits)', () => {
     if (accepted) {
       const res = await create(boot.apiKey.key, connection.connectionId, { expectedRevision: revision, ...definition(1) }, idempotencyKey);
       expect(res.statusCode, res.body).toBe(201);
-      expect((await create(boot.apiKey.key, connection.connectionId, { expectedRevision: revision, ...definition(1) }, idempotencyKey)).json()).toEqual({ ...res.json(), replayed: true });
+      expect(
+        (await create(boot.apiKey.key, connection.connectionId, { expectedRevision: revision, ...definition(1) }, idempotencyKey)).json(),
+      ).toEqual({ ...res.json(), replayed: true });
       return;
     }
     const before = await writes(boot, connection.connectionId);
-    expectError(await create(boot.apiKey.key, connection.connectionId, { expectedRevision: revision, ...definition(1) }, idempotencyKey), 400, 'idempotency_key_required');
-    expectError(await update(boot.apiKey.key, connection.connectionId, existing.rule.id, { expectedRevision: revision, enabled: true }, idempotencyKey), 400, 'idempotency_key_required');
-    expectError(await remove(boot.apiKey.key, connection.connectionId, existing.rule.id, { expectedRevision: revision }, idempotencyKey), 400, 'idempotency_key_required');
+    expectError(
+      await create(boot.apiKey.key, connection.connectionId, { expectedRevision: revision, ...definition(1) }, idempotencyKey),
+      400,
+      'idempotency_key_required',
+    );
+    expectError(
+      await update(
+        boot.apiKey.key,
+        connection.connectionId,
+        existing.rule.id,
+        { expectedRevision: revision, enabled: true },
+        idempotencyKey,
+      ),
+      400,
+      'idempotency_key_required',
+    );
+    expectError(
+      await remove(boot.apiKey.key, connection.connectionId, existing.rule.id, { expectedRevision: revision }, idempotencyKey),
+      400,
+      'idempotency_key_required',
+    );
     expect(await writes(boot, connection.connectionId)).toEqual(before);
   });
 });
@@ -477,9 +674,19 @@ describe('limits at their bounds (02 Limits)', () => {
 describe('`historical` on a rule receipt', () => {
   // What happens to the connection after the mutation, and how.
   const changes: [string, (boot: BootstrapResult, connection: ConnectionFixture, receipt: RuleReceipt) => Promise<unknown>][] = [
-    ['its revision moved', (boot, connection, receipt) => update(boot.apiKey.key, connection.connectionId, receipt.rule.id, { expectedRevision: receipt.revision, enabled: true })],
-    ['the connection was deleted', (_b, connection) => ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [connection.connectionId])],
-    ['its Integration was deleted', (_b, connection) => ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [connection.integrationId])],
+    [
+      'its revision moved',
+      (boot, connection, receipt) =>
+        update(boot.apiKey.key, connection.connectionId, receipt.rule.id, { expectedRevision: receipt.revision, enabled: true }),
+    ],
+    [
+      'the connection was deleted',
+      (_b, connection) => ctx.deps.pool.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [connection.connectionId]),
+    ],
+    [
+      'its Integration was deleted',
+      (_b, connection) => ctx.deps.pool.query('UPDATE integrations SET deleted_at = now() WHERE id = $1', [connection.integrationId]),
+    ],
   ];
 
   it.each(changes)('is true on the status read and the identical retry once %s', async (_label, change) => {
@@ -526,19 +733,28 @@ describe('authentication and workspace errors on every rule route (02 Rules erro
     ['no Authorization header', async () => null],
     ['a malformed key', async () => 'svc_api_short'],
     ['an unknown key', async () => `svc_api_${'A'.repeat(43)}`],
-    ['a revoked key', async (f) => {
-      await ctx.deps.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [f.sibling.apiKey.id]);
-      return f.sibling.apiKey.key;
-    }],
-    ['an expired key', async (f) => {
-      await ctx.deps.pool.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [f.sibling.apiKey.id]);
-      return f.sibling.apiKey.key;
-    }],
-    ['the key of an archived workspace', async () => {
-      const archived = await bootstrapWorkspace(ctx);
-      await ctx.deps.pool.query("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", [archived.workspace.id]);
-      return archived.apiKey.key;
-    }],
+    [
+      'a revoked key',
+      async (f) => {
+        await ctx.deps.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [f.sibling.apiKey.id]);
+        return f.sibling.apiKey.key;
+      },
+    ],
+    [
+      'an expired key',
+      async (f) => {
+        await ctx.deps.pool.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [f.sibling.apiKey.id]);
+        return f.sibling.apiKey.key;
+      },
+    ],
+    [
+      'the key of an archived workspace',
+      async () => {
+        const archived = await bootstrapWorkspace(ctx);
+        await ctx.deps.pool.query("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", [archived.workspace.id]);
+        return archived.apiKey.key;
+      },
+    ],
   ];
 
   it.each(unauthenticated)('401 unauthenticated for %s, writing nothing', async (_label, keyFor) => {
@@ -560,7 +776,10 @@ describe('authentication and workspace errors on every rule route (02 Rules erro
       return f.sibling.apiKey.key;
     };
     const before = await writes(f.boot, f.connection.connectionId);
-    for (const [scopes, refused] of [['integrations:read', (label: string) => !readRoutes.has(label)], ['contracts:read,incidents:read', () => true]] as const) {
+    for (const [scopes, refused] of [
+      ['integrations:read', (label: string) => !readRoutes.has(label)],
+      ['contracts:read,incidents:read', () => true],
+    ] as const) {
       const key = await scoped(scopes);
       for (const [label, route] of routes) {
         const res = await route(key, f.connection.connectionId, f.receipt.rule.id, f.receipt.operationId);
@@ -578,9 +797,10 @@ describe('authentication and workspace errors on every rule route (02 Rules erro
     const legacyBody = { expectedRevision: staging.revision, ...definition() };
     const operations = () => countRows(ctx, 'operations', 'workspace_id = $1', [legacy.workspace.id]);
     for (const [label, route] of routes) {
-      const res = label === 'create'
-        ? await create(legacy.apiKey.key, staging.connectionId, legacyBody)
-        : await route(legacy.apiKey.key, staging.connectionId, newId('rule_'), newId('ruleop_'));
+      const res =
+        label === 'create'
+          ? await create(legacy.apiKey.key, staging.connectionId, legacyBody)
+          : await route(legacy.apiKey.key, staging.connectionId, newId('rule_'), newId('ruleop_'));
       expect(res.statusCode, `${label}: ${res.body}`).toBe(409);
       expect(res.json(), label).toEqual({ error: 'workspace_modes_unavailable' });
     }

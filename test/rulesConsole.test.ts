@@ -7,7 +7,15 @@ import { newId } from '../shared/ids.js';
 import { insertConnection, readConnectionRow, type ConnectionFixture } from './helpers/connections.js';
 import { addWorkspaceMember, createConsoleUser, REFUSED_CONSOLE_CALLERS, type ConsoleUser } from './helpers/consoleUsers.js';
 import {
-  bootstrapWorkspace, callWithKey, callWithSession, countRows, createTestContext, expectError, newIdempotencyKey, type CallOptions, type TestContext,
+  bootstrapWorkspace,
+  callWithKey,
+  callWithSession,
+  countRows,
+  createTestContext,
+  expectError,
+  newIdempotencyKey,
+  type CallOptions,
+  type TestContext,
 } from './helpers/context.js';
 import { insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
 import { ruleChangeJobs, type RuleReceipt } from './helpers/rules.js';
@@ -17,9 +25,15 @@ import { ruleChangeJobs, type RuleReceipt } from './helpers/rules.js';
 // user, archived and legacy workspaces, the authority re-check and the deprecated writer.
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
-afterEach(() => { ctx.hooks.beforeAuthorityRecheck = undefined; });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
+afterEach(() => {
+  ctx.hooks.beforeAuthorityRecheck = undefined;
+});
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -28,7 +42,8 @@ const outcomeUrl = (slug: string, connectionId: string, ruleId: string) => `${ou
 const operationUrl = (slug: string, operationId: string) => `/workspaces/${slug}/rule-operations/${operationId}`;
 const definition = (n = 0) => ({ sourceEventType: `order.paid.${n}`, expectedObjectType: 'shipment', maxDelayMs: 60_000 });
 
-const call = (token: string | null, method: Method, url: string, options: CallOptions = {}) => callWithSession(ctx, token, method, url, options);
+const call = (token: string | null, method: Method, url: string, options: CallOptions = {}) =>
+  callWithSession(ctx, token, method, url, options);
 const keyed = (token: string, method: Method, url: string, body: unknown, idempotencyKey: string = newIdempotencyKey()) =>
   call(token, method, url, { body, idempotencyKey });
 
@@ -58,7 +73,12 @@ async function writes(f: Fixture) {
 }
 
 /** Creates a rule through the console as `token` and returns the 201 body. */
-async function createdBy(f: Fixture, token: string, expectedRevision: string, n = 0): Promise<{ expectedOutcome: RuleReceipt['rule']; operation: RuleReceipt }> {
+async function createdBy(
+  f: Fixture,
+  token: string,
+  expectedRevision: string,
+  n = 0,
+): Promise<{ expectedOutcome: RuleReceipt['rule']; operation: RuleReceipt }> {
   const res = await keyed(token, 'POST', outcomesUrl(f.slug, f.connection.connectionId), { expectedRevision, ...definition(n) });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
@@ -70,31 +90,54 @@ describe('the expected-outcomes read', () => {
     let revision = f.connection.revision;
     for (let n = 0; n < 3; n++) {
       const res = await callWithKey(ctx, f.boot.apiKey.key, 'POST', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`, {
-        body: { expectedRevision: revision, ...definition(n) }, idempotencyKey: newIdempotencyKey(),
+        body: { expectedRevision: revision, ...definition(n) },
+        idempotencyKey: newIdempotencyKey(),
       });
       revision = res.json().revision;
     }
-    const api = (await callWithKey(ctx, f.boot.apiKey.key, 'GET', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`)).json();
+    const api = (
+      await callWithKey(ctx, f.boot.apiKey.key, 'GET', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`)
+    ).json();
 
     for (const token of [f.boot.sessionToken, f.admin.sessionToken]) {
       const res = await call(token, 'GET', outcomesUrl(f.slug, f.connection.connectionId));
       expect(res.statusCode, res.body).toBe(200);
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.json()).toEqual({
-        connectionId: f.connection.connectionId, workspaceIntegrationId: f.connection.integrationId, integrationName: 'Orders sync',
-        mode: 'sandbox', environment: { id: f.connection.environmentId, category: 'sandbox', mode: 'sandbox' }, revision,
-        managementPermission: true, expectedOutcomes: api.rules, nextCursor: null,
+        connectionId: f.connection.connectionId,
+        workspaceIntegrationId: f.connection.integrationId,
+        integrationName: 'Orders sync',
+        mode: 'sandbox',
+        environment: { id: f.connection.environmentId, category: 'sandbox', mode: 'sandbox' },
+        revision,
+        managementPermission: true,
+        expectedOutcomes: api.rules,
+        nextCursor: null,
       });
     }
 
     const first = (await call(f.admin.sessionToken, 'GET', `${outcomesUrl(f.slug, f.connection.connectionId)}?limit=2`)).json();
     expect(first.expectedOutcomes).toEqual(api.rules.slice(0, 2));
-    const second = (await call(f.admin.sessionToken, 'GET', `${outcomesUrl(f.slug, f.connection.connectionId)}?limit=2&cursor=${first.nextCursor}`)).json();
+    const second = (
+      await call(f.admin.sessionToken, 'GET', `${outcomesUrl(f.slug, f.connection.connectionId)}?limit=2&cursor=${first.nextCursor}`)
+    ).json();
     expect(second).toMatchObject({ expectedOutcomes: api.rules.slice(2), nextCursor: null });
     for (const query of ['limit=0', 'limit=101', 'view=all']) {
-      expectError(await call(f.admin.sessionToken, 'GET', `${outcomesUrl(f.slug, f.connection.connectionId)}?${query}`), 400, 'invalid_rule_request');
+      expectError(
+        await call(f.admin.sessionToken, 'GET', `${outcomesUrl(f.slug, f.connection.connectionId)}?${query}`),
+        400,
+        'invalid_rule_request',
+      );
     }
-    expectError(await call(f.admin.sessionToken, 'GET', `${outcomesUrl(f.slug, f.connection.connectionId)}?cursor=${first.nextCursor.slice(0, -2)}xx`), 400, 'invalid_rule_cursor');
+    expectError(
+      await call(
+        f.admin.sessionToken,
+        'GET',
+        `${outcomesUrl(f.slug, f.connection.connectionId)}?cursor=${first.nextCursor.slice(0, -2)}xx`,
+      ),
+      400,
+      'invalid_rule_cursor',
+    );
   });
 
   it('keeps a legacy environment record readable with its actual mode and management disabled; its mutations are refused', async () => {
@@ -104,11 +147,20 @@ describe('the expected-outcomes read', () => {
     const res = await call(legacy.sessionToken, 'GET', outcomesUrl(legacy.workspace.slug, staging.connectionId));
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({
-      connectionId: staging.connectionId, workspaceIntegrationId: integrationId, integrationName: 'Legacy feed', mode: 'sandbox',
-      environment: { id: staging.environmentId, category: 'staging', mode: 'sandbox' }, revision: staging.revision,
-      managementPermission: false, expectedOutcomes: [], nextCursor: null,
+      connectionId: staging.connectionId,
+      workspaceIntegrationId: integrationId,
+      integrationName: 'Legacy feed',
+      mode: 'sandbox',
+      environment: { id: staging.environmentId, category: 'staging', mode: 'sandbox' },
+      revision: staging.revision,
+      managementPermission: false,
+      expectedOutcomes: [],
+      nextCursor: null,
     });
-    const post = await keyed(legacy.sessionToken, 'POST', outcomesUrl(legacy.workspace.slug, staging.connectionId), { expectedRevision: staging.revision, ...definition() });
+    const post = await keyed(legacy.sessionToken, 'POST', outcomesUrl(legacy.workspace.slug, staging.connectionId), {
+      expectedRevision: staging.revision,
+      ...definition(),
+    });
     expectError(post, 409, 'workspace_modes_unavailable');
     expect(await countRows(ctx, 'reconciliation_rules', 'connection_id = $1', [staging.connectionId])).toBe(0);
   });
@@ -152,13 +204,16 @@ describe('roles (02 Authentication 4)', () => {
     const f = await setup();
     const body = { expectedRevision: f.connection.revision, ...definition() };
     const crossSite = await call(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), {
-      body, idempotencyKey: newIdempotencyKey(), headers: { origin: 'https://evil.example' },
+      body,
+      idempotencyKey: newIdempotencyKey(),
+      headers: { origin: 'https://evil.example' },
     });
     expectError(crossSite, 403, 'forbidden');
     expect(await countRows(ctx, 'reconciliation_rules', 'connection_id = $1', [f.connection.connectionId])).toBe(0);
     const { rows } = await ctx.deps.pool.query<{ id: string }>('SELECT id FROM sessions WHERE user_id = $1', [f.admin.userId]);
     const withToken = await call(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), {
-      body, idempotencyKey: newIdempotencyKey(),
+      body,
+      idempotencyKey: newIdempotencyKey(),
       headers: { origin: 'https://evil.example', 'x-csrf-token': csrfTokenFor(rows[0].id, ctx.deps.config.secretEncryptionKey) },
     });
     expect(withToken.statusCode, withToken.body).toBe(201);
@@ -176,14 +231,26 @@ describe('mutations', () => {
     const created = res.json();
     expect(created.expectedOutcome).toMatchObject({ ...definition(), enabled: false, lastEvaluatedAt: null });
     expect(created.operation).toMatchObject({
-      connectionId: f.connection.connectionId, workspaceIntegrationId: f.connection.integrationId, mode: 'sandbox', action: 'rule.create',
-      status: 'completed', expectedRevision: f.connection.revision, rule: created.expectedOutcome, replayed: false, historical: false,
+      connectionId: f.connection.connectionId,
+      workspaceIntegrationId: f.connection.integrationId,
+      mode: 'sandbox',
+      action: 'rule.create',
+      status: 'completed',
+      expectedRevision: f.connection.revision,
+      rule: created.expectedOutcome,
+      replayed: false,
+      historical: false,
     });
     expect(created.operation.operationId).toMatch(/^ruleop_/);
     // The operation and its audit row name the user, not a key.
     const { rows } = await ctx.deps.pool.query('SELECT api_key_id, user_id FROM operations WHERE id = $1', [created.operation.operationId]);
     expect(rows).toEqual([{ api_key_id: null, user_id: f.admin.userId }]);
-    expect(await countRows(ctx, 'audit_events', "workspace_id = $1 AND action = 'rule.create' AND actor_type = 'user' AND actor_id = $2", [f.boot.workspace.id, f.admin.userId])).toBe(1);
+    expect(
+      await countRows(ctx, 'audit_events', "workspace_id = $1 AND action = 'rule.create' AND actor_type = 'user' AND actor_id = $2", [
+        f.boot.workspace.id,
+        f.admin.userId,
+      ]),
+    ).toBe(1);
 
     const before = await writes(f);
     const retry = await keyed(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), body, key);
@@ -192,14 +259,26 @@ describe('mutations', () => {
     expect(await writes(f)).toEqual(before);
 
     const ruleId = created.expectedOutcome.id as string;
-    const updated = await keyed(f.boot.sessionToken, 'PATCH', outcomeUrl(f.slug, f.connection.connectionId, ruleId), { expectedRevision: created.operation.revision, enabled: true });
+    const updated = await keyed(f.boot.sessionToken, 'PATCH', outcomeUrl(f.slug, f.connection.connectionId, ruleId), {
+      expectedRevision: created.operation.revision,
+      enabled: true,
+    });
     expect(updated.statusCode, updated.body).toBe(200);
-    expect(updated.json()).toMatchObject({ expectedOutcome: { id: ruleId, enabled: true }, operation: { action: 'rule.update', expectedRevision: created.operation.revision } });
-    const removed = await keyed(f.boot.sessionToken, 'DELETE', outcomeUrl(f.slug, f.connection.connectionId, ruleId), { expectedRevision: updated.json().operation.revision });
+    expect(updated.json()).toMatchObject({
+      expectedOutcome: { id: ruleId, enabled: true },
+      operation: { action: 'rule.update', expectedRevision: created.operation.revision },
+    });
+    const removed = await keyed(f.boot.sessionToken, 'DELETE', outcomeUrl(f.slug, f.connection.connectionId, ruleId), {
+      expectedRevision: updated.json().operation.revision,
+    });
     expect(removed.statusCode, removed.body).toBe(200);
-    expect(removed.json()).toMatchObject({ expectedOutcome: updated.json().expectedOutcome, operation: { action: 'rule.delete', rule: updated.json().expectedOutcome } });
+    expect(removed.json()).toMatchObject({
+      expectedOutcome: updated.json().expectedOutcome,
+      operation: { action: 'rule.delete', rule: updated.json().expectedOutcome },
+    });
     expect((await call(f.admin.sessionToken, 'GET', outcomesUrl(f.slug, f.connection.connectionId))).json()).toMatchObject({
-      revision: removed.json().operation.revision, expectedOutcomes: [],
+      revision: removed.json().operation.revision,
+      expectedOutcomes: [],
     });
   });
 
@@ -228,15 +307,37 @@ describe('mutations', () => {
     const created = await createdBy(f, f.admin.sessionToken, f.connection.revision);
     const url = outcomesUrl(f.slug, f.connection.connectionId);
     const before = await writes(f);
-    expectError(await keyed(f.admin.sessionToken, 'POST', url, { expectedRevision: f.connection.revision, ...definition(1) }), 409, 'connection_configuration_changed');
-    expectError(await keyed(f.admin.sessionToken, 'POST', url, { expectedRevision: created.operation.revision, ...definition() }), 409, 'expected_outcome_already_exists');
-    expectError(await keyed(f.admin.sessionToken, 'PATCH', outcomeUrl(f.slug, f.connection.connectionId, newId('rule_')), { expectedRevision: created.operation.revision, enabled: true }), 404, 'expected_outcome_not_found');
+    expectError(
+      await keyed(f.admin.sessionToken, 'POST', url, { expectedRevision: f.connection.revision, ...definition(1) }),
+      409,
+      'connection_configuration_changed',
+    );
+    expectError(
+      await keyed(f.admin.sessionToken, 'POST', url, { expectedRevision: created.operation.revision, ...definition() }),
+      409,
+      'expected_outcome_already_exists',
+    );
+    expectError(
+      await keyed(f.admin.sessionToken, 'PATCH', outcomeUrl(f.slug, f.connection.connectionId, newId('rule_')), {
+        expectedRevision: created.operation.revision,
+        enabled: true,
+      }),
+      404,
+      'expected_outcome_not_found',
+    );
     // An Idempotency-Key is scoped to the workspace: the API key cannot reuse the user's, nor another user.
     const key = newIdempotencyKey();
     const body = { expectedRevision: created.operation.revision, ...definition(2) };
     expect((await keyed(f.admin.sessionToken, 'POST', url, body, key)).statusCode).toBe(201);
     const afterSecond = await writes(f);
-    expectError(await callWithKey(ctx, f.boot.apiKey.key, 'POST', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`, { body, idempotencyKey: key }), 409, 'idempotency_conflict');
+    expectError(
+      await callWithKey(ctx, f.boot.apiKey.key, 'POST', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`, {
+        body,
+        idempotencyKey: key,
+      }),
+      409,
+      'idempotency_conflict',
+    );
     expectError(await keyed(f.boot.sessionToken, 'POST', url, body, key), 409, 'idempotency_conflict');
     expect(await writes(f)).toEqual(afterSecond);
     expect(afterSecond.rules).toBe(before.rules + 1);
@@ -247,14 +348,21 @@ describe('mutations', () => {
     let revision = f.connection.revision;
     for (let n = 0; n < RULE_MUTATIONS_PER_MINUTE; n++) {
       const body = { expectedRevision: revision, ...definition(n) };
-      const res = n % 2 === 0
-        ? await keyed(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), body)
-        : await callWithKey(ctx, f.boot.apiKey.key, 'POST', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`, { body, idempotencyKey: newIdempotencyKey() });
+      const res =
+        n % 2 === 0
+          ? await keyed(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), body)
+          : await callWithKey(ctx, f.boot.apiKey.key, 'POST', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`, {
+              body,
+              idempotencyKey: newIdempotencyKey(),
+            });
       expect(res.statusCode, res.body).toBe(201);
       revision = n % 2 === 0 ? res.json().operation.revision : res.json().revision;
     }
     const before = await writes(f);
-    const limited = await keyed(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), { expectedRevision: revision, ...definition(1_000) });
+    const limited = await keyed(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), {
+      expectedRevision: revision,
+      ...definition(1_000),
+    });
     expectError(limited, 429, 'rate_limited');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(await writes(f)).toEqual(before);
@@ -278,7 +386,8 @@ describe('receipts belong to the user who performed the operation', () => {
     expectError(await callWithKey(ctx, f.boot.apiKey.key, 'GET', `/v1/rule-operations/${operationId}`), 404, 'operation_not_found');
 
     const byKey = await callWithKey(ctx, f.boot.apiKey.key, 'POST', `/v1/connections/${f.connection.connectionId}/reconciliation-rules`, {
-      body: { expectedRevision: created.operation.revision, ...definition(1) }, idempotencyKey: newIdempotencyKey(),
+      body: { expectedRevision: created.operation.revision, ...definition(1) },
+      idempotencyKey: newIdempotencyKey(),
     });
     expect(byKey.statusCode).toBe(201);
     expectError(await call(f.boot.sessionToken, 'GET', operationUrl(f.slug, byKey.json().operationId)), 404, 'operation_not_found');
@@ -326,11 +435,44 @@ describe('an archived workspace', () => {
 describe('the authority re-check inside the transaction', () => {
   // Each change commits on another connection while the mutation's transaction is open.
   const cases: [string, (f: Fixture) => Promise<unknown>, number, string][] = [
-    ['the user demoted to viewer', (f) => ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [f.boot.workspace.id, f.admin.userId]), 403, 'forbidden'],
-    ['the user removed from the workspace', (f) => ctx.deps.pool.query('DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [f.boot.workspace.id, f.admin.userId]), 403, 'forbidden'],
-    ['the session signed out', (f) => ctx.deps.pool.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1', [f.admin.userId]), 401, 'unauthenticated'],
-    ['the workspace archived', (f) => ctx.deps.pool.query("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", [f.boot.workspace.id]), 409, 'workspace_unavailable'],
-    ['the authorization epoch moved', (f) => ctx.deps.pool.query('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', [f.boot.workspace.id]), 409, 'connection_configuration_changed'],
+    [
+      'the user demoted to viewer',
+      (f) =>
+        ctx.deps.pool.query("UPDATE workspace_members SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2", [
+          f.boot.workspace.id,
+          f.admin.userId,
+        ]),
+      403,
+      'forbidden',
+    ],
+    [
+      'the user removed from the workspace',
+      (f) =>
+        ctx.deps.pool.query('DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [
+          f.boot.workspace.id,
+          f.admin.userId,
+        ]),
+      403,
+      'forbidden',
+    ],
+    [
+      'the session signed out',
+      (f) => ctx.deps.pool.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1', [f.admin.userId]),
+      401,
+      'unauthenticated',
+    ],
+    [
+      'the workspace archived',
+      (f) => ctx.deps.pool.query("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1", [f.boot.workspace.id]),
+      409,
+      'workspace_unavailable',
+    ],
+    [
+      'the authorization epoch moved',
+      (f) => ctx.deps.pool.query('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1', [f.boot.workspace.id]),
+      409,
+      'connection_configuration_changed',
+    ],
   ];
 
   for (const [label, change, status, code] of cases) {
@@ -342,7 +484,10 @@ describe('the authority re-check inside the transaction', () => {
         kinds.push(kind);
         await change(f);
       };
-      const res = await keyed(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), { expectedRevision: f.connection.revision, ...definition() });
+      const res = await keyed(f.admin.sessionToken, 'POST', outcomesUrl(f.slug, f.connection.connectionId), {
+        expectedRevision: f.connection.revision,
+        ...definition(),
+      });
       expect(kinds).toEqual(['rule.create']);
       expectError(res, status, code);
       expect(await writes(f)).toEqual(before);
@@ -363,7 +508,11 @@ describe('the deprecated POST /integrations/{connectionId}/reconciliation-rules'
         expect(res.headers.deprecation).toBe('true');
       }
     }
-    const bare = await ctx.app.inject({ method: 'POST', url: deprecatedUrl(f.connection.connectionId), headers: { cookie: `session=${f.boot.sessionToken}`, origin: ctx.deps.config.consoleOrigin } });
+    const bare = await ctx.app.inject({
+      method: 'POST',
+      url: deprecatedUrl(f.connection.connectionId),
+      headers: { cookie: `session=${f.boot.sessionToken}`, origin: ctx.deps.config.consoleOrigin },
+    });
     expectError(bare, 409, 'canonical_lifecycle_required');
     expect(await writes(f)).toEqual(before);
   });
@@ -374,14 +523,48 @@ describe('the deprecated POST /integrations/{connectionId}/reconciliation-rules'
     await addWorkspaceMember(ctx, f.boot.workspace.id, viewer.userId, 'viewer');
     const stranger = await bootstrapWorkspace(ctx);
     const cases: [string, () => Promise<LightMyRequestResponse>, number, string][] = [
-      ['a viewer', () => call(viewer.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), { body: {} }), 404, 'connection_not_found'],
-      ['another workspace’s owner', () => call(stranger.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), { body: {} }), 404, 'connection_not_found'],
+      [
+        'a viewer',
+        () => call(viewer.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), { body: {} }),
+        404,
+        'connection_not_found',
+      ],
+      [
+        'another workspace’s owner',
+        () => call(stranger.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), { body: {} }),
+        404,
+        'connection_not_found',
+      ],
       ['an unknown id', () => call(f.boot.sessionToken, 'POST', deprecatedUrl(newId('int_')), { body: {} }), 404, 'connection_not_found'],
-      ['a wint_ id', () => call(f.boot.sessionToken, 'POST', deprecatedUrl(f.connection.integrationId), { body: {} }), 404, 'connection_not_found'],
+      [
+        'a wint_ id',
+        () => call(f.boot.sessionToken, 'POST', deprecatedUrl(f.connection.integrationId), { body: {} }),
+        404,
+        'connection_not_found',
+      ],
       ['no session', () => call(null, 'POST', deprecatedUrl(f.connection.connectionId), { body: {} }), 401, 'unauthenticated'],
-      ['an API key', () => callWithKey(ctx, f.boot.apiKey.key, 'POST', deprecatedUrl(f.connection.connectionId), { body: {} }), 401, 'unauthenticated'],
-      ['a cross-site origin', () => call(f.boot.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), { body: {}, headers: { origin: 'https://evil.example' } }), 403, 'forbidden'],
-      ['a non-object body', () => call(f.boot.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), { body: ['x'] }), 400, 'invalid_rule_request'],
+      [
+        'an API key',
+        () => callWithKey(ctx, f.boot.apiKey.key, 'POST', deprecatedUrl(f.connection.connectionId), { body: {} }),
+        401,
+        'unauthenticated',
+      ],
+      [
+        'a cross-site origin',
+        () =>
+          call(f.boot.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), {
+            body: {},
+            headers: { origin: 'https://evil.example' },
+          }),
+        403,
+        'forbidden',
+      ],
+      [
+        'a non-object body',
+        () => call(f.boot.sessionToken, 'POST', deprecatedUrl(f.connection.connectionId), { body: ['x'] }),
+        400,
+        'invalid_rule_request',
+      ],
     ];
     for (const [label, run, status, code] of cases) {
       const res = await run();
@@ -396,8 +579,19 @@ describe('the deprecated POST /integrations/{connectionId}/reconciliation-rules'
 describe('Cache-Control: no-store on the errors of every 02 route', () => {
   const fingerprint = `sha256:${'0'.repeat(64)}`;
   /** A request to one route: its caller (API key or session), method, path and, for writes, body and Idempotency-Key. */
-  interface RouteRequest { by: 'key' | 'session'; method: Method; url: string; body?: unknown; keyed?: boolean }
-  interface Ids { slug: string; connectionId: string; sourceConnectionId: string; integrationId: string }
+  interface RouteRequest {
+    by: 'key' | 'session';
+    method: Method;
+    url: string;
+    body?: unknown;
+    keyed?: boolean;
+  }
+  interface Ids {
+    slug: string;
+    connectionId: string;
+    sourceConnectionId: string;
+    integrationId: string;
+  }
   const setupBody = (ids: Ids) => ({ destinationMode: 'live', sourceConnectionId: ids.sourceConnectionId, ruleIds: [newId('rule_')] });
   const copyBody = (ids: Ids) => ({ sourceConnectionId: ids.sourceConnectionId, ruleIds: [newId('rule_')] });
   const ruleBody = { expectedRevision: '1', ...definition(5) };
@@ -409,54 +603,264 @@ describe('Cache-Control: no-store on the errors of every 02 route', () => {
   // Every route of 02, with ids its caller cannot see (another workspace's connection and
   // Integration, unknown rule and operation ids), and the route's code for an unknown query parameter.
   const routes: [string, (ids: Ids) => RouteRequest, notFound: string, invalid: string][] = [
-    ['GET /v1 rules', (ids) => ({ by: 'key', method: 'GET', url: `/v1/connections/${ids.connectionId}/reconciliation-rules` }), 'connection_not_found', RULE],
-    ['GET /v1 rule', (ids) => ({ by: 'key', method: 'GET', url: `/v1/connections/${ids.sourceConnectionId}/reconciliation-rules/${newId('rule_')}` }), 'expected_outcome_not_found', RULE],
-    ['POST /v1 rule', (ids) => ({ by: 'key', method: 'POST', url: `/v1/connections/${ids.connectionId}/reconciliation-rules`, body: ruleBody, keyed: true }), 'connection_not_found', RULE],
-    ['PATCH /v1 rule', (ids) => ({ by: 'key', method: 'PATCH', url: `/v1/connections/${ids.sourceConnectionId}/reconciliation-rules/${newId('rule_')}`, body: { expectedRevision: '1', enabled: true }, keyed: true }), 'expected_outcome_not_found', RULE],
-    ['DELETE /v1 rule', (ids) => ({ by: 'key', method: 'DELETE', url: `/v1/connections/${ids.connectionId}/reconciliation-rules/${newId('rule_')}`, body: { expectedRevision: '1' }, keyed: true }), 'connection_not_found', RULE],
-    ['GET /v1/rule-operations', () => ({ by: 'key', method: 'GET', url: `/v1/rule-operations/${newId('ruleop_')}` }), 'operation_not_found', RULE],
-    ['POST /v1 setup preview', (ids) => ({ by: 'key', method: 'POST', url: `/v1/integrations/${ids.integrationId}/connections/preview`, body: setupBody(ids) }), 'integration_not_found', SETUP],
-    ['POST /v1 setup apply', () => ({ by: 'key', method: 'POST', url: `/v1/connection-setup/${newId('consetup_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', SETUP],
-    ['GET /v1 setup', () => ({ by: 'key', method: 'GET', url: `/v1/connection-setup/${newId('consetup_')}` }), 'operation_not_found', SETUP],
-    ['POST /v1 copy preview', (ids) => ({ by: 'key', method: 'POST', url: `/v1/connections/${ids.connectionId}/configuration-copy/preview`, body: copyBody(ids) }), 'connection_not_found', COPY],
-    ['POST /v1 copy apply', () => ({ by: 'key', method: 'POST', url: `/v1/configuration-operations/${newId('concopy_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', COPY],
-    ['GET /v1 copy', () => ({ by: 'key', method: 'GET', url: `/v1/configuration-operations/${newId('concopy_')}` }), 'operation_not_found', COPY],
-    ['POST /v1 compensation preview', () => ({ by: 'key', method: 'POST', url: `/v1/configuration-operations/${newId('concopy_')}/compensation-preview`, body: {} }), 'operation_not_found', COPY],
-    ['GET console expected outcomes', (ids) => ({ by: 'session', method: 'GET', url: outcomesUrl(ids.slug, ids.connectionId) }), 'connection_not_found', RULE],
-    ['POST console expected outcome', (ids) => ({ by: 'session', method: 'POST', url: outcomesUrl(ids.slug, ids.connectionId), body: ruleBody, keyed: true }), 'connection_not_found', RULE],
-    ['PATCH console expected outcome', (ids) => ({ by: 'session', method: 'PATCH', url: outcomeUrl(ids.slug, ids.sourceConnectionId, newId('rule_')), body: { expectedRevision: '1', enabled: true }, keyed: true }), 'expected_outcome_not_found', RULE],
-    ['DELETE console expected outcome', (ids) => ({ by: 'session', method: 'DELETE', url: outcomeUrl(ids.slug, ids.connectionId, newId('rule_')), body: { expectedRevision: '1' }, keyed: true }), 'connection_not_found', RULE],
-    ['GET console rule-operations', (ids) => ({ by: 'session', method: 'GET', url: operationUrl(ids.slug, newId('ruleop_')) }), 'operation_not_found', RULE],
-    ['POST console setup preview', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/integrations/${ids.integrationId}/connections/preview`, body: setupBody(ids) }), 'integration_not_found', SETUP],
-    ['POST console setup apply', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/connection-setup/${newId('consetup_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', SETUP],
-    ['GET console setup', (ids) => ({ by: 'session', method: 'GET', url: `/workspaces/${ids.slug}/connection-setup/${newId('consetup_')}` }), 'operation_not_found', SETUP],
-    ['POST console copy preview', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/connections/${ids.connectionId}/configuration-copy/preview`, body: copyBody(ids) }), 'connection_not_found', COPY],
-    ['POST console copy apply', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}/apply`, body: { approvalFingerprint: fingerprint }, keyed: true }), 'operation_not_found', COPY],
-    ['GET console copy', (ids) => ({ by: 'session', method: 'GET', url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}` }), 'operation_not_found', COPY],
-    ['POST console compensation preview', (ids) => ({ by: 'session', method: 'POST', url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}/compensation-preview`, body: {} }), 'operation_not_found', COPY],
-    ['POST deprecated reconciliation-rules', (ids) => ({ by: 'session', method: 'POST', url: `/integrations/${ids.connectionId}/reconciliation-rules`, body: {} }), 'connection_not_found', RULE],
+    [
+      'GET /v1 rules',
+      (ids) => ({ by: 'key', method: 'GET', url: `/v1/connections/${ids.connectionId}/reconciliation-rules` }),
+      'connection_not_found',
+      RULE,
+    ],
+    [
+      'GET /v1 rule',
+      (ids) => ({ by: 'key', method: 'GET', url: `/v1/connections/${ids.sourceConnectionId}/reconciliation-rules/${newId('rule_')}` }),
+      'expected_outcome_not_found',
+      RULE,
+    ],
+    [
+      'POST /v1 rule',
+      (ids) => ({
+        by: 'key',
+        method: 'POST',
+        url: `/v1/connections/${ids.connectionId}/reconciliation-rules`,
+        body: ruleBody,
+        keyed: true,
+      }),
+      'connection_not_found',
+      RULE,
+    ],
+    [
+      'PATCH /v1 rule',
+      (ids) => ({
+        by: 'key',
+        method: 'PATCH',
+        url: `/v1/connections/${ids.sourceConnectionId}/reconciliation-rules/${newId('rule_')}`,
+        body: { expectedRevision: '1', enabled: true },
+        keyed: true,
+      }),
+      'expected_outcome_not_found',
+      RULE,
+    ],
+    [
+      'DELETE /v1 rule',
+      (ids) => ({
+        by: 'key',
+        method: 'DELETE',
+        url: `/v1/connections/${ids.connectionId}/reconciliation-rules/${newId('rule_')}`,
+        body: { expectedRevision: '1' },
+        keyed: true,
+      }),
+      'connection_not_found',
+      RULE,
+    ],
+    [
+      'GET /v1/rule-operations',
+      () => ({ by: 'key', method: 'GET', url: `/v1/rule-operations/${newId('ruleop_')}` }),
+      'operation_not_found',
+      RULE,
+    ],
+    [
+      'POST /v1 setup preview',
+      (ids) => ({ by: 'key', method: 'POST', url: `/v1/integrations/${ids.integrationId}/connections/preview`, body: setupBody(ids) }),
+      'integration_not_found',
+      SETUP,
+    ],
+    [
+      'POST /v1 setup apply',
+      () => ({
+        by: 'key',
+        method: 'POST',
+        url: `/v1/connection-setup/${newId('consetup_')}/apply`,
+        body: { approvalFingerprint: fingerprint },
+        keyed: true,
+      }),
+      'operation_not_found',
+      SETUP,
+    ],
+    [
+      'GET /v1 setup',
+      () => ({ by: 'key', method: 'GET', url: `/v1/connection-setup/${newId('consetup_')}` }),
+      'operation_not_found',
+      SETUP,
+    ],
+    [
+      'POST /v1 copy preview',
+      (ids) => ({ by: 'key', method: 'POST', url: `/v1/connections/${ids.connectionId}/configuration-copy/preview`, body: copyBody(ids) }),
+      'connection_not_found',
+      COPY,
+    ],
+    [
+      'POST /v1 copy apply',
+      () => ({
+        by: 'key',
+        method: 'POST',
+        url: `/v1/configuration-operations/${newId('concopy_')}/apply`,
+        body: { approvalFingerprint: fingerprint },
+        keyed: true,
+      }),
+      'operation_not_found',
+      COPY,
+    ],
+    [
+      'GET /v1 copy',
+      () => ({ by: 'key', method: 'GET', url: `/v1/configuration-operations/${newId('concopy_')}` }),
+      'operation_not_found',
+      COPY,
+    ],
+    [
+      'POST /v1 compensation preview',
+      () => ({ by: 'key', method: 'POST', url: `/v1/configuration-operations/${newId('concopy_')}/compensation-preview`, body: {} }),
+      'operation_not_found',
+      COPY,
+    ],
+    [
+      'GET console expected outcomes',
+      (ids) => ({ by: 'session', method: 'GET', url: outcomesUrl(ids.slug, ids.connectionId) }),
+      'connection_not_found',
+      RULE,
+    ],
+    [
+      'POST console expected outcome',
+      (ids) => ({ by: 'session', method: 'POST', url: outcomesUrl(ids.slug, ids.connectionId), body: ruleBody, keyed: true }),
+      'connection_not_found',
+      RULE,
+    ],
+    [
+      'PATCH console expected outcome',
+      (ids) => ({
+        by: 'session',
+        method: 'PATCH',
+        url: outcomeUrl(ids.slug, ids.sourceConnectionId, newId('rule_')),
+        body: { expectedRevision: '1', enabled: true },
+        keyed: true,
+      }),
+      'expected_outcome_not_found',
+      RULE,
+    ],
+    [
+      'DELETE console expected outcome',
+      (ids) => ({
+        by: 'session',
+        method: 'DELETE',
+        url: outcomeUrl(ids.slug, ids.connectionId, newId('rule_')),
+        body: { expectedRevision: '1' },
+        keyed: true,
+      }),
+      'connection_not_found',
+      RULE,
+    ],
+    [
+      'GET console rule-operations',
+      (ids) => ({ by: 'session', method: 'GET', url: operationUrl(ids.slug, newId('ruleop_')) }),
+      'operation_not_found',
+      RULE,
+    ],
+    [
+      'POST console setup preview',
+      (ids) => ({
+        by: 'session',
+        method: 'POST',
+        url: `/workspaces/${ids.slug}/integrations/${ids.integrationId}/connections/preview`,
+        body: setupBody(ids),
+      }),
+      'integration_not_found',
+      SETUP,
+    ],
+    [
+      'POST console setup apply',
+      (ids) => ({
+        by: 'session',
+        method: 'POST',
+        url: `/workspaces/${ids.slug}/connection-setup/${newId('consetup_')}/apply`,
+        body: { approvalFingerprint: fingerprint },
+        keyed: true,
+      }),
+      'operation_not_found',
+      SETUP,
+    ],
+    [
+      'GET console setup',
+      (ids) => ({ by: 'session', method: 'GET', url: `/workspaces/${ids.slug}/connection-setup/${newId('consetup_')}` }),
+      'operation_not_found',
+      SETUP,
+    ],
+    [
+      'POST console copy preview',
+      (ids) => ({
+        by: 'session',
+        method: 'POST',
+        url: `/workspaces/${ids.slug}/connections/${ids.connectionId}/configuration-copy/preview`,
+        body: copyBody(ids),
+      }),
+      'connection_not_found',
+      COPY,
+    ],
+    [
+      'POST console copy apply',
+      (ids) => ({
+        by: 'session',
+        method: 'POST',
+        url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}/apply`,
+        body: { approvalFingerprint: fingerprint },
+        keyed: true,
+      }),
+      'operation_not_found',
+      COPY,
+    ],
+    [
+      'GET console copy',
+      (ids) => ({ by: 'session', method: 'GET', url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}` }),
+      'operation_not_found',
+      COPY,
+    ],
+    [
+      'POST console compensation preview',
+      (ids) => ({
+        by: 'session',
+        method: 'POST',
+        url: `/workspaces/${ids.slug}/configuration-operations/${newId('concopy_')}/compensation-preview`,
+        body: {},
+      }),
+      'operation_not_found',
+      COPY,
+    ],
+    [
+      'POST deprecated reconciliation-rules',
+      (ids) => ({ by: 'session', method: 'POST', url: `/integrations/${ids.connectionId}/reconciliation-rules`, body: {} }),
+      'connection_not_found',
+      RULE,
+    ],
   ];
 
-  it.each(routes)('%s: 401 without credentials, 404 for ids of another workspace or unknown ones, 400 for an unknown query parameter', async (label, requestFor, notFound, invalid) => {
-    const f = await setup();
-    const stranger = await insertConnection(ctx, await bootstrapWorkspace(ctx), 'live');
-    const ids: Ids = { slug: f.slug, connectionId: stranger.connectionId, sourceConnectionId: f.connection.connectionId, integrationId: stranger.integrationId };
-    const send = (credential: 'none' | 'owner', request: RouteRequest) => {
-      const options: CallOptions = { ...(request.body === undefined ? {} : { body: request.body }), ...(request.keyed ? { idempotencyKey: newIdempotencyKey() } : {}) };
-      return request.by === 'key'
-        ? callWithKey(ctx, credential === 'owner' ? f.boot.apiKey.key : null, request.method, request.url, options)
-        : call(credential === 'owner' ? f.boot.sessionToken : null, request.method, request.url, options);
-    };
-    const request = requestFor(ids);
-    const answers: [string, LightMyRequestResponse, number, string][] = [
-      ['unauthenticated', await send('none', request), 401, 'unauthenticated'],
-      ['not found', await send('owner', request), 404, notFound],
-      ['invalid', await send('owner', { ...request, url: `${request.url}?bogus=1` }), 400, invalid],
-    ];
-    for (const [kind, res, status, code] of answers) {
-      expect(res.statusCode, `${label} ${kind}: ${res.body}`).toBe(status);
-      expect(res.json(), `${label} ${kind}`).toEqual({ error: code });
-      expect(res.headers['cache-control'], `${label} ${kind}`).toBe('no-store');
-    }
-  });
+  it.each(routes)(
+    '%s: 401 without credentials, 404 for ids of another workspace or unknown ones, 400 for an unknown query parameter',
+    async (label, requestFor, notFound, invalid) => {
+      const f = await setup();
+      const stranger = await insertConnection(ctx, await bootstrapWorkspace(ctx), 'live');
+      const ids: Ids = {
+        slug: f.slug,
+        connectionId: stranger.connectionId,
+        sourceConnectionId: f.connection.connectionId,
+        integrationId: stranger.integrationId,
+      };
+      const send = (credential: 'none' | 'owner', request: RouteRequest) => {
+        const options: CallOptions = {
+          ...(request.body === undefined ? {} : { body: request.body }),
+          ...(request.keyed ? { idempotencyKey: newIdempotencyKey() } : {}),
+        };
+        return request.by === 'key'
+          ? callWithKey(ctx, credential === 'owner' ? f.boot.apiKey.key : null, request.method, request.url, options)
+          : call(credential === 'owner' ? f.boot.sessionToken : null, request.method, request.url, options);
+      };
+      const request = requestFor(ids);
+      const answers: [string, LightMyRequestResponse, number, string][] = [
+        ['unauthenticated', await send('none', request), 401, 'unauthenticated'],
+        ['not found', await send('owner', request), 404, notFound],
+        ['invalid', await send('owner', { ...request, url: `${request.url}?bogus=1` }), 400, invalid],
+      ];
+      for (const [kind, res, status, code] of answers) {
+        expect(res.statusCode, `${label} ${kind}: ${res.body}`).toBe(status);
+        expect(res.json(), `${label} ${kind}`).toEqual({ error: code });
+        expect(res.headers['cache-control'], `${label} ${kind}`).toBe('no-store');
+      }
+    },
+  );
 });

@@ -29,7 +29,9 @@ const CORPUS_BASE_PATHS: Record<string, string[]> = {
   'swagger-petstore-v3.1.json': ['/api/v31'],
 };
 
-const corpusFiles = readdirSync(CORPUS_DIR).filter((file) => file.endsWith('.json') && file !== 'manifest.json').sort();
+const corpusFiles = readdirSync(CORPUS_DIR)
+  .filter((file) => file.endsWith('.json') && file !== 'manifest.json')
+  .sort();
 const protocolOf = (file: string) => (file.includes('webhook') ? 'http-webhook' : 'http-api');
 
 const api = (servers: unknown, extra: { pathServers?: unknown; operationServers?: unknown } = {}) => ({
@@ -39,7 +41,10 @@ const api = (servers: unknown, extra: { pathServers?: unknown; operationServers?
   paths: {
     '/models': {
       ...(extra.pathServers === undefined ? {} : { servers: extra.pathServers }),
-      get: { ...(extra.operationServers === undefined ? {} : { servers: extra.operationServers }), responses: { '200': { description: 'ok' } } },
+      get: {
+        ...(extra.operationServers === undefined ? {} : { servers: extra.operationServers }),
+        responses: { '200': { description: 'ok' } },
+      },
       post: { responses: { '201': { description: 'ok' } } },
     },
     '/files': { get: { responses: { '200': { description: 'ok' } } } },
@@ -57,28 +62,32 @@ describe('server base paths at import', () => {
 
   it.each(corpusFiles)('%s: every operation has the base paths its servers declare', (file) => {
     const result = importOpenApi(loadCorpusDocument(file), protocolOf(file));
-    const expected = protocolOf(file) === 'http-api' ? CORPUS_BASE_PATHS[file] ?? [] : [];
+    const expected = protocolOf(file) === 'http-api' ? (CORPUS_BASE_PATHS[file] ?? []) : [];
     expect(new Set(result.operations.map((op) => JSON.stringify(op.basePaths)))).toEqual(new Set([JSON.stringify(expected)]));
     expect(result.skipped.filter((entry) => /servers/.test(entry.pointer))).toEqual([]);
   });
 
   it('expands server variables from their default and enum values', () => {
-    const servers = [{
-      url: '{scheme}://{region}.api.example.test/{version}/',
-      variables: {
-        scheme: { default: 'https', enum: ['https', 'http'] },
-        region: { default: 'eu' },
-        version: { default: 'v2', enum: ['v1', 'v2'] },
+    const servers = [
+      {
+        url: '{scheme}://{region}.api.example.test/{version}/',
+        variables: {
+          scheme: { default: 'https', enum: ['https', 'http'] },
+          region: { default: 'eu' },
+          version: { default: 'v2', enum: ['v1', 'v2'] },
+        },
       },
-    }];
+    ];
     expect(basePathsByKey(api(servers))['GET /models:response:200']).toEqual(['/v1', '/v2']);
   });
 
   it('takes the most specific level that declares servers: operation, then path item, then document', () => {
-    const byKey = basePathsByKey(api([{ url: 'https://api.example.test/v1' }], {
-      pathServers: [{ url: '/path-level' }],
-      operationServers: [{ url: 'https://other.example.test/op/level' }, { url: 'https://root.example.test' }],
-    }));
+    const byKey = basePathsByKey(
+      api([{ url: 'https://api.example.test/v1' }], {
+        pathServers: [{ url: '/path-level' }],
+        operationServers: [{ url: 'https://other.example.test/op/level' }, { url: 'https://root.example.test' }],
+      }),
+    );
     expect(byKey).toEqual({
       'GET /models:response:200': ['/op/level'],
       'POST /models:response:201': ['/path-level'],
@@ -95,13 +104,16 @@ describe('server base paths at import', () => {
   });
 
   it('lists a server it cannot read in skipped, with its pointer, and uses the others', () => {
-    const result = importOpenApi(api([
-      { url: 'https://api.example.test/v1' },
-      { url: 'http://[broken/v9' },
-      { url: 'https://{tenant}.example.test/v8' },
-      { url: 42 },
-      'https://not-an-object.test',
-    ]), 'http-api');
+    const result = importOpenApi(
+      api([
+        { url: 'https://api.example.test/v1' },
+        { url: 'http://[broken/v9' },
+        { url: 'https://{tenant}.example.test/v8' },
+        { url: 42 },
+        'https://not-an-object.test',
+      ]),
+      'http-api',
+    );
     expect(result.operations.every((op) => JSON.stringify(op.basePaths) === '["/v1"]')).toBe(true);
     expect(result.skipped).toEqual([
       { pointer: '/servers/1/url', reason: 'invalid server URL http://[broken/v9' },
@@ -117,22 +129,44 @@ describe('server base paths at import', () => {
     const kept = result.operations[0].basePaths;
     expect(kept).toHaveLength(MAX_BASE_PATHS);
     expect(kept).toContain('/v0');
-    expect(result.skipped).toEqual([{ pointer: '/servers', reason: `servers declare more than ${MAX_BASE_PATHS} base paths; the first ${MAX_BASE_PATHS} were kept` }]);
+    expect(result.skipped).toEqual([
+      { pointer: '/servers', reason: `servers declare more than ${MAX_BASE_PATHS} base paths; the first ${MAX_BASE_PATHS} were kept` },
+    ]);
   });
 
   it('converts Swagger 2.0 basePath; a json-schema contract and webhooks have none', () => {
-    const swagger = (basePath: string) => ({ swagger: '2.0', info: { title: 't', version: '1' }, host: 'api.example.test', basePath, paths: { '/pets': { get: { responses: { '200': { description: 'ok' } } } } } });
+    const swagger = (basePath: string) => ({
+      swagger: '2.0',
+      info: { title: 't', version: '1' },
+      host: 'api.example.test',
+      basePath,
+      paths: { '/pets': { get: { responses: { '200': { description: 'ok' } } } } },
+    });
     expect(importOpenApi(swagger('/v2/'), 'http-api').operations[0].basePaths).toEqual(['/v2']);
     expect(importOpenApi(swagger('/'), 'http-api').operations[0].basePaths).toEqual([]);
     const selector = { method: 'GET', routeTemplate: '/models', payloadLocation: 'response', statusSelector: '200' };
     expect(importJsonSchema({ type: 'object' }, selector, 'http-api').basePaths).toEqual([]);
-    const webhooks = { openapi: '3.1.0', info: { title: 't', version: '1' }, servers: [{ url: 'https://api.example.test/v1' }], webhooks: { 'order.paid': { post: { requestBody: { content: { 'application/json': { schema: { type: 'object' } } } } } } } };
+    const webhooks = {
+      openapi: '3.1.0',
+      info: { title: 't', version: '1' },
+      servers: [{ url: 'https://api.example.test/v1' }],
+      webhooks: { 'order.paid': { post: { requestBody: { content: { 'application/json': { schema: { type: 'object' } } } } } } },
+    };
     expect(importOpenApi(webhooks, 'http-webhook').operations[0].basePaths).toEqual([]);
   });
 });
 
 function operation(id: string, routeTemplate: string, basePaths: string[], statusSelector = '200'): AnalysedOperation {
-  return { id, operationKey: `GET ${routeTemplate}:response:${statusSelector}`, method: 'GET', routeTemplate, basePaths, payloadLocation: 'response', statusSelector, schema: {} };
+  return {
+    id,
+    operationKey: `GET ${routeTemplate}:response:${statusSelector}`,
+    method: 'GET',
+    routeTemplate,
+    basePaths,
+    payloadLocation: 'response',
+    statusSelector,
+    schema: {},
+  };
 }
 
 const observed = (routeTemplate: string, statusCode = 200) => ({ method: 'GET', routeTemplate, payloadLocation: 'response', statusCode });
@@ -140,10 +174,12 @@ const observed = (routeTemplate: string, statusCode = 200) => ({ method: 'GET', 
 describe('matching with and without the base path', () => {
   it('matches an observed route with or without one of the operation base paths in front', () => {
     const contract = compileContract([operation('models', '/models/{model}', ['/v1', '/v2']), operation('root', '/', ['/v1'])]);
-    for (const route of ['/models/{model}', '/v1/models/{model}', '/v2/models/{model}']) expect(contract.match(observed(route))?.id, route).toBe('models');
+    for (const route of ['/models/{model}', '/v1/models/{model}', '/v2/models/{model}'])
+      expect(contract.match(observed(route))?.id, route).toBe('models');
     expect(contract.match(observed('/v1'))?.id).toBe('root');
     expect(contract.match(observed('/v1/'))?.id).toBe('root');
-    for (const route of ['/v10/models/{model}', '/v3/models/{model}', '/v1models/{model}', '/v1/v1/models/{model}']) expect(contract.match(observed(route)), route).toBeNull();
+    for (const route of ['/v10/models/{model}', '/v3/models/{model}', '/v1models/{model}', '/v1/v1/models/{model}'])
+      expect(contract.match(observed(route)), route).toBeNull();
     // The status selector still applies under a base path.
     expect(contract.match(observed('/v1/models/{model}', 404))).toBeNull();
   });

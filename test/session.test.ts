@@ -6,8 +6,12 @@ import { sha256Hex } from '../shared/secrets.js';
 import { countRows, createTestContext, freshClientIp, uniqueEmail, type TestContext } from './helpers/context.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 const PASSWORD = 'correct horse battery';
 
@@ -177,10 +181,18 @@ describe('POST /auth/login and /auth/logout', () => {
     const noCsrf = await ctx.app.inject({ method: 'POST', url: '/auth/logout', headers: { cookie: `session=${token}` } });
     expect(noCsrf.statusCode).toBe(403);
     expect(noCsrf.json()).toEqual({ error: 'forbidden' });
-    const wrongCsrf = await ctx.app.inject({ method: 'POST', url: '/auth/logout', headers: { cookie: `session=${token}`, 'x-csrf-token': 'nope' } });
+    const wrongCsrf = await ctx.app.inject({
+      method: 'POST',
+      url: '/auth/logout',
+      headers: { cookie: `session=${token}`, 'x-csrf-token': 'nope' },
+    });
     expect(wrongCsrf.statusCode).toBe(403);
 
-    const out = await ctx.app.inject({ method: 'POST', url: '/auth/logout', headers: { cookie: `session=${token}`, 'x-csrf-token': body.csrfToken } });
+    const out = await ctx.app.inject({
+      method: 'POST',
+      url: '/auth/logout',
+      headers: { cookie: `session=${token}`, 'x-csrf-token': body.csrfToken },
+    });
     expect(out.statusCode).toBe(200);
     expect(out.json()).toEqual({ loggedOut: true });
     expect(String(out.headers['set-cookie'])).toMatch(/^session=;/);
@@ -206,7 +218,11 @@ describe('POST /auth/login and /auth/logout', () => {
 
   it('answers a wrong password and an unknown e-mail alike with 401 and creates no session', async () => {
     const { email, user } = await signUp();
-    for (const body of [{ email, password: 'wrong password' }, { email: uniqueEmail('nobody'), password: PASSWORD }, { email: `${email}\u0001`, password: PASSWORD }]) {
+    for (const body of [
+      { email, password: 'wrong password' },
+      { email: uniqueEmail('nobody'), password: PASSWORD },
+      { email: `${email}\u0001`, password: PASSWORD },
+    ]) {
       const res = await post('/auth/login', body);
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ error: 'unauthenticated' });
@@ -216,7 +232,12 @@ describe('POST /auth/login and /auth/logout', () => {
   });
 
   it('refuses a malformed login body with 400 invalid_request', async () => {
-    for (const body of [{ email: 'a@b.test' }, { email: 'a@b.test', password: PASSWORD, remember: true }, { email: 1, password: PASSWORD }, { email: 'a@b.test\u0000', password: PASSWORD }]) {
+    for (const body of [
+      { email: 'a@b.test' },
+      { email: 'a@b.test', password: PASSWORD, remember: true },
+      { email: 1, password: PASSWORD },
+      { email: 'a@b.test\u0000', password: PASSWORD },
+    ]) {
       const res = await post('/auth/login', body);
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({ error: 'invalid_request' });
@@ -242,7 +263,11 @@ describe('POST /auth/login and /auth/logout', () => {
     try {
       const res = await post('/auth/login', { email, password: PASSWORD });
       expect(res.statusCode).toBe(200);
-      const out = await ctx.app.inject({ method: 'POST', url: '/auth/logout', headers: { cookie: `session=${sessionCookie(res)}`, origin: ctx.deps.config.consoleOrigin } });
+      const out = await ctx.app.inject({
+        method: 'POST',
+        url: '/auth/logout',
+        headers: { cookie: `session=${sessionCookie(res)}`, origin: ctx.deps.config.consoleOrigin },
+      });
       expect(out.statusCode).toBe(503);
       expect(out.headers['retry-after']).toBe('1');
       expect(out.json()).toEqual({ error: 'mode_cutover_write_paused' });
@@ -259,7 +284,9 @@ describe('POST /auth/login and /auth/logout', () => {
     const { email } = await signUp();
     const login = await post('/auth/login', { email, password: PASSWORD });
     const withBody = await ctx.app.inject({
-      method: 'POST', url: '/auth/logout', payload: { everywhere: true },
+      method: 'POST',
+      url: '/auth/logout',
+      payload: { everywhere: true },
       headers: { cookie: `session=${sessionCookie(login)}`, origin: ctx.deps.config.consoleOrigin },
     });
     expect(withBody.statusCode).toBe(400);

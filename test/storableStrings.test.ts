@@ -58,7 +58,14 @@ beforeAll(async () => {
       const params = [...route.url.matchAll(/:([A-Za-z]+)/g)].map((match) => match[1]);
       for (const method of [route.method].flat()) {
         if (method === 'HEAD') continue;
-        routes.push({ method, url: route.url, params, body: schema.body, querystring: schema.querystring, validationError: route.config?.validationError });
+        routes.push({
+          method,
+          url: route.url,
+          params,
+          body: schema.body,
+          querystring: schema.querystring,
+          validationError: route.config?.validationError,
+        });
       }
     },
   });
@@ -87,7 +94,9 @@ beforeAll(async () => {
     '/v1/incidents/:incidentId': 'mode=sandbox',
   });
 });
-afterAll(async () => { await ctx.close(); });
+afterAll(async () => {
+  await ctx.close();
+});
 
 /** The same form with another last character: well-formed, and naming nothing stored. */
 const unknownLike = (value: string) => value.slice(0, -1) + (value.endsWith('0') ? '1' : '0');
@@ -102,14 +111,21 @@ function sample(schema: Schema): unknown {
   switch ([schema.type].flat()[0]) {
     case 'object': {
       const names = [...(schema.required ?? [])];
-      for (const name of Object.keys(schema.properties ?? {})) if (names.length < (schema.minProperties ?? 0) && !names.includes(name)) names.push(name);
+      for (const name of Object.keys(schema.properties ?? {}))
+        if (names.length < (schema.minProperties ?? 0) && !names.includes(name)) names.push(name);
       return Object.fromEntries(names.map((name) => [name, sample(schema.properties?.[name] ?? {})]));
     }
-    case 'array': return schema.minItems ? [sample(schema.items ?? {})] : [];
-    case 'string': return PATTERN_SAMPLES[schema.pattern ?? ''] ?? 'x'.repeat(Math.max(1, schema.minLength ?? 1));
-    case 'integer': case 'number': return schema.minimum ?? 0;
-    case 'boolean': return false;
-    default: return null;
+    case 'array':
+      return schema.minItems ? [sample(schema.items ?? {})] : [];
+    case 'string':
+      return PATTERN_SAMPLES[schema.pattern ?? ''] ?? 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 0;
+    case 'boolean':
+      return false;
+    default:
+      return null;
   }
 }
 
@@ -162,7 +178,12 @@ function send(route: Route, url: string, options: { authenticated: boolean; body
   }
   const body = options.body !== undefined ? options.body : route.body ? sample(route.body) : undefined;
   if (requiredQuery[route.url] !== undefined) url += `${url.includes('?') ? '&' : '?'}${requiredQuery[route.url]}`;
-  return ctx.app.inject({ method: route.method as 'GET', url, headers, ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { ...headers, 'content-type': 'application/json' } }) });
+  return ctx.app.inject({
+    method: route.method as 'GET',
+    url,
+    headers,
+    ...(body === undefined ? {} : { payload: JSON.stringify(body), headers: { ...headers, 'content-type': 'application/json' } }),
+  });
 }
 
 function expectCatalogued(res: LightMyRequestResponse, label: string): string {
@@ -212,7 +233,7 @@ describe('strings PostgreSQL cannot store', () => {
     expect(refusedAsMalformed).toEqual(['GET /billing-accounts/:accountId/usage :accountId invalid_billing_account_id']);
   });
 
-  it('answers the issue\'s legacy credential case like an unknown slug', async () => {
+  it("answers the issue's legacy credential case like an unknown slug", async () => {
     const headers = { cookie: `session=${owner.sessionToken}`, origin: ctx.deps.config.consoleOrigin };
     const nul = await ctx.app.inject({ method: 'POST', url: '/workspaces/x%00/integrations/y/credentials/rotate', headers });
     const plain = await ctx.app.inject({ method: 'POST', url: '/workspaces/x/integrations/y/credentials/rotate', headers });
@@ -242,7 +263,12 @@ describe('strings PostgreSQL cannot store', () => {
     for (const field of ['name', 'provider']) {
       for (const value of UNSTORABLE) {
         const body = { mode: 'sandbox', name: 'Orders', provider: 'Acme', direction: 'outbound', protocol: 'http-api', [field]: value };
-        const res = await ctx.app.inject({ method: 'POST', url: '/v1/integrations', headers: { authorization: `Bearer ${owner.apiKey.key}`, 'idempotency-key': newIdempotencyKey() }, payload: body });
+        const res = await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/integrations',
+          headers: { authorization: `Bearer ${owner.apiKey.key}`, 'idempotency-key': newIdempotencyKey() },
+          payload: body,
+        });
         expect([res.statusCode, res.json()], `${field} ${JSON.stringify(value)}`).toEqual([400, { error: 'invalid_integration' }]);
       }
     }
@@ -251,23 +277,42 @@ describe('strings PostgreSQL cannot store', () => {
   });
 
   it('gives each field of POST /workspaces (a route that maps validation per field) its own code', async () => {
-    const cases = [['name', 'invalid_workspace_name'], ['slug', 'invalid_workspace_slug'], ['billingAccountId', 'invalid_billing_account_id']];
+    const cases = [
+      ['name', 'invalid_workspace_name'],
+      ['slug', 'invalid_workspace_slug'],
+      ['billingAccountId', 'invalid_billing_account_id'],
+    ];
     for (const [field, code] of cases) {
       const payload = { name: 'Good name', [field]: 'a\u0000b' };
-      const res = await ctx.app.inject({ method: 'POST', url: '/workspaces', headers: { cookie: `session=${owner.sessionToken}`, origin: ctx.deps.config.consoleOrigin }, payload });
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/workspaces',
+        headers: { cookie: `session=${owner.sessionToken}`, origin: ctx.deps.config.consoleOrigin },
+        payload,
+      });
       expect([res.statusCode, res.json()], field).toEqual([400, { error: code }]);
     }
   });
 
   it('keeps the order of checks: no credentials → 401, no Idempotency-Key → 400 idempotency_key_required', async () => {
     const body = { mode: 'sandbox', name: 'a\u0000b', provider: 'Acme', direction: 'outbound', protocol: 'http-api' };
-    const anonymous = await ctx.app.inject({ method: 'POST', url: '/v1/integrations', headers: { 'idempotency-key': newIdempotencyKey() }, payload: body });
+    const anonymous = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/integrations',
+      headers: { 'idempotency-key': newIdempotencyKey() },
+      payload: body,
+    });
     expect([anonymous.statusCode, anonymous.json()]).toEqual([401, { error: 'unauthenticated' }]);
-    const keyless = await ctx.app.inject({ method: 'POST', url: '/v1/integrations', headers: { authorization: `Bearer ${owner.apiKey.key}` }, payload: body });
+    const keyless = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/integrations',
+      headers: { authorization: `Bearer ${owner.apiKey.key}` },
+      payload: body,
+    });
     expect([keyless.statusCode, keyless.json()]).toEqual([400, { error: 'idempotency_key_required' }]);
   });
 
-  it('refuses them in every query parameter a route reads with the route\'s 400', async () => {
+  it("refuses them in every query parameter a route reads with the route's 400", async () => {
     let checked = 0;
     for (const route of routes.filter((r) => r.querystring?.properties)) {
       for (const name of Object.keys(route.querystring?.properties ?? {})) {

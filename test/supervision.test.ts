@@ -73,15 +73,18 @@ async function ports(): Promise<Record<Name, number>> {
   return { ingest: await freePort(), management: await freePort(), analyzer: await freePort() };
 }
 
-const portEnv = (port: Record<Name, number>) =>
-  Object.fromEntries(NAMES.map((name) => [PORT_VARS[name], String(port[name])]));
+const portEnv = (port: Record<Name, number>) => Object.fromEntries(NAMES.map((name) => [PORT_VARS[name], String(port[name])]));
 
 describe('npm start supervision', () => {
   it('restarts each process that dies while the other two keep serving, and stops everything on Ctrl-C', async () => {
     const port = await ports();
     const supervisor = startSupervisor(portEnv(port));
     for (const name of NAMES) {
-      await waitFor(async () => (supervisor.pids(name).length === 1 && (await healthz(port[name])) === 200 ? true : undefined), 60_000, `${name} to serve`);
+      await waitFor(
+        async () => (supervisor.pids(name).length === 1 && (await healthz(port[name])) === 200 ? true : undefined),
+        60_000,
+        `${name} to serve`,
+      );
     }
 
     for (const victim of NAMES) {
@@ -128,10 +131,14 @@ describe('npm start supervision', () => {
     expect(supervisor.output().match(/^all three processes are ready/gm)).toHaveLength(1);
   }, 180_000);
 
-  it('prints each process\'s ready line with its URL, then the next step once all three serve', async () => {
+  it("prints each process's ready line with its URL, then the next step once all three serve", async () => {
     const port = await ports();
     const supervisor = startSupervisor(portEnv(port));
-    await waitFor(() => (/^ {2}npm run --silent admin -- bootstrap/m.test(supervisor.output()) ? true : undefined), 60_000, 'the next step');
+    await waitFor(
+      () => (/^ {2}npm run --silent admin -- bootstrap/m.test(supervisor.output()) ? true : undefined),
+      60_000,
+      'the next step',
+    );
     const output = supervisor.output();
     const title: Record<Name, string> = { ingest: 'ingest edge', management: 'management plane', analyzer: 'analyzer' };
     const nextStep = output.indexOf('all three processes are ready; Ctrl-C stops them. Next, in another terminal:\n  npm run demo');
@@ -153,7 +160,9 @@ describe('npm start supervision', () => {
     const supervisor = startSupervisor({ ...portEnv(port), REDIS_URL: 'redis://127.0.0.1:1/1' });
     const { code } = await supervisor.exited;
     expect(code).toBe(1);
-    expect(supervisor.output()).toMatch(/^\[(ingest|management|analyzer)\] cannot start: exited \(code \d+\) before it answered \/healthz on its first start; stopping everything$/m);
+    expect(supervisor.output()).toMatch(
+      /^\[(ingest|management|analyzer)\] cannot start: exited \(code \d+\) before it answered \/healthz on its first start; stopping everything$/m,
+    );
     for (const name of NAMES) for (const pid of supervisor.pids(name)) expect(alive(pid)).toBe(false);
   }, 120_000);
 
@@ -165,7 +174,9 @@ describe('npm start supervision', () => {
       const supervisor = startSupervisor(portEnv(port));
       const { code } = await supervisor.exited;
       expect(code).toBe(1);
-      expect(supervisor.output()).toContain(`[analyzer] cannot start: 127.0.0.1:${port.analyzer} is already in use by another process on its first start; stopping everything`);
+      expect(supervisor.output()).toContain(
+        `[analyzer] cannot start: 127.0.0.1:${port.analyzer} is already in use by another process on its first start; stopping everything`,
+      );
       expect(supervisor.pids('analyzer')).toEqual([]);
       for (const name of NAMES) for (const pid of supervisor.pids(name)) expect(alive(pid)).toBe(false);
     } finally {

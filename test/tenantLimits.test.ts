@@ -28,7 +28,9 @@ describe('ClickHouse reads carry server-side limits', () => {
     boot = await bootstrapWorkspace(ctx);
     collector = await createCollector(ctx, boot.apiKey.key, { protocol: 'queue', name: 'Limited reads' });
   });
-  afterAll(async () => { await ctx?.close(); });
+  afterAll(async () => {
+    await ctx?.close();
+  });
 
   const expectBusy = (res: { statusCode: number; body: string; headers: Record<string, unknown>; json(): unknown }) => {
     expect(res.statusCode, res.body).toBe(503);
@@ -43,16 +45,26 @@ describe('ClickHouse reads carry server-side limits', () => {
 
   it('answers a contract impact read (shared analysis code) past the limit with 503, not 500', async () => {
     const draft = await registerDraft(ctx, boot.apiKey.key, collector.connectionId, queueRegistration('impact-1'));
-    expectBusy(await callWithKey(ctx, boot.apiKey.key, 'GET', `/v1/integrations/${collector.connectionId}/contracts/${draft.contract.id}/impact`));
+    expectBusy(
+      await callWithKey(ctx, boot.apiKey.key, 'GET', `/v1/integrations/${collector.connectionId}/contracts/${draft.contract.id}/impact`),
+    );
   });
 
   it('stops a read at max_execution_time on the server, with an error code rather than a truncated 200', async () => {
-    const reader = createClickHouseReader(ctx.deps.config.clickhouseUrl, ctx.deps.config.clickhouseDatabase, { maxExecutionSeconds: 1, maxMemoryBytes: GIB });
+    const reader = createClickHouseReader(ctx.deps.config.clickhouseUrl, ctx.deps.config.clickhouseDatabase, {
+      maxExecutionSeconds: 1,
+      maxMemoryBytes: GIB,
+    });
     try {
       // Endless, and streams megabytes of rows before the limit: only the server's time limit ends
       // it, and only a buffered answer turns the limit into an HTTP error the client can read.
-      const read = reader.query({ query: 'SELECT number FROM system.numbers WHERE number % 1000 = 0', format: 'JSONEachRow' }).then((rows) => rows.json());
-      const error = await read.then(() => null, (failure: unknown) => failure);
+      const read = reader
+        .query({ query: 'SELECT number FROM system.numbers WHERE number % 1000 = 0', format: 'JSONEachRow' })
+        .then((rows) => rows.json());
+      const error = await read.then(
+        () => null,
+        (failure: unknown) => failure,
+      );
       expect(isClickHouseOverload(error), String(error)).toBe(true);
       expect(clickHouseErrorCode(error)).toBe('159');
     } finally {
@@ -68,7 +80,10 @@ describe('the analyzer under read limits', () => {
 
   beforeAll(async () => {
     ctx = await createTestContext();
-    reader = createClickHouseReader(ctx.deps.config.clickhouseUrl, ctx.deps.config.clickhouseDatabase, { maxExecutionSeconds: 5, maxMemoryBytes: 1 });
+    reader = createClickHouseReader(ctx.deps.config.clickhouseUrl, ctx.deps.config.clickhouseDatabase, {
+      maxExecutionSeconds: 5,
+      maxMemoryBytes: 1,
+    });
   });
   afterAll(async () => {
     await ctx.deps.redis.del(stream);
@@ -82,17 +97,35 @@ describe('the analyzer under read limits', () => {
     const second = await createCollector(ctx, boot.apiKey.key, { protocol: 'queue', name: 'Tenant two' });
     const batchIds = [first, second].map(() => `bat_${randomBytes(8).toString('hex')}`);
     for (const [i, collector] of [first, second].entries()) {
-      await ctx.deps.redis.xadd(stream, '*', 'connectionId', collector.connectionId, 'workspaceId', boot.workspace.id, 'mode', 'sandbox',
-        'batchId', batchIds[i], 'receivedAtMs', String(ctx.deps.clock.nowMs()), 'eventIds', `evt_${randomBytes(8).toString('hex')}`);
+      await ctx.deps.redis.xadd(
+        stream,
+        '*',
+        'connectionId',
+        collector.connectionId,
+        'workspaceId',
+        boot.workspace.id,
+        'mode',
+        'sandbox',
+        'batchId',
+        batchIds[i],
+        'receivedAtMs',
+        String(ctx.deps.clock.nowMs()),
+        'eventIds',
+        `evt_${randomBytes(8).toString('hex')}`,
+      );
     }
     const running = await startAnalyzer(ctx, reader, { stream });
     try {
       const jobs = running.metrics.getSingleMetric('analyzer_jobs_total') as Counter;
       // The round of both jobs failed, then each connection's own round failed: two refusals.
-      await waitFor(async () => {
-        const refused = (await jobs.get()).values.find((value) => value.labels.outcome === 'read_refused')?.value ?? 0;
-        return refused >= 2 ? true : undefined;
-      }, 15_000, 'both connections\' reads refused');
+      await waitFor(
+        async () => {
+          const refused = (await jobs.get()).values.find((value) => value.labels.outcome === 'read_refused')?.value ?? 0;
+          return refused >= 2 ? true : undefined;
+        },
+        15_000,
+        "both connections' reads refused",
+      );
     } finally {
       await running.stop();
     }
@@ -105,8 +138,12 @@ describe('the analyzer under read limits', () => {
 describe('reconciliation rules per connection', () => {
   let ctx: TestContext;
 
-  beforeAll(async () => { ctx = await createTestContext({ RULES_PER_CONNECTION: '3' }); });
-  afterAll(async () => { await ctx?.close(); });
+  beforeAll(async () => {
+    ctx = await createTestContext({ RULES_PER_CONNECTION: '3' });
+  });
+  afterAll(async () => {
+    await ctx?.close();
+  });
 
   const definition = (i: number) => ({ sourceEventType: `order.created.${i}`, expectedObjectType: 'invoice', maxDelayMs: 60_000 });
 
@@ -117,7 +154,8 @@ describe('reconciliation rules per connection', () => {
     const before = await readConnectionRow(ctx, collector.connectionId);
     const idempotencyKey = newIdempotencyKey();
     const res = await callWithKey(ctx, boot.apiKey.key, 'POST', `/v1/connections/${collector.connectionId}/reconciliation-rules`, {
-      idempotencyKey, body: { expectedRevision: before.revision, ...definition(3) },
+      idempotencyKey,
+      body: { expectedRevision: before.revision, ...definition(3) },
     });
     expect(res.statusCode, res.body).toBe(409);
     expect(res.json()).toEqual({ error: 'expected_outcome_limit_reached', limit: 3 });
@@ -133,8 +171,12 @@ describe('reconciliation rules per connection', () => {
 describe('contract registration and activation rate per workspace', () => {
   let ctx: TestContext;
 
-  beforeAll(async () => { ctx = await createTestContext({ CONTRACT_REGISTRATIONS_PER_MIN: '3', CONTRACT_ACTIVATIONS_PER_MIN: '2' }); });
-  afterAll(async () => { await ctx?.close(); });
+  beforeAll(async () => {
+    ctx = await createTestContext({ CONTRACT_REGISTRATIONS_PER_MIN: '3', CONTRACT_ACTIVATIONS_PER_MIN: '2' });
+  });
+  afterAll(async () => {
+    await ctx?.close();
+  });
 
   function expectRateLimited(res: { statusCode: number; body: string; headers: Record<string, unknown>; json(): unknown }): void {
     expect(res.statusCode, res.body).toBe(429);
@@ -164,7 +206,9 @@ describe('contract registration and activation rate per workspace', () => {
     await activateOk(ctx, boot.apiKey.key, collector.connectionId, v1, { expectedActiveContractVersionId: null, reason: 'promote' });
     await activateOk(ctx, boot.apiKey.key, collector.connectionId, v2, { expectedActiveContractVersionId: v1, reason: 'promote' });
     const before = await contractState(ctx, collector.connectionId);
-    expectRateLimited(await activateVersion(ctx, boot.apiKey.key, collector.connectionId, v1, { expectedActiveContractVersionId: v2, reason: 'rollback' }));
+    expectRateLimited(
+      await activateVersion(ctx, boot.apiKey.key, collector.connectionId, v1, { expectedActiveContractVersionId: v2, reason: 'rollback' }),
+    );
     expect(await contractState(ctx, collector.connectionId)).toEqual(before);
   });
 });

@@ -19,8 +19,6 @@ import { CORPUS_DIR } from './helpers/contracts.js';
 // payload is compared. Every shape below is written by hand from the document itself, so these
 // tests do not depend on what the importer stores.
 
-
-
 const ONE_OF = 'composition keyword oneOf';
 
 /** A shape with `fields` removed and `changes` added or replaced (fields of an object shape). */
@@ -60,7 +58,9 @@ function vendor(file: string, protocol: OpenApiProtocol): Vendor {
   const document = JSON.parse(readFileSync(CORPUS_DIR + file, 'utf8')) as Record<string, unknown>;
   const { operations } = importOpenApi(document, protocol);
   const contract = compileContract(operations.map((operation, index) => analysed(operation, `cop_${index}`)));
-  const stored = compileContract(operations.map((operation, index) => analysed(operation, `cop_${index}`, JSON.parse(JSON.stringify(operation.schema)))));
+  const stored = compileContract(
+    operations.map((operation, index) => analysed(operation, `cop_${index}`, JSON.parse(JSON.stringify(operation.schema)))),
+  );
   const find = (list: readonly AnalysedOperation[], key: string): AnalysedOperation => {
     const found = list.find((operation) => operation.operationKey === key);
     if (found === undefined) throw new Error(`no operation ${key} in ${file}`);
@@ -87,11 +87,16 @@ function shapeOf(value: unknown): SchemaShape {
     return value.length === 0 ? arr() : arr(shapeOf(value[0]));
   }
   switch (typeof value) {
-    case 'string': return S;
-    case 'boolean': return B;
-    case 'number': return Number.isInteger(value) ? I : N;
-    case 'object': return obj(Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, field]) => [name, shapeOf(field)])));
-    default: throw new Error(`not JSON: ${typeof value}`);
+    case 'string':
+      return S;
+    case 'boolean':
+      return B;
+    case 'number':
+      return Number.isInteger(value) ? I : N;
+    case 'object':
+      return obj(Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, field]) => [name, shapeOf(field)])));
+    default:
+      throw new Error(`not JSON: ${typeof value}`);
   }
 }
 
@@ -122,7 +127,7 @@ describe('Discord (discord-v3.1.json)', () => {
     expect(discord.operation(RATE_LIMITED).unchecked).toEqual([]);
   });
 
-  it('matches the real status codes to the route\'s operations', () => {
+  it("matches the real status codes to the route's operations", () => {
     const matched = (statusCode: number) =>
       discord.contract.match({ method: 'GET', routeTemplate: route, payloadLocation: 'response', statusCode })?.operationKey ?? null;
     expect(matched(200)).toBe(OK);
@@ -190,8 +195,15 @@ describe('Discord (discord-v3.1.json)', () => {
   });
 
   it('lists the unchecked places in the coverage', () => {
-    const coverage = (key: string) => fieldCoverage(discord.contract.schemaOf(discord.contract.operations.find((operation) => operation.operationKey === key) as AnalysedOperation));
-    expect(coverage(OK)).toEqual({ declared: ['/application_id', '/instance_id', '/launch_id', '/location', '/users'], truncated: false, unchecked: ['/location'] });
+    const coverage = (key: string) =>
+      fieldCoverage(
+        discord.contract.schemaOf(discord.contract.operations.find((operation) => operation.operationKey === key) as AnalysedOperation),
+      );
+    expect(coverage(OK)).toEqual({
+      declared: ['/application_id', '/instance_id', '/launch_id', '/location', '/users'],
+      truncated: false,
+      unchecked: ['/location'],
+    });
     expect(coverage(CLIENT_ERROR)).toEqual({ declared: ['/code', '/errors', '/message'], truncated: false, unchecked: ['/errors'] });
     expect(coverage(RATE_LIMITED)).toEqual({ declared: ['/code', '/global', '/message', '/retry_after'], truncated: false, unchecked: [] });
   });
@@ -290,13 +302,18 @@ describe('OpenAI (openai-2024-04-v3.0.json)', () => {
       missing('/seed', 'integer'),
       undeclared('/user_provided_suffix', 'null'),
     ]);
-    expect(openai.findings(JOB, edit(queued, { error: S, status: NULL }))).toEqual([mismatch('/error', 'object|null', 'string'), mismatch('/status', 'string', 'null')]);
+    expect(openai.findings(JOB, edit(queued, { error: S, status: NULL }))).toEqual([
+      mismatch('/error', 'object|null', 'string'),
+      mismatch('/status', 'string', 'null'),
+    ]);
   });
 
   it('reports nothing at or below the unchecked n_epochs, and still the drift beside it', () => {
     for (const epochs of [S, I, N, B, NULL, obj({ auto: B, nested: obj({ x: arr(S) }) }), arr(I)]) {
       expect(openai.findings(JOB, edit(queued, { hyperparameters: obj({ n_epochs: epochs }) }))).toEqual([]);
-      expect(openai.findings(JOB, edit(queued, { hyperparameters: obj({ n_epochs: epochs }), model: I }))).toEqual([mismatch('/model', 'string', 'integer')]);
+      expect(openai.findings(JOB, edit(queued, { hyperparameters: obj({ n_epochs: epochs }), model: I }))).toEqual([
+        mismatch('/model', 'string', 'integer'),
+      ]);
     }
     expect(openai.findings(JOB, edit(queued, { hyperparameters: obj({}) }))).toEqual([missing('/hyperparameters/n_epochs', 'any')]);
   });
@@ -313,11 +330,15 @@ describe('OpenAI (openai-2024-04-v3.0.json)', () => {
       usage: obj({ prompt_tokens: I, completion_tokens: I, total_tokens: I }),
     });
     expect(openai.findings(CHAT, completion)).toEqual([]);
-    const drifted = edit(completion, {
-      choices: arr(obj({ index: I, finish_reason: S, message: obj({ role: S, content: NULL, refusal: NULL }) })),
-      usage: obj({ prompt_tokens: I, completion_tokens: I, total_tokens: N }),
-      service_tier: S,
-    }, ['created']);
+    const drifted = edit(
+      completion,
+      {
+        choices: arr(obj({ index: I, finish_reason: S, message: obj({ role: S, content: NULL, refusal: NULL }) })),
+        usage: obj({ prompt_tokens: I, completion_tokens: I, total_tokens: N }),
+        service_tier: S,
+      },
+      ['created'],
+    );
     expect(openai.findings(CHAT, drifted)).toEqual([
       missing('/choices/-/logprobs', 'object|null'),
       undeclared('/choices/-/message/refusal', 'null'),
@@ -377,7 +398,8 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
     events: arr(obj({ id: S, type: S, status: S, bookingDate: S, amount, mutations: arr(obj({ currency: S, reserved: I })) })),
   });
   const notification = obj({ data, environment: S, timestamp: S, type: S });
-  const withData = (changes: Record<string, SchemaShape>, removed: string[] = []): SchemaShape => edit(notification, { data: edit(data, changes, removed) });
+  const withData = (changes: Record<string, SchemaShape>, removed: string[] = []): SchemaShape =>
+    edit(notification, { data: edit(data, changes, removed) });
   const withBankAccount = (changes: Record<string, SchemaShape>, removed: string[] = []): SchemaShape =>
     withData({ counterparty: obj({ bankAccount: edit(bankAccount, changes, removed) }) });
 
@@ -388,10 +410,26 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
         schemaPointer: '/$defs/BankAccountV3/properties/accountIdentification',
         reason: ONE_OF,
       },
-      { pointer: '/components/schemas/TransferData/properties/categoryData/oneOf', schemaPointer: '/$defs/TransferData/properties/categoryData', reason: ONE_OF },
-      { pointer: '/components/schemas/TransferData/properties/tracking/oneOf', schemaPointer: '/$defs/TransferData/properties/tracking', reason: ONE_OF },
-      { pointer: '/components/schemas/TransferEvent/properties/eventsData/items/oneOf', schemaPointer: '/$defs/TransferEvent/properties/eventsData/items', reason: ONE_OF },
-      { pointer: '/components/schemas/TransferEvent/properties/trackingData/oneOf', schemaPointer: '/$defs/TransferEvent/properties/trackingData', reason: ONE_OF },
+      {
+        pointer: '/components/schemas/TransferData/properties/categoryData/oneOf',
+        schemaPointer: '/$defs/TransferData/properties/categoryData',
+        reason: ONE_OF,
+      },
+      {
+        pointer: '/components/schemas/TransferData/properties/tracking/oneOf',
+        schemaPointer: '/$defs/TransferData/properties/tracking',
+        reason: ONE_OF,
+      },
+      {
+        pointer: '/components/schemas/TransferEvent/properties/eventsData/items/oneOf',
+        schemaPointer: '/$defs/TransferEvent/properties/eventsData/items',
+        reason: ONE_OF,
+      },
+      {
+        pointer: '/components/schemas/TransferEvent/properties/trackingData/oneOf',
+        schemaPointer: '/$defs/TransferEvent/properties/trackingData',
+        reason: ONE_OF,
+      },
     ]);
     expect(adyen.operation(UPDATED).unchecked).toEqual(adyen.operation(CREATED).unchecked);
   });
@@ -419,7 +457,9 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
           data,
           {
             amount: obj({ currency: S, value: S }),
-            counterparty: obj({ bankAccount: edit(bankAccount, { storedPaymentMethodId: I, accountHolder: obj({ fullName: S, nickname: S }) }) }),
+            counterparty: obj({
+              bankAccount: edit(bankAccount, { storedPaymentMethodId: I, accountHolder: obj({ fullName: S, nickname: S }) }),
+            }),
             events: arr(obj({ id: S, mutations: arr(obj({ balance: N })) })),
           },
           ['category'],
@@ -442,7 +482,9 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
   it('reports nothing at or below the unchecked places, and still the drift beside them', () => {
     const open = withData({
       counterparty: obj({
-        bankAccount: edit(bankAccount, { accountIdentification: obj({ type: S, accountNumber: S, routingNumber: S, accountType: S, future: obj({ deep: arr(I) }) }) }),
+        bankAccount: edit(bankAccount, {
+          accountIdentification: obj({ type: S, accountNumber: S, routingNumber: S, accountType: S, future: obj({ deep: arr(I) }) }),
+        }),
       }),
       categoryData: obj({ type: S, anything: obj({ at: arr(obj({ all: NULL })) }) }),
       tracking: obj({ type: S, estimatedArrivalTime: S, status: I }),
@@ -456,17 +498,21 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
       expect(adyen.findings(CREATED, withBankAccount({ accountIdentification: identification }))).toEqual([]);
     }
     // The oneOf's place is still required; its siblings are still compared.
-    expect(adyen.findings(CREATED, withBankAccount({}, ['accountIdentification']))).toEqual([missing('/data/counterparty/bankAccount/accountIdentification', 'any')]);
+    expect(adyen.findings(CREATED, withBankAccount({}, ['accountIdentification']))).toEqual([
+      missing('/data/counterparty/bankAccount/accountIdentification', 'any'),
+    ]);
     expect(adyen.findings(CREATED, withBankAccount({ extra: S }, ['accountHolder']))).toEqual([
       missing('/data/counterparty/bankAccount/accountHolder', 'object'),
       undeclared('/data/counterparty/bankAccount/extra', 'string', true),
     ]);
     // Only the items of eventsData are open: the array itself is still an array.
     expect(adyen.findings(CREATED, withData({ events: arr(obj({ eventsData: arr(S) })) }))).toEqual([]);
-    expect(adyen.findings(CREATED, withData({ events: arr(obj({ eventsData: obj({ type: S }) })) }))).toEqual([mismatch('/data/events/-/eventsData', 'array', 'object')]);
+    expect(adyen.findings(CREATED, withData({ events: arr(obj({ eventsData: obj({ type: S }) })) }))).toEqual([
+      mismatch('/data/events/-/eventsData', 'array', 'object'),
+    ]);
   });
 
-  it('finds nothing in the document\'s own examples of these events', () => {
+  it("finds nothing in the document's own examples of these events", () => {
     const document = JSON.parse(readFileSync(`${CORPUS_DIR}adyen-transfer-webhooks-v3.1.json`, 'utf8')) as {
       components: { examples: Record<string, { value: unknown }> };
     };
@@ -475,8 +521,10 @@ describe('Adyen transfer webhooks (adyen-transfer-webhooks-v3.1.json)', () => {
     const updated = examples.filter(([name]) => name.startsWith('post-balancePlatform.transfer.updated-'));
     expect(created.length).toBe(4);
     expect(updated.length).toBe(13);
-    for (const [name, example] of created) expect({ name, findings: adyen.findings(CREATED, shapeOf(example.value)) }).toEqual({ name, findings: [] });
-    for (const [name, example] of updated) expect({ name, findings: adyen.findings(UPDATED, shapeOf(example.value)) }).toEqual({ name, findings: [] });
+    for (const [name, example] of created)
+      expect({ name, findings: adyen.findings(CREATED, shapeOf(example.value)) }).toEqual({ name, findings: [] });
+    for (const [name, example] of updated)
+      expect({ name, findings: adyen.findings(UPDATED, shapeOf(example.value)) }).toEqual({ name, findings: [] });
   });
 
   it('lists the unchecked places in the coverage', () => {

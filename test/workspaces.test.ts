@@ -8,13 +8,20 @@ import { bootstrapWorkspace, callWithKey, callWithSession, countRows, createTest
 import { addAccountMember, addWorkspaceMember, auditActions, createAccountFor, createConsoleUser } from './helpers/consoleUsers.js';
 
 let ctx: TestContext;
-beforeAll(async () => { ctx = await createTestContext(); });
-afterAll(async () => { await ctx.close(); });
+beforeAll(async () => {
+  ctx = await createTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
 
 const uniqueSlug = (label = 'ws') => `${label}-${newId('ws_').slice(-10)}`;
 
 async function workspaceRow(slug: string) {
-  const { rows } = await ctx.deps.pool.query('SELECT id, status, active, auth_epoch, archived_at, account_id FROM workspaces WHERE slug = $1', [slug]);
+  const { rows } = await ctx.deps.pool.query(
+    'SELECT id, status, active, auth_epoch, archived_at, account_id FROM workspaces WHERE slug = $1',
+    [slug],
+  );
   return rows[0];
 }
 
@@ -105,7 +112,9 @@ describe('POST /workspaces', () => {
     });
     const row = await workspaceRow(slug);
     expect(row).toMatchObject({ id: workspace.id, account_id: boot.account.id, active: false, status: 'active' });
-    expect(await countRows(ctx, 'workspace_members', "workspace_id = $1 AND user_id = $2 AND role = 'owner'", [workspace.id, boot.user.id])).toBe(1);
+    expect(
+      await countRows(ctx, 'workspace_members', "workspace_id = $1 AND user_id = $2 AND role = 'owner'", [workspace.id, boot.user.id]),
+    ).toBe(1);
     expect(await countRows(ctx, 'environments', 'workspace_id = $1', [workspace.id])).toBe(2);
     expect(await auditActions(ctx, workspace.id)).toEqual(['workspace.create']);
   });
@@ -123,7 +132,9 @@ describe('POST /workspaces', () => {
     const res = await create(user.sessionToken, { name: 'First', slug: uniqueSlug() });
     expect(res.statusCode).toBe(201);
     const { rows } = await ctx.deps.pool.query(
-      `SELECT a.plan, a.name, am.role FROM accounts a JOIN account_members am ON am.account_id = a.id WHERE am.user_id = $1`, [user.userId]);
+      `SELECT a.plan, a.name, am.role FROM accounts a JOIN account_members am ON am.account_id = a.id WHERE am.user_id = $1`,
+      [user.userId],
+    );
     expect(rows).toEqual([{ plan: 'developer', name: "Grace's account", role: 'owner' }]);
     expect((await workspaceRow(res.json().workspace.slug)).account_id).toBeDefined();
   });
@@ -276,7 +287,12 @@ describe('POST /workspaces', () => {
     const boot = await bootstrapWorkspace(ctx);
     const slug = uniqueSlug();
     expect((await callWithSession(ctx, null, 'POST', '/workspaces', { body: { name: 'No session', slug } })).statusCode).toBe(401);
-    const csrf = await ctx.app.inject({ method: 'POST', url: '/workspaces', headers: { cookie: `session=${boot.sessionToken}`, origin: 'https://evil.example' }, payload: { name: 'Forged', slug } });
+    const csrf = await ctx.app.inject({
+      method: 'POST',
+      url: '/workspaces',
+      headers: { cookie: `session=${boot.sessionToken}`, origin: 'https://evil.example' },
+      payload: { name: 'Forged', slug },
+    });
     expect(csrf.statusCode).toBe(403);
     expect(csrf.json()).toEqual({ error: 'forbidden' });
     const unverified = await createConsoleUser(ctx, { verified: false });
@@ -306,7 +322,10 @@ describe('POST /workspaces/{slug}/activate', () => {
     expect(forbidden.statusCode).toBe(403);
     expect(forbidden.json()).toEqual({ error: 'forbidden' });
     const stranger = await bootstrapWorkspace(ctx);
-    for (const [token, target] of [[stranger.sessionToken, slug], [boot.sessionToken, uniqueSlug('missing')]]) {
+    for (const [token, target] of [
+      [stranger.sessionToken, slug],
+      [boot.sessionToken, uniqueSlug('missing')],
+    ]) {
       const res = await callWithSession(ctx, token, 'POST', `/workspaces/${target}/activate`);
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ error: 'workspace_not_found' });
@@ -326,7 +345,9 @@ describe('POST /workspaces/{slug}/activate', () => {
 
   it('refuses an archived workspace (409 workspace_unavailable) and a body with fields (400)', async () => {
     const boot = await bootstrapWorkspace(ctx);
-    const withBody = await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${boot.workspace.slug}/activate`, { body: { active: false } });
+    const withBody = await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${boot.workspace.slug}/activate`, {
+      body: { active: false },
+    });
     expect(withBody.statusCode).toBe(400);
     expect(withBody.json()).toEqual({ error: 'invalid_request' });
     await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${boot.workspace.slug}/archive`);
@@ -353,7 +374,10 @@ describe('archive and restore', () => {
     expect(after.archived_at).not.toBeNull();
     expect(Number(after.auth_epoch)).toBe(Number(before.auth_epoch) + 1);
     expect(await auditActions(ctx, boot.workspace.id)).toContain('workspace.archive');
-    await expect(authenticateApiKey(ctx.deps.pool, `Bearer ${boot.apiKey.key}`, ctx.deps.clock.nowMs())).rejects.toMatchObject({ code: 'unauthenticated', status: 401 });
+    await expect(authenticateApiKey(ctx.deps.pool, `Bearer ${boot.apiKey.key}`, ctx.deps.clock.nowMs())).rejects.toMatchObject({
+      code: 'unauthenticated',
+      status: 401,
+    });
     const v1 = await callWithKey(ctx, boot.apiKey.key, 'GET', '/v1/environments');
     expect(v1.statusCode).toBe(401);
     expect(v1.json()).toEqual({ error: 'unauthenticated' });
@@ -379,7 +403,9 @@ describe('archive and restore', () => {
     expect(restored).toMatchObject({ status: 'active', archived_at: null });
     expect(Number(restored.auth_epoch)).toBe(Number(archived.auth_epoch) + 1);
     expect(await recheckAuthority(ctx.deps.pool, principal, 'integrations:read', ctx.deps.clock.nowMs())).toBe('epoch');
-    expect((await authenticateApiKey(ctx.deps.pool, `Bearer ${boot.apiKey.key}`, ctx.deps.clock.nowMs())).workspaceId).toBe(boot.workspace.id);
+    expect((await authenticateApiKey(ctx.deps.pool, `Bearer ${boot.apiKey.key}`, ctx.deps.clock.nowMs())).workspaceId).toBe(
+      boot.workspace.id,
+    );
     expect((await auditActions(ctx, boot.workspace.id)).slice(0, 2)).toEqual(['workspace.restore', 'workspace.archive']);
 
     const again = await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${slug}/restore`);
@@ -450,7 +476,13 @@ describe('archive and restore', () => {
     const before = await workspaceRow(slug);
 
     for (const action of ['archive', 'restore']) {
-      for (const token of [viewer.sessionToken, workspaceAdmin.sessionToken, ownerOnly.sessionToken, accountOnly.sessionToken, stranger.sessionToken]) {
+      for (const token of [
+        viewer.sessionToken,
+        workspaceAdmin.sessionToken,
+        ownerOnly.sessionToken,
+        accountOnly.sessionToken,
+        stranger.sessionToken,
+      ]) {
         const res = await callWithSession(ctx, token, 'POST', `/workspaces/${slug}/${action}`);
         expect(res.statusCode).toBe(404);
         expect(res.json()).toEqual({ error: 'workspace_not_found' });
@@ -475,7 +507,11 @@ describe('archive and restore', () => {
     const boot = await bootstrapWorkspace(ctx);
     const slug = boot.workspace.slug;
     expect((await callWithSession(ctx, null, 'POST', `/workspaces/${slug}/archive`)).statusCode).toBe(401);
-    const csrf = await ctx.app.inject({ method: 'POST', url: `/workspaces/${slug}/archive`, headers: { cookie: `session=${boot.sessionToken}` } });
+    const csrf = await ctx.app.inject({
+      method: 'POST',
+      url: `/workspaces/${slug}/archive`,
+      headers: { cookie: `session=${boot.sessionToken}` },
+    });
     expect(csrf.statusCode).toBe(403);
     const withBody = await callWithSession(ctx, boot.sessionToken, 'POST', `/workspaces/${slug}/archive`, { body: { force: true } });
     expect(withBody.statusCode).toBe(400);

@@ -216,7 +216,10 @@ export class SendBudget {
   /** Milliseconds until a batch of `size` may go (0: now; Infinity: after an answer in flight). */
   waitMs(nowMs: number, size: number): number {
     if (this.requests.fits(nowMs, 1, this.requestsInFlight) && this.observations.fits(nowMs, size, this.observationsInFlight)) return 0;
-    return Math.max(this.requests.waitMs(nowMs, 1, this.requestsInFlight), this.observations.waitMs(nowMs, size, this.observationsInFlight));
+    return Math.max(
+      this.requests.waitMs(nowMs, 1, this.requestsInFlight),
+      this.observations.waitMs(nowMs, size, this.observationsInFlight),
+    );
   }
 
   sent(size: number): void {

@@ -16,8 +16,18 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 function newCounters(): MutableCounters {
   return {
-    observed: 0, delivered: 0, failedBatches: 0, rejected: 0, dropped: 0, buildErrors: 0,
-    skippedInspections: 0, pendingInspections: 0, quotaRejected: 0, quotaResetAtSeconds: 0, throttled: 0, connectionStatus: -1,
+    observed: 0,
+    delivered: 0,
+    failedBatches: 0,
+    rejected: 0,
+    dropped: 0,
+    buildErrors: 0,
+    skippedInspections: 0,
+    pendingInspections: 0,
+    quotaRejected: 0,
+    quotaResetAtSeconds: 0,
+    throttled: 0,
+    connectionStatus: -1,
   };
 }
 
@@ -34,7 +44,8 @@ function report(callback: ((result: ConnectionCheckResult) => void) | undefined,
 }
 
 /** A whole number above 0, or undefined. */
-const positive = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
+const positive = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 
 /** The edge's budgets for this connection, from the connection check's `limits`, where it says. */
 function edgeBudget(result: ConnectionCheckResult): { observationsPerMinute?: number; requestsPerMinute?: number } {
@@ -59,9 +70,10 @@ async function checkConnection(settings: Settings, uploader: Uploader): Promise<
     if (!ok) {
       const code = (body as { error?: unknown } | undefined)?.error;
       const reason = (body as { reason?: unknown } | undefined)?.reason;
-      result.error = answer.status === 0
-        ? `no answer from the edge: ${answer.error ?? 'unknown error'}`
-        : `the edge answered ${answer.status}${typeof code === 'string' ? ` ${code}` : ''}${typeof reason === 'string' ? ` (${reason})` : ''}`;
+      result.error =
+        answer.status === 0
+          ? `no answer from the edge: ${answer.error ?? 'unknown error'}`
+          : `the edge answered ${answer.status}${typeof code === 'string' ? ` ${code}` : ''}${typeof reason === 'string' ? ` (${reason})` : ''}`;
     }
     return result;
   } catch (error) {
@@ -165,9 +177,11 @@ export function createCollector(options: CollectorOptions): Collector {
         const state = delivery.state();
         if (checking || state === 'closed' || state === 'unauthenticated') return;
         checking = true;
-        void checkConnection(s, uploader).then(learnRoutes).finally(() => {
-          checking = false;
-        });
+        void checkConnection(s, uploader)
+          .then(learnRoutes)
+          .finally(() => {
+            checking = false;
+          });
       }, s.contractRefreshIntervalMs);
       refresh.unref();
     }
@@ -230,9 +244,10 @@ export function createCollector(options: CollectorOptions): Collector {
 
     close(timeoutMs?: number): Promise<void> {
       try {
-        const timeout = typeof timeoutMs === 'number' && Number.isFinite(timeoutMs)
-          ? Math.min(Math.max(0, Math.floor(timeoutMs)), MAX_TIMER_MS)
-          : DEFAULT_CLOSE_TIMEOUT_MS;
+        const timeout =
+          typeof timeoutMs === 'number' && Number.isFinite(timeoutMs)
+            ? Math.min(Math.max(0, Math.floor(timeoutMs)), MAX_TIMER_MS)
+            : DEFAULT_CLOSE_TIMEOUT_MS;
         clearInterval(refresh);
         return delivery.close(timeout).catch(() => undefined);
       } catch {

@@ -65,7 +65,9 @@ export function compileMatcher(matcher: ShapeMatcher, limits: ShapeLimits): Comp
         case 'object': {
           const fields = m.fields ?? new Map<string, ShapeMatcher>();
           if (fields.has('__proto__')) throw new TooBig();
-          lines.push(`if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v}) || typeof ${v}.toJSON === 'function') return false;`);
+          lines.push(
+            `if (typeof ${v} !== 'object' || ${v} === null || Array.isArray(${v}) || typeof ${v}.toJSON === 'function') return false;`,
+          );
           const proto = fresh('p');
           lines.push(`const ${proto} = Object.getPrototypeOf(${v});`);
           lines.push(`if (${proto} !== Object.prototype && ${proto} !== null) return false;`);
@@ -91,7 +93,10 @@ export function compileMatcher(matcher: ShapeMatcher, limits: ShapeLimits): Comp
 
     check('value', matcher);
     // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from a shape: field names are JSON string literals
-    const generated = new Function('value', 'budget', `'use strict';\n${lines.join('\n')}\nreturn true;`) as (value: unknown, budget: { nodes: number }) => boolean;
+    const generated = new Function('value', 'budget', `'use strict';\n${lines.join('\n')}\nreturn true;`) as (
+      value: unknown,
+      budget: { nodes: number },
+    ) => boolean;
     // An enumerable name on Object.prototype is listed by for-in in every object and read through
     // any absent field: then nothing is certain.
     return (value) => !objectPrototypePolluted() && generated(value, { nodes: 0 });

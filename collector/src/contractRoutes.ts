@@ -55,7 +55,14 @@ interface Found {
  * exactly one non-empty segment), whose base paths include `basePath` when one was cut off. Each
  * trie node is visited at most once per path: the cost is bounded by the trie, not exponential.
  */
-function walk(node: TrieNode, segments: readonly string[], index: number, literals: number, basePath: string | undefined, best: Found | undefined): Found | undefined {
+function walk(
+  node: TrieNode,
+  segments: readonly string[],
+  index: number,
+  literals: number,
+  basePath: string | undefined,
+  best: Found | undefined,
+): Found | undefined {
   if (index === segments.length) {
     const end = node.end;
     if (!end || (basePath !== undefined && !end.basePaths.has(basePath))) return best;
@@ -98,8 +105,11 @@ export function learnedContract(body: unknown): LearnedContract | undefined {
   let size = 0;
   for (const route of Array.isArray(routes) ? routes : []) {
     const { method, routeTemplate, basePaths: given } = (route ?? {}) as { method?: unknown; routeTemplate?: unknown; basePaths?: unknown };
-    if (typeof method !== 'string' || typeof routeTemplate !== 'string' || !TEMPLATE.test(routeTemplate) || /[?#]/.test(routeTemplate)) continue;
-    const prefixes = (Array.isArray(given) ? given : []).filter((entry): entry is string => typeof entry === 'string' && BASE_PATH.test(entry));
+    if (typeof method !== 'string' || typeof routeTemplate !== 'string' || !TEMPLATE.test(routeTemplate) || /[?#]/.test(routeTemplate))
+      continue;
+    const prefixes = (Array.isArray(given) ? given : []).filter(
+      (entry): entry is string => typeof entry === 'string' && BASE_PATH.test(entry),
+    );
     for (const prefix of prefixes) basePaths.add(prefix);
     const upper = method.toUpperCase();
     let trie = byMethod.get(upper);

@@ -62,7 +62,8 @@ export type MutableCounters = Required<Omit<CollectorCounters, 'deliveryState' |
  */
 const PACE_RECHECK_MS = 1_000;
 
-const isRetryable = (status: number): boolean => status === 0 || status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
+const isRetryable = (status: number): boolean =>
+  status === 0 || status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
 
 /** Envelopes in `batches`. */
 function itemsOf(batches: Iterable<Batch>): number {
@@ -231,10 +232,13 @@ export class Delivery {
       return;
     }
     if (this.paceTimer === null && Number.isFinite(waitMs)) {
-      this.paceTimer = setTimeout(() => {
-        this.paceTimer = null;
-        this.schedulePump();
-      }, Math.min(waitMs, PACE_RECHECK_MS));
+      this.paceTimer = setTimeout(
+        () => {
+          this.paceTimer = null;
+          this.schedulePump();
+        },
+        Math.min(waitMs, PACE_RECHECK_MS),
+      );
       this.paceTimer.unref();
     }
     this.settleWaiters();

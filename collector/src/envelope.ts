@@ -52,9 +52,15 @@ function routeVerdict(route: unknown, http: boolean): RouteVerdict {
 }
 
 /** The members every envelope of a collector shares, serialised once (Settings.envelopeFragments). */
-export function envelopeFragmentsOf(integrationKey: string, direction: string, protocol: string, redactionPolicyVersion: string): { head: string; payloadTail: string } {
+export function envelopeFragmentsOf(
+  integrationKey: string,
+  direction: string,
+  protocol: string,
+  redactionPolicyVersion: string,
+): { head: string; payloadTail: string } {
   return {
-    head: `{"envelopeVersion":"${ENVELOPE_VERSION}","tenantId":"${TENANT_PLACEHOLDER}","environmentId":"${ENVIRONMENT_PLACEHOLDER}",`
+    head:
+      `{"envelopeVersion":"${ENVELOPE_VERSION}","tenantId":"${TENANT_PLACEHOLDER}","environmentId":"${ENVIRONMENT_PLACEHOLDER}",`
       + `"integrationId":${str(integrationKey)},"direction":${str(direction)},"protocol":${str(protocol)},"operationIdentityVersion":"1",`,
     payloadTail: `,"redactionPolicyVersion":${str(redactionPolicyVersion)},"schemaInspected":`,
   };
@@ -97,7 +103,8 @@ export type Built =
   | { ok: true; eventId: string; text: string; bytes: number; inspected: boolean }
   | { ok: false; error: string; inspected?: boolean };
 
-const fail = (error: string, inspected?: boolean): Built => (inspected === undefined ? { ok: false, error } : { ok: false, error, inspected });
+const fail = (error: string, inspected?: boolean): Built =>
+  inspected === undefined ? { ok: false, error } : { ok: false, error, inspected };
 
 /** The envelope of an observation, serialised, or why there is none. Never throws. */
 export function buildEnvelope(observation: Observation, settings: Settings): Built {
@@ -123,14 +130,17 @@ function build(o: Observation, s: Settings): Built {
     return fail(`payloadLocation ${String(payloadLocation)} does not fit protocol ${s.protocol}`);
   }
   const status = o.statusCode;
-  if (!Number.isInteger(status) || !(status === 0 || (status >= 100 && status <= 599))) return fail('statusCode must be 0 or an integer from 100 through 599');
+  if (!Number.isInteger(status) || !(status === 0 || (status >= 100 && status <= 599)))
+    return fail('statusCode must be 0 or an integer from 100 through 599');
   const duration = o.durationMs;
-  if (typeof duration !== 'number' || !Number.isFinite(duration) || duration < 0 || duration > MAX_DURATION_MS) return fail('durationMs must be a number from 0 through 86400000');
+  if (typeof duration !== 'number' || !Number.isFinite(duration) || duration < 0 || duration > MAX_DURATION_MS)
+    return fail('durationMs must be a number from 0 through 86400000');
   const attempt = o.attempt ?? 1;
   if (!Number.isInteger(attempt) || attempt < 1 || attempt > 1000) return fail('attempt must be an integer from 1 through 1000');
   const eventType = o.eventType ?? (s.protocol === 'http-api' ? `${method.toLowerCase()}.${payloadLocation}` : route);
   // The route is a token already: as the default eventType only its length is left to check.
-  if (eventType === route ? route.length > 128 : !isToken(eventType, 128)) return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
+  if (eventType === route ? route.length > 128 : !isToken(eventType, 128))
+    return fail('eventType must be 1 to 128 printable ASCII characters without spaces');
   const occurredAt = occurredAtOf(o.occurredAt);
   if (occurredAt === null) return fail('occurredAt must be a valid time from 1970 through 9999');
   const observedFingerprint = o.contractFingerprint ?? null;
@@ -141,13 +151,15 @@ function build(o: Observation, s: Settings): Built {
   // Keyed hashes: the raw ids stop here.
   const correlation = o.correlation ?? {};
   const outcome = o.outcome ?? {};
-  if (typeof correlation !== 'object' || typeof outcome !== 'object' || correlation === null || outcome === null) return fail('correlation and outcome must be objects');
+  if (typeof correlation !== 'object' || typeof outcome !== 'object' || correlation === null || outcome === null)
+    return fail('correlation and outcome must be objects');
   const { sourceEventId, idempotencyKey } = correlation;
   const { businessObjectId, businessObjectType } = outcome;
   if (sourceEventId !== undefined && typeof sourceEventId !== 'string') return fail('sourceEventId must be a string');
   if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') return fail('idempotencyKey must be a string');
   if (businessObjectId !== undefined && typeof businessObjectId !== 'string') return fail('businessObjectId must be a string');
-  if (businessObjectType !== undefined && !isToken(businessObjectType, 128)) return fail('businessObjectType must be 1 to 128 printable ASCII characters without spaces');
+  if (businessObjectType !== undefined && !isToken(businessObjectType, 128))
+    return fail('businessObjectType must be 1 to 128 printable ASCII characters without spaces');
   const accepted = outcome.accepted ?? (status >= 200 && status <= 299);
   if (typeof accepted !== 'boolean') return fail('outcome.accepted must be a boolean');
 
@@ -172,7 +184,8 @@ function build(o: Observation, s: Settings): Built {
   // numbers, fixed words), so the parts' UTF-8 lengths are their string lengths; the shape's text,
   // the bulk of the envelope, comes with its length from the digest and is not flattened here,
   // only when joined into a batch.
-  const head = `${s.envelopeFragments.head}"eventId":"${eventId}","occurredAt":"${occurredAt}","eventType":${eventType === route ? verdict.json : str(eventType)},`
+  const head =
+    `${s.envelopeFragments.head}"eventId":"${eventId}","occurredAt":"${occurredAt}","eventType":${eventType === route ? verdict.json : str(eventType)},`
     + correlationText
     + `"contract":{"observedFingerprint":${observedFingerprint === null ? 'null' : `"${observedFingerprint}"`}},`
     + `"transport":{"method":"${method}","routeTemplate":${verdict.json},"payloadLocation":"${payloadLocation}",`

@@ -28,7 +28,11 @@ function utf8LongerThan(text: string, max: number): boolean {
  * Never throws: a body that cannot be read is not inspected. `digestOf` gives the digest of a
  * JSON value's shape (ShapeCache.digestOf for the observation's operation).
  */
-export function inspectBody(body: ObservedBody | undefined, maxInspectedBodyBytes: number, digestOf: (value: unknown) => ShapeDigest): Inspection {
+export function inspectBody(
+  body: ObservedBody | undefined,
+  maxInspectedBodyBytes: number,
+  digestOf: (value: unknown) => ShapeDigest,
+): Inspection {
   try {
     if (body === undefined || body === null || typeof body !== 'object') return NOT_INSPECTED;
     if ('json' in body) {

@@ -22,6 +22,8 @@ export type KeyedHasher = (value: string) => string;
 
 /** A hasher keyed with `key`, or with 32 random bytes of this process when no key is given. */
 export function createKeyedHasher(key?: string | Uint8Array): KeyedHasher {
-  const secret: KeyObject = createSecretKey(key === undefined ? randomBytes(32) : typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key));
+  const secret: KeyObject = createSecretKey(
+    key === undefined ? randomBytes(32) : typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key),
+  );
   return (value) => KEYED_HASH_PREFIX + createHmac('sha256', secret).update(value, 'utf8').digest('hex');
 }

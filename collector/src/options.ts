@@ -98,10 +98,12 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
   const hashNamespace = hashNamespaceOf(options.hashNamespace);
   if (hashNamespace === null) problems.push('hashNamespace must be 1 to 125 printable characters without spaces');
   const key = options.hashKey;
-  if (key !== undefined && !((typeof key === 'string' || key instanceof Uint8Array) && key.length > 0)) problems.push('hashKey must be a non-empty string or Uint8Array');
+  if (key !== undefined && !((typeof key === 'string' || key instanceof Uint8Array) && key.length > 0))
+    problems.push('hashKey must be a non-empty string or Uint8Array');
   const redactionPolicyVersion = options.redactionPolicyVersion ?? 'collector-1';
   if (!isToken(redactionPolicyVersion, 64)) problems.push('redactionPolicyVersion must be 1 to 64 printable characters without spaces');
-  if (options.onConnectionCheck !== undefined && typeof options.onConnectionCheck !== 'function') problems.push('onConnectionCheck must be a function');
+  if (options.onConnectionCheck !== undefined && typeof options.onConnectionCheck !== 'function')
+    problems.push('onConnectionCheck must be a function');
   if (options.clock !== undefined && typeof options.clock !== 'function') problems.push('clock must be a function');
   if (problems.length > 0 || base === undefined || hashNamespace === null) return { error: problems.join('; ') };
 
@@ -128,8 +130,14 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       maxQueueSize: int(options.maxQueueSize, 10_000, 1, 10_000_000),
       maxQueueBytes: int(options.maxQueueBytes, 64 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
       maxInspectedBodyBytes: int(options.maxInspectedBodyBytes, 256 * 1024, 0, 64 * 1024 * 1024),
-      maxObservationsPerMinute: options.maxObservationsPerMinute === undefined ? undefined : int(options.maxObservationsPerMinute, DEFAULT_OBSERVATIONS_PER_MINUTE, 0, 1_000_000_000),
-      maxRequestsPerMinute: options.maxRequestsPerMinute === undefined ? undefined : int(options.maxRequestsPerMinute, DEFAULT_REQUESTS_PER_MINUTE, 0, 1_000_000_000),
+      maxObservationsPerMinute:
+        options.maxObservationsPerMinute === undefined
+          ? undefined
+          : int(options.maxObservationsPerMinute, DEFAULT_OBSERVATIONS_PER_MINUTE, 0, 1_000_000_000),
+      maxRequestsPerMinute:
+        options.maxRequestsPerMinute === undefined
+          ? undefined
+          : int(options.maxRequestsPerMinute, DEFAULT_REQUESTS_PER_MINUTE, 0, 1_000_000_000),
       // Read through `Date` at each call (not a captured Date.now): a faked Date is seen.
       clock: options.clock === undefined ? () => Date.now() : safeClock(options.clock),
       shapeLimits,
@@ -142,7 +150,8 @@ export function settingsOf(options: CollectorOptions): { settings: Settings } | 
       envelopeFragments: envelopeFragmentsOf(options.integrationKey, options.direction, options.protocol, redactionPolicyVersion),
       ...(options.onConnectionCheck ? { onConnectionCheck: options.onConnectionCheck } : {}),
       connectionCheck: options.connectionCheck !== false,
-      contractRefreshIntervalMs: options.contractRefreshIntervalMs === 0 ? 0 : int(options.contractRefreshIntervalMs, 60_000, 1_000, 24 * 3_600_000),
+      contractRefreshIntervalMs:
+        options.contractRefreshIntervalMs === 0 ? 0 : int(options.contractRefreshIntervalMs, 60_000, 1_000, 24 * 3_600_000),
     },
   };
 }

@@ -16,7 +16,10 @@ export class BoundedQueue {
   /** UTF-8 bytes of the queued texts. */
   bytes = 0;
 
-  constructor(readonly capacity: number, readonly maxBytes = Infinity) {}
+  constructor(
+    readonly capacity: number,
+    readonly maxBytes = Infinity,
+  ) {}
 
   get length(): number {
     return this.items.length - this.head;

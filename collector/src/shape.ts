@@ -91,14 +91,19 @@ function build(input: unknown, level: number, limits: ShapeLimits, budget: { nod
     value = (value as { toJSON: (key: string) => unknown }).toJSON('');
   }
   switch (typeof value) {
-    case 'string': return { kind: 'string' };
-    case 'boolean': return { kind: 'boolean' };
-    case 'bigint': return { kind: 'integer' };
+    case 'string':
+      return { kind: 'string' };
+    case 'boolean':
+      return { kind: 'boolean' };
+    case 'bigint':
+      return { kind: 'integer' };
     case 'number':
       if (!Number.isFinite(value)) return { kind: 'null' };
       return { kind: Number.isInteger(value) ? 'integer' : 'number' };
-    case 'object': break;
-    default: return { kind: 'null' }; // undefined, function, symbol as an array item: JSON writes null
+    case 'object':
+      break;
+    default:
+      return { kind: 'null' }; // undefined, function, symbol as an array item: JSON writes null
   }
   if (value === null) return { kind: 'null' };
   if (level >= limits.maxDepth) return CUT;
@@ -114,7 +119,9 @@ function build(input: unknown, level: number, limits: ShapeLimits, budget: { nod
     return { kind: 'array', items: mergeShapes(items, limits) };
   }
   const record = value as Record<string, unknown>;
-  const names = Object.keys(record).filter((name) => name.length <= EDGE_MAX_FIELD_NAME).sort(byCodeUnits);
+  const names = Object.keys(record)
+    .filter((name) => name.length <= EDGE_MAX_FIELD_NAME)
+    .sort(byCodeUnits);
   const fields: Record<string, SchemaShape> = {};
   let kept = 0;
   for (const name of names) {
@@ -225,13 +232,17 @@ export function matchesShape(value: unknown, matcher: ShapeMatcher, limits: Shap
 function matches(value: unknown, matcher: ShapeMatcher, level: number, limits: ShapeLimits, budget: { nodes: number }): boolean {
   if (++budget.nodes > MAX_SHAPE_NODES) return false;
   switch (typeof value) {
-    case 'string': return matcher.kind === 'string';
-    case 'boolean': return matcher.kind === 'boolean';
+    case 'string':
+      return matcher.kind === 'string';
+    case 'boolean':
+      return matcher.kind === 'boolean';
     case 'number':
       if (!Number.isFinite(value)) return matcher.kind === 'null';
       return matcher.kind === (Number.isInteger(value) ? 'integer' : 'number');
-    case 'object': break;
-    default: return false;
+    case 'object':
+      break;
+    default:
+      return false;
   }
   if (value === null) return matcher.kind === 'null';
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function' || level >= limits.maxDepth) return false;

@@ -43,7 +43,10 @@ export class Uploader {
   private readonly agent: HttpAgent;
   private readonly inFlight = new Set<AbortController>();
 
-  constructor(protocol: string, private readonly timeoutMs: number) {
+  constructor(
+    protocol: string,
+    private readonly timeoutMs: number,
+  ) {
     const Agent = protocol === 'https:' ? HttpsAgent : HttpAgent;
     // Up to 16 uploads (maxConcurrentUploads) and the connection check at once.
     this.agent = new Agent({ keepAlive: true, maxSockets: 17, maxFreeSockets: 16, timeout: 60_000 });
@@ -90,11 +93,13 @@ export class Uploader {
           });
           response.on('error', (error) => failed(error.message || error.name));
           response.on('aborted', () => failed('answer interrupted'));
-          response.on('end', () => finish({
-            status: response.statusCode ?? 0,
-            headers: response.headers,
-            body: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8'),
-          }));
+          response.on('end', () =>
+            finish({
+              status: response.statusCode ?? 0,
+              headers: response.headers,
+              body: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8'),
+            }),
+          );
         });
         request.end(body);
       } catch (error) {

@@ -35,7 +35,7 @@ export function presentedCredentials(request: EdgeRequest): Presented {
 
 /** The bearer token is the binding's active token (SHA-256, constant-time comparison). */
 export function tokenMatches(credential: IngestCredential | null, token: string): credential is IngestCredential {
-  return credential !== null && credential.usable && credential.tokenHash !== null && constantTimeEqual(sha256Hex(token), credential.tokenHash);
+  return credential?.usable === true && credential.tokenHash !== null && constantTimeEqual(sha256Hex(token), credential.tokenHash);
 }
 
 /**

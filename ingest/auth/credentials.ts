@@ -54,7 +54,6 @@ function openToken(sealed: string, key: Buffer): KeyObject {
   }
 }
 
-
 export interface CredentialCacheOptions {
   pool: Pick<pg.Pool, 'query'>;
   redis: Redis;
@@ -123,7 +122,10 @@ export class CredentialCache {
    * `known`: the connection's id and account when this key was seen before (they never change);
    * its load goes ahead of those of never-seen keys. Too many waiting → 503 with Retry-After.
    */
-  private load(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
+  private load(
+    connectionKey: string,
+    known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined,
+  ): Promise<IngestCredential | null> {
     const running = this.loading.get(connectionKey);
     if (running) return running;
     const queued = this.queue.run(known ? 'known' : 'unknown', () => this.counted(connectionKey, known));
@@ -136,7 +138,10 @@ export class CredentialCache {
     return promise;
   }
 
-  private async counted(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
+  private async counted(
+    connectionKey: string,
+    known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined,
+  ): Promise<IngestCredential | null> {
     try {
       const credential = await this.read(connectionKey, known);
       this.options.onLoad?.(credential === null ? 'unknown' : 'found');
@@ -147,12 +152,19 @@ export class CredentialCache {
     }
   }
 
-  private async read(connectionKey: string, known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined): Promise<IngestCredential | null> {
+  private async read(
+    connectionKey: string,
+    known: Pick<IngestCredential, 'connectionId' | 'accountId'> | undefined,
+  ): Promise<IngestCredential | null> {
     const { pool, redis } = this.options;
-    const ids = known ?? (await pool.query<{ connectionId: string; accountId: string }>(
-      'SELECT c.id AS "connectionId", w.account_id AS "accountId" FROM connections c JOIN workspaces w ON w.id = c.workspace_id WHERE c.connection_key = $1',
-      [connectionKey],
-    )).rows[0];
+    const ids =
+      known
+      ?? (
+        await pool.query<{ connectionId: string; accountId: string }>(
+          'SELECT c.id AS "connectionId", w.account_id AS "accountId" FROM connections c JOIN workspaces w ON w.id = c.workspace_id WHERE c.connection_key = $1',
+          [connectionKey],
+        )
+      ).rows[0];
     if (ids === undefined) return this.forget(connectionKey);
     const id = ids.connectionId;
     // The epoch is read before the binding: a change committing after this read bumps the epoch
@@ -160,8 +172,13 @@ export class CredentialCache {
     const epoch = (await redis.get(RedisKeys.credentialEpoch(ids.accountId, id))) ?? '';
     const row = (await pool.query<BindingRow>(BINDING_QUERY, [id])).rows[0];
     if (!row) return this.forget(connectionKey);
-    const usable = row.credential_status === 'active' && row.token_hash !== null && row.token_sealed !== null
-      && row.workspace_status === 'active' && !row.connection_deleted && !row.integration_deleted;
+    const usable =
+      row.credential_status === 'active'
+      && row.token_hash !== null
+      && row.token_sealed !== null
+      && row.workspace_status === 'active'
+      && !row.connection_deleted
+      && !row.integration_deleted;
     const credential: IngestCredential = {
       connectionId: row.id,
       connectionKey: row.connection_key,

@@ -9,7 +9,10 @@ export class UnknownKeys {
   /** Key → when it stops being known as unknown; Map order is least recently asked first. */
   private readonly until = new Map<string, number>();
 
-  constructor(private readonly ttlMs: number, private readonly maxEntries: number) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+  ) {}
 
   has(connectionKey: string, nowMs: number): boolean {
     const until = this.until.get(connectionKey);

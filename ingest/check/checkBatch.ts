@@ -58,7 +58,9 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
     throw error;
   }
   const prefix = batchRowPrefix({
-    credential: input.binding, batchId: input.batchId, receivedAtMs: input.receivedAtMs,
+    credential: input.binding,
+    batchId: input.batchId,
+    receivedAtMs: input.receivedAtMs,
     receivedDate: new Date(input.receivedAtMs).toISOString().slice(0, 10),
   });
   // The JSON of each item's result: { index, accepted: true, eventId } or { index, accepted: false, issues }.

@@ -1,6 +1,11 @@
 import { AppError } from '../../shared/errors/index.js';
 import {
-  DIRECTIONS, ENVIRONMENT_PLACEHOLDER, MAX_ENVELOPES_PER_BATCH, PROTOCOLS, TENANT_PLACEHOLDER, type ObservationEnvelope,
+  DIRECTIONS,
+  ENVIRONMENT_PLACEHOLDER,
+  MAX_ENVELOPES_PER_BATCH,
+  PROTOCOLS,
+  TENANT_PLACEHOLDER,
+  type ObservationEnvelope,
 } from '../../shared/envelope/types.js';
 import { validateEnvelope } from '../../shared/envelope/validate.js';
 import type { IngestCredential } from '../common/credential.js';
@@ -23,13 +28,12 @@ export function parseBatch(contentType: string | undefined, rawBody: Buffer): un
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BatchShapeError();
   const envelopes = (body as { envelopes?: unknown }).envelopes;
-  if (!Array.isArray(envelopes) || Object.keys(body).length !== 1 || envelopes.length > MAX_ENVELOPES_PER_BATCH) throw new BatchShapeError();
+  if (!Array.isArray(envelopes) || Object.keys(body).length !== 1 || envelopes.length > MAX_ENVELOPES_PER_BATCH)
+    throw new BatchShapeError();
   return envelopes;
 }
 
-export type ItemCheck =
-  | { valid: true; envelope: ObservationEnvelope; occurredAtMs: number }
-  | { valid: false; issues: string[] };
+export type ItemCheck = { valid: true; envelope: ObservationEnvelope; occurredAtMs: number } | { valid: false; issues: string[] };
 
 /** What of the credential an item is checked against. */
 export type ItemBinding = Pick<IngestCredential, 'integrationKey' | 'tenantId' | 'environmentId' | 'direction' | 'protocol'>;
@@ -50,7 +54,11 @@ function bindingIssues(item: Record<string, unknown>, credential: ItemBinding): 
   if (typeof item.tenantId === 'string' && item.tenantId !== TENANT_PLACEHOLDER && item.tenantId !== credential.tenantId) {
     issues.push('tenant does not match credential');
   }
-  if (typeof item.environmentId === 'string' && item.environmentId !== ENVIRONMENT_PLACEHOLDER && item.environmentId !== credential.environmentId) {
+  if (
+    typeof item.environmentId === 'string'
+    && item.environmentId !== ENVIRONMENT_PLACEHOLDER
+    && item.environmentId !== credential.environmentId
+  ) {
     issues.push('environment does not match credential');
   }
   const directionDiffers = KNOWN_DIRECTIONS.has(item.direction) && item.direction !== credential.direction;
@@ -62,7 +70,8 @@ function bindingIssues(item: Record<string, unknown>, credential: ItemBinding): 
 /** Binding issues first, then the field-level schema messages (03: one message per violation). */
 export function checkItem(item: unknown, credential: ItemBinding): ItemCheck {
   const check = validateEnvelope(item);
-  const binding = typeof item === 'object' && item !== null && !Array.isArray(item) ? bindingIssues(item as Record<string, unknown>, credential) : [];
+  const binding =
+    typeof item === 'object' && item !== null && !Array.isArray(item) ? bindingIssues(item as Record<string, unknown>, credential) : [];
   if (binding.length === 0) return check;
   return { valid: false, issues: check.valid ? binding : [...binding, ...check.issues] };
 }

@@ -1,5 +1,5 @@
 import type { RequestMemory } from '../offload/requestMemory.js';
-import { AppError, INGEST_BATCH_SHAPE_ERROR } from '../../shared/errors/index.js';
+import { type AppError, INGEST_BATCH_SHAPE_ERROR } from '../../shared/errors/index.js';
 
 /**
  * The transport-agnostic request and response of the ingest pipeline. Adapters (uWebSockets.js,

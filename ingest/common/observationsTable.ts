@@ -12,9 +12,19 @@ import type { IngestCredential } from './credential.js';
  */
 
 /** The credential's members that every row of a batch carries. */
-export type RowBinding = Pick<IngestCredential,
-  'connectionId' | 'workspaceId' | 'accountId' | 'integrationId' | 'integrationKey' | 'tenantId' | 'environmentId' | 'mode'
-  | 'direction' | 'protocol'>;
+export type RowBinding = Pick<
+  IngestCredential,
+  | 'connectionId'
+  | 'workspaceId'
+  | 'accountId'
+  | 'integrationId'
+  | 'integrationKey'
+  | 'tenantId'
+  | 'environmentId'
+  | 'mode'
+  | 'direction'
+  | 'protocol'
+>;
 
 export interface ObservationBatchContext {
   credential: RowBinding;
@@ -30,9 +40,15 @@ export interface ObservationBatchContext {
  * and protocol always equal the binding's (ingest/check/parseItems.ts), so they are the batch's too.
  */
 export const BINDING_MEMBERS = [
-  ['workspace_id', 'workspaceId'], ['account_id', 'accountId'], ['integration_id', 'integrationId'],
-  ['integration_key', 'integrationKey'], ['tenant_id', 'tenantId'], ['environment_id', 'environmentId'], ['mode', 'mode'],
-  ['direction', 'direction'], ['protocol', 'protocol'],
+  ['workspace_id', 'workspaceId'],
+  ['account_id', 'accountId'],
+  ['integration_id', 'integrationId'],
+  ['integration_key', 'integrationKey'],
+  ['tenant_id', 'tenantId'],
+  ['environment_id', 'environmentId'],
+  ['mode', 'mode'],
+  ['direction', 'direction'],
+  ['protocol', 'protocol'],
 ] as const satisfies readonly (readonly [string, keyof RowBinding])[];
 
 const BINDING_SEPARATOR = '|';
@@ -42,10 +58,27 @@ const BATCH_COLUMNS = ['connection_id', 'batch_id', 'binding', 'received_at_ms',
 
 /** Columns of each envelope (see observationRow), in row order. */
 const ENVELOPE_COLUMNS = [
-  'event_id', 'envelope_version', 'event_type', 'method', 'route_template', 'payload_location', 'status_code', 'duration_ms',
-  'attempt', 'occurred_at_ms', 'observed_fingerprint', 'schema_fingerprint', 'schema_inspected', 'schema_shape',
-  'redaction_policy_version', 'source_event_id_hash', 'idempotency_key_hash', 'hash_namespace', 'outcome_accepted',
-  'business_object_type', 'business_object_id_hash',
+  'event_id',
+  'envelope_version',
+  'event_type',
+  'method',
+  'route_template',
+  'payload_location',
+  'status_code',
+  'duration_ms',
+  'attempt',
+  'occurred_at_ms',
+  'observed_fingerprint',
+  'schema_fingerprint',
+  'schema_inspected',
+  'schema_shape',
+  'redaction_policy_version',
+  'source_event_id_hash',
+  'idempotency_key_hash',
+  'hash_namespace',
+  'outcome_accepted',
+  'business_object_type',
+  'business_object_id_hash',
 ] as const;
 
 /** Every column a row carries, in the order its values are written. */
@@ -111,8 +144,10 @@ export function batchRowPrefix(context: ObservationBatchContext): string {
   const { credential } = context;
   const binding = BINDING_MEMBERS.map(([, member]) => credential[member]);
   if (binding.some((value) => value.includes(BINDING_SEPARATOR))) throw new Error('a binding member holds the binding separator');
-  return `${tsvField(credential.connectionId)}\t${tsvField(context.batchId)}\t${tsvField(binding.join(BINDING_SEPARATOR))}\t`
-    + `${context.receivedAtMs}\t${context.receivedDate}\t`;
+  return (
+    `${tsvField(credential.connectionId)}\t${tsvField(context.batchId)}\t${tsvField(binding.join(BINDING_SEPARATOR))}\t`
+    + `${context.receivedAtMs}\t${context.receivedDate}\t`
+  );
 }
 
 /**
@@ -123,13 +158,15 @@ export function batchRowPrefix(context: ObservationBatchContext): string {
  */
 export function observationRow(prefix: string, envelope: ObservationEnvelope, occurredAtMs: number): string {
   const { transport, payload, correlation, outcome } = envelope;
-  return `${prefix}${envelope.eventId}\t${envelope.envelopeVersion}\t${tsvToken(envelope.eventType)}\t`
+  return (
+    `${prefix}${envelope.eventId}\t${envelope.envelopeVersion}\t${tsvToken(envelope.eventType)}\t`
     + `${transport.method}\t${tsvToken(transport.routeTemplate)}\t${transport.payloadLocation}\t${transport.statusCode}\t${transport.durationMs}\t`
     + `${transport.attempt}\t${occurredAtMs}\t${envelope.contract.observedFingerprint ?? ''}\t${payload.schemaFingerprint}\t`
     + `${payload.schemaInspected === false ? 0 : 1}\t${tsvToken(shapeJson(payload.schemaShape))}\t${tsvToken(payload.redactionPolicyVersion)}\t`
     + `${tsvToken(correlation?.sourceEventIdHash ?? '')}\t${tsvToken(correlation?.idempotencyKeyHash ?? '')}\t`
     + `${tsvToken(correlation?.hashNamespace ?? '')}\t${outcome.accepted ? 1 : 0}\t${tsvToken(outcome.businessObjectType ?? '')}\t`
-    + `${tsvToken(outcome.businessObjectIdHash ?? '')}\n`;
+    + `${tsvToken(outcome.businessObjectIdHash ?? '')}\n`
+  );
 }
 
 /**
@@ -137,7 +174,11 @@ export function observationRow(prefix: string, envelope: ObservationEnvelope, oc
  * check see whether it still runs). Resolves once ClickHouse answered the insert as done (the
  * rows are committed), rejects on any failure or on `signal`.
  */
-export async function insertObservationRows(client: ClickHouseClient, body: Buffer | readonly Buffer[], signal: AbortSignal): Promise<void> {
+export async function insertObservationRows(
+  client: ClickHouseClient,
+  body: Buffer | readonly Buffer[],
+  signal: AbortSignal,
+): Promise<void> {
   const result = await client.exec({
     query: INSERT_QUERY,
     // Streamed as given: several batches' rows go out without being copied into one buffer.

@@ -62,7 +62,12 @@ export class ActiveRoutesCache {
   async of(connectionId: string, protocol: string): Promise<ActiveRoutes> {
     if (protocol !== 'http-api' && protocol !== 'http-webhook') return NO_CONTRACT;
     const known = this.cached.get(connectionId);
-    const { rows } = await this.pool.query<{ id: string | null; routes: ContractRoute[] | null }>(ACTIVE_ROUTES_QUERY, [connectionId, known?.versionId ?? null, protocol, MAX_ROUTES + 1]);
+    const { rows } = await this.pool.query<{ id: string | null; routes: ContractRoute[] | null }>(ACTIVE_ROUTES_QUERY, [
+      connectionId,
+      known?.versionId ?? null,
+      protocol,
+      MAX_ROUTES + 1,
+    ]);
     const row = rows[0];
     if (!row || row.id === null) {
       this.cached.delete(connectionId);

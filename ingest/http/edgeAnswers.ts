@@ -18,9 +18,15 @@ export async function readiness(deps: { pool: Pick<pg.Pool, 'query'>; redis: Red
   const [postgres, redis, clickhouse] = await Promise.allSettled([deps.pool.query('SELECT 1'), deps.redis.ping(), deps.clickhouse.ping()]);
   const clickhouseUp = clickhouse.status === 'fulfilled' && clickhouse.value.success;
   const ready = postgres.status === 'fulfilled' && redis.status === 'fulfilled' && clickhouseUp;
-  return fixedJson(ready ? 200 : 503, JSON.stringify({
-    status: ready ? 'ready' : 'unavailable', postgres: postgres.status === 'fulfilled', redis: redis.status === 'fulfilled', clickhouse: clickhouseUp,
-  }));
+  return fixedJson(
+    ready ? 200 : 503,
+    JSON.stringify({
+      status: ready ? 'ready' : 'unavailable',
+      postgres: postgres.status === 'fulfilled',
+      redis: redis.status === 'fulfilled',
+      clickhouse: clickhouseUp,
+    }),
+  );
 }
 
 /** `/readyz` once the edge stops accepting: load balancers move on before the listener closes. */

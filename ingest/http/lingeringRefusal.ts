@@ -18,7 +18,10 @@ export class LingeringRefusal {
   private settled = false;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly limits: LingerLimits, private readonly answer: () => void) {
+  constructor(
+    private readonly limits: LingerLimits,
+    private readonly answer: () => void,
+  ) {
     this.timer = setTimeout(() => this.settle(), limits.maxMs);
     this.timer.unref();
   }

@@ -20,8 +20,17 @@ const EMPTY_BODY = Buffer.alloc(0);
 
 /** Reason phrases for the statuses the edge answers (uWebSockets.js writes the status line itself). */
 export const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 202: 'Accepted', 207: 'Multi-Status', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
-  404: 'Not Found', 409: 'Conflict', 413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error',
+  200: 'OK',
+  202: 'Accepted',
+  207: 'Multi-Status',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 
@@ -42,8 +51,12 @@ function writeResponse(res: uWS.HttpResponse, response: EdgeResponse, closeConne
 /** An answer that takes a while: written unless the client went away meanwhile. */
 function asyncAnswer(res: uWS.HttpResponse, head: boolean, answer: () => Promise<EdgeResponse>): void {
   let aborted = false;
-  res.onAborted(() => { aborted = true; });
-  answer().then((response) => { if (!aborted) writeResponse(res, response, false, head); });
+  res.onAborted(() => {
+    aborted = true;
+  });
+  answer().then((response) => {
+    if (!aborted) writeResponse(res, response, false, head);
+  });
 }
 
 /**
@@ -59,7 +72,10 @@ class BodyReader {
   private size = 0;
   private done = false;
 
-  constructor(private readonly memory: RequestMemory, declaredLength: number) {
+  constructor(
+    private readonly memory: RequestMemory,
+    declaredLength: number,
+  ) {
     this.sized = declaredLength > 0 ? memory.body(declaredLength) : null;
   }
 
@@ -134,7 +150,9 @@ export async function startIngestServer(deps: IngestServerDeps, host: string, po
     // A body that is announced too long to be worth reading is refused before it is sent.
     if (declaredLength > MAX_BODY_BYTES && (head || declaredLength > linger.maxBytes)) return writeResponse(res, tooLarge(), true, head);
     const refuse = () => {
-      refusal = new LingeringRefusal(linger, () => { if (!aborted) writeResponse(res, tooLarge(), true); });
+      refusal = new LingeringRefusal(linger, () => {
+        if (!aborted) writeResponse(res, tooLarge(), true);
+      });
       return refusal;
     };
     if (declaredLength > MAX_BODY_BYTES) {

@@ -35,7 +35,10 @@ export class IntakePacer {
   private tokens = 0;
   private readonly waiting: Waiting[] = [];
 
-  constructor(private readonly log: PacedLog, private readonly options: IntakePacerOptions) {}
+  constructor(
+    private readonly log: PacedLog,
+    private readonly options: IntakePacerOptions,
+  ) {}
 
   private paced(): boolean {
     return this.options.paceBytes > 0 && this.log.shipping() && this.log.backlog() > this.options.paceBytes;

@@ -157,10 +157,14 @@ export class Shipper {
       try {
         const pending = this.backlog();
         const since = this.waitingSinceMs;
-        const due = pending >= this.options.maxInsertBytes || this.flushes.length > 0
+        const due =
+          pending >= this.options.maxInsertBytes
+          || this.flushes.length > 0
           || (pending > 0 && (since === null || this.options.nowMs() - since >= this.options.intervalMs));
         if (!due) {
-          await this.pause(pending > 0 && since !== null ? Math.max(1, this.options.intervalMs - (this.options.nowMs() - since)) : this.options.intervalMs);
+          await this.pause(
+            pending > 0 && since !== null ? Math.max(1, this.options.intervalMs - (this.options.nowMs() - since)) : this.options.intervalMs,
+          );
           continue;
         }
         const early = MIN_ROUND_SPACING_MS - (this.options.nowMs() - this.lastRoundMs);
@@ -183,7 +187,14 @@ export class Shipper {
   }
 
   private pause(ms: number): Promise<void> {
-    return Promise.race([sleep(ms), new Promise<void>((resolve) => { this.wake = resolve; })]).finally(() => { this.wake = null; });
+    return Promise.race([
+      sleep(ms),
+      new Promise<void>((resolve) => {
+        this.wake = resolve;
+      }),
+    ]).finally(() => {
+      this.wake = null;
+    });
   }
 
   /** Reads one insert's worth of records and ships them; the checkpoint moves only once all is done. */
@@ -206,14 +217,18 @@ export class Shipper {
     }
     this.oldestUnshippedMs = Math.min(...batches.map((batch) => batch.job.receivedAtMs));
     const committed = batches.map((batch) => this.committedAhead.delete(batch.job.batchId));
-    const unknown = batches.flatMap((batch, index) => (committed[index] ? [] : [index]));
+    const unknown = batches.flatMap((_batch, index) => (committed[index] ? [] : [index]));
     for (let from = 0; from < unknown.length; from += BATCHES_PER_CALL) {
       const chunk = unknown.slice(from, from + BATCHES_PER_CALL);
-      const replies = await this.options.admission.settleDurable(chunk.map((index) => {
-        const { accountId, job } = batches[index];
-        return { accountId, batchId: job.batchId, receivedAtMs: job.receivedAtMs };
-      }));
-      chunk.forEach((index, at) => { committed[index] = replies[at]; });
+      const replies = await this.options.admission.settleDurable(
+        chunk.map((index) => {
+          const { accountId, job } = batches[index];
+          return { accountId, batchId: job.batchId, receivedAtMs: job.receivedAtMs };
+        }),
+      );
+      chunk.forEach((index, at) => {
+        committed[index] = replies[at];
+      });
     }
     const shipped = batches.filter((_, index) => committed[index]);
     const started = process.hrtime.bigint();
@@ -221,7 +236,8 @@ export class Shipper {
     const bytes = body.reduce((sum, rows) => sum + rows.length, 0);
     if (bytes > 0) await this.insertWithTimeout(body);
     const shippedIds = new Set(shipped.map((batch) => batch.job.batchId));
-    for (let from = 0; from < batches.length; from += BATCHES_PER_CALL) await this.enqueue(batches.slice(from, from + BATCHES_PER_CALL), shippedIds);
+    for (let from = 0; from < batches.length; from += BATCHES_PER_CALL)
+      await this.enqueue(batches.slice(from, from + BATCHES_PER_CALL), shippedIds);
     await this.options.log.saveCheckpoint(end);
     this.cursor = end;
     this.resolveFlushes();
@@ -262,9 +278,25 @@ export class Shipper {
     const pipeline = this.options.redis.pipeline();
     for (const { job } of read) {
       if (!shippedIds.has(job.batchId)) continue;
-      pipeline.xadd(this.options.analysisStream, 'MAXLEN', '~', this.options.analysisStreamMaxLen, '*',
-        'connectionId', job.connectionId, 'workspaceId', job.workspaceId, 'mode', job.mode, 'batchId', job.batchId,
-        'receivedAtMs', String(job.receivedAtMs), 'eventIds', job.eventIds.join(','));
+      pipeline.xadd(
+        this.options.analysisStream,
+        'MAXLEN',
+        '~',
+        this.options.analysisStreamMaxLen,
+        '*',
+        'connectionId',
+        job.connectionId,
+        'workspaceId',
+        job.workspaceId,
+        'mode',
+        job.mode,
+        'batchId',
+        job.batchId,
+        'receivedAtMs',
+        String(job.receivedAtMs),
+        'eventIds',
+        job.eventIds.join(','),
+      );
     }
     const replies = await pipeline.exec();
     const failed = replies?.find(([error]) => error !== null);

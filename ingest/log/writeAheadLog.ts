@@ -165,10 +165,16 @@ export class WriteAheadLog {
   async read(from: LogPosition, maxBytes: number, into?: Buffer): Promise<{ records: Buffer[]; end: LogPosition }> {
     let at = { ...from };
     // A position at the end of a closed segment is the start of the next one.
-    while (at.segment < this.durableEnd.segment && at.offset >= (this.sizes.get(at.segment) ?? 0)) at = { segment: at.segment + 1, offset: 0 };
+    while (at.segment < this.durableEnd.segment && at.offset >= (this.sizes.get(at.segment) ?? 0))
+      at = { segment: at.segment + 1, offset: 0 };
     const limit = at.segment === this.durableEnd.segment ? this.durableEnd.offset : (this.sizes.get(at.segment) ?? 0);
     if (at.offset >= limit) return { records: [], end: at };
-    const data = await readRange(join(this.options.dir, segmentName(at.segment)), at.offset, Math.min(limit, at.offset + Math.max(maxBytes, FRAME_HEADER_BYTES)), into);
+    const data = await readRange(
+      join(this.options.dir, segmentName(at.segment)),
+      at.offset,
+      Math.min(limit, at.offset + Math.max(maxBytes, FRAME_HEADER_BYTES)),
+      into,
+    );
     const records: Buffer[] = [];
     let offset = 0;
     let sinceYield = 0;
@@ -239,16 +245,21 @@ export class WriteAheadLog {
       const waiting = this.queue;
       this.queue = [];
       // What fits in the current segment goes in one write and one fdatasync; the rest in the next segment.
-      for (let from = 0; from < waiting.length;) {
+      for (let from = 0; from < waiting.length; ) {
         let to = from;
         let bytes = 0;
-        while (to < waiting.length && (to === from || this.size + bytes + waiting[to].bytes <= this.options.segmentBytes)) bytes += waiting[to++].bytes;
+        while (to < waiting.length && (to === from || this.size + bytes + waiting[to].bytes <= this.options.segmentBytes))
+          bytes += waiting[to++].bytes;
         const batch = waiting.slice(from, to);
         from = to;
         try {
           if (this.failure !== null) throw this.failure;
           if (this.size > 0 && this.size + bytes > this.options.segmentBytes) await this.rotate();
-          await writeAll(this.handle, batch.flatMap((waiter) => waiter.buffers), this.size);
+          await writeAll(
+            this.handle,
+            batch.flatMap((waiter) => waiter.buffers),
+            this.size,
+          );
           await this.handle.datasync();
           this.stats.syncs += 1;
           this.stats.records += batch.length;
@@ -315,7 +326,7 @@ export class WriteAheadLog {
       this.options.onRepair?.({ ...at, segmentsRemoved: removed.length });
     }
     const last = Math.max(-1, ...this.sizes.keys());
-    this.segment = last < 0 ? 0 : last;
+    this.segment = Math.max(last, 0);
     this.size = this.sizes.get(this.segment) ?? 0;
     this.handle = await open(join(this.options.dir, segmentName(this.segment)), last < 0 ? 'w' : 'r+');
     this.sizes.set(this.segment, this.size);
@@ -336,7 +347,11 @@ async function writeAll(handle: FileHandle, buffers: Buffer[], position: number)
     // A short write: go on from the first byte not written.
     let index = 0;
     while (index < slice.length && bytesWritten >= slice[index].length) bytesWritten -= slice[index++].length;
-    pending = [...(index < slice.length ? [slice[index].subarray(bytesWritten)] : []), ...slice.slice(index + 1), ...pending.slice(WRITEV_BUFFERS)];
+    pending = [
+      ...(index < slice.length ? [slice[index].subarray(bytesWritten)] : []),
+      ...slice.slice(index + 1),
+      ...pending.slice(WRITEV_BUFFERS),
+    ];
   }
 }
 

@@ -6,5 +6,8 @@ export const asBuffer = (bytes: Uint8Array): Buffer =>
  * True when the bytes cover all of their own memory, so moving that memory to another thread
  * (a transfer list) moves nothing else with it.
  */
-export const ownsMemory = (bytes: Uint8Array): boolean => bytes instanceof Uint8Array &&
-  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+export const ownsMemory = (bytes: Uint8Array): boolean =>
+  bytes instanceof Uint8Array
+  && bytes.byteOffset === 0
+  && bytes.byteLength === bytes.buffer.byteLength
+  && bytes.buffer instanceof ArrayBuffer;

@@ -46,7 +46,10 @@ export class SharedSlots implements SlotMemory {
   /** The view handed out for each slot in use: only that very view gives the slot back. */
   private readonly lent: (Uint8Array | null)[];
 
-  constructor(readonly count: number, readonly slotBytes: number = SLOT_BYTES) {
+  constructor(
+    readonly count: number,
+    readonly slotBytes: number = SLOT_BYTES,
+  ) {
     this.memory = new SharedArrayBuffer(count * slotBytes);
     this.lent = new Array<Uint8Array | null>(count).fill(null);
     // Popped from the end: slot 0 first, so a light load touches (and keeps resident) few pages.

@@ -44,7 +44,9 @@ class PoolThread<I, O> {
       if ('error' in answer) task.reject(new Error(`batch worker: ${answer.error}`));
       else task.resolve(answer);
     });
-    this.worker.on('error', () => { /* 'exit' follows and fails what is pending */ });
+    this.worker.on('error', () => {
+      /* 'exit' follows and fails what is pending */
+    });
     this.worker.on('exit', () => {
       this.alive = false;
       for (const task of this.pending.values()) task.reject(new Error('batch worker exited'));
@@ -86,7 +88,11 @@ export class ThreadPool<I extends { body: Uint8Array }, O> {
   private closed = false;
 
   /** `file`: the compiled worker entry; `slots`: the shared memory of the requests' slots, if any. */
-  constructor(private readonly file: string, size: number, private readonly slots: SlotMemory | null = null) {
+  constructor(
+    private readonly file: string,
+    size: number,
+    private readonly slots: SlotMemory | null = null,
+  ) {
     for (let i = 0; i < size; i += 1) this.threads.push(this.spawn());
   }
 
@@ -137,13 +143,15 @@ export class ThreadPool<I extends { body: Uint8Array }, O> {
       bytesSlot: into === null ? -1 : memory.slotOf(into),
       lent: bodySlot === -1 && ownsMemory(body),
     };
-    return new Promise((resolve, reject) => chosen.run(task, body, {
-      resolve: ({ output, bytes, bytesLength, body: returned, ms }) => {
-        const written = into !== null && bytesLength !== undefined ? memory.shrink(into, bytesLength) : bytes ? asBuffer(bytes) : null;
-        resolve({ output, bytes: written, body: asBuffer(returned ?? body), ms });
-      },
-      reject,
-    }));
+    return new Promise((resolve, reject) =>
+      chosen.run(task, body, {
+        resolve: ({ output, bytes, bytesLength, body: returned, ms }) => {
+          const written = into !== null && bytesLength !== undefined ? memory.shrink(into, bytesLength) : bytes ? asBuffer(bytes) : null;
+          resolve({ output, bytes: written, body: asBuffer(returned ?? body), ms });
+        },
+        reject,
+      }),
+    );
   }
 
   async close(): Promise<void> {

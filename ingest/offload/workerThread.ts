@@ -11,13 +11,23 @@ import { slotView, type SlotMemory } from './sharedSlots.js';
  *   `bytesLength` says how many were written there; when absent, the bytes (if any) are in
  *   `bytes`, moved rather than copied.
  */
-export interface TaskMessage<I> { id: number; input: I; bodySlot: number; bodyLength: number; bytesSlot: number; lent: boolean }
+export interface TaskMessage<I> {
+  id: number;
+  input: I;
+  bodySlot: number;
+  bodyLength: number;
+  bytesSlot: number;
+  lent: boolean;
+}
 export type AnswerMessage<O> =
   | { id: number; output: O; bytes?: Uint8Array; bytesLength?: number; body?: Uint8Array; ms: number }
   | { id: number; error: string };
 
 /** What a task's function returns: its output, and the bytes it wrote (into `into` when they fit). */
-export interface TaskResult<O> { output: O; bytes: Uint8Array | null }
+export interface TaskResult<O> {
+  output: O;
+  bytes: Uint8Array | null;
+}
 
 /**
  * Serves a pool's tasks on this worker thread with `run`, which reads `input.body` and may write

@@ -36,9 +36,16 @@ const MAX_SETTLED_PER_ADMISSION = 5;
 
 /** What the batch checks need of a credential (no secret: it goes to a worker thread). */
 const bindingOf = (credential: IngestCredential): BatchBinding => ({
-  connectionId: credential.connectionId, workspaceId: credential.workspaceId, accountId: credential.accountId,
-  integrationId: credential.integrationId, integrationKey: credential.integrationKey, tenantId: credential.tenantId,
-  environmentId: credential.environmentId, mode: credential.mode, direction: credential.direction, protocol: credential.protocol,
+  connectionId: credential.connectionId,
+  workspaceId: credential.workspaceId,
+  accountId: credential.accountId,
+  integrationId: credential.integrationId,
+  integrationKey: credential.integrationKey,
+  tenantId: credential.tenantId,
+  environmentId: credential.environmentId,
+  mode: credential.mode,
+  direction: credential.direction,
+  protocol: credential.protocol,
 });
 
 /** An admitted batch, reduced to what logging and answering it need. */
@@ -120,7 +127,12 @@ export class BatchIntake {
     }
   }
 
-  private prepare(result: Exclude<AdmissionResult, { kind: 'stale_credential' }>, checked: CheckedBatch, credential: IngestCredential, nowMs: number): PreparedBatch {
+  private prepare(
+    result: Exclude<AdmissionResult, { kind: 'stale_credential' }>,
+    checked: CheckedBatch,
+    credential: IngestCredential,
+    nowMs: number,
+  ): PreparedBatch {
     switch (result.kind) {
       case 'rate_limited':
         throw new AppError(result.code, { retryAfterSeconds: result.retryAfterSeconds });
@@ -141,9 +153,19 @@ export class BatchIntake {
     return {
       rows: newRows(checked, duplicate),
       ticket,
-      job: { connectionId: credential.connectionId, workspaceId: credential.workspaceId, mode: credential.mode, batchId: ticket.batchId, receivedAtMs: nowMs, eventIds: ticket.newEventIds },
+      job: {
+        connectionId: credential.connectionId,
+        workspaceId: credential.workspaceId,
+        mode: credential.mode,
+        batchId: ticket.batchId,
+        receivedAtMs: nowMs,
+        eventIds: ticket.newEventIds,
+      },
       // The text jsonResponse would give { accepted, persisted, results } (results come serialised).
-      response: jsonTextResponse(checked.rejected === 0 ? 202 : 207, `{"accepted":${accepted},"persisted":${newCount},"results":${checked.resultsJson}}`),
+      response: jsonTextResponse(
+        checked.rejected === 0 ? 202 : 207,
+        `{"accepted":${accepted},"persisted":${newCount},"results":${checked.resultsJson}}`,
+      ),
       counts: { accepted: newCount, duplicate: accepted - newCount, rejected: checked.rejected },
     };
   }

@@ -47,15 +47,27 @@ export async function createIngestPipeline(deps: EdgeDeps): Promise<IngestPipeli
   const analysisStream = deps.analysisStream ?? RedisKeys.analysisJobs;
 
   const credentials = new CredentialCache({
-    pool: deps.pool, redis, encryptionKey: config.secretEncryptionKey, onLoad: (result) => metrics.credentialLoads[result].inc(),
+    pool: deps.pool,
+    redis,
+    encryptionKey: config.secretEncryptionKey,
+    onLoad: (result) => metrics.credentialLoads[result].inc(),
   });
   const admission = new Admission(redis, config);
   const resolver = new AdmissionResolver({
-    admission, redis, clock, metrics, sweepIntervalMs: ingest.settleIntervalMs, deadlineMs: ingest.admissionDeadlineMs, ...(logError ? { logError } : {}),
+    admission,
+    redis,
+    clock,
+    metrics,
+    sweepIntervalMs: ingest.settleIntervalMs,
+    deadlineMs: ingest.admissionDeadlineMs,
+    ...(logError ? { logError } : {}),
   });
   const slots = ingest.sharedSlots > 0 ? new SharedSlots(ingest.sharedSlots) : null;
   if (slots !== null) metrics.slotsInUse = () => slots.count - slots.available;
-  const checker = new BatchChecker(ingest.workerThreads > 0 ? createCheckPool(ingest.workerThreads, slots) : null, DEFAULT_BATCH_CHECKER_OPTIONS);
+  const checker = new BatchChecker(
+    ingest.workerThreads > 0 ? createCheckPool(ingest.workerThreads, slots) : null,
+    DEFAULT_BATCH_CHECKER_OPTIONS,
+  );
 
   await admission.load();
   await redis.xgroup('CREATE', analysisStream, ANALYSIS_CONSUMER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
@@ -65,15 +77,26 @@ export async function createIngestPipeline(deps: EdgeDeps): Promise<IngestPipeli
   const log = await WriteAheadLog.open({
     dir: ingest.walDir,
     segmentBytes: ingest.walSegmentBytes,
-    onRepair: (repair) => logError?.('write-ahead log repaired', new Error(`segment ${repair.segment} cut at ${repair.offset}: ${repair.reason}; ${repair.segmentsRemoved} later segments removed`)),
+    onRepair: (repair) =>
+      logError?.(
+        'write-ahead log repaired',
+        new Error(`segment ${repair.segment} cut at ${repair.offset}: ${repair.reason}; ${repair.segmentsRemoved} later segments removed`),
+      ),
   });
   // The pacer lets requests in as the shipper ships (ingest/log/intakePacer.ts).
   let pacer: IntakePacer | null = null;
   const shipper = new Shipper({
-    log, admission, redis, analysisStream, analysisStreamMaxLen: ingest.analysisStreamMaxLen,
+    log,
+    admission,
+    redis,
+    analysisStream,
+    analysisStreamMaxLen: ingest.analysisStreamMaxLen,
     insert: (body, signal) => insertObservationRows(deps.clickhouse, body, signal),
     insertTimeoutMs: ingest.insertTimeoutMs,
-    maxInsertBytes: ingest.shipMaxBytes, intervalMs: ingest.shipIntervalMs, maxLogBytes: ingest.walMaxBytes, maxLogAgeMs: ingest.walMaxAgeMs,
+    maxInsertBytes: ingest.shipMaxBytes,
+    intervalMs: ingest.shipIntervalMs,
+    maxLogBytes: ingest.walMaxBytes,
+    maxLogAgeMs: ingest.walMaxAgeMs,
     nowMs: () => Date.now(),
     onShipped: (_batches, rows, bytes, seconds) => {
       metrics.insertRows.observe(rows);
@@ -87,13 +110,27 @@ export async function createIngestPipeline(deps: EdgeDeps): Promise<IngestPipeli
     },
   });
   pacer = new IntakePacer(shipper, {
-    paceBytes: ingest.walPaceBytes, maxWaitMs: ingest.walPaceMaxWaitMs, maxTokens: Math.max(ingest.shipMaxBytes, MAX_BODY_BYTES),
+    paceBytes: ingest.walPaceBytes,
+    maxWaitMs: ingest.walPaceMaxWaitMs,
+    maxTokens: Math.max(ingest.shipMaxBytes, MAX_BODY_BYTES),
   });
   await shipper.start();
 
   const auth = new EdgeAuthentication(credentials, clock);
   const activeRoutes = new ActiveRoutesCache(deps.pool);
   return new IngestPipeline({
-    auth, credentials, admission, resolver, activeRoutes, checker, slots, log, shipper, pacer, clock, metrics, ...(logError ? { logError } : {}),
+    auth,
+    credentials,
+    admission,
+    resolver,
+    activeRoutes,
+    checker,
+    slots,
+    log,
+    shipper,
+    pacer,
+    clock,
+    metrics,
+    ...(logError ? { logError } : {}),
   });
 }

@@ -1,5 +1,12 @@
 import type { Clock } from '../../shared/clock.js';
-import { presentedCredentials, resolveCredential, tokenMatches, unauthenticated, verifySignature, type Presented } from '../auth/authenticate.js';
+import {
+  presentedCredentials,
+  resolveCredential,
+  tokenMatches,
+  unauthenticated,
+  verifySignature,
+  type Presented,
+} from '../auth/authenticate.js';
 import type { CredentialCache } from '../auth/credentials.js';
 import type { IngestCredential } from '../common/credential.js';
 import type { EdgeRequest } from '../common/edgeHttp.js';
@@ -14,7 +21,10 @@ export interface Authenticated {
 
 /** Authentication of 03 for both edge routes, against the credential cache and the service clock. */
 export class EdgeAuthentication {
-  constructor(private readonly credentials: CredentialCache, private readonly clock: Clock) {}
+  constructor(
+    private readonly credentials: CredentialCache,
+    private readonly clock: Clock,
+  ) {}
 
   async authenticate(request: EdgeRequest): Promise<Authenticated> {
     const presented = presentedCredentials(request);

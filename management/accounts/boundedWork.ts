@@ -7,7 +7,10 @@ export class BoundedWork {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(readonly concurrency: number, readonly queueLength: number) {}
+  constructor(
+    readonly concurrency: number,
+    readonly queueLength: number,
+  ) {}
 
   get active(): number {
     return this.running;

@@ -6,7 +6,8 @@ import { OPTIONS, USAGE, optionsOf, type OptionName } from './commandTable.js';
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
-const invalid = (message: string) => new CommandError('invalid_arguments', `${message} (usage: ${USAGE}; npm run admin -- --help explains each)`);
+const invalid = (message: string) =>
+  new CommandError('invalid_arguments', `${message} (usage: ${USAGE}; npm run admin -- --help explains each)`);
 
 function required(values: Values, name: Exclude<OptionName, 'legacy' | 'all'>): string {
   const value = values[name];
@@ -109,7 +110,11 @@ export function parseCommand(argv: string[]): ParsedCommand {
       only(values, optionsOf(command));
       return {
         command,
-        input: { account: required(values, 'account'), mode: required(values, 'mode'), limit: integer(required(values, 'limit'), 'limit', 2_147_483_647) },
+        input: {
+          account: required(values, 'account'),
+          mode: required(values, 'mode'),
+          limit: integer(required(values, 'limit'), 'limit', 2_147_483_647),
+        },
       };
     case 'mail':
       noMorePositionals(1);

@@ -40,12 +40,29 @@ export function parseScopes(scopes: string[] | 'all' | undefined): WorkspaceScop
  * the name the address's local part, and the user's sessions and verification links end, so only
  * the session and API key that bootstrap prints open the workspace (docs/decisions/accounts-and-workspaces.md).
  */
-async function takeOverUnverifiedUser(db: Queryable, user: UserRecord, passwordHash: string, now: Date): Promise<UserRecord & { passwordHash: string }> {
+async function takeOverUnverifiedUser(
+  db: Queryable,
+  user: UserRecord,
+  passwordHash: string,
+  now: Date,
+): Promise<UserRecord & { passwordHash: string }> {
   const name = user.email.split('@')[0];
-  await db.query('UPDATE users SET email_verified_at = $2, password_hash = $3, name = $4 WHERE id = $1', [user.id, now, passwordHash, name]);
+  await db.query('UPDATE users SET email_verified_at = $2, password_hash = $3, name = $4 WHERE id = $1', [
+    user.id,
+    now,
+    passwordHash,
+    name,
+  ]);
   await db.query('UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL', [user.id, now]);
   await db.query('UPDATE email_verifications SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL', [user.id, now]);
-  await recordAudit(db, { workspaceId: null, actorType: 'operator', actorId: null, action: 'user.credentials_reset', targetId: user.id, at: now });
+  await recordAudit(db, {
+    workspaceId: null,
+    actorType: 'operator',
+    actorId: null,
+    action: 'user.credentials_reset',
+    targetId: user.id,
+    at: now,
+  });
   return { ...user, name, emailVerified: true, passwordHash };
 }
 
@@ -71,7 +88,8 @@ export async function bootstrap(deps: Deps, input: BootstrapInput): Promise<Boot
       "SELECT account_id FROM account_members WHERE user_id = $1 AND role = 'owner' ORDER BY account_id LIMIT 1",
       [user.id],
     );
-    const accountId = owned.rows[0]?.account_id ?? (await insertAccount(db, { name: `${user.name}'s account`, ownerUserId: user.id, now })).id;
+    const accountId =
+      owned.rows[0]?.account_id ?? (await insertAccount(db, { name: `${user.name}'s account`, ownerUserId: user.id, now })).id;
 
     const name = validWorkspaceName(input.workspace ?? 'Default workspace');
     const model = input.legacy ? 'legacy' : 'canonical';
@@ -81,21 +99,39 @@ export async function bootstrap(deps: Deps, input: BootstrapInput): Promise<Boot
         ORDER BY w.created_at LIMIT 1`,
       [accountId, user.id, name, model],
     );
-    let workspace = existing.rows[0] ? { id: existing.rows[0].id, slug: existing.rows[0].slug, tenantId: existing.rows[0].tenant_id } : null;
+    let workspace = existing.rows[0]
+      ? { id: existing.rows[0].id, slug: existing.rows[0].slug, tenantId: existing.rows[0].tenant_id }
+      : null;
     if (!workspace) {
       const base = slugFromName(name);
       // Concurrent bootstraps of one name take turns (held until commit), so the second sees the
       // first one's slug as taken instead of failing on the unique index.
       await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`workspace-slug ${base}`]);
       let slug = base;
-      while ((await db.query('SELECT 1 FROM workspaces WHERE slug = $1', [slug])).rowCount) slug = `${base.slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+      while ((await db.query('SELECT 1 FROM workspaces WHERE slug = $1', [slug])).rowCount)
+        slug = `${base.slice(0, 40)}-${randomBytes(3).toString('hex')}`;
       const created = await insertWorkspace(db, { accountId, ownerUserId: user.id, name, slug, model, active: true, now });
       workspace = { id: created.id, slug: created.slug, tenantId: created.tenantId };
-      await recordAudit(db, { workspaceId: created.id, actorType: 'operator', actorId: null, action: 'workspace.create', targetId: created.id, at: now });
+      await recordAudit(db, {
+        workspaceId: created.id,
+        actorType: 'operator',
+        actorId: null,
+        action: 'workspace.create',
+        targetId: created.id,
+        at: now,
+      });
     }
     const session = await createSession(db, user.id, now, deps.config.sessionTtlSeconds);
     const apiKey = await insertApiKey(db, { workspaceId: workspace.id, scopes, expiresAt: null, createdBy: 'operator', now });
-    await recordAudit(db, { workspaceId: workspace.id, actorType: 'operator', actorId: null, action: 'api_key.create', targetId: apiKey.id, metadata: { scopes }, at: now });
+    await recordAudit(db, {
+      workspaceId: workspace.id,
+      actorType: 'operator',
+      actorId: null,
+      action: 'api_key.create',
+      targetId: apiKey.id,
+      metadata: { scopes },
+      at: now,
+    });
     return {
       user: { id: user.id, email: user.email },
       account: { id: accountId },

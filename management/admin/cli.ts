@@ -29,7 +29,7 @@ async function main(argv: string[]): Promise<number> {
       config = loadConfig();
     } catch (error) {
       if (error instanceof ConfigError) {
-        process.stdout.write(JSON.stringify({ error: 'invalid_configuration', message: error.message }) + '\n');
+        process.stdout.write(`${JSON.stringify({ error: 'invalid_configuration', message: error.message })}\n`);
         return 1;
       }
       throw error;
@@ -42,10 +42,10 @@ async function main(argv: string[]): Promise<number> {
     deps = { config, pool, redis, clock: createClock(config.enableTestClock, redis) };
     await deps.clock.sync();
     const result = await runCommand(deps, parsed);
-    process.stdout.write(JSON.stringify(result) + '\n');
+    process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
-    process.stdout.write(JSON.stringify(commandErrorBody(error)) + '\n');
+    process.stdout.write(`${JSON.stringify(commandErrorBody(error))}\n`);
     return 1;
   } finally {
     if (deps) {

@@ -3,7 +3,10 @@ import { isInfrastructureError } from '../../shared/db/sqlstate.js';
 
 /** An operator command failure: printed as `{error: code, message}` with exit status 1. */
 export class CommandError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'CommandError';
   }

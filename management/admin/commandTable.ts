@@ -35,9 +35,9 @@ export const COMMANDS = [
     usage: ['bootstrap --email E [--workspace NAME] [--scopes s1,s2|all] [--legacy]'],
     summary: 'creates a verified user, its account, an active workspace, a console session and an API key (a rerun reuses them)',
     options: {
-      email: 'the user\'s e-mail address',
+      email: "the user's e-mail address",
       workspace: 'the workspace name (default "Default workspace")',
-      scopes: 'the API key\'s scopes, comma-separated, or all (the default)',
+      scopes: "the API key's scopes, comma-separated, or all (the default)",
       legacy: 'the workspace uses the legacy model instead of the canonical one',
     },
   },
@@ -47,7 +47,7 @@ export const COMMANDS = [
     summary: 'creates an API key for a workspace',
     options: {
       workspace: 'the workspace slug',
-      scopes: 'the key\'s scopes, comma-separated, or all',
+      scopes: "the key's scopes, comma-separated, or all",
       'expires-in': 'lifetime in seconds, 60 to 31622400 (default: no expiry)',
     },
   },
@@ -67,12 +67,12 @@ export const COMMANDS = [
     name: 'clock',
     usage: ['clock advance --ms N', 'clock reset'],
     summary: 'moves the test clock forward, or back to real time (needs ENABLE_TEST_CLOCK=1 here and in every running process)',
-    options: { ms: 'milliseconds to add to the clock\'s offset' },
+    options: { ms: "milliseconds to add to the clock's offset" },
   },
   {
     name: 'set-allowance',
     usage: ['set-allowance --account ID --mode sandbox --limit N'],
-    summary: 'sets an account\'s Sandbox monthly allowance of observations',
+    summary: "sets an account's Sandbox monthly allowance of observations",
     options: { account: 'the account id (acct_…)', mode: 'sandbox (the only mode with an allowance)', limit: 'observations a month' },
   },
   {

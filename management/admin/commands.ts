@@ -27,18 +27,31 @@ export interface CreatedKeyOutput {
 }
 
 /** `create-api-key --workspace SLUG --scopes s1,s2|all [--expires-in SECONDS]`. */
-export async function createApiKeyCommand(deps: Deps, input: { workspace: string; scopes: string[] | 'all'; expiresInSeconds?: number }): Promise<CreatedKeyOutput> {
+export async function createApiKeyCommand(
+  deps: Deps,
+  input: { workspace: string; scopes: string[] | 'all'; expiresInSeconds?: number },
+): Promise<CreatedKeyOutput> {
   const scopes = parseScopes(input.scopes);
   const lifetime = validLifetime(input.expiresInSeconds);
   const now = deps.clock.now();
   if (!isWorkspaceSlug(input.workspace)) throw new AppError('workspace_not_found');
   return withTransaction(deps.pool, async (db) => {
-    const { rows } = await db.query<{ id: string; status: string }>('SELECT id, status FROM workspaces WHERE slug = $1 FOR UPDATE', [input.workspace]);
+    const { rows } = await db.query<{ id: string; status: string }>('SELECT id, status FROM workspaces WHERE slug = $1 FOR UPDATE', [
+      input.workspace,
+    ]);
     if (!rows[0]) throw new AppError('workspace_not_found');
     if (rows[0].status !== 'active') throw new AppError('workspace_unavailable');
     const expiresAt = lifetime === null ? null : new Date(now.getTime() + lifetime * 1000);
     const key = await insertApiKey(db, { workspaceId: rows[0].id, scopes, expiresAt, createdBy: 'operator', now });
-    await recordAudit(db, { workspaceId: rows[0].id, actorType: 'operator', actorId: null, action: 'api_key.create', targetId: key.id, metadata: { scopes, expiresAt: key.expiresAt }, at: now });
+    await recordAudit(db, {
+      workspaceId: rows[0].id,
+      actorType: 'operator',
+      actorId: null,
+      action: 'api_key.create',
+      targetId: key.id,
+      metadata: { scopes, expiresAt: key.expiresAt },
+      at: now,
+    });
     return { id: key.id, key: key.key, scopes: key.scopes, expiresAt: key.expiresAt };
   });
 }
@@ -52,7 +65,14 @@ export async function revokeApiKeyCommand(deps: Deps, input: { id: string }): Pr
       : { rows: [] };
     if (!rows[0]) throw new AppError('api_key_not_found');
     if (await revokeApiKey(db, { id: input.id, now })) {
-      await recordAudit(db, { workspaceId: rows[0].workspace_id, actorType: 'operator', actorId: null, action: 'api_key.revoke', targetId: input.id, at: now });
+      await recordAudit(db, {
+        workspaceId: rows[0].workspace_id,
+        actorType: 'operator',
+        actorId: null,
+        action: 'api_key.revoke',
+        targetId: input.id,
+        at: now,
+      });
     }
     return { revoked: true as const };
   });
@@ -68,18 +88,27 @@ export async function maintenanceCommand(deps: Deps, action: 'pause' | 'resume')
  * while the running processes (shared/processRegistry.ts) all report it, and at least one runs: a
  * production deployment, whose processes run without it, refuses the command.
  */
-export async function clockCommand(deps: Deps, input: { action: 'advance'; ms: number } | { action: 'reset' }): Promise<{ offsetMs: number }> {
+export async function clockCommand(
+  deps: Deps,
+  input: { action: 'advance'; ms: number } | { action: 'reset' },
+): Promise<{ offsetMs: number }> {
   if (!deps.config.enableTestClock) {
     throw new CommandError('test_clock_disabled', 'the test clock needs ENABLE_TEST_CLOCK=1 here and in every process');
   }
   const processes = await runningProcesses(deps.redis);
   if (processes.length === 0) {
-    throw new CommandError('test_clock_disabled', 'no running process reports the test clock: start ingest, analyzer and management with ENABLE_TEST_CLOCK=1 first');
+    throw new CommandError(
+      'test_clock_disabled',
+      'no running process reports the test clock: start ingest, analyzer and management with ENABLE_TEST_CLOCK=1 first',
+    );
   }
   const without = processes.filter((running) => !running.testClock);
   if (without.length > 0) {
     const names = without.map((running) => `${running.kind} (pid ${running.pid} on ${running.host})`).join(', ');
-    throw new CommandError('test_clock_disabled', `running without ENABLE_TEST_CLOCK=1: ${names}; the test clock is refused while any process runs without it`);
+    throw new CommandError(
+      'test_clock_disabled',
+      `running without ENABLE_TEST_CLOCK=1: ${names}; the test clock is refused while any process runs without it`,
+    );
   }
   const offsetMs = input.action === 'advance' ? await advanceTestClock(deps.redis, input.ms) : await resetTestClock(deps.redis);
   return { offsetMs };
@@ -90,13 +119,22 @@ export async function clockCommand(deps: Deps, input: { action: 'advance'; ms: n
  * in PostgreSQL (read by the console usage route) and mirrored to Redis for the ingest edge.
  */
 export async function setAllowanceCommand(deps: Deps, input: { account: string; mode: string; limit: number }): Promise<{ limit: number }> {
-  if (input.mode !== 'sandbox') throw new CommandError('invalid_arguments', 'only --mode sandbox has a monthly allowance (Live is metered without a quota)');
+  if (input.mode !== 'sandbox')
+    throw new CommandError('invalid_arguments', 'only --mode sandbox has a monthly allowance (Live is metered without a quota)');
   if (!hasIdForm(input.account, 'acct_')) throw new AppError('invalid_billing_account_id');
   const now = deps.clock.now();
   return withTransaction(deps.pool, async (db) => {
     const { rowCount } = await db.query('UPDATE accounts SET sandbox_monthly_allowance = $2 WHERE id = $1', [input.account, input.limit]);
     if (!rowCount) throw new AppError('account_not_found');
-    await recordAudit(db, { workspaceId: null, actorType: 'operator', actorId: null, action: 'account.set_allowance', targetId: input.account, metadata: { mode: 'sandbox', limit: input.limit }, at: now });
+    await recordAudit(db, {
+      workspaceId: null,
+      actorType: 'operator',
+      actorId: null,
+      action: 'account.set_allowance',
+      targetId: input.account,
+      metadata: { mode: 'sandbox', limit: input.limit },
+      at: now,
+    });
     // Before COMMIT: a Redis failure rolls the change back instead of leaving the edge behind.
     await deps.redis.set(RedisKeys.sandboxAllowanceLimit(input.account), String(input.limit));
     return { limit: input.limit };
@@ -123,20 +161,27 @@ export async function mailCommand(deps: Deps, input: { email?: string; all?: boo
   type Row = { id: string; to_email: string; kind: string; body: Record<string, unknown>; created_at: Date; sent_at: Date | null };
   const { rows } = input.all
     ? await deps.pool.query<Row>(
-      `SELECT id::text, to_email, kind, body, created_at, sent_at FROM email_outbox
+        `SELECT id::text, to_email, kind, body, created_at, sent_at FROM email_outbox
         WHERE ($1::text IS NULL OR lower(to_email) = lower($1)) ORDER BY id DESC LIMIT $2`,
-      [email, MAIL_BATCH],
-    )
+        [email, MAIL_BATCH],
+      )
     : await deps.pool.query<Row>(
-      `UPDATE email_outbox SET sent_at = $3
+        `UPDATE email_outbox SET sent_at = $3
         WHERE id IN (SELECT id FROM email_outbox
                       WHERE sent_at IS NULL AND ($1::text IS NULL OR lower(to_email) = lower($1))
                       ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
         RETURNING id::text, to_email, kind, body, created_at, NULL::timestamptz AS sent_at`,
-      [email, MAIL_BATCH, deps.clock.now()],
-    );
+        [email, MAIL_BATCH, deps.clock.now()],
+      );
   const mail = rows
-    .map((row) => ({ id: row.id, to: row.to_email, kind: row.kind, body: row.body, createdAt: row.created_at.toISOString(), sentAt: row.sent_at?.toISOString() ?? null }))
+    .map((row) => ({
+      id: row.id,
+      to: row.to_email,
+      kind: row.kind,
+      body: row.body,
+      createdAt: row.created_at.toISOString(),
+      sentAt: row.sent_at?.toISOString() ?? null,
+    }))
     .sort((a, b) => Number(a.id) - Number(b.id));
   return { mail };
 }
@@ -153,12 +198,19 @@ export type ParsedCommand =
 /** Runs one parsed command; the result is the one JSON object the CLI prints. */
 export async function runCommand(deps: Deps, parsed: ParsedCommand): Promise<object> {
   switch (parsed.command) {
-    case 'bootstrap': return bootstrap(deps, parsed.input) as Promise<BootstrapResult>;
-    case 'create-api-key': return createApiKeyCommand(deps, parsed.input);
-    case 'revoke-api-key': return revokeApiKeyCommand(deps, parsed.input);
-    case 'maintenance': return maintenanceCommand(deps, parsed.action);
-    case 'clock': return clockCommand(deps, parsed.input);
-    case 'set-allowance': return setAllowanceCommand(deps, parsed.input);
-    case 'mail': return mailCommand(deps, parsed.input);
+    case 'bootstrap':
+      return bootstrap(deps, parsed.input) as Promise<BootstrapResult>;
+    case 'create-api-key':
+      return createApiKeyCommand(deps, parsed.input);
+    case 'revoke-api-key':
+      return revokeApiKeyCommand(deps, parsed.input);
+    case 'maintenance':
+      return maintenanceCommand(deps, parsed.action);
+    case 'clock':
+      return clockCommand(deps, parsed.input);
+    case 'set-allowance':
+      return setAllowanceCommand(deps, parsed.input);
+    case 'mail':
+      return mailCommand(deps, parsed.input);
   }
 }

@@ -12,15 +12,25 @@ export const API_REFERENCE_PREFIX = '/docs';
  * @fastify/swagger-ui): no inline script, no CDN, no framing by other sites.
  */
 const REFERENCE_CSP = [
-  "default-src 'self'", "base-uri 'self'", "object-src 'none'", "frame-ancestors 'self'", "form-action 'self'",
-  "script-src 'self'", "script-src-attr 'none'", "style-src 'self'", "img-src 'self' data:", "font-src 'self' data:",
+  "default-src 'self'",
+  "base-uri 'self'",
+  "object-src 'none'",
+  "frame-ancestors 'self'",
+  "form-action 'self'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
 ].join('; ');
 
 /**
  * The document and the page change only with a deploy: cacheable, revalidated on every use (their
  * routes are `noStore: false`, so only their errors are `no-store`: plugins/noStore.ts).
  */
-const setDocCaching = (reply: FastifyReply) => { if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-cache'); };
+const setDocCaching = (reply: FastifyReply) => {
+  if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-cache');
+};
 
 function errorComponent() {
   return {
@@ -44,25 +54,44 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
       info: {
         title: 'integration-watch management API',
         version: '1',
-        description: 'Generated from the routes the service registers. Error bodies are `{error: <code>}` (the catalogue); each operation lists the codes it can answer in `x-error-codes` (authentication, validation, write pause, its domain codes, `service_unavailable`) and as responses by status.',
+        description:
+          'Generated from the routes the service registers. Error bodies are `{error: <code>}` (the catalogue); each operation lists the codes it can answer in `x-error-codes` (authentication, validation, write pause, its domain codes, `service_unavailable`) and as responses by status.',
       },
       components: {
         securitySchemes: {
-          [API_KEY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'Workspace API key `svc_api_…`; each operation names its scope in `x-scopes`.' },
-          [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: 'session', description: 'Browser session of the console (`svc_sess_…`).' },
+          [API_KEY_SCHEME]: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Workspace API key `svc_api_…`; each operation names its scope in `x-scopes`.',
+          },
+          [SESSION_SCHEME]: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'session',
+            description: 'Browser session of the console (`svc_sess_…`).',
+          },
         },
       },
     },
     transform({ schema, url, route }) {
       const docs = routeDocs(route as RouteOptions);
       // A copy: the route's own schema object is the one Fastify validates with.
-      const documented = { ...schema, description: docs.description, 'x-scopes': docs.scopes, 'x-error-codes': docs.errorCodes, ...(docs.security.length ? { security: docs.security } : {}) };
+      const documented = {
+        ...schema,
+        description: docs.description,
+        'x-scopes': docs.scopes,
+        'x-error-codes': docs.errorCodes,
+        ...(docs.security.length ? { security: docs.security } : {}),
+      };
       return { schema: documented, url };
     },
     transformObject(documentObject) {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
       const { openapiObject } = documentObject;
-      const document = openapiObject as unknown as { components: { schemas: Record<string, unknown> }; paths: Record<string, Record<string, { responses?: Record<string, unknown>; 'x-error-codes'?: ErrorCode[] }>> };
+      const document = openapiObject as unknown as {
+        components: { schemas: Record<string, unknown> };
+        paths: Record<string, Record<string, { responses?: Record<string, unknown>; 'x-error-codes'?: ErrorCode[] }>>;
+      };
       document.components.schemas.Error = errorComponent();
       for (const operations of Object.values(document.paths)) {
         for (const operation of Object.values(operations)) {
@@ -78,8 +107,12 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
     return reply.send(app.swagger());
   });
   await app.register(async (docs) => {
-    docs.addHook('onRoute', (route) => { route.config = { ...route.config, noStore: false }; });
-    docs.addHook('onSend', async (_request, reply) => { setDocCaching(reply); });
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, noStore: false };
+    });
+    docs.addHook('onSend', async (_request, reply) => {
+      setDocCaching(reply);
+    });
     await docs.register(swaggerUi, { routePrefix: API_REFERENCE_PREFIX, staticCSP: REFERENCE_CSP, uiConfig: { deepLinking: true } });
   });
 }

@@ -50,7 +50,9 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   } else if (auth?.kind === 'session') {
     security = [{ [SESSION_SCHEME]: [] }];
     scopes = ['session'];
-    lines.push(`Authentication: browser session cookie${auth.allowUnverified ? '' : ' of a user with a verified e-mail'}; writes need a same-origin \`Origin\` or \`X-CSRF-Token\`.`);
+    lines.push(
+      `Authentication: browser session cookie${auth.allowUnverified ? '' : ' of a user with a verified e-mail'}; writes need a same-origin \`Origin\` or \`X-CSRF-Token\`.`,
+    );
     codes.add('unauthenticated');
     if (write) codes.add('forbidden');
     if (!auth.allowUnverified) codes.add('email_verification_required');
@@ -70,14 +72,23 @@ export function routeDocs(route: RouteOptions): RouteDocs {
 }
 
 /** The error responses of an operation, by status, each naming its codes. */
-export function errorResponses(codes: readonly ErrorCode[]): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }> }> {
+export function errorResponses(
+  codes: readonly ErrorCode[],
+): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }> }> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
     const status = ERROR_CATALOGUE[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [String(status), {
-    description: list.map((code) => `\`${code}\``).join(', '),
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-  }]));
+  return Object.fromEntries(
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, list]) => [
+        String(status),
+        {
+          description: list.map((code) => `\`${code}\``).join(', '),
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
+      ]),
+  );
 }

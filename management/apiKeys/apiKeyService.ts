@@ -16,7 +16,7 @@ import { validApiKeyName, validLifetime, validScopes } from './rules.js';
  */
 async function managedWorkspace(db: Queryable, user: SessionPrincipal, slug: string, lock = false): Promise<MembershipRecord> {
   const membership = await findMembership(db, { slug, userId: user.userId, lock });
-  if (!membership || membership.status !== 'active') throw new AppError('workspace_not_found');
+  if (membership?.status !== 'active') throw new AppError('workspace_not_found');
   if (membership.role === 'viewer') throw new AppError('forbidden');
   return membership;
 }
@@ -42,7 +42,12 @@ export interface CreatedApiKeyView {
 }
 
 /** Creates a key; its plaintext is in this response only, its SHA-256 alone is stored. */
-export async function createWorkspaceApiKey(deps: Deps, user: SessionPrincipal, slug: string, input: CreateApiKeyInput): Promise<CreatedApiKeyView> {
+export async function createWorkspaceApiKey(
+  deps: Deps,
+  user: SessionPrincipal,
+  slug: string,
+  input: CreateApiKeyInput,
+): Promise<CreatedApiKeyView> {
   const name = validApiKeyName(input.name);
   const scopes = validScopes(input.scopes);
   const lifetime = validLifetime(input.expiresInSeconds);
@@ -53,8 +58,13 @@ export async function createWorkspaceApiKey(deps: Deps, user: SessionPrincipal, 
     const workspace = await managedWorkspace(db, user, slug, true);
     const created = await insertApiKey(db, { workspaceId: workspace.workspaceId, name, scopes, expiresAt, createdBy: user.userId, now });
     await recordAudit(db, {
-      workspaceId: workspace.workspaceId, actorType: 'user', actorId: user.userId, action: 'api_key.create', targetId: created.id,
-      metadata: { name, scopes, expiresAt: created.expiresAt }, at: now,
+      workspaceId: workspace.workspaceId,
+      actorType: 'user',
+      actorId: user.userId,
+      action: 'api_key.create',
+      targetId: created.id,
+      metadata: { name, scopes, expiresAt: created.expiresAt },
+      at: now,
     });
     return { id: created.id, name, key: created.key, scopes, createdAt: now.toISOString(), expiresAt: created.expiresAt };
   });
@@ -72,6 +82,13 @@ export async function revokeWorkspaceApiKey(deps: Deps, user: SessionPrincipal, 
     if (!key || key.workspaceId !== workspace.workspaceId) throw new AppError('api_key_not_found');
     if (key.revokedAt !== null) return;
     await revokeApiKey(db, { id: keyId, workspaceId: workspace.workspaceId, now });
-    await recordAudit(db, { workspaceId: workspace.workspaceId, actorType: 'user', actorId: user.userId, action: 'api_key.revoke', targetId: keyId, at: now });
+    await recordAudit(db, {
+      workspaceId: workspace.workspaceId,
+      actorType: 'user',
+      actorId: user.userId,
+      action: 'api_key.revoke',
+      targetId: keyId,
+      at: now,
+    });
   });
 }

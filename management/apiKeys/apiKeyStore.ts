@@ -45,10 +45,16 @@ export interface ApiKeyRecord {
 
 /** Every key of a workspace, revoked and expired ones included, oldest first; never the hash. */
 export async function listApiKeys(db: Queryable, workspaceId: string): Promise<ApiKeyRecord[]> {
-  const { rows } = await db.query<{ id: string; name: string; scopes: WorkspaceScope[]; created_at: Date; expires_at: Date | null; revoked_at: Date | null }>(
-    'SELECT id, name, scopes, created_at, expires_at, revoked_at FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id',
-    [workspaceId],
-  );
+  const { rows } = await db.query<{
+    id: string;
+    name: string;
+    scopes: WorkspaceScope[];
+    created_at: Date;
+    expires_at: Date | null;
+    revoked_at: Date | null;
+  }>('SELECT id, name, scopes, created_at, expires_at, revoked_at FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id', [
+    workspaceId,
+  ]);
   return rows.map((row) => ({
     id: row.id,
     name: row.name,

@@ -7,25 +7,29 @@ import { createdApiKeySchema, scopesSchema } from './schemas.js';
 
 /** POST /workspaces/{workspaceSlug}/api-keys → 201 `{apiKey}` with the plaintext key shown once. */
 export default function createApiKeyRoute(app: FastifyInstance): void {
-  app.post<{ Params: { workspaceSlug: string }; Body: CreateApiKeyInput }>('/workspaces/:workspaceSlug/api-keys', {
-    onRequest: [sessionAuth()],
-    config: { validationError: 'invalid_api_key_request', errors: ['invalid_api_key_request', 'workspace_not_found', 'forbidden'] },
-    schema: {
-      params: workspaceSlugParams,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['scopes'],
-        properties: {
-          name: { type: 'string', maxLength: 480 },
-          scopes: { ...scopesSchema, minItems: 1, uniqueItems: true },
-          expiresInSeconds: { type: 'integer', minimum: API_KEY_MIN_LIFETIME_SECONDS, maximum: API_KEY_MAX_LIFETIME_SECONDS },
+  app.post<{ Params: { workspaceSlug: string }; Body: CreateApiKeyInput }>(
+    '/workspaces/:workspaceSlug/api-keys',
+    {
+      onRequest: [sessionAuth()],
+      config: { validationError: 'invalid_api_key_request', errors: ['invalid_api_key_request', 'workspace_not_found', 'forbidden'] },
+      schema: {
+        params: workspaceSlugParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['scopes'],
+          properties: {
+            name: { type: 'string', maxLength: 480 },
+            scopes: { ...scopesSchema, minItems: 1, uniqueItems: true },
+            expiresInSeconds: { type: 'integer', minimum: API_KEY_MIN_LIFETIME_SECONDS, maximum: API_KEY_MAX_LIFETIME_SECONDS },
+          },
         },
+        response: { 201: { type: 'object', required: ['apiKey'], properties: { apiKey: createdApiKeySchema } } },
       },
-      response: { 201: { type: 'object', required: ['apiKey'], properties: { apiKey: createdApiKeySchema } } },
     },
-  }, async (request, reply) => {
-    const apiKey = await createWorkspaceApiKey(app.deps, sessionOf(request), request.params.workspaceSlug, request.body);
-    return reply.code(201).send({ apiKey });
-  });
+    async (request, reply) => {
+      const apiKey = await createWorkspaceApiKey(app.deps, sessionOf(request), request.params.workspaceSlug, request.body);
+      return reply.code(201).send({ apiKey });
+    },
+  );
 }

@@ -38,7 +38,7 @@ function keyIsCurrent(row: KeyRow, nowMs: number): boolean {
 export async function authenticateApiKey(db: Queryable, header: string | undefined, nowMs: number): Promise<ApiKeyPrincipal> {
   const match = /^Bearer (\S+)$/.exec(header ?? '');
   if (!match || !API_KEY_PATTERN.test(match[1])) throw new AppError('unauthenticated');
-  const { rows } = await db.query<KeyRow>(KEY_QUERY + 'k.key_hash = $1', [sha256Hex(match[1])]);
+  const { rows } = await db.query<KeyRow>(`${KEY_QUERY}k.key_hash = $1`, [sha256Hex(match[1])]);
   const row = rows[0];
   if (!row || !keyIsCurrent(row, nowMs) || row.status !== 'active') throw new AppError('unauthenticated');
   return {
@@ -60,8 +60,13 @@ export type AuthorityLoss = 'key' | 'workspace' | 'epoch';
  * inside the transaction and again before commit). Returns what was lost, or null when the
  * authority seen at authentication still holds.
  */
-export async function recheckAuthority(db: Queryable, principal: ApiKeyPrincipal, scope: WorkspaceScope, nowMs: number): Promise<AuthorityLoss | null> {
-  const { rows } = await db.query<KeyRow>(KEY_QUERY + 'k.id = $1', [principal.keyId]);
+export async function recheckAuthority(
+  db: Queryable,
+  principal: ApiKeyPrincipal,
+  scope: WorkspaceScope,
+  nowMs: number,
+): Promise<AuthorityLoss | null> {
+  const { rows } = await db.query<KeyRow>(`${KEY_QUERY}k.id = $1`, [principal.keyId]);
   const row = rows[0];
   if (!row || !keyIsCurrent(row, nowMs) || !row.scopes.includes(scope)) return 'key';
   if (row.status !== 'active') return 'workspace';
@@ -75,13 +80,16 @@ export function requireScope(principal: ApiKeyPrincipal, scope: WorkspaceScope):
 
 /** A Fastify onRequest hook authenticating an API key and requiring one scope. */
 export function apiKeyAuth(scope: WorkspaceScope) {
-  return declareAuth(async function authenticate(request: FastifyRequest): Promise<void> {
-    const { pool, clock } = request.server.deps;
-    await clock.sync();
-    const principal = await authenticateApiKey(pool, request.headers.authorization, clock.nowMs());
-    requireScope(principal, scope);
-    request.apiKey = principal;
-  }, { kind: 'apiKey', scope });
+  return declareAuth(
+    async function authenticate(request: FastifyRequest): Promise<void> {
+      const { pool, clock } = request.server.deps;
+      await clock.sync();
+      const principal = await authenticateApiKey(pool, request.headers.authorization, clock.nowMs());
+      requireScope(principal, scope);
+      request.apiKey = principal;
+    },
+    { kind: 'apiKey', scope },
+  );
 }
 
 /** The authenticated key of a route that declared `apiKeyAuth`. */

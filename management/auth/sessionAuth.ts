@@ -49,24 +49,30 @@ function checkCsrf(request: FastifyRequest, session: SessionPrincipal): void {
  * 403 `forbidden`, the answer of the session check above. No `Origin` at all is a client that is
  * not a browser posting cross-site (curl, scripts) and stays accepted.
  */
-export const rejectForeignOrigin = declareAuth(async function rejectForeignOrigin(request: FastifyRequest): Promise<void> {
-  const origin = request.headers.origin;
-  if (origin !== undefined && origin !== request.server.deps.config.consoleOrigin) throw new AppError('forbidden');
-}, { kind: 'foreignOriginCheck' });
+export const rejectForeignOrigin = declareAuth(
+  async function rejectForeignOrigin(request: FastifyRequest): Promise<void> {
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== request.server.deps.config.consoleOrigin) throw new AppError('forbidden');
+  },
+  { kind: 'foreignOriginCheck' },
+);
 
 /**
  * onRequest hook for console routes: a current session (401), CSRF for writes (403), a verified
  * e-mail unless `allowUnverified` (403 `email_verification_required`), then the write pause.
  */
 export function sessionAuth(options: { allowUnverified?: boolean } = {}) {
-  return declareAuth(async function authenticate(request: FastifyRequest): Promise<void> {
-    await request.server.deps.clock.sync();
-    const session = await loadSession(request);
-    checkCsrf(request, session);
-    if (!options.allowUnverified && !session.emailVerified) throw new AppError('email_verification_required');
-    request.session = session;
-    await rejectPausedWrite(request);
-  }, { kind: 'session', allowUnverified: options.allowUnverified === true });
+  return declareAuth(
+    async function authenticate(request: FastifyRequest): Promise<void> {
+      await request.server.deps.clock.sync();
+      const session = await loadSession(request);
+      checkCsrf(request, session);
+      if (!options.allowUnverified && !session.emailVerified) throw new AppError('email_verification_required');
+      request.session = session;
+      await rejectPausedWrite(request);
+    },
+    { kind: 'session', allowUnverified: options.allowUnverified === true },
+  );
 }
 
 export function sessionOf(request: FastifyRequest): SessionPrincipal {

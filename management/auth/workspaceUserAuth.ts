@@ -29,11 +29,11 @@ export async function requireWorkspaceManager(db: Queryable, session: SessionPri
   // A value that cannot be a slug names no workspace (and may hold bytes PostgreSQL refuses).
   const { rows } = isWorkspaceSlug(slug)
     ? await db.query<MemberRow>(
-      `SELECT w.id, w.account_id, w.status, w.model, w.auth_epoch, m.role
+        `SELECT w.id, w.account_id, w.status, w.model, w.auth_epoch, m.role
          FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id
         WHERE w.slug = $1 AND m.user_id = $2`,
-      [slug, session.userId],
-    )
+        [slug, session.userId],
+      )
     : { rows: [] as MemberRow[] };
   const row = rows[0];
   if (!row) throw new AppError('workspace_not_found');
@@ -82,7 +82,7 @@ export async function recheckWorkspaceUser(db: Queryable, actor: WorkspaceUserAc
     [actor.workspaceId, actor.userId, actor.sessionId, now],
   );
   const row = rows[0];
-  if (!row || !row.session_current) return 'session';
+  if (!row?.session_current) return 'session';
   if (row.role !== 'owner' && row.role !== 'admin') return 'role';
   if (row.status !== 'active') return 'workspace';
   if (String(row.auth_epoch) !== actor.authEpoch) return 'epoch';

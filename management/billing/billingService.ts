@@ -17,7 +17,14 @@ export interface BillingAccountSummary {
 
 /** Accounts the user owns or administers, with their active workspace count (01 GET /billing-accounts). */
 export async function listBillingAccounts(deps: Deps, userId: string): Promise<BillingAccountSummary[]> {
-  const { rows } = await deps.pool.query<{ id: string; name: string; plan: string; status: 'active' | 'suspended'; role: 'owner' | 'admin'; active_count: number }>(
+  const { rows } = await deps.pool.query<{
+    id: string;
+    name: string;
+    plan: string;
+    status: 'active' | 'suspended';
+    role: 'owner' | 'admin';
+    active_count: number;
+  }>(
     `SELECT a.id, a.name, a.plan, a.status, am.role,
             (SELECT count(*)::int FROM workspaces w WHERE w.account_id = a.id AND w.status = 'active') AS active_count
        FROM account_members am JOIN accounts a ON a.id = am.account_id
@@ -69,7 +76,10 @@ export async function accountUsage(deps: Deps, userId: string, accountId: string
     [accountId],
   );
   const { period, periodStart, resetAt } = usagePeriodOf(deps.clock.now());
-  const keys = [RedisKeys.sandboxMonthlyUsage(accountId, period), ...workspaces.rows.map((w) => RedisKeys.workspaceMonthlyUsage(accountId, w.id, period, 'sandbox'))];
+  const keys = [
+    RedisKeys.sandboxMonthlyUsage(accountId, period),
+    ...workspaces.rows.map((w) => RedisKeys.workspaceMonthlyUsage(accountId, w.id, period, 'sandbox')),
+  ];
   const values = await deps.redis.mget(...keys);
   const total = counter(values[0]);
   const limit = account.rows[0].sandbox_monthly_allowance ?? deps.config.limits.sandboxMonthlyAllowance;

@@ -18,15 +18,19 @@ const accountSchema = {
 
 /** GET /billing-accounts: accounts the user owns or administers (01 Workspace console routes). */
 export default function listBillingAccountsRoute(app: FastifyInstance): void {
-  app.get('/billing-accounts', {
-    onRequest: [sessionAuth()],
-    config: { errors: [] },
-    schema: {
-      querystring: { type: 'object', additionalProperties: false, properties: {} },
-      response: { 200: { type: 'object', required: ['accounts'], properties: { accounts: { type: 'array', items: accountSchema } } } },
+  app.get(
+    '/billing-accounts',
+    {
+      onRequest: [sessionAuth()],
+      config: { errors: [] },
+      schema: {
+        querystring: { type: 'object', additionalProperties: false, properties: {} },
+        response: { 200: { type: 'object', required: ['accounts'], properties: { accounts: { type: 'array', items: accountSchema } } } },
+      },
     },
-  }, async (request, reply) => {
-    const accounts = await listBillingAccounts(app.deps, sessionOf(request).userId);
-    return reply.send({ accounts });
-  });
+    async (request, reply) => {
+      const accounts = await listBillingAccounts(app.deps, sessionOf(request).userId);
+      return reply.send({ accounts });
+    },
+  );
 }

@@ -84,7 +84,12 @@ export async function readRulesOf(db: Queryable, connectionId: string, ids: read
        FROM reconciliation_rules WHERE connection_id = $1 AND id = ANY($2::text[])`,
     [connectionId, ids],
   );
-  return rows.map((row) => ({ id: row.id, sourceEventType: row.source_event_type, expectedObjectType: row.expected_object_type, maxDelayMs: row.max_delay_ms }));
+  return rows.map((row) => ({
+    id: row.id,
+    sourceEventType: row.source_event_type,
+    expectedObjectType: row.expected_object_type,
+    maxDelayMs: row.max_delay_ms,
+  }));
 }
 
 /** Whether the connection already has a version with one of these declared labels. */
@@ -98,7 +103,11 @@ export async function hasDeclaredVersion(db: Queryable, connectionId: string, de
 }
 
 /** Whether the connection already has a rule with one of these (event, object) pairs. */
-export async function hasRulePair(db: Queryable, connectionId: string, pairs: readonly { sourceEventType: string; expectedObjectType: string }[]): Promise<boolean> {
+export async function hasRulePair(
+  db: Queryable,
+  connectionId: string,
+  pairs: readonly { sourceEventType: string; expectedObjectType: string }[],
+): Promise<boolean> {
   if (pairs.length === 0) return false;
   const { rowCount } = await db.query(
     `SELECT 1 FROM reconciliation_rules r
@@ -120,25 +129,46 @@ export async function countPristine(
   versionIds: readonly string[],
   rules: readonly { id: string; sourceEventType: string; expectedObjectType: string; maxDelayMs: number }[],
 ): Promise<{ drafts: number; rules: number }> {
-  const drafts = versionIds.length === 0 ? 0 : (await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM contract_versions
+  const drafts =
+    versionIds.length === 0
+      ? 0
+      : (
+          await db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM contract_versions
       WHERE connection_id = $1 AND id = ANY($2::text[]) AND lifecycle_status = 'draft' AND activated_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM contract_activations a WHERE a.contract_version_id = contract_versions.id)`,
-    [connectionId, versionIds],
-  )).rows[0].n;
-  const disabled = rules.length === 0 ? 0 : (await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM reconciliation_rules r
+            [connectionId, versionIds],
+          )
+        ).rows[0].n;
+  const disabled =
+    rules.length === 0
+      ? 0
+      : (
+          await db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM reconciliation_rules r
        JOIN unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS p (id, source_event_type, expected_object_type, max_delay_ms)
          ON p.id = r.id AND p.source_event_type = r.source_event_type AND p.expected_object_type = r.expected_object_type
         AND p.max_delay_ms = r.max_delay_ms
       WHERE r.connection_id = $1 AND NOT r.enabled`,
-    [connectionId, rules.map((r) => r.id), rules.map((r) => r.sourceEventType), rules.map((r) => r.expectedObjectType), rules.map((r) => r.maxDelayMs)],
-  )).rows[0].n;
+            [
+              connectionId,
+              rules.map((r) => r.id),
+              rules.map((r) => r.sourceEventType),
+              rules.map((r) => r.expectedObjectType),
+              rules.map((r) => r.maxDelayMs),
+            ],
+          )
+        ).rows[0].n;
   return { drafts, rules: disabled };
 }
 
 /** Whether an incident (open or resolved) names one of these versions or rules: evidence a removal would orphan. */
-export async function hasIncidentReferences(db: Queryable, connectionId: string, versionIds: readonly string[], ruleIds: readonly string[]): Promise<boolean> {
+export async function hasIncidentReferences(
+  db: Queryable,
+  connectionId: string,
+  versionIds: readonly string[],
+  ruleIds: readonly string[],
+): Promise<boolean> {
   if (versionIds.length === 0 && ruleIds.length === 0) return false;
   const { rowCount } = await db.query(
     `SELECT 1 FROM incidents
@@ -149,7 +179,12 @@ export async function hasIncidentReferences(db: Queryable, connectionId: string,
 }
 
 /** Removes drafts (operations first) and rules of one connection. */
-export async function removeArtifacts(db: Queryable, connectionId: string, versionIds: readonly string[], ruleIds: readonly string[]): Promise<void> {
+export async function removeArtifacts(
+  db: Queryable,
+  connectionId: string,
+  versionIds: readonly string[],
+  ruleIds: readonly string[],
+): Promise<void> {
   if (versionIds.length > 0) {
     await db.query(
       `DELETE FROM contract_operations o USING contract_versions v

@@ -9,7 +9,12 @@ import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { AppError, type ErrorCode } from '../../shared/errors/index.js';
 import { hasIdForm, newId, type IdPrefix } from '../../shared/ids.js';
 import type { ConnectionRecord, Direction, Protocol } from '../connections/connectionStore.js';
-import { DECLARED_VERSION_CONSTRAINT, insertDraftVersion, readOperations, type ContractOperationRecord } from '../contracts/contractStore.js';
+import {
+  DECLARED_VERSION_CONSTRAINT,
+  insertDraftVersion,
+  readOperations,
+  type ContractOperationRecord,
+} from '../contracts/contractStore.js';
 import { insertRule } from '../rules/ruleStore.js';
 import { countRules } from '../rules/ruleStore.js';
 import { hasDeclaredVersion, hasRulePair, readRulesOf, readVersionsById, readVersionsOf } from './artifactStore.js';
@@ -121,7 +126,13 @@ export async function selectArtifacts(db: Queryable, input: SelectionInput): Pro
     }),
     rules: input.ruleIds.map((id) => {
       const rule = rules.get(id)!;
-      return { sourceRuleId: id, sourceEventType: rule.sourceEventType, expectedObjectType: rule.expectedObjectType, maxDelayMs: rule.maxDelayMs, enabled: false };
+      return {
+        sourceRuleId: id,
+        sourceEventType: rule.sourceEventType,
+        expectedObjectType: rule.expectedObjectType,
+        maxDelayMs: rule.maxDelayMs,
+        enabled: false,
+      };
     }),
   };
 }
@@ -137,10 +148,21 @@ export function assertSnapshotSize(snapshot: unknown): void {
  * selected (event, object) pair (02 Reconciliation rule), or when the selected rules would take
  * it past its cap of rules (`rulesPerConnection`, docs/decisions/rules.md "Rule storage and mutations").
  */
-export async function findDestinationConflicts(db: Queryable, destinationConnectionId: string, parts: SnapshotParts, rulesPerConnection: number): Promise<void> {
-  if (await hasDeclaredVersion(db, destinationConnectionId, parts.contracts.map((c) => c.declaredVersion))
-    || await hasRulePair(db, destinationConnectionId, parts.rules)
-    || (parts.rules.length > 0 && (await countRules(db, destinationConnectionId)) + parts.rules.length > rulesPerConnection)) {
+export async function findDestinationConflicts(
+  db: Queryable,
+  destinationConnectionId: string,
+  parts: SnapshotParts,
+  rulesPerConnection: number,
+): Promise<void> {
+  if (
+    (await hasDeclaredVersion(
+      db,
+      destinationConnectionId,
+      parts.contracts.map((c) => c.declaredVersion),
+    ))
+    || (await hasRulePair(db, destinationConnectionId, parts.rules))
+    || (parts.rules.length > 0 && (await countRules(db, destinationConnectionId)) + parts.rules.length > rulesPerConnection)
+  ) {
     throw new AppError('configuration_destination_conflict');
   }
 }
@@ -174,7 +196,10 @@ export async function copyArtifacts(db: Queryable, input: CopyInput): Promise<Co
     return await insertCopies(db, input);
   } catch (error) {
     // The unique label and pair indexes back findDestinationConflicts up.
-    if (isUniqueViolation(error, DECLARED_VERSION_CONSTRAINT) || (error instanceof AppError && error.code === 'expected_outcome_already_exists')) {
+    if (
+      isUniqueViolation(error, DECLARED_VERSION_CONSTRAINT)
+      || (error instanceof AppError && error.code === 'expected_outcome_already_exists')
+    ) {
       throw new AppError('configuration_destination_conflict');
     }
     throw error;
@@ -182,7 +207,10 @@ export async function copyArtifacts(db: Queryable, input: CopyInput): Promise<Co
 }
 
 async function insertCopies(db: Queryable, input: CopyInput): Promise<CopiedArtifacts> {
-  const sources = await readVersionsById(db, input.parts.contracts.map((c) => c.sourceContractVersionId));
+  const sources = await readVersionsById(
+    db,
+    input.parts.contracts.map((c) => c.sourceContractVersionId),
+  );
   const copied: CopiedArtifacts = { contracts: [], rules: [] };
   for (const contract of input.parts.contracts) {
     const source = sources.get(contract.sourceContractVersionId);
@@ -214,7 +242,12 @@ async function insertCopies(db: Queryable, input: CopyInput): Promise<CopiedArti
       id: newId('rule_'),
       connectionId: input.destination.connectionId,
       workspaceId: input.workspaceId,
-      definition: { sourceEventType: rule.sourceEventType, expectedObjectType: rule.expectedObjectType, maxDelayMs: rule.maxDelayMs, enabled: false },
+      definition: {
+        sourceEventType: rule.sourceEventType,
+        expectedObjectType: rule.expectedObjectType,
+        maxDelayMs: rule.maxDelayMs,
+        enabled: false,
+      },
       now: input.now,
     });
     copied.rules.push({ sourceRuleId: rule.sourceRuleId, destinationRuleId: created.id });

@@ -27,16 +27,29 @@ export function copiedArtifactsOf(completion: StoredOperation): CopiedArtifacts 
  * disabled with its copied definition, and no incident names a copied version or rule. Returns
  * the mappings of what a compensation removes.
  */
-export async function assertCompensable(db: Queryable, copy: CompletedCopy, destination: ConnectionRecord | null): Promise<CopiedArtifacts> {
+export async function assertCompensable(
+  db: Queryable,
+  copy: CompletedCopy,
+  destination: ConnectionRecord | null,
+): Promise<CopiedArtifacts> {
   const unavailable = () => new AppError('configuration_compensation_unavailable');
   if (!destination || destination.deletedAt !== null) throw unavailable();
-  if (destination.revision !== copy.completion.recorded_revision || destination.credentialEpoch !== copy.review.destinationCredentialEpoch) throw unavailable();
+  if (destination.revision !== copy.completion.recorded_revision || destination.credentialEpoch !== copy.review.destinationCredentialEpoch)
+    throw unavailable();
   const copied = copiedArtifactsOf(copy.completion);
   const versionIds = copied.contracts.map((c) => c.destinationContractVersionId);
   const definitions = new Map(copy.review.snapshot.rules.map((rule) => [rule.sourceRuleId, rule]));
   const rules = copied.rules.map((mapping) => ({ ...definitions.get(mapping.sourceRuleId)!, id: mapping.destinationRuleId }));
   const pristine = await countPristine(db, destination.id, versionIds, rules);
   if (pristine.drafts !== versionIds.length || pristine.rules !== rules.length) throw unavailable();
-  if (await hasIncidentReferences(db, destination.id, versionIds, rules.map((rule) => rule.id))) throw unavailable();
+  if (
+    await hasIncidentReferences(
+      db,
+      destination.id,
+      versionIds,
+      rules.map((rule) => rule.id),
+    )
+  )
+    throw unavailable();
   return copied;
 }

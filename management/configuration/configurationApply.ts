@@ -54,12 +54,21 @@ async function loadApplicableReview(deps: Deps, db: pg.PoolClient, principal: Op
 }
 
 /** Copy: source and destination exactly as reviewed (any change, even one reverted, moved a revision). */
-async function applyCopy(db: pg.PoolClient, deps: Deps, principal: OperationActor, review: ReviewRecord, now: Date): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
+async function applyCopy(
+  db: pg.PoolClient,
+  deps: Deps,
+  principal: OperationActor,
+  review: ReviewRecord,
+  now: Date,
+): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
   const locked = await lockConnections(db, principal.workspaceId, [review.destinationConnectionId, review.sourceConnectionId!]);
   const destination = locked.get(review.destinationConnectionId)!;
   const source = locked.get(review.sourceConnectionId!)!;
-  if (source.revision !== review.sourceRevision || destination.revision !== review.destinationRevision
-    || destination.credentialEpoch !== review.destinationCredentialEpoch) {
+  if (
+    source.revision !== review.sourceRevision
+    || destination.revision !== review.destinationRevision
+    || destination.credentialEpoch !== review.destinationCredentialEpoch
+  ) {
     throw new AppError('configuration_preview_stale');
   }
   const parts = { contracts: review.snapshot.contracts, rules: review.snapshot.rules };
@@ -79,13 +88,24 @@ async function applyCopy(db: pg.PoolClient, deps: Deps, principal: OperationActo
 }
 
 /** Compensation: the copy must still be reversible (compensation.ts); removes exactly what it created. */
-async function applyCompensation(db: pg.PoolClient, principal: OperationActor, review: ReviewRecord): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
+async function applyCompensation(
+  db: pg.PoolClient,
+  principal: OperationActor,
+  review: ReviewRecord,
+): Promise<{ destination: ConnectionRecord; revision: string; copied: CopiedArtifacts }> {
   const copy = await findOwnReview(db, principal.workspaceId, reviewerOf(principal), review.originalOperationId!);
   const completion = copy ? await findCompletion(db, principal.workspaceId, copy.id) : null;
   if (!copy || !completion) throw new AppError('configuration_compensation_unavailable');
-  const destination = (await lockConnections(db, principal.workspaceId, [review.destinationConnectionId])).get(review.destinationConnectionId)!;
+  const destination = (await lockConnections(db, principal.workspaceId, [review.destinationConnectionId])).get(
+    review.destinationConnectionId,
+  )!;
   const removed = await assertCompensable(db, { review: copy, completion }, destination);
-  await removeArtifacts(db, destination.id, removed.contracts.map((c) => c.destinationContractVersionId), removed.rules.map((r) => r.destinationRuleId));
+  await removeArtifacts(
+    db,
+    destination.id,
+    removed.contracts.map((c) => c.destinationContractVersionId),
+    removed.rules.map((r) => r.destinationRuleId),
+  );
   const revision = await nextRevision(db);
   await setConnectionRevision(db, destination.id, revision);
   return { destination, revision, copied: removed };
@@ -120,9 +140,10 @@ export async function applyConfigurationOperation(deps: Deps, principal: Operati
       const review = await loadApplicableReview(deps, db, principal, input);
       expiresAtMs = review.expiresAt.getTime();
       const now = deps.clock.now();
-      const { destination, revision, copied } = action === 'configuration.copy'
-        ? await applyCopy(db, deps, principal, review, now)
-        : await applyCompensation(db, principal, review);
+      const { destination, revision, copied } =
+        action === 'configuration.copy'
+          ? await applyCopy(db, deps, principal, review, now)
+          : await applyCompensation(db, principal, review);
       // 02 "Operation receipt (completed)"; the proof is written once and never rewritten.
       const receipt = {
         operationId: review.id,

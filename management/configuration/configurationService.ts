@@ -18,8 +18,13 @@ import type { StoredOperation } from '../operations/idempotency.js';
 import { assertCompensable } from './compensation.js';
 import { assertSnapshotSize, findDestinationConflicts, selectArtifacts, type CopiedArtifacts, type SnapshotParts } from './artifacts.js';
 import {
-  findCompletion, findIntegrationIdentity, findOwnReview, insertReview,
-  type ConfigurationAction, type IntegrationIdentityRow, type ReviewRecord,
+  findCompletion,
+  findIntegrationIdentity,
+  findOwnReview,
+  insertReview,
+  type ConfigurationAction,
+  type IntegrationIdentityRow,
+  type ReviewRecord,
 } from './configurationStore.js';
 import { auditActorOf, recheckReviewer, reviewerOf, tenantIdOf } from './reviewer.js';
 import { approvalFingerprint, buildSnapshot, type ReviewSnapshot } from './snapshot.js';
@@ -62,7 +67,11 @@ export function actionOfId(operationId: string): ConfigurationAction | null {
 }
 
 /** A completed receipt as replays and status reads show it: `historical` computed now. */
-export async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: OperationActor, stored: StoredOperation): Promise<Record<string, unknown>> {
+export async function receiptReplay(
+  db: pg.Pool | pg.PoolClient,
+  principal: OperationActor,
+  stored: StoredOperation,
+): Promise<Record<string, unknown>> {
   return { ...stored.receipt, replayed: true, historical: await isHistoricalReceipt(db, principal.workspaceId, stored) };
 }
 
@@ -119,10 +128,19 @@ interface ReviewParts {
 }
 
 async function reviewRecord(
-  deps: Deps, db: pg.PoolClient, principal: OperationActor, input: ReviewParts & { sourceConnectionId: string | null; sourceRevision: string | null },
+  deps: Deps,
+  db: pg.PoolClient,
+  principal: OperationActor,
+  input: ReviewParts & { sourceConnectionId: string | null; sourceRevision: string | null },
 ): Promise<ReviewRecord> {
   const tenantId = await tenantIdOf(db, principal);
-  const snapshot = buildSnapshot({ identity: input.identity, tenantId, source: input.source, destination: input.destination, parts: input.parts });
+  const snapshot = buildSnapshot({
+    identity: input.identity,
+    tenantId,
+    source: input.source,
+    destination: input.destination,
+    parts: input.parts,
+  });
   assertSnapshotSize(snapshot);
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + REVIEW_LIFETIME_MS);
@@ -141,8 +159,12 @@ async function reviewRecord(
     sourceRevision: input.sourceRevision,
     originalOperationId: input.originalOperationId,
     fingerprint: approvalFingerprint({
-      operationId: input.id, action: input.action, expiresAt: expiresAt.toISOString(),
-      originalOperationId: input.originalOperationId, copiedArtifacts: input.copiedArtifacts, snapshot,
+      operationId: input.id,
+      action: input.action,
+      expiresAt: expiresAt.toISOString(),
+      originalOperationId: input.originalOperationId,
+      copiedArtifacts: input.copiedArtifacts,
+      snapshot,
     }),
     snapshot,
     copiedArtifacts: input.copiedArtifacts,
@@ -172,7 +194,12 @@ export interface CopyPreviewBody {
  * of the source's artifacts (400 `configuration_selection_invalid`) and none whose declared
  * version or rule pair the destination already has (409 `configuration_destination_conflict`).
  */
-export async function previewCopy(deps: Deps, principal: OperationActor, destinationConnectionId: string, body: CopyPreviewBody): Promise<ReviewView> {
+export async function previewCopy(
+  deps: Deps,
+  principal: OperationActor,
+  destinationConnectionId: string,
+  body: CopyPreviewBody,
+): Promise<ReviewView> {
   return preview(deps, principal, async (db) => {
     const destination = await loadWorkspaceConnection(db, principal.workspaceId, destinationConnectionId);
     const source = hasIdForm(body.sourceConnectionId, 'int_')
@@ -211,7 +238,7 @@ export async function previewCompensation(deps: Deps, principal: OperationActor,
   if (!hasIdForm(operationId, 'concopy_')) throw new AppError('operation_not_found');
   return preview(deps, principal, async (db) => {
     const copy = await findOwnReview(db, principal.workspaceId, reviewerOf(principal), operationId);
-    if (!copy || copy.action !== 'configuration.copy') throw new AppError('operation_not_found');
+    if (copy?.action !== 'configuration.copy') throw new AppError('operation_not_found');
     const completion = await findCompletion(db, principal.workspaceId, copy.id);
     if (!completion) throw new AppError('configuration_compensation_unavailable');
     const destination = await findConnectionForWorkspace(db, principal.workspaceId, copy.destinationConnectionId);
@@ -236,7 +263,11 @@ export async function previewCompensation(deps: Deps, principal: OperationActor,
  * (`previewed`, or `expired` with its original fingerprint, snapshot and expiry). Only the key
  * or user that made the review reads it; anything else is 404 `operation_not_found`.
  */
-export async function readConfigurationOperation(deps: Deps, principal: OperationActor, operationId: string): Promise<Record<string, unknown>> {
+export async function readConfigurationOperation(
+  deps: Deps,
+  principal: OperationActor,
+  operationId: string,
+): Promise<Record<string, unknown>> {
   requireCanonicalWorkspace(principal);
   if (!actionOfId(operationId)) throw new AppError('operation_not_found');
   const review = await findOwnReview(deps.pool, principal.workspaceId, reviewerOf(principal), operationId);

@@ -88,10 +88,27 @@ export async function insertReview(db: Queryable, review: ReviewRecord): Promise
   await db.query(
     `INSERT INTO configuration_reviews (${COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-    [review.id, review.action, review.workspaceId, review.apiKeyId, review.userId, review.authEpoch, review.integrationId, review.integrationRevision,
-      review.destinationConnectionId, review.destinationRevision, review.destinationCredentialEpoch, review.sourceConnectionId,
-      review.sourceRevision, review.originalOperationId, review.fingerprint, JSON.stringify(review.snapshot),
-      review.copiedArtifacts === null ? null : JSON.stringify(review.copiedArtifacts), review.expiresAt, review.createdAt],
+    [
+      review.id,
+      review.action,
+      review.workspaceId,
+      review.apiKeyId,
+      review.userId,
+      review.authEpoch,
+      review.integrationId,
+      review.integrationRevision,
+      review.destinationConnectionId,
+      review.destinationRevision,
+      review.destinationCredentialEpoch,
+      review.sourceConnectionId,
+      review.sourceRevision,
+      review.originalOperationId,
+      review.fingerprint,
+      JSON.stringify(review.snapshot),
+      review.copiedArtifacts === null ? null : JSON.stringify(review.copiedArtifacts),
+      review.expiresAt,
+      review.createdAt,
+    ],
   );
 }
 
@@ -99,7 +116,13 @@ export async function insertReview(db: Queryable, review: ReviewRecord): Promise
  * The review made by this key or user in this workspace, or null: another actor's review is
  * indistinguishable from none (02 Authentication 2). `forUpdate` serialises applies of one review.
  */
-export async function findOwnReview(db: Queryable, workspaceId: string, reviewer: Reviewer, id: string, options: { forUpdate?: boolean } = {}): Promise<ReviewRecord | null> {
+export async function findOwnReview(
+  db: Queryable,
+  workspaceId: string,
+  reviewer: Reviewer,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ReviewRecord | null> {
   const { rows } = await db.query<ReviewRow>(
     `SELECT ${COLUMNS} FROM configuration_reviews
       WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4${options.forUpdate ? ' FOR UPDATE' : ''}`,
@@ -129,7 +152,11 @@ export interface IntegrationIdentityRow {
   deleted: boolean;
 }
 
-export async function findIntegrationIdentity(db: Queryable, workspaceId: string, integrationId: string): Promise<IntegrationIdentityRow | null> {
+export async function findIntegrationIdentity(
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string,
+): Promise<IntegrationIdentityRow | null> {
   const { rows } = await db.query<IntegrationIdentityRow>(
     `SELECT id, revision, name, provider, direction, protocol, deleted_at IS NOT NULL AS deleted
        FROM integrations WHERE id = $1 AND workspace_id = $2`,

@@ -6,12 +6,25 @@ import { emptyBody, noQuery, operationParams, reviewSchema } from './schemas.js'
 
 /** POST /v1/configuration-operations/{operationId}/compensation-preview (02): 201 compensation review. */
 export default async function previewCompensationRoute(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { operationId: string } }>('/v1/configuration-operations/:operationId/compensation-preview', {
-    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
-    config: { validationError: 'invalid_configuration_request', errors: ['operation_not_found', 'integration_not_found', 'configuration_compensation_unavailable', 'workspace_unavailable', 'rate_limited'] },
-    schema: { params: operationParams, querystring: noQuery, body: emptyBody, response: { 201: reviewSchema } },
-  }, async (request, reply) => {
-    const review = await previewCompensation(app.deps, principalOf(request), request.params.operationId);
-    return reply.code(201).send(review);
-  });
+  app.post<{ Params: { operationId: string } }>(
+    '/v1/configuration-operations/:operationId/compensation-preview',
+    {
+      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      config: {
+        validationError: 'invalid_configuration_request',
+        errors: [
+          'operation_not_found',
+          'integration_not_found',
+          'configuration_compensation_unavailable',
+          'workspace_unavailable',
+          'rate_limited',
+        ],
+      },
+      schema: { params: operationParams, querystring: noQuery, body: emptyBody, response: { 201: reviewSchema } },
+    },
+    async (request, reply) => {
+      const review = await previewCompensation(app.deps, principalOf(request), request.params.operationId);
+      return reply.code(201).send(review);
+    },
+  );
 }

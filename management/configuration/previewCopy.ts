@@ -6,12 +6,29 @@ import { connectionParams, copyPreviewBody, noQuery, reviewSchema } from './sche
 
 /** POST /v1/connections/{connectionId}/configuration-copy/preview (02): 201 copy review. */
 export default async function previewCopyRoute(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { connectionId: string }; Body: CopyPreviewBody }>('/v1/connections/:connectionId/configuration-copy/preview', {
-    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
-    config: { validationError: 'invalid_configuration_request', errors: ['connection_not_found', 'integration_not_found', 'configuration_selection_invalid', 'configuration_scope_mismatch', 'configuration_destination_conflict', 'configuration_snapshot_too_large', 'workspace_unavailable', 'workspace_modes_unavailable', 'rate_limited'] },
-    schema: { params: connectionParams, querystring: noQuery, body: copyPreviewBody, response: { 201: reviewSchema } },
-  }, async (request, reply) => {
-    const review = await previewCopy(app.deps, principalOf(request), request.params.connectionId, request.body);
-    return reply.code(201).send(review);
-  });
+  app.post<{ Params: { connectionId: string }; Body: CopyPreviewBody }>(
+    '/v1/connections/:connectionId/configuration-copy/preview',
+    {
+      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      config: {
+        validationError: 'invalid_configuration_request',
+        errors: [
+          'connection_not_found',
+          'integration_not_found',
+          'configuration_selection_invalid',
+          'configuration_scope_mismatch',
+          'configuration_destination_conflict',
+          'configuration_snapshot_too_large',
+          'workspace_unavailable',
+          'workspace_modes_unavailable',
+          'rate_limited',
+        ],
+      },
+      schema: { params: connectionParams, querystring: noQuery, body: copyPreviewBody, response: { 201: reviewSchema } },
+    },
+    async (request, reply) => {
+      const review = await previewCopy(app.deps, principalOf(request), request.params.connectionId, request.body);
+      return reply.code(201).send(review);
+    },
+  );
 }

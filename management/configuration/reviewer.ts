@@ -33,9 +33,10 @@ export function auditActorOf(actor: OperationActor): Pick<AuditEvent, 'actorType
  * A moved authorization epoch is left to apply: the review keeps the epoch it was made under.
  */
 export async function recheckReviewer(db: Queryable, deps: Deps, actor: OperationActor): Promise<void> {
-  const loss = actor.kind === 'api_key'
-    ? await recheckAuthority(db, actor, 'integrations:manage', deps.clock.nowMs())
-    : await recheckWorkspaceUser(db, actor, deps.clock.now());
+  const loss =
+    actor.kind === 'api_key'
+      ? await recheckAuthority(db, actor, 'integrations:manage', deps.clock.nowMs())
+      : await recheckWorkspaceUser(db, actor, deps.clock.now());
   if (loss === 'key') throw new AppError('insufficient_scope');
   if (loss === 'session') throw new AppError('unauthenticated');
   if (loss === 'role') throw new AppError('forbidden');

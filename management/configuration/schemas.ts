@@ -74,7 +74,21 @@ const receiptProperties = {
 /** 02 "Operation receipt (completed)". */
 export const receiptSchema = {
   type: 'object',
-  required: ['operationId', 'action', 'status', 'connectionId', 'workspaceIntegrationId', 'mode', 'revision', 'completedAt', 'originalOperationId', 'proof', 'copiedArtifacts', 'replayed', 'historical'],
+  required: [
+    'operationId',
+    'action',
+    'status',
+    'connectionId',
+    'workspaceIntegrationId',
+    'mode',
+    'revision',
+    'completedAt',
+    'originalOperationId',
+    'proof',
+    'copiedArtifacts',
+    'replayed',
+    'historical',
+  ],
   properties: receiptProperties,
 } as const;
 

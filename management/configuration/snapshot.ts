@@ -42,11 +42,21 @@ export function buildSnapshot(input: SnapshotInput): ReviewSnapshot {
   const { identity, destination } = input;
   const body = {
     identity: {
-      id: identity.id, revision: identity.revision, tenantId: input.tenantId, name: identity.name,
-      provider: identity.provider, direction: identity.direction, protocol: identity.protocol,
+      id: identity.id,
+      revision: identity.revision,
+      tenantId: input.tenantId,
+      name: identity.name,
+      provider: identity.provider,
+      direction: identity.direction,
+      protocol: identity.protocol,
     },
     source: input.source,
-    destination: { mode: destination.mode, environmentId: destination.environmentId, connectionId: destination.id, revision: destination.revision },
+    destination: {
+      mode: destination.mode,
+      environmentId: destination.environmentId,
+      connectionId: destination.id,
+      revision: destination.revision,
+    },
     contracts: input.parts.contracts,
     rules: input.parts.rules,
   };

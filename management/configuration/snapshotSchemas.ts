@@ -10,7 +10,17 @@ const string = { type: 'string' } as const;
 /** One operation of a snapshot contract: the contract operation without its id, direction and protocol. */
 const snapshotOperation = {
   type: 'object',
-  required: ['operationKey', 'method', 'routeTemplate', 'eventType', 'payloadLocation', 'statusSelector', 'fingerprint', 'schema', 'unchecked'],
+  required: [
+    'operationKey',
+    'method',
+    'routeTemplate',
+    'eventType',
+    'payloadLocation',
+    'statusSelector',
+    'fingerprint',
+    'schema',
+    'unchecked',
+  ],
   properties: {
     operationKey: string,
     method: string,
@@ -43,7 +53,13 @@ const snapshotContract = {
 const snapshotRule = {
   type: 'object',
   required: ['sourceRuleId', 'sourceEventType', 'expectedObjectType', 'maxDelayMs', 'enabled'],
-  properties: { sourceRuleId: string, sourceEventType: string, expectedObjectType: string, maxDelayMs: { type: 'integer' }, enabled: { type: 'boolean' } },
+  properties: {
+    sourceRuleId: string,
+    sourceEventType: string,
+    expectedObjectType: string,
+    maxDelayMs: { type: 'integer' },
+    enabled: { type: 'boolean' },
+  },
 } as const;
 
 const snapshotIdentity = {
@@ -85,10 +101,11 @@ export const proofSchema = {
   properties: { schema: string, approvalFingerprint: string, configurationFingerprint: string },
 } as const;
 
-const mapping = <From extends string, To extends string>(from: From, to: To) => ({
-  type: 'array',
-  items: { type: 'object', required: [from, to], properties: { [from]: string, [to]: string } as Record<From | To, typeof string> },
-} as const);
+const mapping = <From extends string, To extends string>(from: From, to: To) =>
+  ({
+    type: 'array',
+    items: { type: 'object', required: [from, to], properties: { [from]: string, [to]: string } as Record<From | To, typeof string> },
+  }) as const;
 
 /** 02 Operation receipt `copiedArtifacts`: source id → destination id of every created artifact. */
 export const copiedArtifactsSchema = {

@@ -5,12 +5,16 @@ import { readSetup } from './setupService.js';
 
 /** GET /v1/connection-setup/{operationId} (02): pending or expired review, or the completed receipt. */
 export default async function getConnectionSetupRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { operationId: string } }>('/v1/connection-setup/:operationId', {
-    onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'invalid_connection_setup', errors: ['operation_not_found'] },
-    schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
-  }, async (request, reply) => {
-    const status = await readSetup(app.deps, principalOf(request), request.params.operationId);
-    return reply.send(status);
-  });
+  app.get<{ Params: { operationId: string } }>(
+    '/v1/connection-setup/:operationId',
+    {
+      onRequest: [apiKeyAuth('integrations:manage')],
+      config: { validationError: 'invalid_connection_setup', errors: ['operation_not_found'] },
+      schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
+    },
+    async (request, reply) => {
+      const status = await readSetup(app.deps, principalOf(request), request.params.operationId);
+      return reply.send(status);
+    },
+  );
 }

@@ -58,7 +58,16 @@ const reviewProperties = {
   fingerprint: string,
   snapshot: snapshotSchema,
 } as const;
-const reviewRequired = ['operationId', 'action', 'status', 'workspaceIntegrationId', 'mode', 'expiresAt', 'fingerprint', 'snapshot'] as const;
+const reviewRequired = [
+  'operationId',
+  'action',
+  'status',
+  'workspaceIntegrationId',
+  'mode',
+  'expiresAt',
+  'fingerprint',
+  'snapshot',
+] as const;
 
 /** The preview response, and a pending or expired review read. */
 export const reviewSchema = { type: 'object', required: reviewRequired, properties: reviewProperties } as const;
@@ -81,8 +90,22 @@ const receiptProperties = {
   credentialRecoveryRequired: { type: 'boolean' },
 } as const;
 const receiptRequired = [
-  'operationId', 'action', 'status', 'connectionId', 'workspaceIntegrationId', 'mode', 'revision', 'completedAt', 'proof',
-  'copiedArtifacts', 'integration', 'connection', 'collectorConfiguration', 'replayed', 'historical', 'credentialRecoveryRequired',
+  'operationId',
+  'action',
+  'status',
+  'connectionId',
+  'workspaceIntegrationId',
+  'mode',
+  'revision',
+  'completedAt',
+  'proof',
+  'copiedArtifacts',
+  'integration',
+  'connection',
+  'collectorConfiguration',
+  'replayed',
+  'historical',
+  'credentialRecoveryRequired',
 ] as const;
 
 const collectorConfiguration = (withToken: boolean) => ({

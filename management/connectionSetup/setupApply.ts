@@ -22,8 +22,13 @@ import { runOperation, type OperationOutcome, type OperationResponse } from '../
 import { setupReceiptReplay } from './setupService.js';
 import { buildSetupSnapshot, type SetupSnapshot } from './setupSnapshot.js';
 import {
-  findSetupIntegration, findSetupReview, findSlotConnectionId, markSetupCompleted, setIntegrationRevision,
-  type SetupIntegration, type SetupReviewRecord,
+  findSetupIntegration,
+  findSetupReview,
+  findSlotConnectionId,
+  markSetupCompleted,
+  setIntegrationRevision,
+  type SetupIntegration,
+  type SetupReviewRecord,
 } from './setupStore.js';
 import { SETUP_ACTION, type SetupReceipt } from './setupViews.js';
 
@@ -53,7 +58,11 @@ interface CheckedReview {
  * unchanged, and the destination slot must still be empty.
  */
 async function checkReview(db: pg.PoolClient, deps: Deps, principal: OperationActor, input: SetupApplyInput): Promise<CheckedReview> {
-  const review = await findSetupReview(db, { workspaceId: principal.workspaceId, reviewer: reviewerOf(principal), operationId: input.operationId }, { forUpdate: true });
+  const review = await findSetupReview(
+    db,
+    { workspaceId: principal.workspaceId, reviewer: reviewerOf(principal), operationId: input.operationId },
+    { forUpdate: true },
+  );
   if (!review) throw new AppError('operation_not_found');
   if (input.approvalFingerprint !== review.fingerprint) throw new AppError('approval_mismatch');
   if (review.completedAt !== null) throw stale();
@@ -65,8 +74,10 @@ async function checkReview(db: pg.PoolClient, deps: Deps, principal: OperationAc
   if (!integration) throw new AppError('integration_not_found');
   if (integration.revision !== review.snapshot.identity.revision) throw stale();
   const topology = await requireModeTopology(db, principal.workspaceId);
-  const source = review.sourceConnectionId === null ? null
-    : await findConnectionForWorkspace(db, principal.workspaceId, review.sourceConnectionId, { forUpdate: true });
+  const source =
+    review.sourceConnectionId === null
+      ? null
+      : await findConnectionForWorkspace(db, principal.workspaceId, review.sourceConnectionId, { forUpdate: true });
   if (review.sourceConnectionId !== null && !source) throw stale();
   if (await findSlotConnectionId(db, integration.id, review.destinationMode)) throw stale();
   const snapshot = await rebuildOrStale(db, principal, review, integration, source, topology);
@@ -76,7 +87,12 @@ async function checkReview(db: pg.PoolClient, deps: Deps, principal: OperationAc
 
 /** The snapshot as the current state gives it; a selection no longer valid is a changed configuration. */
 async function rebuildOrStale(
-  db: pg.PoolClient, principal: OperationActor, review: SetupReviewRecord, integration: SetupIntegration, source: ConnectionRecord | null, topology: ModeTopology,
+  db: pg.PoolClient,
+  principal: OperationActor,
+  review: SetupReviewRecord,
+  integration: SetupIntegration,
+  source: ConnectionRecord | null,
+  topology: ModeTopology,
 ): Promise<SetupSnapshot> {
   try {
     return await buildSetupSnapshot(db, {
@@ -114,7 +130,12 @@ async function insertDestination(db: pg.PoolClient, principal: OperationActor, c
 }
 
 /** The writes of a checked review; also answers the review's expiry for the last look before COMMIT. */
-async function performSetup(db: pg.PoolClient, deps: Deps, principal: OperationActor, input: SetupApplyInput): Promise<{ outcome: OperationOutcome; expiresAt: Date }> {
+async function performSetup(
+  db: pg.PoolClient,
+  deps: Deps,
+  principal: OperationActor,
+  input: SetupApplyInput,
+): Promise<{ outcome: OperationOutcome; expiresAt: Date }> {
   const checked = await checkReview(db, deps, principal, input);
   const { review, integration, snapshot } = checked;
   const now = deps.clock.now();
@@ -122,7 +143,12 @@ async function performSetup(db: pg.PoolClient, deps: Deps, principal: OperationA
   await setIntegrationRevision(db, integration.id, await nextRevision(db));
   const revision = await nextRevision(db);
   const created = await insertDestination(db, principal, checked, revision, now);
-  const { ingestToken } = await insertActiveCredential(db, { connectionId: created.id, epoch: 1, encryptionKey: deps.config.secretEncryptionKey, now });
+  const { ingestToken } = await insertActiveCredential(db, {
+    connectionId: created.id,
+    epoch: 1,
+    encryptionKey: deps.config.secretEncryptionKey,
+    now,
+  });
   const copiedArtifacts = await copyArtifacts(db, {
     workspaceId: principal.workspaceId,
     destination: { connectionId: created.id, direction: integration.direction, protocol: integration.protocol },
@@ -168,8 +194,13 @@ async function performSetup(db: pg.PoolClient, deps: Deps, principal: OperationA
       action: SETUP_ACTION,
       targetId: created.id,
       metadata: {
-        workspaceIntegrationId: integration.id, mode: review.destinationMode, environmentId: snapshot.destination.environmentId, revision,
-        sourceConnectionId: review.sourceConnectionId, contracts: copiedArtifacts.contracts.length, rules: copiedArtifacts.rules.length,
+        workspaceIntegrationId: integration.id,
+        mode: review.destinationMode,
+        environmentId: snapshot.destination.environmentId,
+        revision,
+        sourceConnectionId: review.sourceConnectionId,
+        contracts: copiedArtifacts.contracts.length,
+        rules: copiedArtifacts.rules.length,
       },
     },
   };

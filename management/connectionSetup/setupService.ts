@@ -40,10 +40,19 @@ export const otherMode = (mode: Mode): Mode => (mode === 'sandbox' ? 'live' : 's
  * mode in this workspace. Anything else (a malformed or unknown id, another workspace's or
  * Integration's connection, the destination mode) is 400 `configuration_scope_mismatch`.
  */
-async function loadSource(db: pg.PoolClient, input: {
-  workspaceId: string; integrationId: string; sourceConnectionId: string; destinationMode: Mode; topology: ModeTopology;
-}): Promise<ConnectionRecord> {
-  const source = hasIdForm(input.sourceConnectionId, 'int_') ? await findConnectionForWorkspace(db, input.workspaceId, input.sourceConnectionId) : null;
+async function loadSource(
+  db: pg.PoolClient,
+  input: {
+    workspaceId: string;
+    integrationId: string;
+    sourceConnectionId: string;
+    destinationMode: Mode;
+    topology: ModeTopology;
+  },
+): Promise<ConnectionRecord> {
+  const source = hasIdForm(input.sourceConnectionId, 'int_')
+    ? await findConnectionForWorkspace(db, input.workspaceId, input.sourceConnectionId)
+    : null;
   const mode = otherMode(input.destinationMode);
   if (!source || source.integrationId !== input.integrationId || source.mode !== mode || source.environmentId !== input.topology[mode].id) {
     throw new AppError('configuration_scope_mismatch');
@@ -51,11 +60,12 @@ async function loadSource(db: pg.PoolClient, input: {
   return source;
 }
 
-const previewSlot = (deps: Deps, principal: OperationActor): Promise<RateSlot> => reserveSlot(
-  deps.redis,
-  { key: RedisKeys.configurationPreviews(principal.workspaceId), windowMs: 60_000, limit: PREVIEWS_PER_MINUTE, code: 'rate_limited' },
-  deps.clock.nowMs(),
-);
+const previewSlot = (deps: Deps, principal: OperationActor): Promise<RateSlot> =>
+  reserveSlot(
+    deps.redis,
+    { key: RedisKeys.configurationPreviews(principal.workspaceId), windowMs: 60_000, limit: PREVIEWS_PER_MINUTE, code: 'rate_limited' },
+    deps.clock.nowMs(),
+  );
 
 /**
  * POST /v1/integrations/{workspaceIntegrationId}/connections/preview. A slot of the workspace's
@@ -65,7 +75,12 @@ const previewSlot = (deps: Deps, principal: OperationActor): Promise<RateSlot> =
  * selection (400), the 1 MiB bound (409), the actor's authority, then the stored review and its
  * audit row. Nothing else is created.
  */
-export async function previewSetup(deps: Deps, principal: OperationActor, integrationId: string, body: SetupPreviewBody): Promise<SetupReviewView> {
+export async function previewSetup(
+  deps: Deps,
+  principal: OperationActor,
+  integrationId: string,
+  body: SetupPreviewBody,
+): Promise<SetupReviewView> {
   requireCanonicalWorkspace(principal);
   const slot = await previewSlot(deps, principal);
   try {
@@ -76,9 +91,16 @@ export async function previewSetup(deps: Deps, principal: OperationActor, integr
       const integration = hasIdForm(integrationId, 'wint_') ? await findSetupIntegration(db, principal.workspaceId, integrationId) : null;
       if (!integration) throw new AppError('integration_not_found');
       if (await findSlotConnectionId(db, integration.id, body.destinationMode)) throw new AppError('connection_already_configured');
-      const source = body.sourceConnectionId === undefined ? null : await loadSource(db, {
-        workspaceId: principal.workspaceId, integrationId: integration.id, sourceConnectionId: body.sourceConnectionId, destinationMode: body.destinationMode, topology,
-      });
+      const source =
+        body.sourceConnectionId === undefined
+          ? null
+          : await loadSource(db, {
+              workspaceId: principal.workspaceId,
+              integrationId: integration.id,
+              sourceConnectionId: body.sourceConnectionId,
+              destinationMode: body.destinationMode,
+              topology,
+            });
       const snapshot = await buildSetupSnapshot(db, {
         tenantId: await tenantIdOf(db, principal),
         workspaceId: principal.workspaceId,
@@ -116,8 +138,11 @@ export async function previewSetup(deps: Deps, principal: OperationActor, integr
         action: `${SETUP_ACTION}.preview`,
         targetId: integration.id,
         metadata: {
-          operationId: review.id, mode: review.destinationMode, sourceConnectionId: review.sourceConnectionId,
-          contracts: snapshot.contracts.length, rules: snapshot.rules.length,
+          operationId: review.id,
+          mode: review.destinationMode,
+          sourceConnectionId: review.sourceConnectionId,
+          contracts: snapshot.contracts.length,
+          rules: snapshot.rules.length,
         },
         at: now,
       });
@@ -130,7 +155,11 @@ export async function previewSetup(deps: Deps, principal: OperationActor, integr
 }
 
 /** A completed setup's receipt as replays and status reads show it: never the token. */
-export async function setupReceiptReplay(db: pg.Pool | pg.PoolClient, principal: OperationActor, stored: StoredOperation): Promise<Record<string, unknown>> {
+export async function setupReceiptReplay(
+  db: pg.Pool | pg.PoolClient,
+  principal: OperationActor,
+  stored: StoredOperation,
+): Promise<Record<string, unknown>> {
   return {
     ...stored.receipt,
     replayed: true,

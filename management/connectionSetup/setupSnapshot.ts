@@ -43,7 +43,12 @@ export interface SnapshotInput {
 export async function buildSetupSnapshot(db: Queryable, input: SnapshotInput): Promise<SetupSnapshot> {
   const { integration, source } = input;
   const parts = source
-    ? await selectArtifacts(db, { workspaceId: input.workspaceId, sourceConnection: source, contractVersionIds: input.contractVersionIds, ruleIds: input.ruleIds })
+    ? await selectArtifacts(db, {
+        workspaceId: input.workspaceId,
+        sourceConnection: source,
+        contractVersionIds: input.contractVersionIds,
+        ruleIds: input.ruleIds,
+      })
     : { contracts: [], rules: [] };
   const body = {
     identity: {
@@ -65,5 +70,10 @@ export async function buildSetupSnapshot(db: Queryable, input: SnapshotInput): P
 
 /** The fingerprint a client presents to apply this review (00-decisions §4 JCS fingerprint). */
 export function approvalFingerprint(input: { operationId: string; action: string; expiresAt: string; snapshot: SetupSnapshot }): string {
-  return fingerprint({ operationId: input.operationId, action: input.action, expiresAt: input.expiresAt, configurationFingerprint: input.snapshot.fingerprint });
+  return fingerprint({
+    operationId: input.operationId,
+    action: input.action,
+    expiresAt: input.expiresAt,
+    configurationFingerprint: input.snapshot.fingerprint,
+  });
 }

@@ -67,9 +67,22 @@ export async function insertSetupReview(db: Queryable, review: Omit<SetupReviewR
   await db.query(
     `INSERT INTO connection_setups (${COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULL)`,
-    [review.id, review.workspaceId, review.apiKeyId, review.userId, review.authEpoch, review.integrationId, review.destinationMode,
-      review.sourceConnectionId, review.contractVersionIds, review.ruleIds, JSON.stringify(review.snapshot), review.fingerprint,
-      review.expiresAt, review.createdAt],
+    [
+      review.id,
+      review.workspaceId,
+      review.apiKeyId,
+      review.userId,
+      review.authEpoch,
+      review.integrationId,
+      review.destinationMode,
+      review.sourceConnectionId,
+      review.contractVersionIds,
+      review.ruleIds,
+      JSON.stringify(review.snapshot),
+      review.fingerprint,
+      review.expiresAt,
+      review.createdAt,
+    ],
   );
 }
 
@@ -79,7 +92,9 @@ export async function insertSetupReview(db: Queryable, review: Omit<SetupReviewR
  * the user). `forUpdate` serialises applies.
  */
 export async function findSetupReview(
-  db: Queryable, input: { workspaceId: string; reviewer: Reviewer; operationId: string }, options: { forUpdate?: boolean } = {},
+  db: Queryable,
+  input: { workspaceId: string; reviewer: Reviewer; operationId: string },
+  options: { forUpdate?: boolean } = {},
 ): Promise<SetupReviewRecord | null> {
   const { rows } = await db.query<SetupReviewRow>(
     `SELECT ${COLUMNS} FROM connection_setups
@@ -109,16 +124,35 @@ export interface SetupIntegration {
  * that serialises competing setups of one Integration.
  */
 export async function findSetupIntegration(
-  db: Queryable, workspaceId: string, integrationId: string, options: { forUpdate?: boolean } = {},
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string,
+  options: { forUpdate?: boolean } = {},
 ): Promise<SetupIntegration | null> {
-  const { rows } = await db.query<{ id: string; name: string; provider: string; direction: Direction; protocol: Protocol; integration_key: string; revision: string }>(
+  const { rows } = await db.query<{
+    id: string;
+    name: string;
+    provider: string;
+    direction: Direction;
+    protocol: Protocol;
+    integration_key: string;
+    revision: string;
+  }>(
     `SELECT id, name, provider, direction, protocol, integration_key, revision FROM integrations
       WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [integrationId, workspaceId],
   );
   const row = rows[0];
   if (!row) return null;
-  return { id: row.id, name: row.name, provider: row.provider, direction: row.direction, protocol: row.protocol, integrationKey: row.integration_key, revision: row.revision };
+  return {
+    id: row.id,
+    name: row.name,
+    provider: row.provider,
+    direction: row.direction,
+    protocol: row.protocol,
+    integrationKey: row.integration_key,
+    revision: row.revision,
+  };
 }
 
 /** The Integration gained a connection: its shared revision moves (a review of the old one is stale). */

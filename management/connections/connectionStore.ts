@@ -162,8 +162,18 @@ export async function insertConnection(
     `INSERT INTO connections (id, integration_id, workspace_id, environment_id, mode, connection_key, revision,
                               credential_status, credential_epoch, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [id, input.integrationId, input.workspaceId, input.environmentId, input.mode, connectionKey, input.revision,
-      input.credentialStatus, input.credentialEpoch, input.now],
+    [
+      id,
+      input.integrationId,
+      input.workspaceId,
+      input.environmentId,
+      input.mode,
+      connectionKey,
+      input.revision,
+      input.credentialStatus,
+      input.credentialEpoch,
+      input.now,
+    ],
   );
   return { id, connectionKey };
 }

@@ -33,7 +33,18 @@ const string = { type: 'string' } as const;
 
 export const connectionViewSchema = {
   type: 'object',
-  required: ['id', 'workspaceIntegrationId', 'name', 'provider', 'direction', 'protocol', 'environment', 'revision', 'credentialStatus', 'activeContractVersionId'],
+  required: [
+    'id',
+    'workspaceIntegrationId',
+    'name',
+    'provider',
+    'direction',
+    'protocol',
+    'environment',
+    'revision',
+    'credentialStatus',
+    'activeContractVersionId',
+  ],
   properties: {
     id: string,
     workspaceIntegrationId: string,

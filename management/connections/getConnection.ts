@@ -32,23 +32,27 @@ const connectionSchema = {
  * mode, which grants nothing.
  */
 export default async function getConnectionRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { connectionId: string } }>('/v1/connections/:connectionId', {
-    onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
-    schema: {
-      params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
-      response: { 200: connectionSchema },
+  app.get<{ Params: { connectionId: string } }>(
+    '/v1/connections/:connectionId',
+    {
+      onRequest: [apiKeyAuth('integrations:read')],
+      config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
+      schema: {
+        params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
+        response: { 200: connectionSchema },
+      },
     },
-  }, async (request, reply) => {
-    const { connectionId } = request.params;
-    if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
-    const connection = await findConnectionWithEvidence(app.deps.pool, principalOf(request).workspaceId, connectionId);
-    if (!connection) throw new AppError('connection_not_found');
-    return reply.send({
-      ...connectionView(connection),
-      latestObservationAt: connection.latestObservationAt ? connection.latestObservationAt.toISOString() : null,
-      openIncidentCount: connection.openIncidentCount,
-      observationState: observationStateOf(connection.openIncidentCount, connection.latestObservationAt),
-    });
-  });
+    async (request, reply) => {
+      const { connectionId } = request.params;
+      if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
+      const connection = await findConnectionWithEvidence(app.deps.pool, principalOf(request).workspaceId, connectionId);
+      if (!connection) throw new AppError('connection_not_found');
+      return reply.send({
+        ...connectionView(connection),
+        latestObservationAt: connection.latestObservationAt ? connection.latestObservationAt.toISOString() : null,
+        openIncidentCount: connection.openIncidentCount,
+        observationState: observationStateOf(connection.openIncidentCount, connection.latestObservationAt),
+      });
+    },
+  );
 }

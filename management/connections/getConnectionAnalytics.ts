@@ -9,16 +9,20 @@ import { analyticsQuery, analyticsResponse } from '../observations/schemas.js';
  * UTC bucket, served from ClickHouse.
  */
 export default async function getConnectionAnalyticsRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { connectionId: string }; Querystring: AnalyticsQuery }>('/v1/connections/:connectionId/analytics', {
-    onRequest: [apiKeyAuth('observations:read')],
-    config: { validationError: 'invalid_evidence_query', errors: ['connection_not_found'] },
-    schema: {
-      params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
-      querystring: analyticsQuery,
-      response: { 200: analyticsResponse },
+  app.get<{ Params: { connectionId: string }; Querystring: AnalyticsQuery }>(
+    '/v1/connections/:connectionId/analytics',
+    {
+      onRequest: [apiKeyAuth('observations:read')],
+      config: { validationError: 'invalid_evidence_query', errors: ['connection_not_found'] },
+      schema: {
+        params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
+        querystring: analyticsQuery,
+        response: { 200: analyticsResponse },
+      },
     },
-  }, async (request, reply) => {
-    const analytics = await readConnectionAnalytics(app.deps, principalOf(request), request.params.connectionId, request.query);
-    return reply.send(analytics);
-  });
+    async (request, reply) => {
+      const analytics = await readConnectionAnalytics(app.deps, principalOf(request), request.params.connectionId, request.query);
+      return reply.send(analytics);
+    },
+  );
 }

@@ -46,53 +46,57 @@ const coverageResponse = {
  * properties per operation (`truncated`). Default window: the last 30 days.
  */
 export default async function getConnectionCoverageRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { connectionId: string }; Querystring: { from?: string; to?: string } }>('/v1/connections/:connectionId/coverage', {
-    onRequest: [apiKeyAuth('observations:read')],
-    config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
-    schema: {
-      params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
-      response: { 200: coverageResponse },
+  app.get<{ Params: { connectionId: string }; Querystring: { from?: string; to?: string } }>(
+    '/v1/connections/:connectionId/coverage',
+    {
+      onRequest: [apiKeyAuth('observations:read')],
+      config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
+      schema: {
+        params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },
+        response: { 200: coverageResponse },
+      },
     },
-  }, async (request, reply) => {
-    const { connectionId } = request.params;
-    const range = parseTimeRange(request.query.from, request.query.to, 'invalid_evidence_query');
-    const connection = await loadWorkspaceConnection(app.deps.pool, principalOf(request).workspaceId, connectionId);
-    const { fromMs, toMs } = analysisWindow(app.deps.clock.nowMs(), range);
-    const versionId = connection.activeContractVersionId;
-    const operations = versionId === null ? [] : await loadOperations(app.deps.pool, versionId);
-    const contract = compileContract(operations);
-    const matched = new Map<string, { observations: number; inspected: number; seen: Set<string> }>(
-      operations.map((operation) => [operation.id, { observations: 0, inspected: 0, seen: new Set<string>() }]),
-    );
-    if (operations.length > 0) {
-      for (const group of await groupsOfWindow(app.deps.clickhouse, connection.id, fromMs, toMs)) {
-        const operation = contract.match(group);
-        if (operation === null) continue;
-        const entry = matched.get(operation.id)!;
-        entry.observations += group.count;
-        if (!group.schemaInspected) continue;
-        entry.inspected += group.count;
-        observedPointers(JSON.parse(group.shape!) as SchemaShape, entry.seen);
+    async (request, reply) => {
+      const { connectionId } = request.params;
+      const range = parseTimeRange(request.query.from, request.query.to, 'invalid_evidence_query');
+      const connection = await loadWorkspaceConnection(app.deps.pool, principalOf(request).workspaceId, connectionId);
+      const { fromMs, toMs } = analysisWindow(app.deps.clock.nowMs(), range);
+      const versionId = connection.activeContractVersionId;
+      const operations = versionId === null ? [] : await loadOperations(app.deps.pool, versionId);
+      const contract = compileContract(operations);
+      const matched = new Map<string, { observations: number; inspected: number; seen: Set<string> }>(
+        operations.map((operation) => [operation.id, { observations: 0, inspected: 0, seen: new Set<string>() }]),
+      );
+      if (operations.length > 0) {
+        for (const group of await groupsOfWindow(app.deps.clickhouse, connection.id, fromMs, toMs)) {
+          const operation = contract.match(group);
+          if (operation === null) continue;
+          const entry = matched.get(operation.id)!;
+          entry.observations += group.count;
+          if (!group.schemaInspected) continue;
+          entry.inspected += group.count;
+          observedPointers(JSON.parse(group.shape!) as SchemaShape, entry.seen);
+        }
       }
-    }
-    return reply.send({
-      connectionId: connection.id,
-      contractVersionId: versionId,
-      from: new Date(fromMs).toISOString(),
-      to: new Date(toMs).toISOString(),
-      operations: operations.map((operation) => {
-        const entry = matched.get(operation.id)!;
-        const fields = fieldCoverage(contract.schemaOf(operation));
-        return {
-          operationKey: operation.operationKey,
-          observations: entry.observations,
-          inspectedObservations: entry.inspected,
-          declaredProperties: fields.declared.length,
-          unobservedProperties: fields.declared.filter((pointer) => !entry.seen.has(pointer)),
-          uncheckedProperties: fields.unchecked,
-          truncated: fields.truncated,
-        };
-      }),
-    });
-  });
+      return reply.send({
+        connectionId: connection.id,
+        contractVersionId: versionId,
+        from: new Date(fromMs).toISOString(),
+        to: new Date(toMs).toISOString(),
+        operations: operations.map((operation) => {
+          const entry = matched.get(operation.id)!;
+          const fields = fieldCoverage(contract.schemaOf(operation));
+          return {
+            operationKey: operation.operationKey,
+            observations: entry.observations,
+            inspectedObservations: entry.inspected,
+            declaredProperties: fields.declared.length,
+            unobservedProperties: fields.declared.filter((pointer) => !entry.seen.has(pointer)),
+            uncheckedProperties: fields.unchecked,
+            truncated: fields.truncated,
+          };
+        }),
+      });
+    },
+  );
 }

@@ -10,7 +10,10 @@ import { findConnectionForWorkspace, type ConnectionRecord } from './connectionS
  * `forUpdate` takes the row lock that serialises configuration and credential changes.
  */
 export async function loadWorkspaceConnection(
-  db: Queryable, workspaceId: string, connectionId: string, options: { forUpdate?: boolean } = {},
+  db: Queryable,
+  workspaceId: string,
+  connectionId: string,
+  options: { forUpdate?: boolean } = {},
 ): Promise<ConnectionRecord> {
   const connection = hasIdForm(connectionId, 'int_') ? await findConnectionForWorkspace(db, workspaceId, connectionId, options) : null;
   if (!connection) throw new AppError('connection_not_found');
@@ -22,6 +25,8 @@ export async function loadWorkspaceConnection(
  * has the revision the receipt recorded (01 and 02 receipts: computed from current state).
  */
 export async function isHistoricalReceipt(db: Queryable, workspaceId: string, stored: StoredOperation): Promise<boolean> {
-  const current = stored.connection_id ? await findConnectionForWorkspace(db, workspaceId, stored.connection_id, { includeDeleted: true }) : null;
+  const current = stored.connection_id
+    ? await findConnectionForWorkspace(db, workspaceId, stored.connection_id, { includeDeleted: true })
+    : null;
   return !current || current.deletedAt !== null || current.revision !== stored.recorded_revision;
 }

@@ -13,7 +13,18 @@ export default async function activateContractRoute(app: FastifyInstance): Promi
     {
       // Reanalysis availability comes before the write-pause check, which needs the same Redis.
       onRequest: [apiKeyAuth('contracts:activate'), requireReanalysisAvailable, rejectPausedWrite],
-      config: { validationError: 'invalid_contract_activation', errors: ['integration_not_found', 'contract_not_found', 'active_contract_changed', 'contract_not_activatable', 'connection_configuration_changed', 'workspace_modes_unavailable', 'rate_limited'] },
+      config: {
+        validationError: 'invalid_contract_activation',
+        errors: [
+          'integration_not_found',
+          'contract_not_found',
+          'active_contract_changed',
+          'contract_not_activatable',
+          'connection_configuration_changed',
+          'workspace_modes_unavailable',
+          'rate_limited',
+        ],
+      },
       schema: { params: versionParams, body: activationBody, response: { 200: activationResponse } },
     },
     async (request, reply) => {

@@ -47,7 +47,13 @@ const VALID_SOURCE: Record<ActivationReason, LifecycleStatus> = { promote: 'draf
  * a new revision and the next analysis revision, and the activation row, the audit row and the
  * reanalysis job (outbox) commit together. Reanalysis availability is checked before (route hook).
  */
-export async function activateContract(deps: Deps, principal: ApiKeyPrincipal, integrationId: string, contractVersionId: string, input: ActivationInput): Promise<ActivationResult> {
+export async function activateContract(
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  integrationId: string,
+  contractVersionId: string,
+  input: ActivationInput,
+): Promise<ActivationResult> {
   requireCanonicalWorkspace(principal);
   await loadContractConnection(deps.pool, principal, integrationId);
   requireVersionIdForm(contractVersionId);
@@ -84,13 +90,17 @@ export async function activateContract(deps: Deps, principal: ApiKeyPrincipal, i
       apiKeyId: principal.keyId,
       now,
     });
-    await enqueueReanalysis(db, {
-      connectionId: connection.id,
-      contractVersionId: target.id,
-      previousActiveContractVersionId: previous,
-      activationId,
-      analysisRevision,
-    }, now);
+    await enqueueReanalysis(
+      db,
+      {
+        connectionId: connection.id,
+        contractVersionId: target.id,
+        previousActiveContractVersionId: previous,
+        activationId,
+        analysisRevision,
+      },
+      now,
+    );
     await recordAudit(db, {
       workspaceId: principal.workspaceId,
       actorType: 'api_key',
@@ -107,7 +117,12 @@ export async function activateContract(deps: Deps, principal: ApiKeyPrincipal, i
       },
       at: now,
     });
-    const result: ActivationResult = { activationId, activeContractVersionId: target.id, previousActiveContractVersionId: previous, revision: analysisRevision };
+    const result: ActivationResult = {
+      activationId,
+      activeContractVersionId: target.id,
+      previousActiveContractVersionId: previous,
+      revision: analysisRevision,
+    };
     if (input.expectedConnectionRevision !== undefined) result.connectionRevision = connectionRevision;
     return result;
   });

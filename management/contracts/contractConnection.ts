@@ -10,7 +10,12 @@ import { findConnectionForWorkspace, type ConnectionRecord } from '../connection
  * The live connection named by a Contract API path (`{integrationId}` is its `int_` id, 01
  * Endpoints). A `wint_`, malformed, deleted or foreign id is 404 `integration_not_found`.
  */
-export async function loadContractConnection(db: Queryable, principal: ApiKeyPrincipal, integrationId: string, options: { forUpdate?: boolean } = {}): Promise<ConnectionRecord> {
+export async function loadContractConnection(
+  db: Queryable,
+  principal: ApiKeyPrincipal,
+  integrationId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ConnectionRecord> {
   if (!hasIdForm(integrationId, 'int_')) throw new AppError('integration_not_found');
   const connection = await findConnectionForWorkspace(db, principal.workspaceId, integrationId, options);
   if (!connection) throw new AppError('integration_not_found');
@@ -28,7 +33,12 @@ export function requireVersionIdForm(contractVersionId: string): void {
  * fails authentication (401). An authorization epoch that moved while the workspace stayed active
  * changes nothing a contract write depends on.
  */
-export async function recheckContractAuthority(db: Queryable, principal: ApiKeyPrincipal, scope: WorkspaceScope, nowMs: number): Promise<void> {
+export async function recheckContractAuthority(
+  db: Queryable,
+  principal: ApiKeyPrincipal,
+  scope: WorkspaceScope,
+  nowMs: number,
+): Promise<void> {
   const loss = await recheckAuthority(db, principal, scope, nowMs);
   if (loss === 'key') throw new AppError('insufficient_scope');
   if (loss === 'workspace') throw new AppError('unauthenticated');

@@ -26,10 +26,7 @@ export function encodeContractCursor(secret: Buffer, connectionId: string, after
 function isPayload(value: unknown): value is CursorPayload {
   if (typeof value !== 'object' || value === null) return false;
   const payload = value as Record<string, unknown>;
-  return payload.v === 1
-    && typeof payload.conn === 'string'
-    && isCursorTimestamp(payload.at)
-    && hasIdForm(payload.id, 'cv_');
+  return payload.v === 1 && typeof payload.conn === 'string' && isCursorTimestamp(payload.at) && hasIdForm(payload.id, 'cv_');
 }
 
 /**

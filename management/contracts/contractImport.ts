@@ -42,20 +42,30 @@ export function importContract(input: ImportInput, protocol: Protocol): Imported
       throw invalidContract('operation is accepted only with format json-schema; OpenAPI operations come from the document', []);
     }
     if (protocol !== 'http-api' && protocol !== 'http-webhook') {
-      throw invalidContract(`OpenAPI documents can be registered only for http-api and http-webhook Integrations; a ${protocol} Integration uses format json-schema with an operation selector`, []);
+      throw invalidContract(
+        `OpenAPI documents can be registered only for http-api and http-webhook Integrations; a ${protocol} Integration uses format json-schema with an operation selector`,
+        [],
+      );
     }
     const result = importOpenApi(input.document, protocol);
     ({ operations, skipped } = result);
-    importedFrom = result.openapiVersion === '2.0' ? 'swagger-2.0' : result.openapiVersion.startsWith('3.1') ? 'openapi-3.1' : 'openapi-3.0';
+    importedFrom =
+      result.openapiVersion === '2.0' ? 'swagger-2.0' : result.openapiVersion.startsWith('3.1') ? 'openapi-3.1' : 'openapi-3.0';
   } else {
     operations = [importJsonSchema(input.document, input.operation, protocol)];
     skipped = [];
     importedFrom = 'json-schema';
   }
   const documentFingerprint = fingerprint(input.document);
-  const selector = input.format === 'json-schema'
-    ? { method: operations[0].method, routeTemplate: operations[0].routeTemplate, payloadLocation: operations[0].payloadLocation, statusSelector: operations[0].statusSelector }
-    : null;
+  const selector =
+    input.format === 'json-schema'
+      ? {
+          method: operations[0].method,
+          routeTemplate: operations[0].routeTemplate,
+          payloadLocation: operations[0].payloadLocation,
+          statusSelector: operations[0].statusSelector,
+        }
+      : null;
   // 01 lifecycle table: same document fingerprint, format, operation count, every operation
   // selector and schema fingerprint make an identical retry.
   const contentSignature = fingerprint({

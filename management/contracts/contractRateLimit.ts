@@ -13,8 +13,9 @@ import { RedisKeys } from '../../shared/redis.js';
  */
 export async function reserveContractWrite(deps: AppDeps, principal: ApiKeyPrincipal, kind: 'registration' | 'activation'): Promise<void> {
   const { contractRegistrationsPerMin, contractActivationsPerMin } = deps.config.management;
-  const window = kind === 'registration'
-    ? { key: RedisKeys.contractRegistrations(principal.workspaceId), limit: contractRegistrationsPerMin }
-    : { key: RedisKeys.contractActivations(principal.workspaceId), limit: contractActivationsPerMin };
+  const window =
+    kind === 'registration'
+      ? { key: RedisKeys.contractRegistrations(principal.workspaceId), limit: contractRegistrationsPerMin }
+      : { key: RedisKeys.contractActivations(principal.workspaceId), limit: contractActivationsPerMin };
   await reserveSlot(deps.redis, { ...window, windowMs: 60_000, code: 'rate_limited' }, deps.clock.nowMs());
 }

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
@@ -25,14 +24,18 @@ export interface ContractListPage {
   nextCursor: string | null;
 }
 
-
 /**
  * GET /v1/integrations/{integrationId}/contracts (01 Contract API): newest first (`createdAt`
  * descending, then `id` descending), `limit` 1–100 (default 25), a cursor bound to the connection.
  * Order of answers: bad query (400 `invalid_contract_query`), unknown integration (404), bad or
  * foreign cursor (400 `invalid_contract_cursor`).
  */
-export async function listContracts(deps: Deps, principal: ApiKeyPrincipal, integrationId: string, query: ContractListQuery): Promise<ContractListPage> {
+export async function listContracts(
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  integrationId: string,
+  query: ContractListQuery,
+): Promise<ContractListPage> {
   const limit = pageLimit(query.limit, DEFAULT_CONTRACT_LIMIT, 'invalid_contract_query');
   requireCanonicalWorkspace(principal);
   return inReadSnapshot(deps.pool, async (db) => {
@@ -41,7 +44,10 @@ export async function listContracts(deps: Deps, principal: ApiKeyPrincipal, inte
     const after = query.cursor === undefined ? null : decodeContractCursor(secret, query.cursor, connection.id);
     const rows = await listVersions(db, connection.id, after, limit);
     const page = rows.slice(0, limit);
-    const operations = await readOperations(db, page.map((version) => version.id));
+    const operations = await readOperations(
+      db,
+      page.map((version) => version.id),
+    );
     const last = page[page.length - 1];
     return {
       integration: { id: connection.id, name: connection.name },
@@ -57,7 +63,12 @@ export async function listContracts(deps: Deps, principal: ApiKeyPrincipal, inte
  * operations. The path integration must be ours (404 `integration_not_found`), the version must
  * belong to it (404 `contract_not_found`); nothing else is revealed.
  */
-export async function readContract(deps: Deps, principal: ApiKeyPrincipal, integrationId: string, contractVersionId: string): Promise<ContractVersionView> {
+export async function readContract(
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  integrationId: string,
+  contractVersionId: string,
+): Promise<ContractVersionView> {
   requireCanonicalWorkspace(principal);
   return inReadSnapshot(deps.pool, async (db) => {
     const connection = await loadContractConnection(db, principal, integrationId);

@@ -55,12 +55,24 @@ function resultOf(version: ContractVersionRecord): RegistrationResult {
  * carried `expectedConnectionRevision` still carries the revision the draft was registered from,
  * so that expectation (or the current revision) is accepted for it; no write happens either way.
  */
-function isIdenticalRetry(existing: ContractVersionRecord, imported: ImportedContract, connection: ConnectionRecord, expected: string | undefined): boolean {
+function isIdenticalRetry(
+  existing: ContractVersionRecord,
+  imported: ImportedContract,
+  connection: ConnectionRecord,
+  expected: string | undefined,
+): boolean {
   if (existing.lifecycleStatus !== 'draft' || existing.contentSignature !== imported.contentSignature) return false;
   return expected === undefined || expected === connection.revision || expected === existing.registeredFromRevision;
 }
 
-async function registerLocked(deps: AppDeps, db: pg.PoolClient, principal: ApiKeyPrincipal, integrationId: string, input: RegistrationInput, imported: ImportedContract): Promise<RegistrationResult> {
+async function registerLocked(
+  deps: AppDeps,
+  db: pg.PoolClient,
+  principal: ApiKeyPrincipal,
+  integrationId: string,
+  input: RegistrationInput,
+  imported: ImportedContract,
+): Promise<RegistrationResult> {
   const connection = await loadContractConnection(db, principal, integrationId, { forUpdate: true });
   await recheckContractAuthority(db, principal, 'contracts:write', deps.clock.nowMs());
   checkExpectedScope(connection, input.expectedScope);
@@ -120,7 +132,12 @@ async function registerLocked(deps: AppDeps, db: pg.PoolClient, principal: ApiKe
  * new connection revision and the audit row. No analysis is enqueued and the active version does
  * not change.
  */
-export async function registerContract(deps: AppDeps, principal: ApiKeyPrincipal, integrationId: string, input: RegistrationInput): Promise<RegistrationResult> {
+export async function registerContract(
+  deps: AppDeps,
+  principal: ApiKeyPrincipal,
+  integrationId: string,
+  input: RegistrationInput,
+): Promise<RegistrationResult> {
   requireCanonicalWorkspace(principal);
   const connection = await loadContractConnection(deps.pool, principal, integrationId);
   checkExpectedScope(connection, input.expectedScope);

@@ -128,7 +128,11 @@ function toOperation(row: OperationRow): ContractOperationRecord {
 }
 
 /** The connection's version with this declared label, or null. */
-export async function findVersionByDeclaredVersion(db: Queryable, connectionId: string, declaredVersion: string): Promise<ContractVersionRecord | null> {
+export async function findVersionByDeclaredVersion(
+  db: Queryable,
+  connectionId: string,
+  declaredVersion: string,
+): Promise<ContractVersionRecord | null> {
   const { rows } = await db.query<VersionRow>(
     `SELECT ${VERSION_COLUMNS} FROM contract_versions WHERE connection_id = $1 AND declared_version = $2`,
     [connectionId, declaredVersion],
@@ -137,7 +141,12 @@ export async function findVersionByDeclaredVersion(db: Queryable, connectionId: 
 }
 
 /** The connection's version by id, or null: another connection's version is indistinguishable from none. */
-export async function findVersion(db: Queryable, connectionId: string, versionId: string, options: { forUpdate?: boolean } = {}): Promise<ContractVersionRecord | null> {
+export async function findVersion(
+  db: Queryable,
+  connectionId: string,
+  versionId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ContractVersionRecord | null> {
   const { rows } = await db.query<VersionRow>(
     `SELECT ${VERSION_COLUMNS} FROM contract_versions WHERE id = $1 AND connection_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [versionId, connectionId],
@@ -149,7 +158,12 @@ export async function findVersion(db: Queryable, connectionId: string, versionId
  * One page of a connection's versions, `createdAt` descending then `id` descending (01 list
  * order), starting after `after`; reads `limit + 1` rows so the caller knows whether more follow.
  */
-export async function listVersions(db: Queryable, connectionId: string, after: { createdAt: Date; id: string } | null, limit: number): Promise<ContractVersionRecord[]> {
+export async function listVersions(
+  db: Queryable,
+  connectionId: string,
+  after: { createdAt: Date; id: string } | null,
+  limit: number,
+): Promise<ContractVersionRecord[]> {
   const { rows } = await db.query<VersionRow>(
     `SELECT ${VERSION_COLUMNS} FROM contract_versions
       WHERE connection_id = $1
@@ -215,9 +229,24 @@ export async function insertDraftVersion(db: Queryable, input: NewContractVersio
                                     registered_from_revision, connection_revision, api_key_id, created_at, definitions)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'draft', $12, $13, $14, $15, $16)
      RETURNING ${VERSION_COLUMNS}`,
-    [id, input.connectionId, input.workspaceId, input.declaredVersion, input.format, input.importedFrom, input.fingerprint,
-      JSON.stringify(input.document), ops.length, input.contentSignature, JSON.stringify(input.skipped),
-      input.registeredFromRevision, input.connectionRevision, input.apiKeyId, input.now, JSON.stringify(stored.definitions)],
+    [
+      id,
+      input.connectionId,
+      input.workspaceId,
+      input.declaredVersion,
+      input.format,
+      input.importedFrom,
+      input.fingerprint,
+      JSON.stringify(input.document),
+      ops.length,
+      input.contentSignature,
+      JSON.stringify(input.skipped),
+      input.registeredFromRevision,
+      input.connectionRevision,
+      input.apiKeyId,
+      input.now,
+      JSON.stringify(stored.definitions),
+    ],
   );
   // One statement for any number of operations: parallel arrays, one row per position.
   await db.query(
@@ -228,7 +257,10 @@ export async function insertDraftVersion(db: Queryable, input: NewContractVersio
             o.status_selector, o.fingerprint, o.schema, o.unchecked, o.position
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::jsonb[], $15::int[])
          AS o (id, operation_key, method, route_template, base_paths, event_type, payload_location, status_selector, fingerprint, schema, unchecked, position)`,
-    [id, input.direction, input.protocol,
+    [
+      id,
+      input.direction,
+      input.protocol,
       ops.map(() => newId('cop_')),
       ops.map((op) => op.operationKey),
       ops.map((op) => op.method),
@@ -241,7 +273,8 @@ export async function insertDraftVersion(db: Queryable, input: NewContractVersio
       ops.map((op) => op.fingerprint),
       stored.schemas.map((schema) => JSON.stringify(schema)),
       ops.map((op) => JSON.stringify(op.unchecked)),
-      ops.map((_, position) => position)],
+      ops.map((_, position) => position),
+    ],
   );
   return toVersion(rows[0]);
 }
@@ -305,8 +338,18 @@ export async function insertActivation(db: Queryable, input: NewActivation): Pro
     `INSERT INTO contract_activations (id, connection_id, workspace_id, contract_version_id, previous_active_contract_version_id,
                                        reason, analysis_revision, connection_revision, api_key_id, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [id, input.connectionId, input.workspaceId, input.contractVersionId, input.previousActiveContractVersionId,
-      input.reason, input.analysisRevision, input.connectionRevision, input.apiKeyId, input.now],
+    [
+      id,
+      input.connectionId,
+      input.workspaceId,
+      input.contractVersionId,
+      input.previousActiveContractVersionId,
+      input.reason,
+      input.analysisRevision,
+      input.connectionRevision,
+      input.apiKeyId,
+      input.now,
+    ],
   );
   return id;
 }

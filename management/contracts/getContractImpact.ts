@@ -16,15 +16,24 @@ const findingSchema = {
   type: 'object',
   required: ['kind', 'path', 'expected', 'observed', 'observationCount'],
   properties: {
-    kind: { type: 'string' }, path: { type: 'string' }, expected: { type: 'string' }, observed: { type: 'string' },
-    forbidden: { type: 'boolean' }, observationCount: { type: 'integer' },
+    kind: { type: 'string' },
+    path: { type: 'string' },
+    expected: { type: 'string' },
+    observed: { type: 'string' },
+    forbidden: { type: 'boolean' },
+    observationCount: { type: 'integer' },
   },
 } as const;
 
 const incidentChange = {
   type: 'object',
   required: ['incidentId', 'kind', 'operationKey', 'affectedRecords'],
-  properties: { incidentId: { type: 'string' }, kind: { type: 'string' }, operationKey: { type: 'string' }, affectedRecords: { type: 'integer' } },
+  properties: {
+    incidentId: { type: 'string' },
+    kind: { type: 'string' },
+    operationKey: { type: 'string' },
+    affectedRecords: { type: 'integer' },
+  },
 } as const;
 
 const impactResponse = {
@@ -42,15 +51,21 @@ const impactResponse = {
       items: {
         type: 'object',
         required: ['kind', 'operationKey', 'affectedRecords', 'findings'],
-        properties: { kind: { type: 'string' }, operationKey: { type: 'string' }, affectedRecords: { type: 'integer' }, findings: { type: 'array', items: findingSchema } },
+        properties: {
+          kind: { type: 'string' },
+          operationKey: { type: 'string' },
+          affectedRecords: { type: 'integer' },
+          findings: { type: 'array', items: findingSchema },
+        },
       },
     },
   },
 } as const;
 
-const findingsOf = (aggregate: IncidentAggregate) => [...aggregate.findings.values()]
-  .map(({ finding, count }) => ({ ...finding, observationCount: count }))
-  .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.kind < b.kind ? -1 : 1));
+const findingsOf = (aggregate: IncidentAggregate) =>
+  [...aggregate.findings.values()]
+    .map(({ finding, count }) => ({ ...finding, observationCount: count }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.kind < b.kind ? -1 : 1));
 
 /**
  * GET /v1/integrations/{integrationId}/contracts/{contractVersionId}/impact?from&to: what
@@ -60,11 +75,16 @@ const findingsOf = (aggregate: IncidentAggregate) => [...aggregate.findings.valu
  */
 export default async function getContractImpactRoute(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { integrationId: string; contractVersionId: string }; Querystring: { from?: string; to?: string } }>(
-    '/v1/integrations/:integrationId/contracts/:contractVersionId/impact', {
+    '/v1/integrations/:integrationId/contracts/:contractVersionId/impact',
+    {
       onRequest: [apiKeyAuth('contracts:read')],
-      config: { validationError: 'contract_not_found', errors: ['integration_not_found', 'contract_not_found', 'workspace_modes_unavailable'] },
+      config: {
+        validationError: 'contract_not_found',
+        errors: ['integration_not_found', 'contract_not_found', 'workspace_modes_unavailable'],
+      },
       schema: { params: versionParams, response: { 200: impactResponse } },
-    }, async (request, reply) => {
+    },
+    async (request, reply) => {
       const principal = principalOf(request);
       requireCanonicalWorkspace(principal);
       const { integrationId, contractVersionId } = request.params;
@@ -76,17 +96,36 @@ export default async function getContractImpactRoute(app: FastifyInstance): Prom
       if (!version) throw new AppError('contract_not_found');
       const compiled = compileContract(await loadOperations(app.deps.pool, version.id));
       const plan = await planReanalysis(
-        app.deps.clickhouse, connection.id, { versionId: version.id, match: (observed) => compiled.match(observed) },
-        window, await openIncidentsOf(app.deps.pool, connection.id, { lock: false }), inlineCompare(compiled),
+        app.deps.clickhouse,
+        connection.id,
+        { versionId: version.id, match: (observed) => compiled.match(observed) },
+        window,
+        await openIncidentsOf(app.deps.pool, connection.id, { lock: false }),
+        inlineCompare(compiled),
       );
       return reply.send({
         contractVersionId: version.id,
         activeContractVersionId: connection.activeContractVersionId,
         from: new Date(window.fromMs).toISOString(),
         to: new Date(window.toMs).toISOString(),
-        resolves: plan.resolved.map((incident) => ({ incidentId: incident.id, kind: incident.kind, operationKey: incident.operationKey, affectedRecords: incident.affectedRecords })),
-        continues: plan.continued.map(({ incident, aggregate }) => ({ incidentId: incident.id, kind: incident.kind, operationKey: incident.operationKey, affectedRecords: aggregate.count })),
-        opens: plan.opened.map((aggregate) => ({ kind: aggregate.kind, operationKey: aggregate.operationKey, affectedRecords: aggregate.count, findings: findingsOf(aggregate) })),
+        resolves: plan.resolved.map((incident) => ({
+          incidentId: incident.id,
+          kind: incident.kind,
+          operationKey: incident.operationKey,
+          affectedRecords: incident.affectedRecords,
+        })),
+        continues: plan.continued.map(({ incident, aggregate }) => ({
+          incidentId: incident.id,
+          kind: incident.kind,
+          operationKey: incident.operationKey,
+          affectedRecords: aggregate.count,
+        })),
+        opens: plan.opened.map((aggregate) => ({
+          kind: aggregate.kind,
+          operationKey: aggregate.operationKey,
+          affectedRecords: aggregate.count,
+          findings: findingsOf(aggregate),
+        })),
       });
     },
   );

@@ -42,9 +42,13 @@ export class ImportPool {
 
   constructor(options: { timeLimitMs?: number; registry?: Registry } = {}) {
     this.timeLimitMs = options.timeLimitMs ?? IMPORT_TIME_LIMIT_MS;
-    this.inProgress = options.registry && new Gauge({
-      name: 'contract_imports_in_progress', help: 'Contract imports waiting for or running on the import thread', registers: [options.registry],
-    });
+    this.inProgress =
+      options.registry
+      && new Gauge({
+        name: 'contract_imports_in_progress',
+        help: 'Contract imports waiting for or running on the import thread',
+        registers: [options.registry],
+      });
   }
 
   async run(input: ImportInput, protocol: Protocol): Promise<ImportedContract> {
@@ -56,7 +60,7 @@ export class ImportPool {
     this.inProgress?.inc();
     try {
       // Aborting a running task terminates its thread; Piscina starts another for the next.
-      outcome = await this.piscina.run(task, { signal: limit.signal }) as ImportOutcome;
+      outcome = (await this.piscina.run(task, { signal: limit.signal })) as ImportOutcome;
     } catch (error) {
       if ((error as Error).name !== 'AbortError') throw error;
       if (Atomics.load(started, 0) === 0) throw new AppError('service_unavailable', { retryAfterSeconds: 1 });
@@ -77,7 +81,11 @@ export class ImportPool {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let cleared = false;
-    const waitAsync = (Atomics as unknown as { waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: boolean; value: Promise<string> | string } }).waitAsync;
+    const waitAsync = (
+      Atomics as unknown as {
+        waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: boolean; value: Promise<string> | string };
+      }
+    ).waitAsync;
     const waited = waitAsync(started, 0, 0, IMPORT_WAIT_LIMIT_MS);
     void Promise.resolve(waited.value).then((result) => {
       if (cleared) return;

@@ -10,9 +10,17 @@ const PROBE_TIMEOUT_MS = 1000;
 /** True when the analysis queue (Redis, 00-decisions §1) answers a ping in time. */
 export async function isReanalysisAvailable(redis: Redis): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS); });
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+  });
   try {
-    return await Promise.race([redis.ping().then((answer) => answer === 'PONG', () => false), timeout]);
+    return await Promise.race([
+      redis.ping().then(
+        (answer) => answer === 'PONG',
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -7,13 +7,27 @@ import { integrationParams, registrationBody, registrationResponse } from './sch
 
 /** POST /v1/integrations/{integrationId}/contracts (01 Contract API, Register). */
 export default async function registerContractRoute(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { integrationId: string }; Body: RegistrationInput }>('/v1/integrations/:integrationId/contracts', {
-    onRequest: [apiKeyAuth('contracts:write'), rejectPausedWrite],
-    config: { validationError: 'invalid_contract', errors: ['integration_not_found', 'contract_version_already_exists', 'integration_scope_mismatch', 'connection_configuration_changed', 'workspace_modes_unavailable', 'rate_limited'] },
-    schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
-  }, async (request, reply) => {
-    await reserveContractWrite(app.deps, principalOf(request), 'registration');
-    const result = await registerContract(app.deps, principalOf(request), request.params.integrationId, request.body);
-    return reply.code(201).send(result);
-  });
+  app.post<{ Params: { integrationId: string }; Body: RegistrationInput }>(
+    '/v1/integrations/:integrationId/contracts',
+    {
+      onRequest: [apiKeyAuth('contracts:write'), rejectPausedWrite],
+      config: {
+        validationError: 'invalid_contract',
+        errors: [
+          'integration_not_found',
+          'contract_version_already_exists',
+          'integration_scope_mismatch',
+          'connection_configuration_changed',
+          'workspace_modes_unavailable',
+          'rate_limited',
+        ],
+      },
+      schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
+    },
+    async (request, reply) => {
+      await reserveContractWrite(app.deps, principalOf(request), 'registration');
+      const result = await registerContract(app.deps, principalOf(request), request.params.integrationId, request.body);
+      return reply.code(201).send(result);
+    },
+  );
 }

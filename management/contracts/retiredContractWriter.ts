@@ -42,16 +42,20 @@ export async function isOwnedConnection(db: Queryable, connectionId: string, use
  * activation, no audit. An unknown or unowned connection is 404 `integration_not_found`.
  */
 export default async function retiredContractWriterRoute(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: { integrationId: string } }>('/contracts', {
-    onRequest: [deprecationHeaders, sessionAuth()],
-    config: { validationError: 'invalid_contract', errors: ['canonical_lifecycle_required', 'integration_not_found'] },
-    schema: { body },
-  }, async (request) => {
-    const session = sessionOf(request);
-    const { integrationId } = request.body;
-    if (!hasIdForm(integrationId, 'int_') || !(await isOwnedConnection(app.deps.pool, integrationId, session.userId))) {
-      throw new AppError('integration_not_found');
-    }
-    throw new AppError('canonical_lifecycle_required');
-  });
+  app.post<{ Body: { integrationId: string } }>(
+    '/contracts',
+    {
+      onRequest: [deprecationHeaders, sessionAuth()],
+      config: { validationError: 'invalid_contract', errors: ['canonical_lifecycle_required', 'integration_not_found'] },
+      schema: { body },
+    },
+    async (request) => {
+      const session = sessionOf(request);
+      const { integrationId } = request.body;
+      if (!hasIdForm(integrationId, 'int_') || !(await isOwnedConnection(app.deps.pool, integrationId, session.userId))) {
+        throw new AppError('integration_not_found');
+      }
+      throw new AppError('canonical_lifecycle_required');
+    },
+  );
 }

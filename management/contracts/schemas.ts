@@ -93,7 +93,21 @@ export const registrationFormSchema = {
 
 export const operationSchema = {
   type: 'object',
-  required: ['id', 'operationKey', 'direction', 'protocol', 'method', 'routeTemplate', 'basePaths', 'eventType', 'payloadLocation', 'statusSelector', 'fingerprint', 'schema', 'unchecked'],
+  required: [
+    'id',
+    'operationKey',
+    'direction',
+    'protocol',
+    'method',
+    'routeTemplate',
+    'basePaths',
+    'eventType',
+    'payloadLocation',
+    'statusSelector',
+    'fingerprint',
+    'schema',
+    'unchecked',
+  ],
   properties: {
     id: { type: 'string' },
     operationKey: { type: 'string' },
@@ -121,7 +135,17 @@ export const operationSchema = {
 
 export const contractVersionSchema = {
   type: 'object',
-  required: ['id', 'declaredVersion', 'fingerprint', 'importedFrom', 'lifecycleStatus', 'activatedAt', 'supersededAt', 'createdAt', 'operations'],
+  required: [
+    'id',
+    'declaredVersion',
+    'fingerprint',
+    'importedFrom',
+    'lifecycleStatus',
+    'activatedAt',
+    'supersededAt',
+    'createdAt',
+    'operations',
+  ],
   properties: {
     id: { type: 'string' },
     declaredVersion: { type: 'string' },

@@ -25,7 +25,8 @@ export function findUnstorableJson(value: unknown, root = ''): UnstorableJson | 
     if (typeof item.value !== 'object' || item.value === null) continue;
     if (item.depth >= MAX_DOCUMENT_DEPTH) return { pointer: item.pointer, reason: `nesting deeper than ${MAX_DOCUMENT_DEPTH} levels` };
     if (Array.isArray(item.value)) {
-      item.value.forEach((child, index) => stack.push({ value: child, pointer: childPointer(item.pointer, index), depth: item.depth + 1 }));
+      for (const [index, child] of item.value.entries())
+        stack.push({ value: child, pointer: childPointer(item.pointer, index), depth: item.depth + 1 });
       continue;
     }
     for (const [key, child] of Object.entries(item.value)) {

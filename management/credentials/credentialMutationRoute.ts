@@ -12,7 +12,15 @@ const ACTION_ERRORS: Record<CredentialAction, readonly ErrorCode[]> = {
   rotate: ['credential_not_issued'],
   revoke: ['credential_not_issued'],
 };
-const COMMON_ERRORS: readonly ErrorCode[] = ['connection_not_found', 'operation_not_found', 'workspace_unavailable', 'workspace_modes_unavailable', 'connection_configuration_changed', 'idempotency_key_required', 'idempotency_conflict'];
+const COMMON_ERRORS: readonly ErrorCode[] = [
+  'connection_not_found',
+  'operation_not_found',
+  'workspace_unavailable',
+  'workspace_modes_unavailable',
+  'connection_configuration_changed',
+  'idempotency_key_required',
+  'idempotency_conflict',
+];
 
 /**
  * The body of issue, rotate and revoke: only the reviewed `expectedRevision`. Anything else,
@@ -27,27 +35,33 @@ const body = {
 
 /** Registers POST /v1/connections/{connectionId}/credentials/{action} for one action. */
 export function registerCredentialMutation(app: FastifyInstance, action: CredentialAction): void {
-  app.post<{ Params: { connectionId: string }; Body: { expectedRevision: string } }>(`/v1/connections/:connectionId/credentials/${action}`, {
-    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
-    // The Idempotency-Key header is checked before the body, as on every keyed route.
-    preValidation: async (request) => { readIdempotencyKey(request); },
-    config: { validationError: 'invalid_credential_request', errors: [...COMMON_ERRORS, ...ACTION_ERRORS[action]] },
-    schema: {
-      params: connectionParams,
-      body,
-      response: {
-        201: action === 'revoke' ? credentialReceiptSchema : firstCredentialReceiptSchema,
-        200: credentialReceiptSchema,
+  app.post<{ Params: { connectionId: string }; Body: { expectedRevision: string } }>(
+    `/v1/connections/:connectionId/credentials/${action}`,
+    {
+      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      // The Idempotency-Key header is checked before the body, as on every keyed route.
+      preValidation: async (request) => {
+        readIdempotencyKey(request);
+      },
+      config: { validationError: 'invalid_credential_request', errors: [...COMMON_ERRORS, ...ACTION_ERRORS[action]] },
+      schema: {
+        params: connectionParams,
+        body,
+        response: {
+          201: action === 'revoke' ? credentialReceiptSchema : firstCredentialReceiptSchema,
+          200: credentialReceiptSchema,
+        },
       },
     },
-  }, async (request, reply) => {
-    const idempotencyKey = readIdempotencyKey(request);
-    const result = await performCredentialAction(app.deps, principalOf(request), {
-      action,
-      connectionId: request.params.connectionId,
-      expectedRevision: request.body.expectedRevision,
-      idempotencyKey,
-    });
-    return reply.code(result.statusCode).send(result.body);
-  });
+    async (request, reply) => {
+      const idempotencyKey = readIdempotencyKey(request);
+      const result = await performCredentialAction(app.deps, principalOf(request), {
+        action,
+        connectionId: request.params.connectionId,
+        expectedRevision: request.body.expectedRevision,
+        idempotencyKey,
+      });
+      return reply.code(result.statusCode).send(result.body);
+    },
+  );
 }

@@ -32,7 +32,12 @@ function requireConnectionId(connectionId: string): void {
   if (!hasIdForm(connectionId, 'int_')) throw new AppError('connection_not_found');
 }
 
-function loadConnection(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
+function loadConnection(
+  db: pg.Pool | pg.PoolClient,
+  principal: ApiKeyPrincipal,
+  connectionId: string,
+  forUpdate = false,
+): Promise<ConnectionRecord> {
   return loadWorkspaceConnection(db, principal.workspaceId, connectionId, { forUpdate });
 }
 
@@ -70,7 +75,11 @@ function planTransition(action: CredentialAction, status: CredentialStatus): Tra
  * or no longer has the receipt's recorded revision. The token is never in a receipt, so issue and
  * rotate replays say that it cannot be recovered.
  */
-export async function credentialReceiptReplay(db: pg.Pool | pg.PoolClient, principal: ApiKeyPrincipal, stored: StoredOperation): Promise<Record<string, unknown>> {
+export async function credentialReceiptReplay(
+  db: pg.Pool | pg.PoolClient,
+  principal: ApiKeyPrincipal,
+  stored: StoredOperation,
+): Promise<Record<string, unknown>> {
   return {
     ...stored.receipt,
     replayed: true,
@@ -92,7 +101,11 @@ export interface CredentialActionInput {
  * and the receipt and audit commit with it. The ingest edge's epoch is bumped before COMMIT and
  * again after it (shared/redis.ts explains why both).
  */
-export async function performCredentialAction(deps: Deps, principal: ApiKeyPrincipal, input: CredentialActionInput): Promise<OperationResponse> {
+export async function performCredentialAction(
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  input: CredentialActionInput,
+): Promise<OperationResponse> {
   requireCanonicalWorkspace(principal);
   requireConnectionId(input.connectionId);
   let changedConnectionId: string | null = null;
@@ -124,7 +137,9 @@ export async function performCredentialAction(deps: Deps, principal: ApiKeyPrinc
         const epoch = connection.credentialEpoch + 1;
         if (transition.end) await endActiveCredential(db, { connectionId: connection.id, status: transition.end, now });
         if (transition.issue) {
-          ingestToken = (await insertActiveCredential(db, { connectionId: connection.id, epoch, encryptionKey: deps.config.secretEncryptionKey, now })).ingestToken;
+          ingestToken = (
+            await insertActiveCredential(db, { connectionId: connection.id, epoch, encryptionKey: deps.config.secretEncryptionKey, now })
+          ).ingestToken;
         }
         await recordCredentialChange(db, { connectionId: connection.id, revision, epoch, status: transition.status });
         connection = { ...connection, revision, credentialEpoch: epoch, credentialStatus: transition.status };
@@ -148,7 +163,12 @@ export async function performCredentialAction(deps: Deps, principal: ApiKeyPrinc
         audit: {
           action: CREDENTIAL_OPERATION_KINDS[input.action],
           targetId: connection.id,
-          metadata: { mode: connection.mode, revision: connection.revision, status: connection.credentialStatus, changed: transition !== 'unchanged' },
+          metadata: {
+            mode: connection.mode,
+            revision: connection.revision,
+            status: connection.credentialStatus,
+            changed: transition !== 'unchanged',
+          },
         },
       };
     },
@@ -162,7 +182,11 @@ export async function performCredentialAction(deps: Deps, principal: ApiKeyPrinc
 }
 
 /** GET /v1/credential-operations/{id}: the receipt for the key that performed it, never a token. */
-export async function readCredentialOperation(deps: Deps, principal: ApiKeyPrincipal, operationId: string): Promise<Record<string, unknown>> {
+export async function readCredentialOperation(
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  operationId: string,
+): Promise<Record<string, unknown>> {
   requireCanonicalWorkspace(principal);
   if (!hasIdForm(operationId, 'credop_')) throw new AppError('operation_not_found');
   const stored = await readOwnOperation(deps, principal, operationId, Object.values(CREDENTIAL_OPERATION_KINDS));

@@ -58,10 +58,12 @@ export async function recordCredentialChange(
   db: Queryable,
   input: { connectionId: string; revision: string; epoch: number; status: CredentialStatus },
 ): Promise<void> {
-  await db.query(
-    'UPDATE connections SET revision = $2, credential_epoch = $3, credential_status = $4 WHERE id = $1',
-    [input.connectionId, input.revision, input.epoch, input.status],
-  );
+  await db.query('UPDATE connections SET revision = $2, credential_epoch = $3, credential_status = $4 WHERE id = $1', [
+    input.connectionId,
+    input.revision,
+    input.epoch,
+    input.status,
+  ]);
 }
 
 /**
@@ -85,18 +87,26 @@ export async function insertActiveCredential(
 }
 
 /** Ends the active credential of a connection (rotation or revocation). */
-export async function endActiveCredential(db: Queryable, input: { connectionId: string; status: 'rotated' | 'revoked'; now: Date }): Promise<void> {
-  await db.query(
-    "UPDATE credentials SET status = $2, ended_at = $3 WHERE connection_id = $1 AND status = 'active'",
-    [input.connectionId, input.status, input.now],
-  );
+export async function endActiveCredential(
+  db: Queryable,
+  input: { connectionId: string; status: 'rotated' | 'revoked'; now: Date },
+): Promise<void> {
+  await db.query("UPDATE credentials SET status = $2, ended_at = $3 WHERE connection_id = $1 AND status = 'active'", [
+    input.connectionId,
+    input.status,
+    input.now,
+  ]);
 }
 
 /**
  * The workspace behind a console slug when the signed-in user may manage its credentials
  * (owner or admin), else null (01: missing workspace or insufficient permission is one 404).
  */
-export async function findManagedWorkspaceBySlug(db: Queryable, slug: string, userId: string): Promise<{ id: string; model: 'canonical' | 'legacy' } | null> {
+export async function findManagedWorkspaceBySlug(
+  db: Queryable,
+  slug: string,
+  userId: string,
+): Promise<{ id: string; model: 'canonical' | 'legacy' } | null> {
   const { rows } = await db.query<{ id: string; model: 'canonical' | 'legacy' }>(
     `SELECT w.id, w.model FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id
       WHERE w.slug = $1 AND m.user_id = $2 AND m.role IN ('owner', 'admin')`,

@@ -5,15 +5,19 @@ import { credentialReceiptSchema } from './schemas.js';
 
 /** GET /v1/credential-operations/{operationId}: receipt recovery for the key that performed it. */
 export default async function getCredentialOperation(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { operationId: string } }>('/v1/credential-operations/:operationId', {
-    onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'invalid_credential_request', errors: ['operation_not_found'] },
-    schema: {
-      params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } }, additionalProperties: false },
-      response: { 200: credentialReceiptSchema },
+  app.get<{ Params: { operationId: string } }>(
+    '/v1/credential-operations/:operationId',
+    {
+      onRequest: [apiKeyAuth('integrations:manage')],
+      config: { validationError: 'invalid_credential_request', errors: ['operation_not_found'] },
+      schema: {
+        params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } }, additionalProperties: false },
+        response: { 200: credentialReceiptSchema },
+      },
     },
-  }, async (request) => {
-    const receipt = await readCredentialOperation(app.deps, principalOf(request), request.params.operationId);
-    return receipt;
-  });
+    async (request) => {
+      const receipt = await readCredentialOperation(app.deps, principalOf(request), request.params.operationId);
+      return receipt;
+    },
+  );
 }

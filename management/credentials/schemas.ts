@@ -31,7 +31,15 @@ const receiptProperties = {
   credentialRecoveryRequired: { type: 'boolean' },
 } as const;
 
-const receiptRequired = ['operationId', 'action', 'credential', 'connectionKey', 'replayed', 'historical', 'credentialRecoveryRequired'] as const;
+const receiptRequired = [
+  'operationId',
+  'action',
+  'credential',
+  'connectionKey',
+  'replayed',
+  'historical',
+  'credentialRecoveryRequired',
+] as const;
 
 /** A replayed or recovered receipt: no `ingestToken` member exists, so none can be serialised. */
 export const credentialReceiptSchema = { type: 'object', required: receiptRequired, properties: receiptProperties } as const;

@@ -15,27 +15,43 @@ const body = {
  * write pause does not apply and no Idempotency-Key is needed (docs/decisions/integrations.md).
  */
 export default async function verifyCredentialRoute(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { connectionId: string }; Body: { connectionKey: string; ingestToken: string } }>('/v1/connections/:connectionId/credentials/verify', {
-    onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'invalid_credential_request', errors: ['connection_not_found', 'workspace_unavailable', 'workspace_modes_unavailable', 'connection_configuration_changed', 'credential_not_issued', 'credential_verification_failed', 'idempotency_key_required', 'idempotency_conflict'] },
-    schema: {
-      params: connectionParams,
-      body,
-      response: {
-        200: {
-          type: 'object',
-          required: ['status', 'credential', 'applicationVerified'],
-          properties: {
-            status: { type: 'string', enum: ['connection_verified'] },
-            credential: credentialStateSchema,
-            applicationVerified: { type: 'boolean' },
+  app.post<{ Params: { connectionId: string }; Body: { connectionKey: string; ingestToken: string } }>(
+    '/v1/connections/:connectionId/credentials/verify',
+    {
+      onRequest: [apiKeyAuth('integrations:manage')],
+      config: {
+        validationError: 'invalid_credential_request',
+        errors: [
+          'connection_not_found',
+          'workspace_unavailable',
+          'workspace_modes_unavailable',
+          'connection_configuration_changed',
+          'credential_not_issued',
+          'credential_verification_failed',
+          'idempotency_key_required',
+          'idempotency_conflict',
+        ],
+      },
+      schema: {
+        params: connectionParams,
+        body,
+        response: {
+          200: {
+            type: 'object',
+            required: ['status', 'credential', 'applicationVerified'],
+            properties: {
+              status: { type: 'string', enum: ['connection_verified'] },
+              credential: credentialStateSchema,
+              applicationVerified: { type: 'boolean' },
+            },
           },
         },
       },
     },
-  }, async (request) => {
-    const credential = await verifyCredential(app.deps, principalOf(request), request.params.connectionId, request.body);
-    // A matching pair proves only the stored credential, never that an application installed it.
-    return { status: 'connection_verified', credential, applicationVerified: false };
-  });
+    async (request) => {
+      const credential = await verifyCredential(app.deps, principalOf(request), request.params.connectionId, request.body);
+      // A matching pair proves only the stored credential, never that an application installed it.
+      return { status: 'connection_verified', credential, applicationVerified: false };
+    },
+  );
 }

@@ -23,7 +23,10 @@ const toEnvironment = (row: EnvironmentRow): EnvironmentRecord => ({
 });
 
 /** The workspace's environments ordered by id (01 GET /v1/environments), with its topology model. */
-export async function listWorkspaceEnvironments(db: Queryable, workspaceId: string): Promise<{ model: WorkspaceModel; environments: EnvironmentRecord[] } | null> {
+export async function listWorkspaceEnvironments(
+  db: Queryable,
+  workspaceId: string,
+): Promise<{ model: WorkspaceModel; environments: EnvironmentRecord[] } | null> {
   const workspace = await db.query<{ model: WorkspaceModel }>('SELECT model FROM workspaces WHERE id = $1', [workspaceId]);
   if (!workspace.rows[0]) return null;
   const { rows } = await db.query<EnvironmentRow>(
@@ -44,7 +47,7 @@ export type ModeTopology = Record<Mode, EnvironmentRecord>;
  */
 export async function resolveModeTopology(db: Queryable, workspaceId: string): Promise<ModeTopology | null> {
   const listed = await listWorkspaceEnvironments(db, workspaceId);
-  if (!listed || listed.model !== 'canonical') return null;
+  if (listed?.model !== 'canonical') return null;
   const sandbox = listed.environments.filter((environment) => environment.category === 'sandbox' && environment.mode === 'sandbox');
   const live = listed.environments.filter((environment) => environment.category === 'live' && environment.mode === 'live');
   if (sandbox.length !== 1 || live.length !== 1 || listed.environments.length !== 2) return null;
@@ -59,7 +62,11 @@ export async function requireModeTopology(db: Queryable, workspaceId: string): P
 }
 
 /** One environment of the workspace by exact id, or null (another workspace's id included). */
-export async function findWorkspaceEnvironment(db: Queryable, workspaceId: string, environmentId: string): Promise<EnvironmentRecord | null> {
+export async function findWorkspaceEnvironment(
+  db: Queryable,
+  workspaceId: string,
+  environmentId: string,
+): Promise<EnvironmentRecord | null> {
   const { rows } = await db.query<EnvironmentRow>(
     'SELECT id, name, slug, category, mode, is_default FROM environments WHERE id = $1 AND workspace_id = $2',
     [environmentId, workspaceId],

@@ -21,23 +21,27 @@ const environmentSchema = {
  * workspace ordered by id, canonical or legacy; no filter, so any query parameter is refused.
  */
 export default async function listEnvironmentsRoute(app: FastifyInstance): Promise<void> {
-  app.get('/v1/environments', {
-    onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'invalid_inventory_query', errors: ['workspace_modes_unavailable'] },
-    schema: {
-      querystring: { type: 'object', additionalProperties: false, properties: {} },
-      response: {
-        200: {
-          type: 'object',
-          required: ['model', 'environments'],
-          properties: { model: { type: 'string' }, environments: { type: 'array', items: environmentSchema } },
+  app.get(
+    '/v1/environments',
+    {
+      onRequest: [apiKeyAuth('integrations:read')],
+      config: { validationError: 'invalid_inventory_query', errors: ['workspace_modes_unavailable'] },
+      schema: {
+        querystring: { type: 'object', additionalProperties: false, properties: {} },
+        response: {
+          200: {
+            type: 'object',
+            required: ['model', 'environments'],
+            properties: { model: { type: 'string' }, environments: { type: 'array', items: environmentSchema } },
+          },
         },
       },
     },
-  }, async (request, reply) => {
-    const listed = await listWorkspaceEnvironments(app.deps.pool, principalOf(request).workspaceId);
-    // The key was current-checked against this workspace a moment ago; a vanished row is a fault.
-    if (!listed) throw new AppError('service_unavailable');
-    return reply.send(listed);
-  });
+    async (request, reply) => {
+      const listed = await listWorkspaceEnvironments(app.deps.pool, principalOf(request).workspaceId);
+      // The key was current-checked against this workspace a moment ago; a vanished row is a fault.
+      if (!listed) throw new AppError('service_unavailable');
+      return reply.send(listed);
+    },
+  );
 }

@@ -8,12 +8,16 @@ import { detailQuery, detailResponse, incidentParams } from './schemas.js';
  * envelope of the CLI's incident read (03), private and uncached.
  */
 export default async function getIncidentRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { incidentId: string }; Querystring: IncidentDetailQuery }>('/v1/incidents/:incidentId', {
-    onRequest: [apiKeyAuth('incidents:read')],
-    config: { validationError: 'invalid_incident_query', errors: ['incident_not_found', 'connection_not_found'] },
-    schema: { params: incidentParams, querystring: detailQuery, response: { 200: detailResponse } },
-  }, async (request, reply) => {
-    const incident = await readIncident(app.deps, principalOf(request), request.params.incidentId, request.query);
-    return reply.send({ incident });
-  });
+  app.get<{ Params: { incidentId: string }; Querystring: IncidentDetailQuery }>(
+    '/v1/incidents/:incidentId',
+    {
+      onRequest: [apiKeyAuth('incidents:read')],
+      config: { validationError: 'invalid_incident_query', errors: ['incident_not_found', 'connection_not_found'] },
+      schema: { params: incidentParams, querystring: detailQuery, response: { 200: detailResponse } },
+    },
+    async (request, reply) => {
+      const incident = await readIncident(app.deps, principalOf(request), request.params.incidentId, request.query);
+      return reply.send({ incident });
+    },
+  );
 }

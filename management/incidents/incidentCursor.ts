@@ -29,7 +29,13 @@ const MICROS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 /** An opaque cursor bound to workspace, connection, mode and status filter. */
 export function encodeIncidentCursor(secret: Buffer, binding: IncidentListBinding, after: IncidentListPosition): string {
   const payload: CursorPayload = {
-    v: 1, ws: binding.workspaceId, conn: binding.connectionId, mode: binding.mode, status: binding.status, at: after.createdAt, id: after.id,
+    v: 1,
+    ws: binding.workspaceId,
+    conn: binding.connectionId,
+    mode: binding.mode,
+    status: binding.status,
+    at: after.createdAt,
+    id: after.id,
   };
   return signCursor(secret, DOMAIN, payload);
 }
@@ -37,9 +43,13 @@ export function encodeIncidentCursor(secret: Buffer, binding: IncidentListBindin
 function isPayload(value: unknown): value is CursorPayload {
   if (typeof value !== 'object' || value === null) return false;
   const payload = value as Record<string, unknown>;
-  return payload.v === 1
-    && typeof payload.at === 'string' && MICROS_UTC.test(payload.at) && !Number.isNaN(Date.parse(payload.at))
-    && hasIdForm(payload.id, 'inc_');
+  return (
+    payload.v === 1
+    && typeof payload.at === 'string'
+    && MICROS_UTC.test(payload.at)
+    && !Number.isNaN(Date.parse(payload.at))
+    && hasIdForm(payload.id, 'inc_')
+  );
 }
 
 /**
@@ -49,11 +59,13 @@ function isPayload(value: unknown): value is CursorPayload {
  */
 export function decodeIncidentCursor(secret: Buffer, raw: string, binding: IncidentListBinding): IncidentListPosition {
   const payload = openSignedCursor(secret, DOMAIN, raw);
-  if (!isPayload(payload)
+  if (
+    !isPayload(payload)
     || payload.ws !== binding.workspaceId
     || payload.conn !== binding.connectionId
     || payload.mode !== binding.mode
-    || payload.status !== binding.status) {
+    || payload.status !== binding.status
+  ) {
     throw new AppError('invalid_incident_cursor');
   }
   return { createdAt: payload.at, id: payload.id };

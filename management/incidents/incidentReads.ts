@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
@@ -39,7 +38,6 @@ function requireMode(mode: string | undefined): Mode {
   return mode as Mode;
 }
 
-
 /**
  * GET /v1/incidents (00-decisions §5): the incidents of one exact connection (`integrationId` is
  * its `int_` id) in the mode the caller names, newest first, `limit` 1–100 (default 25).
@@ -78,7 +76,12 @@ export async function listIncidents(deps: Deps, principal: ApiKeyPrincipal, quer
  * workspace, in the mode the caller names. A bad `mode` is 400 `invalid_incident_query`; an
  * unknown, malformed or foreign id, or an incident of the other mode, is 404 `incident_not_found`.
  */
-export async function readIncident(deps: Deps, principal: ApiKeyPrincipal, incidentId: string, query: IncidentDetailQuery): Promise<IncidentDetailView> {
+export async function readIncident(
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  incidentId: string,
+  query: IncidentDetailQuery,
+): Promise<IncidentDetailView> {
   const mode = requireMode(query.mode);
   if (!hasIdForm(incidentId, 'inc_')) throw new AppError('incident_not_found');
   return inReadSnapshot(deps.pool, async (db) => {

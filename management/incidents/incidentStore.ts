@@ -135,7 +135,14 @@ function findingView(row: FindingRow): FindingView {
  */
 export async function readIncidentPage(
   db: Queryable,
-  input: { workspaceId: string; connectionId: string; mode: Mode; status: IncidentStatus | null; after: IncidentListPosition | null; limit: number },
+  input: {
+    workspaceId: string;
+    connectionId: string;
+    mode: Mode;
+    status: IncidentStatus | null;
+    after: IncidentListPosition | null;
+    limit: number;
+  },
 ): Promise<{ items: IncidentView[]; hasMore: boolean; last: IncidentListPosition | null }> {
   const { rows } = await db.query<IncidentRow>(
     `SELECT ${INCIDENT_COLUMNS}
@@ -146,7 +153,15 @@ export async function readIncidentPage(
              OR (n.created_at = $5::timestamptz AND n.id COLLATE "C" < $6::text))
       ORDER BY n.created_at DESC, n.id COLLATE "C" DESC
       LIMIT $7`,
-    [input.connectionId, input.workspaceId, input.mode, input.status, input.after?.createdAt ?? null, input.after?.id ?? null, input.limit + 1],
+    [
+      input.connectionId,
+      input.workspaceId,
+      input.mode,
+      input.status,
+      input.after?.createdAt ?? null,
+      input.after?.id ?? null,
+      input.limit + 1,
+    ],
   );
   const page = rows.slice(0, input.limit);
   const lastRow = page[page.length - 1];

@@ -20,25 +20,41 @@ const bodySchema = {
 
 /** POST /v1/integrations (01 "Create an Integration and its first connection"). */
 export default async function createIntegrationRoute(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: IntegrationCreationInput }>('/v1/integrations', {
-    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
-    // The Idempotency-Key header is checked before the body (both are 400s).
-    preValidation: async (request) => { readIdempotencyKey(request); },
-    config: { validationError: 'invalid_integration', errors: ['invalid_integration', 'idempotency_key_required', 'idempotency_conflict', 'workspace_authorization_changed', 'workspace_modes_unavailable', 'workspace_unavailable'] },
-    schema: {
-      body: bodySchema,
-      response: { 200: creationReceiptSchema, 201: creationReceiptSchema },
+  app.post<{ Body: IntegrationCreationInput }>(
+    '/v1/integrations',
+    {
+      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      // The Idempotency-Key header is checked before the body (both are 400s).
+      preValidation: async (request) => {
+        readIdempotencyKey(request);
+      },
+      config: {
+        validationError: 'invalid_integration',
+        errors: [
+          'invalid_integration',
+          'idempotency_key_required',
+          'idempotency_conflict',
+          'workspace_authorization_changed',
+          'workspace_modes_unavailable',
+          'workspace_unavailable',
+        ],
+      },
+      schema: {
+        body: bodySchema,
+        response: { 200: creationReceiptSchema, 201: creationReceiptSchema },
+      },
     },
-  }, async (request, reply) => {
-    const body = request.body;
-    const input: IntegrationCreationInput = {
-      mode: body.mode,
-      name: trimmedText(body.name),
-      provider: trimmedText(body.provider),
-      direction: body.direction,
-      protocol: body.protocol,
-    };
-    const result = await createIntegration(request.server.deps, principalOf(request), readIdempotencyKey(request), input);
-    return reply.code(result.statusCode).send(result.body);
-  });
+    async (request, reply) => {
+      const body = request.body;
+      const input: IntegrationCreationInput = {
+        mode: body.mode,
+        name: trimmedText(body.name),
+        provider: trimmedText(body.provider),
+        direction: body.direction,
+        protocol: body.protocol,
+      };
+      const result = await createIntegration(request.server.deps, principalOf(request), readIdempotencyKey(request), input);
+      return reply.code(result.statusCode).send(result.body);
+    },
+  );
 }

@@ -5,21 +5,25 @@ import { integrationSchema } from './schemas.js';
 
 /** GET /v1/integrations/{workspaceIntegrationId} (01): private and uncached. */
 export default async function getIntegrationRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { workspaceIntegrationId: string } }>('/v1/integrations/:workspaceIntegrationId', {
-    onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'integration_not_found', errors: ['integration_not_found', 'workspace_modes_unavailable'] },
-    schema: {
-      params: { type: 'object', required: ['workspaceIntegrationId'], properties: { workspaceIntegrationId: { type: 'string' } } },
-      response: {
-        200: {
-          type: 'object',
-          required: ['model', 'integration'],
-          properties: { model: { type: 'string' }, integration: integrationSchema },
+  app.get<{ Params: { workspaceIntegrationId: string } }>(
+    '/v1/integrations/:workspaceIntegrationId',
+    {
+      onRequest: [apiKeyAuth('integrations:read')],
+      config: { validationError: 'integration_not_found', errors: ['integration_not_found', 'workspace_modes_unavailable'] },
+      schema: {
+        params: { type: 'object', required: ['workspaceIntegrationId'], properties: { workspaceIntegrationId: { type: 'string' } } },
+        response: {
+          200: {
+            type: 'object',
+            required: ['model', 'integration'],
+            properties: { model: { type: 'string' }, integration: integrationSchema },
+          },
         },
       },
     },
-  }, async (request, reply) => {
-    const integration = await readIntegration(app.deps, principalOf(request), request.params.workspaceIntegrationId);
-    return reply.send({ model: 'canonical', integration });
-  });
+    async (request, reply) => {
+      const integration = await readIntegration(app.deps, principalOf(request), request.params.workspaceIntegrationId);
+      return reply.send({ model: 'canonical', integration });
+    },
+  );
 }

@@ -11,17 +11,21 @@ import { creationReceiptSchema } from './schemas.js';
  * the key that created the operation; malformed, missing or differently authorized → 404.
  */
 export default async function getIntegrationOperationRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { operationId: string } }>('/v1/integration-operations/:operationId', {
-    onRequest: [apiKeyAuth('integrations:manage')],
-    config: { validationError: 'operation_not_found', errors: ['operation_not_found'] },
-    schema: {
-      params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } } },
-      response: { 200: creationReceiptSchema },
+  app.get<{ Params: { operationId: string } }>(
+    '/v1/integration-operations/:operationId',
+    {
+      onRequest: [apiKeyAuth('integrations:manage')],
+      config: { validationError: 'operation_not_found', errors: ['operation_not_found'] },
+      schema: {
+        params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } } },
+        response: { 200: creationReceiptSchema },
+      },
     },
-  }, async (request, reply) => {
-    const { operationId } = request.params;
-    if (!hasIdForm(operationId, 'intop_')) throw new AppError('operation_not_found');
-    const stored = await readOwnOperation(request.server.deps, principalOf(request), operationId, [INTEGRATION_CREATE_KIND]);
-    return reply.send(creationReplayBody(stored));
-  });
+    async (request, reply) => {
+      const { operationId } = request.params;
+      if (!hasIdForm(operationId, 'intop_')) throw new AppError('operation_not_found');
+      const stored = await readOwnOperation(request.server.deps, principalOf(request), operationId, [INTEGRATION_CREATE_KIND]);
+      return reply.send(creationReplayBody(stored));
+    },
+  );
 }

@@ -30,7 +30,6 @@ export type InventoryPage =
   | { model: 'canonical'; items: CanonicalIntegration[]; nextCursor: string | null }
   | { model: WorkspaceModel; items: CompatibilityItem[]; nextCursor: string | null };
 
-
 /**
  * GET /v1/integrations (01 Integration and connection reads). Query errors come first (400
  * `invalid_inventory_query`), then the topology (409 for `view=canonical` on a legacy,
@@ -48,13 +47,16 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
     requireCanonicalWorkspace(principal);
     return inReadSnapshot(deps.pool, async (db) => {
       const topology = await requireModeTopology(db, principal.workspaceId);
-      const afterId = query.cursor === undefined ? null
-        : decodeInventoryCursor(secret, query.cursor, { view: 'canonical', workspaceId, environmentId: null });
+      const afterId =
+        query.cursor === undefined
+          ? null
+          : decodeInventoryCursor(secret, query.cursor, { view: 'canonical', workspaceId, environmentId: null });
       const page = await readCanonicalPage(db, { workspaceId, afterId, limit, topology });
       const last = page.items[page.items.length - 1];
-      const nextCursor = page.hasMore && last
-        ? encodeInventoryCursor(secret, { view: 'canonical', workspaceId, environmentId: null, afterId: last.id })
-        : null;
+      const nextCursor =
+        page.hasMore && last
+          ? encodeInventoryCursor(secret, { view: 'canonical', workspaceId, environmentId: null, afterId: last.id })
+          : null;
       return { model: 'canonical' as const, items: page.items, nextCursor };
     });
   }
@@ -67,13 +69,14 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
     if (environmentId !== null && !listed.environments.some((environment) => environment.id === environmentId)) {
       throw new AppError('invalid_inventory_query');
     }
-    const afterId = query.cursor === undefined ? null
-      : decodeInventoryCursor(secret, query.cursor, { view: 'compatibility', workspaceId, environmentId });
+    const afterId =
+      query.cursor === undefined
+        ? null
+        : decodeInventoryCursor(secret, query.cursor, { view: 'compatibility', workspaceId, environmentId });
     const page = await readCompatibilityPage(db, { workspaceId, environmentId, afterId, limit });
     const last = page.items[page.items.length - 1];
-    const nextCursor = page.hasMore && last
-      ? encodeInventoryCursor(secret, { view: 'compatibility', workspaceId, environmentId, afterId: last.id })
-      : null;
+    const nextCursor =
+      page.hasMore && last ? encodeInventoryCursor(secret, { view: 'compatibility', workspaceId, environmentId, afterId: last.id }) : null;
     return { model: listed.model, items: page.items, nextCursor };
   });
 }

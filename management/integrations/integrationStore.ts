@@ -149,7 +149,12 @@ export async function readCanonicalPage(
 }
 
 /** One live Integration of the workspace by exact `wint_` id, or null (foreign ids included). */
-export async function readCanonicalIntegration(db: Queryable, workspaceId: string, integrationId: string, topology: ModeTopology): Promise<CanonicalIntegration | null> {
+export async function readCanonicalIntegration(
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string,
+  topology: ModeTopology,
+): Promise<CanonicalIntegration | null> {
   const { rows } = await db.query<IntegrationRow>(
     `SELECT ${INTEGRATION_COLUMNS} FROM integrations WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`,
     [integrationId, workspaceId],

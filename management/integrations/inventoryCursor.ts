@@ -33,11 +33,13 @@ export function encodeInventoryCursor(secret: Buffer, cursor: InventoryCursor): 
 function isPayload(value: unknown): value is CursorPayload {
   if (typeof value !== 'object' || value === null) return false;
   const payload = value as Record<string, unknown>;
-  return payload.v === 1
+  return (
+    payload.v === 1
     && (payload.view === 'canonical' || payload.view === 'compatibility')
     && typeof payload.ws === 'string'
     && (payload.env === null || typeof payload.env === 'string')
-    && typeof payload.after === 'string';
+    && typeof payload.after === 'string'
+  );
 }
 
 /** Malformed cursor syntax is a query error (01 Errors: `invalid_inventory_query`). */

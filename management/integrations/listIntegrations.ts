@@ -20,26 +20,33 @@ const querySchema = {
  * connections (Versioning 3), legacy workspaces included.
  */
 export default async function listIntegrationsRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Querystring: InventoryQuery }>('/v1/integrations', {
-    onRequest: [apiKeyAuth('integrations:read')],
-    config: { validationError: 'invalid_inventory_query', errors: ['invalid_inventory_query', 'invalid_inventory_cursor', 'workspace_modes_unavailable'] },
-    schema: {
-      querystring: querySchema,
-      response: {
-        200: {
-          type: 'object',
-          required: ['model', 'items', 'nextCursor'],
-          properties: {
-            model: { type: 'string' },
-            // The two item forms share no required field set, so each item matches one of them.
-            items: { type: 'array', items: { anyOf: [integrationSchema, compatibilityItemSchema] } },
-            nextCursor: { type: ['string', 'null'] },
+  app.get<{ Querystring: InventoryQuery }>(
+    '/v1/integrations',
+    {
+      onRequest: [apiKeyAuth('integrations:read')],
+      config: {
+        validationError: 'invalid_inventory_query',
+        errors: ['invalid_inventory_query', 'invalid_inventory_cursor', 'workspace_modes_unavailable'],
+      },
+      schema: {
+        querystring: querySchema,
+        response: {
+          200: {
+            type: 'object',
+            required: ['model', 'items', 'nextCursor'],
+            properties: {
+              model: { type: 'string' },
+              // The two item forms share no required field set, so each item matches one of them.
+              items: { type: 'array', items: { anyOf: [integrationSchema, compatibilityItemSchema] } },
+              nextCursor: { type: ['string', 'null'] },
+            },
           },
         },
       },
     },
-  }, async (request, reply) => {
-    const page = await listInventory(app.deps, principalOf(request), request.query);
-    return reply.send(page);
-  });
+    async (request, reply) => {
+      const page = await listInventory(app.deps, principalOf(request), request.query);
+      return reply.send(page);
+    },
+  );
 }

@@ -80,7 +80,18 @@ export const integrationSchema = {
 /** Compatibility inventory item: one connection (decision; 01 leaves the shape open). */
 export const compatibilityItemSchema = {
   type: 'object',
-  required: ['id', 'workspaceIntegrationId', 'name', 'provider', 'direction', 'protocol', 'environmentId', 'mode', 'credentialStatus', 'activeContractVersionId'],
+  required: [
+    'id',
+    'workspaceIntegrationId',
+    'name',
+    'provider',
+    'direction',
+    'protocol',
+    'environmentId',
+    'mode',
+    'credentialStatus',
+    'activeContractVersionId',
+  ],
   properties: {
     id: { type: 'string' },
     workspaceIntegrationId: { type: 'string' },

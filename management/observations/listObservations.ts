@@ -8,12 +8,19 @@ import { listQuery, listResponse } from './schemas.js';
  * (00-decisions §5, scope `observations:read`).
  */
 export default async function listObservationsRoute(app: FastifyInstance): Promise<void> {
-  app.get<{ Querystring: ObservationListQuery }>('/v1/observations', {
-    onRequest: [apiKeyAuth('observations:read')],
-    config: { validationError: 'invalid_evidence_query', errors: ['connection_required', 'invalid_evidence_query', 'invalid_evidence_cursor'] },
-    schema: { querystring: listQuery, response: { 200: listResponse } },
-  }, async (request, reply) => {
-    const page = await listObservations(app.deps, principalOf(request), request.query);
-    return reply.send(page);
-  });
+  app.get<{ Querystring: ObservationListQuery }>(
+    '/v1/observations',
+    {
+      onRequest: [apiKeyAuth('observations:read')],
+      config: {
+        validationError: 'invalid_evidence_query',
+        errors: ['connection_required', 'invalid_evidence_query', 'invalid_evidence_cursor'],
+      },
+      schema: { querystring: listQuery, response: { 200: listResponse } },
+    },
+    async (request, reply) => {
+      const page = await listObservations(app.deps, principalOf(request), request.query);
+      return reply.send(page);
+    },
+  );
 }

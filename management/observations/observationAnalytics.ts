@@ -57,7 +57,8 @@ function cell(row: AnalyticsBucketRow | undefined): AnalyticsCell {
   return {
     count: row?.count ?? 0,
     statusClasses,
-    operations: [...operations].map(([operationKey, count]) => ({ operationKey, count }))
+    operations: [...operations]
+      .map(([operationKey, count]) => ({ operationKey, count }))
       .sort((a, b) => b.count - a.count || (a.operationKey < b.operationKey ? -1 : a.operationKey > b.operationKey ? 1 : 0)),
     durationMs: { p50: quantiles?.[0] ?? null, p95: quantiles?.[1] ?? null, p99: quantiles?.[2] ?? null },
   };
@@ -72,7 +73,12 @@ function cell(row: AnalyticsBucketRow | undefined): AnalyticsCell {
  * or more than MAX_BUCKETS buckets (400 `invalid_evidence_query`), a connection that is not a
  * live one of this workspace (404 `connection_not_found`).
  */
-export async function readConnectionAnalytics(deps: AppDeps, principal: ApiKeyPrincipal, connectionId: string, query: AnalyticsQuery): Promise<ConnectionAnalyticsView> {
+export async function readConnectionAnalytics(
+  deps: AppDeps,
+  principal: ApiKeyPrincipal,
+  connectionId: string,
+  query: AnalyticsQuery,
+): Promise<ConnectionAnalyticsView> {
   const bucket = (query.bucket ?? 'hour') as BucketName;
   if (!Object.hasOwn(BUCKET_WIDTHS_MS, bucket)) throw new AppError('invalid_evidence_query');
   const width = BUCKET_WIDTHS_MS[bucket];
@@ -85,9 +91,8 @@ export async function readConnectionAnalytics(deps: AppDeps, principal: ApiKeyPr
   if (bucketCount > MAX_BUCKETS) throw new AppError('invalid_evidence_query');
 
   const connection = await loadReadableConnection(deps, principal, connectionId);
-  const result = bucketCount === 0
-    ? { buckets: [], totals: undefined }
-    : await connectionAnalytics(deps.clickhouse, connection.id, fromMs, toMs, width);
+  const result =
+    bucketCount === 0 ? { buckets: [], totals: undefined } : await connectionAnalytics(deps.clickhouse, connection.id, fromMs, toMs, width);
   const byStart = new Map(result.buckets.map((row) => [row.startMs, row]));
   const buckets = Array.from({ length: bucketCount }, (_, index) => {
     const start = firstStart + index * width;

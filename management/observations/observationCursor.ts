@@ -36,7 +36,12 @@ const filterDigest = (filters: ObservationCursorScope['filters']): string =>
 /** An opaque cursor: the unchanged `nextCursor` of the next request. */
 export function encodeObservationCursor(secret: Buffer, scope: ObservationCursorScope, after: ObservationPosition): string {
   const payload: CursorPayload = {
-    v: 1, ws: scope.workspaceId, conn: scope.connectionId, f: filterDigest(scope.filters), at: after.receivedAtMs, id: after.eventId,
+    v: 1,
+    ws: scope.workspaceId,
+    conn: scope.connectionId,
+    f: filterDigest(scope.filters),
+    at: after.receivedAtMs,
+    id: after.eventId,
   };
   return signCursor(secret, DOMAIN, payload);
 }
@@ -44,12 +49,16 @@ export function encodeObservationCursor(secret: Buffer, scope: ObservationCursor
 function isPayload(value: unknown): value is CursorPayload {
   if (typeof value !== 'object' || value === null) return false;
   const payload = value as Record<string, unknown>;
-  return payload.v === 1
+  return (
+    payload.v === 1
     && typeof payload.ws === 'string'
     && typeof payload.conn === 'string'
     && typeof payload.f === 'string'
-    && Number.isSafeInteger(payload.at) && (payload.at as number) >= 0
-    && typeof payload.id === 'string' && EVENT_ID.test(payload.id);
+    && Number.isSafeInteger(payload.at)
+    && (payload.at as number) >= 0
+    && typeof payload.id === 'string'
+    && EVENT_ID.test(payload.id)
+  );
 }
 
 /**

@@ -56,7 +56,11 @@ export interface TimeRange {
 }
 
 /** `from` and `to` of a query; from after to is refused (an equal pair is an empty range). */
-export function parseTimeRange(rawFrom: string | undefined, rawTo: string | undefined, code: ErrorCode = 'invalid_evidence_query'): TimeRange {
+export function parseTimeRange(
+  rawFrom: string | undefined,
+  rawTo: string | undefined,
+  code: ErrorCode = 'invalid_evidence_query',
+): TimeRange {
   const fromMs = rawFrom === undefined ? null : parseTimestamp(rawFrom);
   const toMs = rawTo === undefined ? null : parseTimestamp(rawTo);
   if ((rawFrom !== undefined && fromMs === null) || (rawTo !== undefined && toMs === null)) throw new AppError(code);
@@ -68,10 +72,7 @@ export function parseTimeRange(rawFrom: string | undefined, rawTo: string | unde
  * The `status` filter: a status class (`1xx` … `5xx`, any case of the x's), `transport_error`
  * (statusCode 0, 03 transport rule 1), or one exact code (`0` or 100–599).
  */
-export type StatusFilter =
-  | { kind: 'class'; hundreds: 1 | 2 | 3 | 4 | 5 }
-  | { kind: 'transport_error' }
-  | { kind: 'code'; code: number };
+export type StatusFilter = { kind: 'class'; hundreds: 1 | 2 | 3 | 4 | 5 } | { kind: 'transport_error' } | { kind: 'code'; code: number };
 
 export function parseStatusFilter(raw: string): StatusFilter {
   const klass = /^([1-5])[xX][xX]$/.exec(raw);
@@ -85,9 +86,12 @@ export function parseStatusFilter(raw: string): StatusFilter {
 /** The canonical spelling of a status filter (what a cursor binds). */
 export function statusFilterKey(filter: StatusFilter): string {
   switch (filter.kind) {
-    case 'class': return `${filter.hundreds}xx`;
-    case 'transport_error': return 'transport_error';
-    case 'code': return String(filter.code);
+    case 'class':
+      return `${filter.hundreds}xx`;
+    case 'transport_error':
+      return 'transport_error';
+    case 'code':
+      return String(filter.code);
   }
 }
 

@@ -3,9 +3,20 @@ import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { ConnectionRecord } from '../connections/connectionStore.js';
 import { loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import type { AppDeps } from '../deps.js';
-import { decodeObservationCursor, encodeObservationCursor, type ObservationCursorScope, type ObservationPosition } from './observationCursor.js';
 import {
-  EVENT_ID, parseEventType, parseLimit, parseOperationKey, parseStatusFilter, parseTimeRange, statusFilterKey,
+  decodeObservationCursor,
+  encodeObservationCursor,
+  type ObservationCursorScope,
+  type ObservationPosition,
+} from './observationCursor.js';
+import {
+  EVENT_ID,
+  parseEventType,
+  parseLimit,
+  parseOperationKey,
+  parseStatusFilter,
+  parseTimeRange,
+  statusFilterKey,
 } from './observationQuery.js';
 import { findObservation, listObservationPositions, readObservationsAt, type ObservationFilter } from './observationStore.js';
 import { observationDetailView, observationView, type ObservationDetailView, type ObservationView } from './observationViews.js';
@@ -56,7 +67,12 @@ const HOUR_MS = 3_600_000;
  */
 const PAGE_WINDOWS_MS = [HOUR_MS, 24 * HOUR_MS, 7 * 24 * HOUR_MS, 31 * 24 * HOUR_MS];
 
-async function pagePositions(deps: AppDeps, filter: ObservationFilter, after: ObservationPosition | null, limit: number): Promise<ObservationPosition[]> {
+async function pagePositions(
+  deps: AppDeps,
+  filter: ObservationFilter,
+  after: ObservationPosition | null,
+  limit: number,
+): Promise<ObservationPosition[]> {
   const top = after?.receivedAtMs ?? filter.toMs ?? deps.clock.nowMs();
   const bottom = filter.fromMs ?? 0;
   for (const window of PAGE_WINDOWS_MS) {
@@ -75,7 +91,11 @@ async function pagePositions(deps: AppDeps, filter: ObservationFilter, after: Ob
  * connection that is not a live one of this workspace (404 `connection_not_found`), a cursor of
  * another list (400 `invalid_evidence_cursor`).
  */
-export async function listObservations(deps: AppDeps, principal: ApiKeyPrincipal, query: ObservationListQuery): Promise<ObservationListPage> {
+export async function listObservations(
+  deps: AppDeps,
+  principal: ApiKeyPrincipal,
+  query: ObservationListQuery,
+): Promise<ObservationListPage> {
   const connectionId = requireConnectionParam(query.integrationId);
   const limit = parseLimit(query.limit);
   const { fromMs, toMs } = parseTimeRange(query.from, query.to);
@@ -108,7 +128,12 @@ export async function listObservations(deps: AppDeps, principal: ApiKeyPrincipal
  * schema could never admit, or that this connection never accepted, is 404
  * `observation_not_found`.
  */
-export async function readObservation(deps: AppDeps, principal: ApiKeyPrincipal, eventId: string, query: ObservationDetailQuery): Promise<ObservationDetailView> {
+export async function readObservation(
+  deps: AppDeps,
+  principal: ApiKeyPrincipal,
+  eventId: string,
+  query: ObservationDetailQuery,
+): Promise<ObservationDetailView> {
   const connectionId = requireConnectionParam(query.integrationId);
   const connection = await loadReadableConnection(deps, principal, connectionId);
   if (!EVENT_ID.test(eventId)) throw new AppError('observation_not_found');

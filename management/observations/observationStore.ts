@@ -46,10 +46,28 @@ export interface ObservationRow {
 }
 
 const ROW_COLUMNS = [
-  'event_id', 'envelope_version', 'event_type', 'method', 'route_template', 'payload_location', 'status_code', 'duration_ms',
-  'attempt', 'occurred_at_ms', 'received_at_ms', 'observed_fingerprint', 'schema_fingerprint', 'schema_inspected',
-  'lower(hex(shape_hash)) AS shape_hash', 'redaction_policy_version', 'source_event_id_hash', 'idempotency_key_hash',
-  'hash_namespace', 'outcome_accepted', 'business_object_type', 'business_object_id_hash',
+  'event_id',
+  'envelope_version',
+  'event_type',
+  'method',
+  'route_template',
+  'payload_location',
+  'status_code',
+  'duration_ms',
+  'attempt',
+  'occurred_at_ms',
+  'received_at_ms',
+  'observed_fingerprint',
+  'schema_fingerprint',
+  'schema_inspected',
+  'lower(hex(shape_hash)) AS shape_hash',
+  'redaction_policy_version',
+  'source_event_id_hash',
+  'idempotency_key_hash',
+  'hash_namespace',
+  'outcome_accepted',
+  'business_object_type',
+  'business_object_id_hash',
 ].join(', ');
 
 /** The filters of an observation list (00-decisions §5); null members do not filter. */
@@ -66,9 +84,12 @@ export interface ObservationFilter {
 
 function statusCondition(status: StatusFilter): string {
   switch (status.kind) {
-    case 'class': return `status_code >= ${sqlLiteral(status.hundreds * 100)} AND status_code < ${sqlLiteral(status.hundreds * 100 + 100)}`;
-    case 'transport_error': return 'status_code = 0';
-    case 'code': return `status_code = ${sqlLiteral(status.code)}`;
+    case 'class':
+      return `status_code >= ${sqlLiteral(status.hundreds * 100)} AND status_code < ${sqlLiteral(status.hundreds * 100 + 100)}`;
+    case 'transport_error':
+      return 'status_code = 0';
+    case 'code':
+      return `status_code = ${sqlLiteral(status.code)}`;
   }
 }
 
@@ -113,24 +134,36 @@ async function selectRows<T>(clickhouse: ClickHouseClient, query: string): Promi
  * descending) strictly after `after`, reading receipt times from `floorMs` up only.
  */
 export async function listObservationPositions(
-  clickhouse: ClickHouseClient, filter: ObservationFilter, after: ObservationPosition | null, floorMs: number | null, limit: number,
+  clickhouse: ClickHouseClient,
+  filter: ObservationFilter,
+  after: ObservationPosition | null,
+  floorMs: number | null,
+  limit: number,
 ): Promise<ObservationPosition[]> {
-  const rows = await selectRows<{ received_at_ms: string; event_id: string }>(clickhouse,
+  const rows = await selectRows<{ received_at_ms: string; event_id: string }>(
+    clickhouse,
     `SELECT received_at_ms, event_id FROM observations WHERE ${listConditions(filter, after, floorMs)}
-      ORDER BY received_at_ms DESC, event_id DESC LIMIT 1 BY received_at_ms, event_id LIMIT ${sqlLiteral(limit)}`);
+      ORDER BY received_at_ms DESC, event_id DESC LIMIT 1 BY received_at_ms, event_id LIMIT ${sqlLiteral(limit)}`,
+  );
   return rows.map((row) => ({ receivedAtMs: Number(row.received_at_ms), eventId: row.event_id }));
 }
 
 /** The rows at these positions of one connection, in the order given. */
-export async function readObservationsAt(clickhouse: ClickHouseClient, connectionId: string, positions: readonly ObservationPosition[]): Promise<ObservationRow[]> {
+export async function readObservationsAt(
+  clickhouse: ClickHouseClient,
+  connectionId: string,
+  positions: readonly ObservationPosition[],
+): Promise<ObservationRow[]> {
   if (positions.length === 0) return [];
   const times = positions.map((position) => position.receivedAtMs);
   const keys = positions.map((position) => `(${sqlLiteral(position.receivedAtMs)}, ${sqlLiteral(position.eventId)})`).join(', ');
-  const rows = await selectRows<ObservationRow>(clickhouse,
+  const rows = await selectRows<ObservationRow>(
+    clickhouse,
     `SELECT ${ROW_COLUMNS} FROM observations
       WHERE connection_id = ${sqlLiteral(connectionId)} AND received_at_ms >= ${sqlLiteral(Math.min(...times))}
         AND received_at_ms <= ${sqlLiteral(Math.max(...times))} AND (received_at_ms, event_id) IN (${keys})
-      LIMIT 1 BY received_at_ms, event_id`);
+      LIMIT 1 BY received_at_ms, event_id`,
+  );
   const byKey = new Map(rows.map((row) => [`${row.received_at_ms}|${row.event_id}`, row]));
   return positions.flatMap((position) => byKey.get(`${position.receivedAtMs}|${position.eventId}`) ?? []);
 }
@@ -141,10 +174,12 @@ export async function readObservationsAt(clickhouse: ClickHouseClient, connectio
  * eventIds (the eventId is not a prefix of the sort key), then the matching granules only.
  */
 export async function findObservation(clickhouse: ClickHouseClient, connectionId: string, eventId: string): Promise<ObservationRow | null> {
-  const rows = await selectRows<ObservationRow>(clickhouse,
+  const rows = await selectRows<ObservationRow>(
+    clickhouse,
     `SELECT ${ROW_COLUMNS}, schema_shape FROM observations
       WHERE connection_id = ${sqlLiteral(connectionId)} AND event_id = ${sqlLiteral(eventId)}
-      ORDER BY received_at_ms LIMIT 1`);
+      ORDER BY received_at_ms LIMIT 1`,
+  );
   return rows[0] ?? null;
 }
 
@@ -181,13 +216,19 @@ interface AnalyticsJsonRow {
 
 function bucketRow(row: AnalyticsJsonRow): AnalyticsBucketRow {
   const count = Number(row.total);
-  const quantiles = row.q.length === 3 && row.q.every((value) => typeof value === 'number' && Number.isFinite(value))
-    ? row.q as [number, number, number] : null;
+  const quantiles =
+    row.q.length === 3 && row.q.every((value) => typeof value === 'number' && Number.isFinite(value))
+      ? (row.q as [number, number, number])
+      : null;
   return {
     startMs: Number(row.bucket),
     count,
     operations: row.operations.map(([method, routeTemplate, payloadLocation, statusCode, n]) => ({
-      method, routeTemplate, payloadLocation, statusCode: Number(statusCode), count: Number(n),
+      method,
+      routeTemplate,
+      payloadLocation,
+      statusCode: Number(statusCode),
+      count: Number(n),
     })),
     quantiles: count > 0 ? quantiles : null,
   };
@@ -203,7 +244,11 @@ function bucketRow(row: AnalyticsJsonRow): AnalyticsBucketRow {
  * epoch, so hours and days are UTC-aligned.
  */
 export async function connectionAnalytics(
-  clickhouse: ClickHouseClient, connectionId: string, fromMs: number, toMs: number, bucketMs: number,
+  clickhouse: ClickHouseClient,
+  connectionId: string,
+  fromMs: number,
+  toMs: number,
+  bucketMs: number,
 ): Promise<AnalyticsResult> {
   const levels = DURATION_LEVELS.map((level) => sqlLiteral(level)).join(', ');
   const query = `

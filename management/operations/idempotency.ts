@@ -79,7 +79,8 @@ export interface OperationResponse {
   body: Record<string, unknown>;
 }
 
-const OPERATION_COLUMNS = 'id, kind, api_key_id, user_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
+const OPERATION_COLUMNS =
+  'id, kind, api_key_id, user_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
 
 /** The operations columns that name the performer: exactly one of them is set. */
 function actorColumns(actor: OperationActor): { apiKeyId: string | null; userId: string | null } {
@@ -91,7 +92,12 @@ function isPerformer(stored: StoredOperation, actor: OperationActor): boolean {
   return stored.api_key_id === apiKeyId && stored.user_id === userId;
 }
 
-function recheckActor(db: pg.PoolClient, deps: Deps, actor: OperationActor, scope: WorkspaceScope): Promise<AuthorityLoss | WorkspaceUserLoss | null> {
+function recheckActor(
+  db: pg.PoolClient,
+  deps: Deps,
+  actor: OperationActor,
+  scope: WorkspaceScope,
+): Promise<AuthorityLoss | WorkspaceUserLoss | null> {
   return actor.kind === 'api_key'
     ? recheckAuthority(db, actor, scope, deps.clock.nowMs())
     : recheckWorkspaceUser(db, actor, deps.clock.now());
@@ -114,7 +120,9 @@ function authorityError(loss: AuthorityLoss | WorkspaceUserLoss, epochChangedCod
  * took, `reserve`).
  */
 export async function runOperation(
-  deps: Deps, options: OperationOptions, work: (db: pg.PoolClient, request: OperationRequest) => Promise<OperationOutcome>,
+  deps: Deps,
+  options: OperationOptions,
+  work: (db: pg.PoolClient, request: OperationRequest) => Promise<OperationOutcome>,
 ): Promise<OperationResponse> {
   const { principal } = options;
   const requestFingerprint = fingerprint({ kind: options.kind, request: options.request });
@@ -157,9 +165,21 @@ export async function runOperation(
       `INSERT INTO operations (id, kind, workspace_id, api_key_id, user_id, idempotency_key, request_fingerprint,
                                integration_id, connection_id, recorded_revision, status_code, receipt, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-      [outcome.operationId, options.kind, principal.workspaceId, performer.apiKeyId, performer.userId, options.idempotencyKey, requestFingerprint,
-        outcome.integrationId ?? null, outcome.connectionId ?? null, outcome.recordedRevision ?? null, outcome.statusCode,
-        JSON.stringify(outcome.receipt), now],
+      [
+        outcome.operationId,
+        options.kind,
+        principal.workspaceId,
+        performer.apiKeyId,
+        performer.userId,
+        options.idempotencyKey,
+        requestFingerprint,
+        outcome.integrationId ?? null,
+        outcome.connectionId ?? null,
+        outcome.recordedRevision ?? null,
+        outcome.statusCode,
+        JSON.stringify(outcome.receipt),
+        now,
+      ],
     );
     await recordAudit(db, {
       workspaceId: principal.workspaceId,
@@ -183,7 +203,12 @@ export async function runOperation(
  * Reads a stored receipt by id for the performer that made it (the same API key, or the same
  * console user); anything else, another actor of the same workspace included, is 404.
  */
-export async function readOwnOperation(deps: Deps, principal: OperationActor, operationId: string, kinds: readonly string[]): Promise<StoredOperation> {
+export async function readOwnOperation(
+  deps: Deps,
+  principal: OperationActor,
+  operationId: string,
+  kinds: readonly string[],
+): Promise<StoredOperation> {
   const performer = actorColumns(principal);
   const { rows } = await deps.pool.query<StoredOperation>(
     `SELECT ${OPERATION_COLUMNS} FROM operations
@@ -193,4 +218,3 @@ export async function readOwnOperation(deps: Deps, principal: OperationActor, op
   if (!rows[0]) throw new AppError('operation_not_found');
   return rows[0];
 }
-

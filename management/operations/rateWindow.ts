@@ -37,10 +37,17 @@ export interface RateWindow {
 /** Takes one slot of `window` at `nowMs`, or throws its 429 with `Retry-After`. */
 export async function reserveSlot(redis: Redis, window: RateWindow, nowMs: number): Promise<RateSlot> {
   const member = `${nowMs}:${randomBytes(6).toString('hex')}`;
-  const [allowed, blockingScore] = (await redis.eval(RESERVE_SCRIPT, 1, window.key, nowMs, window.windowMs, window.limit, member)) as [number, number];
+  const [allowed, blockingScore] = (await redis.eval(RESERVE_SCRIPT, 1, window.key, nowMs, window.windowMs, window.limit, member)) as [
+    number,
+    number,
+  ];
   if (allowed !== 1) {
     const retryAfterSeconds = Math.max(1, Math.ceil((blockingScore + window.windowMs - nowMs) / 1000));
     throw new AppError(window.code, { retryAfterSeconds });
   }
-  return { release: async () => { await redis.zrem(window.key, member); } };
+  return {
+    release: async () => {
+      await redis.zrem(window.key, member);
+    },
+  };
 }

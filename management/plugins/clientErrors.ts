@@ -23,8 +23,10 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** A whole response as bytes, for sockets Node no longer manages as HTTP; it closes the connection. */
 function rawAnswer(status: number, code: ErrorCode, head: boolean): string {
   const body = JSON.stringify(new AppError(code).body());
-  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`;
+  return (
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\n`
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`
+  );
 }
 
 /**
@@ -50,8 +52,12 @@ const answering = new WeakSet<Socket>();
 /** Node's parser refused the request: bad framing, an unknown method, NUL bytes, a header section over 16 KiB, a timeout. */
 function clientErrorHandler(connectionError: ConnectionError, socket: Socket): void {
   const error = connectionError as unknown as ParserError;
-  const [status, code]: [number, ErrorCode] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request_too_large']
-    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'invalid_request'] : [400, 'invalid_request'];
+  const [status, code]: [number, ErrorCode] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request_too_large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'invalid_request']
+        : [400, 'invalid_request'];
   const write = () => {
     if (!socket.writable) {
       socket.destroy();
@@ -87,7 +93,8 @@ function clientErrorHandler(connectionError: ConnectionError, socket: Socket): v
 function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   // A percent-encoding that decodes to nothing makes the URL malformed. A parameter over
   // maxParamLength cannot arrive (below), and would name nothing.
-  const code: ErrorCode = error.code === 'FST_ERR_BAD_URL' ? 'invalid_request' : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'not_found' : 'service_unavailable';
+  const code: ErrorCode =
+    error.code === 'FST_ERR_BAD_URL' ? 'invalid_request' : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'not_found' : 'service_unavailable';
   // Fastify runs no hooks for these answers, the no-store one included (plugins/noStore.ts).
   reply.header('Cache-Control', 'no-store');
   sendAppError(reply, new AppError(code, code === 'service_unavailable' ? { status: 500 } : {}));

@@ -13,12 +13,23 @@ const isProbe = (request: FastifyRequest) => PROBES.has(request.routeOptions.url
  */
 export class ProbeLogController extends LogController {
   override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
-    if (!isProbe(request)) return super.incomingRequest(request, reply, metadata);
+    if (!isProbe(request)) {
+      super.incomingRequest(request, reply, metadata);
+      return;
+    }
     if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
   }
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
-    if (error || !isProbe(request)) return super.requestCompleted(error, request, reply, metadata);
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ): void {
+    if (error || !isProbe(request)) {
+      super.requestCompleted(error, request, reply, metadata);
+      return;
+    }
     if (!this.isLogDisabled(request)) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
@@ -36,12 +47,22 @@ export function registerHealth(app: FastifyInstance, registry: Registry): void {
   // they answer 503 on their own while it is down; every other route still works.
   app.get('/readyz', { config: { noStore: false } }, async (_request, reply) => {
     const { pool, redis, clickhouse } = app.deps;
-    const checks = await Promise.allSettled([pool.query('SELECT 1'), redis.ping(), clickhouse.ping().then((r) => { if (!r.success) throw r.error; })]);
+    const checks = await Promise.allSettled([
+      pool.query('SELECT 1'),
+      redis.ping(),
+      clickhouse.ping().then((r) => {
+        if (!r.success) throw r.error;
+      }),
+    ]);
     const ready = checks[0].status === 'fulfilled' && checks[1].status === 'fulfilled';
     return reply.code(ready ? 200 : 503).send({
-      status: ready ? 'ready' : 'unavailable', postgres: checks[0].status === 'fulfilled', redis: checks[1].status === 'fulfilled',
+      status: ready ? 'ready' : 'unavailable',
+      postgres: checks[0].status === 'fulfilled',
+      redis: checks[1].status === 'fulfilled',
       clickhouse: checks[2].status === 'fulfilled',
     });
   });
-  app.get('/metrics', { config: { noStore: false } }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get('/metrics', { config: { noStore: false } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
 }

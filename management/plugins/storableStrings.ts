@@ -37,7 +37,9 @@ function findUnstorable(value: unknown, schema: Schema | undefined): string | nu
     for (const [key, child] of Object.entries(item.value)) {
       const pointer = childPointer(item.pointer, key);
       if (!isStorableText(key)) return pointer;
-      const childSchema = isArray ? asSchema(item.schema?.items) : item.schema?.properties?.[key] ?? asSchema(item.schema?.additionalProperties);
+      const childSchema = isArray
+        ? asSchema(item.schema?.items)
+        : (item.schema?.properties?.[key] ?? asSchema(item.schema?.additionalProperties));
       stack.push({ value: child, schema: childSchema, pointer });
     }
   }
@@ -76,7 +78,10 @@ export function registerStorableStrings(app: FastifyInstance): void {
   app.addHook('preHandler', async (request) => {
     if (request.validationError) return; // the route answers its own validation failure first
     const { schema, attachValidation } = request.routeOptions;
-    for (const [context, value] of [['body', request.body], ['querystring', request.query]] as const) {
+    for (const [context, value] of [
+      ['body', request.body],
+      ['querystring', request.query],
+    ] as const) {
       const partSchema = asSchema(schema?.[context]);
       const pointer = partSchema ? findUnstorable(value, partSchema) : null;
       if (pointer === null) continue;

@@ -22,11 +22,13 @@ export function encodeRuleCursor(secret: Buffer, connectionId: string, revision:
 function isPayload(value: unknown): value is CursorPayload {
   if (typeof value !== 'object' || value === null) return false;
   const payload = value as Record<string, unknown>;
-  return payload.v === 1
+  return (
+    payload.v === 1
     && typeof payload.conn === 'string'
     && typeof payload.rev === 'string'
     && isCursorTimestamp(payload.at)
-    && hasIdForm(payload.id, 'rule_');
+    && hasIdForm(payload.id, 'rule_')
+  );
 }
 
 /**

@@ -8,9 +8,39 @@ import type { ErrorCode } from '../../shared/errors/index.js';
 
 /** The domain codes of each mutation (02 Errors, Rules; what ruleService throws). */
 export const RULE_MUTATION_ERRORS: Record<RuleAction, readonly ErrorCode[]> = {
-  create: ['connection_not_found', 'expected_outcome_already_exists', 'expected_outcome_limit_reached', 'connection_configuration_changed', 'operation_not_found', 'workspace_unavailable', 'idempotency_key_required', 'idempotency_conflict', 'rate_limited'],
-  update: ['connection_not_found', 'expected_outcome_not_found', 'expected_outcome_already_exists', 'connection_configuration_changed', 'operation_not_found', 'workspace_unavailable', 'idempotency_key_required', 'idempotency_conflict', 'rate_limited'],
-  delete: ['connection_not_found', 'expected_outcome_not_found', 'expected_outcome_has_incident_history', 'connection_configuration_changed', 'operation_not_found', 'workspace_unavailable', 'idempotency_key_required', 'idempotency_conflict', 'rate_limited'],
+  create: [
+    'connection_not_found',
+    'expected_outcome_already_exists',
+    'expected_outcome_limit_reached',
+    'connection_configuration_changed',
+    'operation_not_found',
+    'workspace_unavailable',
+    'idempotency_key_required',
+    'idempotency_conflict',
+    'rate_limited',
+  ],
+  update: [
+    'connection_not_found',
+    'expected_outcome_not_found',
+    'expected_outcome_already_exists',
+    'connection_configuration_changed',
+    'operation_not_found',
+    'workspace_unavailable',
+    'idempotency_key_required',
+    'idempotency_conflict',
+    'rate_limited',
+  ],
+  delete: [
+    'connection_not_found',
+    'expected_outcome_not_found',
+    'expected_outcome_has_incident_history',
+    'connection_configuration_changed',
+    'operation_not_found',
+    'workspace_unavailable',
+    'idempotency_key_required',
+    'idempotency_conflict',
+    'rate_limited',
+  ],
 };
 
 const ROUTES = {
@@ -21,7 +51,8 @@ const ROUTES = {
 
 /** The mutation a request asks for (API or console): its path ids, body and Idempotency-Key. */
 export function ruleMutationInput(
-  action: RuleAction, request: FastifyRequest<{ Params: { connectionId: string; ruleId?: string }; Body: RuleMutationBody }>,
+  action: RuleAction,
+  request: FastifyRequest<{ Params: { connectionId: string; ruleId?: string }; Body: RuleMutationBody }>,
 ): RuleMutationInput {
   return {
     action,
@@ -40,7 +71,9 @@ export function registerRuleMutation(app: FastifyInstance, action: RuleAction): 
     url: route.url,
     onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
     // The Idempotency-Key header is checked before the body, as on every keyed route.
-    preValidation: async (request) => { readIdempotencyKey(request); },
+    preValidation: async (request) => {
+      readIdempotencyKey(request);
+    },
     config: { validationError: 'invalid_rule_request', errors: RULE_MUTATION_ERRORS[action] },
     schema: { params: route.params, querystring: noQuery, body: route.body, response: { 200: receiptSchema, 201: receiptSchema } },
     handler: async (request, reply) => {

@@ -19,8 +19,16 @@ import { reserveSlot } from '../operations/rateWindow.js';
 import { pageLimit } from '../pagination/pageLimit.js';
 import { decodeRuleCursor, encodeRuleCursor } from './ruleCursor.js';
 import {
-  countRules, deleteRule, findRule, hasIncidentHistory, insertRule, listRules, setConnectionRevision, updateRule,
-  type RuleDefinition, type RuleRecord,
+  countRules,
+  deleteRule,
+  findRule,
+  hasIncidentHistory,
+  insertRule,
+  listRules,
+  setConnectionRevision,
+  updateRule,
+  type RuleDefinition,
+  type RuleRecord,
 } from './ruleStore.js';
 
 export const DEFAULT_RULE_LIMIT = 25;
@@ -63,10 +71,18 @@ interface RuleContext {
 }
 
 const contextOf = (connection: ConnectionRecord): RuleContext => ({
-  connectionId: connection.id, workspaceIntegrationId: connection.integrationId, mode: connection.mode, revision: connection.revision,
+  connectionId: connection.id,
+  workspaceIntegrationId: connection.integrationId,
+  mode: connection.mode,
+  revision: connection.revision,
 });
 
-function loadConnection(db: pg.Pool | pg.PoolClient, principal: OperationActor, connectionId: string, forUpdate = false): Promise<ConnectionRecord> {
+function loadConnection(
+  db: pg.Pool | pg.PoolClient,
+  principal: OperationActor,
+  connectionId: string,
+  forUpdate = false,
+): Promise<ConnectionRecord> {
   return loadWorkspaceConnection(db, principal.workspaceId, connectionId, { forUpdate });
 }
 
@@ -78,7 +94,10 @@ async function loadRule(db: pg.Pool | pg.PoolClient, connectionId: string, ruleI
 
 /** GET …/reconciliation-rules: oldest first, a cursor bound to the connection and its revision. */
 export async function listConnectionRules(
-  deps: Deps, principal: ApiKeyPrincipal, connectionId: string, query: { limit?: string; cursor?: string },
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  connectionId: string,
+  query: { limit?: string; cursor?: string },
 ): Promise<RuleContext & { rules: RuleView[]; nextCursor: string | null }> {
   requireCanonicalWorkspace(principal);
   const limit = pageLimit(query.limit, DEFAULT_RULE_LIMIT, 'invalid_rule_request');
@@ -90,7 +109,11 @@ export async function listConnectionRules(
 
 /** One page of a connection's rules in the caller's read snapshot (the API list and the console read). */
 export async function readRulePage(
-  deps: Deps, db: pg.PoolClient, connection: ConnectionRecord, cursor: string | undefined, limit: number,
+  deps: Deps,
+  db: pg.PoolClient,
+  connection: ConnectionRecord,
+  cursor: string | undefined,
+  limit: number,
 ): Promise<{ rules: RuleView[]; nextCursor: string | null }> {
   const secret = deps.config.secretEncryptionKey;
   const after = cursor === undefined ? null : decodeRuleCursor(secret, cursor, connection.id, connection.revision);
@@ -104,7 +127,12 @@ export async function readRulePage(
 }
 
 /** GET …/reconciliation-rules/{ruleId}. */
-export async function readConnectionRule(deps: Deps, principal: ApiKeyPrincipal, connectionId: string, ruleId: string): Promise<RuleContext & { rule: RuleView }> {
+export async function readConnectionRule(
+  deps: Deps,
+  principal: ApiKeyPrincipal,
+  connectionId: string,
+  ruleId: string,
+): Promise<RuleContext & { rule: RuleView }> {
   requireCanonicalWorkspace(principal);
   return inReadSnapshot(deps.pool, async (db) => {
     const connection = await loadConnection(db, principal, connectionId);
@@ -127,14 +155,23 @@ export interface RuleMutationInput {
 }
 
 /** The replay of a stored receipt: `historical` is computed now (the revision moved or the connection is gone). */
-async function receiptReplay(db: pg.Pool | pg.PoolClient, principal: OperationActor, stored: StoredOperation): Promise<Record<string, unknown>> {
+async function receiptReplay(
+  db: pg.Pool | pg.PoolClient,
+  principal: OperationActor,
+  stored: StoredOperation,
+): Promise<Record<string, unknown>> {
   return { ...stored.receipt, replayed: true, historical: await isHistoricalReceipt(db, principal.workspaceId, stored) };
 }
 
 /** The definition after the mutation: create sets every field, update keeps what it omits. */
 function definitionAfter(action: RuleAction, body: RuleMutationBody, current: RuleRecord | null): RuleDefinition {
   if (action === 'create' || !current) {
-    return { sourceEventType: body.sourceEventType!, expectedObjectType: body.expectedObjectType!, maxDelayMs: body.maxDelayMs!, enabled: body.enabled ?? false };
+    return {
+      sourceEventType: body.sourceEventType!,
+      expectedObjectType: body.expectedObjectType!,
+      maxDelayMs: body.maxDelayMs!,
+      enabled: body.enabled ?? false,
+    };
   }
   return {
     sourceEventType: body.sourceEventType ?? current.sourceEventType,
@@ -165,25 +202,34 @@ export async function mutateRule(deps: Deps, principal: OperationActor, input: R
       request: { connectionId: input.connectionId, ruleId: input.ruleId ?? null, body: input.body },
       epochChangedCode: 'connection_configuration_changed',
       replay: (stored, db) => receiptReplay(db, principal, stored),
-      reserve: () => reserveSlot(
-        deps.redis,
-        { key: RedisKeys.ruleMutations(principal.workspaceId), windowMs: 60_000, limit: RULE_MUTATIONS_PER_MINUTE, code: 'rate_limited' },
-        deps.clock.nowMs(),
-      ),
+      reserve: () =>
+        reserveSlot(
+          deps.redis,
+          { key: RedisKeys.ruleMutations(principal.workspaceId), windowMs: 60_000, limit: RULE_MUTATIONS_PER_MINUTE, code: 'rate_limited' },
+          deps.clock.nowMs(),
+        ),
     },
     async (db, { requestFingerprint }) => {
       const connection = await loadConnection(db, principal, input.connectionId, true);
       const current = input.ruleId === undefined ? null : await loadRule(db, connection.id, input.ruleId, true);
       if (connection.revision !== input.body.expectedRevision) throw new AppError('connection_configuration_changed');
-      if (input.action === 'delete' && current && (await hasIncidentHistory(db, current.id))) throw new AppError('expected_outcome_has_incident_history');
+      if (input.action === 'delete' && current && (await hasIncidentHistory(db, current.id)))
+        throw new AppError('expected_outcome_has_incident_history');
       // Every rule costs the analyzer work per batch of its connection: a connection holds a bounded number.
       const limit = deps.config.management.rulesPerConnection;
-      if (input.action === 'create' && (await countRules(db, connection.id)) >= limit) throw new AppError('expected_outcome_limit_reached', { extra: { limit } });
+      if (input.action === 'create' && (await countRules(db, connection.id)) >= limit)
+        throw new AppError('expected_outcome_limit_reached', { extra: { limit } });
       const now = deps.clock.now();
       const revision = await nextRevision(db);
       let rule: RuleRecord;
       if (input.action === 'create') {
-        rule = await insertRule(db, { id: newId('rule_'), connectionId: connection.id, workspaceId: principal.workspaceId, definition: definitionAfter('create', input.body, null), now });
+        rule = await insertRule(db, {
+          id: newId('rule_'),
+          connectionId: connection.id,
+          workspaceId: principal.workspaceId,
+          definition: definitionAfter('create', input.body, null),
+          now,
+        });
       } else if (input.action === 'update') {
         rule = await updateRule(db, current!.id, definitionAfter('update', input.body, current), now);
       } else {
@@ -196,9 +242,17 @@ export async function mutateRule(deps: Deps, principal: OperationActor, input: R
       const operationId = newId('ruleop_');
       // Delete keeps the removed definition (02 Rule mutation receipt).
       const receipt = {
-        connectionId: connection.id, workspaceIntegrationId: connection.integrationId, mode: connection.mode, revision,
-        operationId, action: kind, status: 'completed', expectedRevision: input.body.expectedRevision, requestFingerprint,
-        completedAt: now.toISOString(), rule: ruleView(rule),
+        connectionId: connection.id,
+        workspaceIntegrationId: connection.integrationId,
+        mode: connection.mode,
+        revision,
+        operationId,
+        action: kind,
+        status: 'completed',
+        expectedRevision: input.body.expectedRevision,
+        requestFingerprint,
+        completedAt: now.toISOString(),
+        rule: ruleView(rule),
       };
       return {
         operationId,

@@ -41,7 +41,8 @@ interface RuleRow {
   updated_at: Date;
 }
 
-const COLUMNS = 'id, connection_id, source_event_type, expected_object_type, max_delay_ms, enabled, last_evaluated_at, created_at, updated_at';
+const COLUMNS =
+  'id, connection_id, source_event_type, expected_object_type, max_delay_ms, enabled, last_evaluated_at, created_at, updated_at';
 
 function toRecord(row: RuleRow): RuleRecord {
   return {
@@ -68,7 +69,12 @@ export async function listRules(db: Queryable, connectionId: string, after: Rule
   return rows.map(toRecord);
 }
 
-export async function findRule(db: Queryable, connectionId: string, ruleId: string, options: { forUpdate?: boolean } = {}): Promise<RuleRecord | null> {
+export async function findRule(
+  db: Queryable,
+  connectionId: string,
+  ruleId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<RuleRecord | null> {
   const { rows } = await db.query<RuleRow>(
     `SELECT ${COLUMNS} FROM reconciliation_rules WHERE connection_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [connectionId, ruleId],
@@ -78,7 +84,9 @@ export async function findRule(db: Queryable, connectionId: string, ruleId: stri
 
 /** How many rules the connection holds (under its row lock, so concurrent creations count each other). */
 export async function countRules(db: Queryable, connectionId: string): Promise<number> {
-  const { rows } = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM reconciliation_rules WHERE connection_id = $1', [connectionId]);
+  const { rows } = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM reconciliation_rules WHERE connection_id = $1', [
+    connectionId,
+  ]);
   return rows[0].count;
 }
 
@@ -88,7 +96,10 @@ function pairConflict(error: unknown): never {
   throw error;
 }
 
-export async function insertRule(db: Queryable, input: { id: string; connectionId: string; workspaceId: string; definition: RuleDefinition; now: Date }): Promise<RuleRecord> {
+export async function insertRule(
+  db: Queryable,
+  input: { id: string; connectionId: string; workspaceId: string; definition: RuleDefinition; now: Date },
+): Promise<RuleRecord> {
   const { definition: d } = input;
   try {
     const { rows } = await db.query<RuleRow>(

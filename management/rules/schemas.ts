@@ -98,7 +98,18 @@ export const readResponse = {
 /** 02 Rule mutation receipt. */
 export const receiptSchema = {
   type: 'object',
-  required: [...contextRequired, 'operationId', 'action', 'status', 'expectedRevision', 'requestFingerprint', 'completedAt', 'rule', 'replayed', 'historical'],
+  required: [
+    ...contextRequired,
+    'operationId',
+    'action',
+    'status',
+    'expectedRevision',
+    'requestFingerprint',
+    'completedAt',
+    'rule',
+    'replayed',
+    'historical',
+  ],
   properties: {
     ...contextProperties,
     operationId: { type: 'string' },

@@ -22,7 +22,10 @@ export function clientAddressKey(ip: string): string {
   const left = groupsOf(head);
   const right = tail === undefined ? [] : groupsOf(tail);
   const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 /** The e-mail in a Redis key: an HMAC under the server's key, so Redis holds no addresses. */
@@ -39,24 +42,49 @@ const emailDigest = (deps: Deps, email: string) =>
 export async function reserveLoginAttempt(deps: Deps, input: { email: string; ip: string }): Promise<RateSlot> {
   const nowMs = deps.clock.nowMs();
   const { loginFailuresPerEmail, loginFailuresPerAddress } = deps.config.auth;
-  const byEmail = await reserveSlot(deps.redis, {
-    key: RedisKeys.loginFailuresByEmail(emailDigest(deps, input.email)), windowMs: LOGIN_FAILURE_WINDOW_MS, limit: loginFailuresPerEmail, code: 'rate_limited',
-  }, nowMs);
+  const byEmail = await reserveSlot(
+    deps.redis,
+    {
+      key: RedisKeys.loginFailuresByEmail(emailDigest(deps, input.email)),
+      windowMs: LOGIN_FAILURE_WINDOW_MS,
+      limit: loginFailuresPerEmail,
+      code: 'rate_limited',
+    },
+    nowMs,
+  );
   let byAddress: RateSlot;
   try {
-    byAddress = await reserveSlot(deps.redis, {
-      key: RedisKeys.loginFailuresByAddress(clientAddressKey(input.ip)), windowMs: LOGIN_FAILURE_WINDOW_MS, limit: loginFailuresPerAddress, code: 'rate_limited',
-    }, nowMs);
+    byAddress = await reserveSlot(
+      deps.redis,
+      {
+        key: RedisKeys.loginFailuresByAddress(clientAddressKey(input.ip)),
+        windowMs: LOGIN_FAILURE_WINDOW_MS,
+        limit: loginFailuresPerAddress,
+        code: 'rate_limited',
+      },
+      nowMs,
+    );
   } catch (error) {
     await byEmail.release();
     throw error;
   }
-  return { release: async () => { await Promise.all([byEmail.release(), byAddress.release()]); } };
+  return {
+    release: async () => {
+      await Promise.all([byEmail.release(), byAddress.release()]);
+    },
+  };
 }
 
 /** Takes one sign-up slot of the client address, or throws 429 `rate_limited` with `Retry-After`. */
 export function reserveSignupAttempt(deps: Deps, ip: string): Promise<RateSlot> {
-  return reserveSlot(deps.redis, {
-    key: RedisKeys.signupsByAddress(clientAddressKey(ip)), windowMs: SIGNUP_WINDOW_MS, limit: deps.config.auth.signupsPerAddressPerHour, code: 'rate_limited',
-  }, deps.clock.nowMs());
+  return reserveSlot(
+    deps.redis,
+    {
+      key: RedisKeys.signupsByAddress(clientAddressKey(ip)),
+      windowMs: SIGNUP_WINDOW_MS,
+      limit: deps.config.auth.signupsPerAddressPerHour,
+      code: 'rate_limited',
+    },
+    deps.clock.nowMs(),
+  );
 }

@@ -10,7 +10,9 @@ import verifyEmailRoute from './verifyEmail.js';
  */
 export default async function sessionRoutes(app: FastifyInstance): Promise<void> {
   // These routes have no authentication hook to refresh the test clock, so do it here (encapsulated).
-  app.addHook('onRequest', async () => { await app.deps.clock.sync(); });
+  app.addHook('onRequest', async () => {
+    await app.deps.clock.sync();
+  });
   signupRoute(app);
   verifyEmailRoute(app);
   loginRoute(app);

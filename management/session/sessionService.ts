@@ -39,15 +39,18 @@ export async function signup(deps: Deps, input: { email: string; password: strin
       throw error;
     }
     const token = newSecret('svc_ver_');
-    await db.query(
-      'INSERT INTO email_verifications (token_hash, user_id, expires_at) VALUES ($1, $2, $3)',
-      [sha256Hex(token), user.id, new Date(now.getTime() + VERIFICATION_TTL_MS)],
-    );
+    await db.query('INSERT INTO email_verifications (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
+      sha256Hex(token),
+      user.id,
+      new Date(now.getTime() + VERIFICATION_TTL_MS),
+    ]);
     const link = `${deps.config.consoleOrigin}/verify-email?token=${encodeURIComponent(token)}`;
-    await db.query(
-      `INSERT INTO email_outbox (user_id, to_email, kind, body, created_at) VALUES ($1, $2, 'email_verification', $3, $4)`,
-      [user.id, email, JSON.stringify({ subject: 'Verify your e-mail address', link, token }), now],
-    );
+    await db.query(`INSERT INTO email_outbox (user_id, to_email, kind, body, created_at) VALUES ($1, $2, 'email_verification', $3, $4)`, [
+      user.id,
+      email,
+      JSON.stringify({ subject: 'Verify your e-mail address', link, token }),
+      now,
+    ]);
     await recordAudit(db, { workspaceId: null, actorType: 'user', actorId: user.id, action: 'user.signup', targetId: user.id, at: now });
     return user;
   });
@@ -70,7 +73,14 @@ export async function verifyEmail(deps: Deps, token: string): Promise<UserRecord
       'UPDATE users SET email_verified_at = COALESCE(email_verified_at, $2) WHERE id = $1 RETURNING id, email, name',
       [userId, now],
     );
-    await recordAudit(db, { workspaceId: null, actorType: 'user', actorId: userId, action: 'user.email_verified', targetId: userId, at: now });
+    await recordAudit(db, {
+      workspaceId: null,
+      actorType: 'user',
+      actorId: userId,
+      action: 'user.email_verified',
+      targetId: userId,
+      at: now,
+    });
     return { id: rows[0].id, email: rows[0].email, name: rows[0].name, emailVerified: true };
   });
 }
@@ -101,7 +111,14 @@ export async function login(deps: Deps, input: { email: string; password: string
     const now = deps.clock.now();
     const session = await withTransaction(deps.pool, async (db) => {
       const created = await createSession(db, user.id, now, deps.config.sessionTtlSeconds);
-      await recordAudit(db, { workspaceId: null, actorType: 'user', actorId: user.id, action: 'session.create', targetId: created.id, at: now });
+      await recordAudit(db, {
+        workspaceId: null,
+        actorType: 'user',
+        actorId: user.id,
+        action: 'session.create',
+        targetId: created.id,
+        at: now,
+      });
       return created;
     });
     return {
@@ -120,6 +137,13 @@ export async function logout(deps: Deps, session: { sessionId: string; userId: s
   const now = deps.clock.now();
   await withTransaction(deps.pool, async (db) => {
     await db.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [session.sessionId, now]);
-    await recordAudit(db, { workspaceId: null, actorType: 'user', actorId: session.userId, action: 'session.revoke', targetId: session.sessionId, at: now });
+    await recordAudit(db, {
+      workspaceId: null,
+      actorType: 'user',
+      actorId: session.userId,
+      action: 'session.revoke',
+      targetId: session.sessionId,
+      at: now,
+    });
   });
 }

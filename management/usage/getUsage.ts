@@ -31,16 +31,20 @@ const usageSchema = {
  * leaves the scope open (01 Authentication 2); it is `observations:read` (docs/decisions/analysis.md).
  */
 export default async function getUsageRoute(app: FastifyInstance): Promise<void> {
-  app.get('/v1/usage', {
-    onRequest: [apiKeyAuth('observations:read')],
-    // The route takes no query: any member is a malformed request (01 Conventions).
-    config: { validationError: 'invalid_request', errors: [] },
-    schema: {
-      querystring: { type: 'object', additionalProperties: false, properties: {} },
-      response: { 200: usageSchema },
+  app.get(
+    '/v1/usage',
+    {
+      onRequest: [apiKeyAuth('observations:read')],
+      // The route takes no query: any member is a malformed request (01 Conventions).
+      config: { validationError: 'invalid_request', errors: [] },
+      schema: {
+        querystring: { type: 'object', additionalProperties: false, properties: {} },
+        response: { 200: usageSchema },
+      },
     },
-  }, async (request, reply) => {
-    const usage = await workspaceUsage(app.deps, principalOf(request));
-    return reply.send(usage);
-  });
+    async (request, reply) => {
+      const usage = await workspaceUsage(app.deps, principalOf(request));
+      return reply.send(usage);
+    },
+  );
 }

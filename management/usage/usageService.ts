@@ -39,7 +39,9 @@ const counter = (raw: string | null | undefined): number => (raw && /^\d+$/.test
 export async function workspaceUsage(deps: AppDeps, principal: ApiKeyPrincipal): Promise<WorkspaceUsage> {
   const { period, periodStart, resetAt } = usagePeriodOf(deps.clock.now());
   const [account, values] = await Promise.all([
-    deps.pool.query<{ sandbox_monthly_allowance: number | null }>('SELECT sandbox_monthly_allowance FROM accounts WHERE id = $1', [principal.accountId]),
+    deps.pool.query<{ sandbox_monthly_allowance: number | null }>('SELECT sandbox_monthly_allowance FROM accounts WHERE id = $1', [
+      principal.accountId,
+    ]),
     deps.redis.mget(
       RedisKeys.sandboxMonthlyUsage(principal.accountId, period),
       RedisKeys.workspaceMonthlyUsage(principal.accountId, principal.workspaceId, period, 'sandbox'),

@@ -16,34 +16,51 @@ const FIELD_CODES: Record<string, ErrorCode> = {
  */
 function validationCode(errors: FastifySchemaValidationError[]): ErrorCode {
   const error = errors[0];
-  const field = error?.keyword === 'required'
-    ? String((error.params as { missingProperty?: unknown }).missingProperty)
-    : (error?.instancePath ?? '').split('/')[1] ?? '';
+  const field =
+    error?.keyword === 'required'
+      ? String((error.params as { missingProperty?: unknown }).missingProperty)
+      : ((error?.instancePath ?? '').split('/')[1] ?? '');
   return FIELD_CODES[field] ?? 'invalid_request';
 }
 
 /** POST /workspaces (01 Workspace console routes): 201 `{workspace}`, inactive, owner role. */
 export default function createWorkspaceRoute(app: FastifyInstance): void {
-  app.post<{ Body: CreateWorkspaceInput }>('/workspaces', {
-    onRequest: [sessionAuth()],
-    attachValidation: true,
-    config: { errors: ['invalid_workspace_name', 'invalid_workspace_slug', 'invalid_billing_account_id', 'account_required', 'account_not_found', 'account_unavailable', 'workspace_limit_reached', 'workspace_slug_unavailable', 'workspace_creation_rate_limited'] },
-    schema: {
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name'],
-        properties: {
-          name: { type: 'string' },
-          slug: { type: 'string' },
-          billingAccountId: { type: 'string' },
-        },
+  app.post<{ Body: CreateWorkspaceInput }>(
+    '/workspaces',
+    {
+      onRequest: [sessionAuth()],
+      attachValidation: true,
+      config: {
+        errors: [
+          'invalid_workspace_name',
+          'invalid_workspace_slug',
+          'invalid_billing_account_id',
+          'account_required',
+          'account_not_found',
+          'account_unavailable',
+          'workspace_limit_reached',
+          'workspace_slug_unavailable',
+          'workspace_creation_rate_limited',
+        ],
       },
-      response: { 201: { type: 'object', required: ['workspace'], properties: { workspace: workspaceSummarySchema } } },
+      schema: {
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name'],
+          properties: {
+            name: { type: 'string' },
+            slug: { type: 'string' },
+            billingAccountId: { type: 'string' },
+          },
+        },
+        response: { 201: { type: 'object', required: ['workspace'], properties: { workspace: workspaceSummarySchema } } },
+      },
     },
-  }, async (request, reply) => {
-    if (request.validationError) throw new AppError(validationCode(request.validationError.validation));
-    const workspace = await createWorkspace(app.deps, sessionOf(request), request.body);
-    return reply.code(201).send({ workspace });
-  });
+    async (request, reply) => {
+      if (request.validationError) throw new AppError(validationCode(request.validationError.validation));
+      const workspace = await createWorkspace(app.deps, sessionOf(request), request.body);
+      return reply.code(201).send({ workspace });
+    },
+  );
 }

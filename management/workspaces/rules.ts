@@ -8,7 +8,8 @@ const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/;
 export function validWorkspaceName(name: unknown): string {
   if (typeof name !== 'string') throw new AppError('invalid_workspace_name');
   const trimmed = name.trim();
-  if ([...trimmed].length < 2 || [...trimmed].length > 80 || /[\u0000-\u001f\u007f]/.test(trimmed)) throw new AppError('invalid_workspace_name');
+  if ([...trimmed].length < 2 || [...trimmed].length > 80 || /[\u0000-\u001f\u007f]/.test(trimmed))
+    throw new AppError('invalid_workspace_name');
   return trimmed;
 }
 

@@ -17,9 +17,10 @@ export const workspaceSlugParams = {
  * The path parameters of a browser-session adapter: the API route's own, after `{workspaceSlug}`
  * (02: adapters use the same paths under /workspaces/{workspaceSlug} instead of /v1).
  */
-export function withWorkspaceSlug<const Required extends readonly string[], const Properties extends object>(
-  params: { required: Required; properties: Properties },
-) {
+export function withWorkspaceSlug<const Required extends readonly string[], const Properties extends object>(params: {
+  required: Required;
+  properties: Properties;
+}) {
   return {
     type: 'object',
     required: ['workspaceSlug', ...params.required],

@@ -21,7 +21,14 @@ export async function activateWorkspace(deps: Deps, user: SessionPrincipal, slug
     if (membership.status !== 'active') throw new AppError('workspace_unavailable');
     if (!membership.active) {
       await db.query('UPDATE workspaces SET active = true WHERE id = $1', [membership.workspaceId]);
-      await recordAudit(db, { workspaceId: membership.workspaceId, actorType: 'user', actorId: user.userId, action: 'workspace.activate', targetId: membership.workspaceId, at: now });
+      await recordAudit(db, {
+        workspaceId: membership.workspaceId,
+        actorType: 'user',
+        actorId: user.userId,
+        action: 'workspace.activate',
+        targetId: membership.workspaceId,
+        at: now,
+      });
     }
     return { slug: membership.slug, active: true };
   });
@@ -36,7 +43,12 @@ type LifecycleTarget = 'archived' | 'active';
  * Redis credential epoch of its connections so the ingest edge drops cached credentials. A
  * workspace already in the target state answers 200 without writing anything.
  */
-async function changeStatus(deps: Deps, user: SessionPrincipal, slug: string, target: LifecycleTarget): Promise<{ slug: string; status: LifecycleTarget }> {
+async function changeStatus(
+  deps: Deps,
+  user: SessionPrincipal,
+  slug: string,
+  target: LifecycleTarget,
+): Promise<{ slug: string; status: LifecycleTarget }> {
   const now = deps.clock.now();
   let connectionIds: string[] = [];
   let accountId = '';
@@ -48,8 +60,12 @@ async function changeStatus(deps: Deps, user: SessionPrincipal, slug: string, ta
     if (target === 'active') await lockAccountWithinCap(db, membership.accountId);
     await setWorkspaceStatus(db, { workspaceId: membership.workspaceId, status: target, now });
     await recordAudit(db, {
-      workspaceId: membership.workspaceId, actorType: 'user', actorId: user.userId,
-      action: target === 'archived' ? 'workspace.archive' : 'workspace.restore', targetId: membership.workspaceId, at: now,
+      workspaceId: membership.workspaceId,
+      actorType: 'user',
+      actorId: user.userId,
+      action: target === 'archived' ? 'workspace.archive' : 'workspace.restore',
+      targetId: membership.workspaceId,
+      at: now,
     });
     accountId = membership.accountId;
     connectionIds = await listConnectionIds(db, membership.workspaceId);

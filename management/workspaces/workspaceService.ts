@@ -8,8 +8,13 @@ import { recordAudit } from '../operations/audit.js';
 import { reserveWorkspaceCreation } from './creationRateLimit.js';
 import { slugFromName, validWorkspaceName, validWorkspaceSlug } from './rules.js';
 import {
-  insertAccount, insertWorkspace, listEnvironments, listMemberships,
-  type EnvironmentRecord, type MemberRole, type MembershipRecord,
+  insertAccount,
+  insertWorkspace,
+  listEnvironments,
+  listMemberships,
+  type EnvironmentRecord,
+  type MemberRole,
+  type MembershipRecord,
 } from './workspaceStore.js';
 
 /** The console's view of one workspace membership (01 Workspace summary + status + lifecycle flag). */
@@ -46,7 +51,10 @@ function toSummary(membership: MembershipRecord, environments: EnvironmentRecord
 
 export async function listWorkspaces(deps: Deps, userId: string): Promise<WorkspaceSummary[]> {
   const memberships = await listMemberships(deps.pool, userId);
-  const environments = await listEnvironments(deps.pool, memberships.map((m) => m.workspaceId));
+  const environments = await listEnvironments(
+    deps.pool,
+    memberships.map((m) => m.workspaceId),
+  );
   return memberships.map((m) => toSummary(m, environments.get(m.workspaceId) ?? []));
 }
 
@@ -64,10 +72,9 @@ export interface CreateWorkspaceInput {
  */
 async function resolveAccount(db: pg.PoolClient, user: SessionPrincipal, billingAccountId: string | undefined, now: Date): Promise<string> {
   await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`user-accounts:${user.userId}`]);
-  const { rows } = await db.query<{ account_id: string }>(
-    'SELECT account_id FROM account_members WHERE user_id = $1 ORDER BY account_id',
-    [user.userId],
-  );
+  const { rows } = await db.query<{ account_id: string }>('SELECT account_id FROM account_members WHERE user_id = $1 ORDER BY account_id', [
+    user.userId,
+  ]);
   const accountIds = rows.map((row) => row.account_id);
   if (billingAccountId !== undefined) {
     if (!accountIds.includes(billingAccountId)) throw new AppError('account_not_found');
@@ -96,17 +103,31 @@ export async function createWorkspace(deps: Deps, user: SessionPrincipal, input:
       if (release) await release(); // a retried transaction gives back the slot of its first attempt
       release = undefined;
       const accountId = await resolveAccount(db, user, input.billingAccountId, now);
-      const workspace = await insertWorkspace(db, { accountId, ownerUserId: user.userId, name, slug, model: 'canonical', active: false, now });
-      await recordAudit(db, {
-        workspaceId: workspace.id, actorType: 'user', actorId: user.userId, action: 'workspace.create', targetId: workspace.id,
-        metadata: { slug, accountId }, at: now,
+      const workspace = await insertWorkspace(db, {
+        accountId,
+        ownerUserId: user.userId,
+        name,
+        slug,
+        model: 'canonical',
+        active: false,
+        now,
       });
-      const slot = await reserveWorkspaceCreation(deps.redis, { userId: user.userId, limit: deps.config.workspaceCreationsPerHour, nowMs: deps.clock.nowMs() });
+      await recordAudit(db, {
+        workspaceId: workspace.id,
+        actorType: 'user',
+        actorId: user.userId,
+        action: 'workspace.create',
+        targetId: workspace.id,
+        metadata: { slug, accountId },
+        at: now,
+      });
+      const slot = await reserveWorkspaceCreation(deps.redis, {
+        userId: user.userId,
+        limit: deps.config.workspaceCreationsPerHour,
+        nowMs: deps.clock.nowMs(),
+      });
       release = slot.release;
-      return toSummary(
-        { ...workspace, workspaceId: workspace.id, role: 'owner', administersAccount: true },
-        workspace.environments,
-      );
+      return toSummary({ ...workspace, workspaceId: workspace.id, role: 'owner', administersAccount: true }, workspace.environments);
     });
   } catch (error) {
     // A slot is only kept by a creation that committed.

@@ -49,7 +49,9 @@ const ENVIRONMENTS: Record<WorkspaceModel, Omit<EnvironmentRecord, 'id'>[]> = {
  * creation or restore transaction so concurrent requests cannot both pass (01 Workspace).
  */
 export async function lockAccountWithinCap(db: Queryable, accountId: string): Promise<void> {
-  const account = await db.query<{ plan: string; status: string }>('SELECT plan, status FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  const account = await db.query<{ plan: string; status: string }>('SELECT plan, status FROM accounts WHERE id = $1 FOR UPDATE', [
+    accountId,
+  ]);
   if (!account.rows[0]) throw new AppError('account_not_found');
   if (account.rows[0].status !== 'active') throw new AppError('account_unavailable');
   if (account.rows[0].plan !== 'developer') return;
@@ -89,7 +91,17 @@ export async function insertWorkspace(
     );
     environments.push(environment);
   }
-  return { id, tenantId, accountId: input.accountId, name: input.name, slug: input.slug, model: input.model, status: 'active', active: input.active, environments };
+  return {
+    id,
+    tenantId,
+    accountId: input.accountId,
+    name: input.name,
+    slug: input.slug,
+    model: input.model,
+    status: 'active',
+    active: input.active,
+    environments,
+  };
 }
 
 export async function insertAccount(db: Queryable, input: { name: string; ownerUserId: string; now: Date }): Promise<{ id: string }> {
@@ -149,7 +161,7 @@ function toMembership(row: MembershipRow): MembershipRecord {
 
 /** Every membership of a user, archived workspaces included, oldest workspace first. */
 export async function listMemberships(db: Queryable, userId: string): Promise<MembershipRecord[]> {
-  const { rows } = await db.query<MembershipRow>(MEMBERSHIP_QUERY + ' ORDER BY w.created_at, w.id', [userId]);
+  const { rows } = await db.query<MembershipRow>(`${MEMBERSHIP_QUERY} ORDER BY w.created_at, w.id`, [userId]);
   return rows.map(toMembership);
 }
 
@@ -157,17 +169,28 @@ export async function listMemberships(db: Queryable, userId: string): Promise<Me
  * The user's membership of the workspace with this slug, or null (missing workspace and
  * non-member look the same). `lock` takes the workspace row lock for a lifecycle change.
  */
-export async function findMembership(db: Queryable, input: { slug: string; userId: string; lock?: boolean }): Promise<MembershipRecord | null> {
+export async function findMembership(
+  db: Queryable,
+  input: { slug: string; userId: string; lock?: boolean },
+): Promise<MembershipRecord | null> {
   // A value that cannot be a slug names no workspace (and may hold bytes PostgreSQL refuses, such as NUL).
   if (!isWorkspaceSlug(input.slug)) return null;
-  const sql = MEMBERSHIP_QUERY + ' AND w.slug = $2' + (input.lock ? ' FOR UPDATE OF w' : '');
+  const sql = `${MEMBERSHIP_QUERY} AND w.slug = $2${input.lock ? ' FOR UPDATE OF w' : ''}`;
   const { rows } = await db.query<MembershipRow>(sql, [input.userId, input.slug]);
   return rows[0] ? toMembership(rows[0]) : null;
 }
 
 /** Environments of several workspaces, in creation order (Sandbox before Live). */
 export async function listEnvironments(db: Queryable, workspaceIds: string[]): Promise<Map<string, EnvironmentRecord[]>> {
-  const { rows } = await db.query<{ id: string; workspace_id: string; name: string; slug: string; category: EnvironmentCategory; mode: 'sandbox' | 'live'; is_default: boolean }>(
+  const { rows } = await db.query<{
+    id: string;
+    workspace_id: string;
+    name: string;
+    slug: string;
+    category: EnvironmentCategory;
+    mode: 'sandbox' | 'live';
+    is_default: boolean;
+  }>(
     'SELECT id, workspace_id, name, slug, category, mode, is_default FROM environments WHERE workspace_id = ANY($1) ORDER BY created_at, id',
     [workspaceIds],
   );
@@ -181,7 +204,10 @@ export async function listEnvironments(db: Queryable, workspaceIds: string[]): P
 }
 
 /** Archives or restores a workspace and moves its authorization epoch; false when already there. */
-export async function setWorkspaceStatus(db: Queryable, input: { workspaceId: string; status: 'active' | 'archived'; now: Date }): Promise<boolean> {
+export async function setWorkspaceStatus(
+  db: Queryable,
+  input: { workspaceId: string; status: 'active' | 'archived'; now: Date },
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE workspaces
         SET status = $2, archived_at = CASE WHEN $2 = 'archived' THEN $3::timestamptz END, auth_epoch = auth_epoch + 1
@@ -193,6 +219,8 @@ export async function setWorkspaceStatus(db: Queryable, input: { workspaceId: st
 
 /** Connections of a workspace, whose cached credentials the ingest edge must drop on archive or restore. */
 export async function listConnectionIds(db: Queryable, workspaceId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM connections WHERE workspace_id = $1 AND deleted_at IS NULL', [workspaceId]);
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM connections WHERE workspace_id = $1 AND deleted_at IS NULL', [
+    workspaceId,
+  ]);
   return rows.map((row) => row.id);
 }

@@ -120,7 +120,9 @@ function pathOf(depth: number): string {
 }
 
 function byPathThenKind(a: Finding, b: Finding): number {
-  return compareText(a.path, b.path) || compareText(a.kind, b.kind) || compareText(a.expected, b.expected) || compareText(a.observed, b.observed);
+  return (
+    compareText(a.path, b.path) || compareText(a.kind, b.kind) || compareText(a.expected, b.expected) || compareText(a.observed, b.observed)
+  );
 }
 
 /** The finding of an observation whose operation the contract does not declare. */
@@ -142,4 +144,3 @@ export function observedOperationKey(observed: ObservedOperation): string {
 export function transportErrorFinding(): Finding {
   return { kind: 'transport_error', path: '', expected: 'a protocol response', observed: 'statusCode 0' };
 }
-

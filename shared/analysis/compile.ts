@@ -35,14 +35,22 @@ const TYPE_BITS: Record<string, number> = {
 /** The bit of a shape kind (`KIND_UNKNOWN` for anything else). */
 export function kindBit(kind: unknown): number {
   switch (kind) {
-    case 'object': return KIND_OBJECT;
-    case 'array': return KIND_ARRAY;
-    case 'string': return KIND_STRING;
-    case 'number': return KIND_NUMBER;
-    case 'integer': return KIND_INTEGER;
-    case 'boolean': return KIND_BOOLEAN;
-    case 'null': return KIND_NULL;
-    default: return KIND_UNKNOWN;
+    case 'object':
+      return KIND_OBJECT;
+    case 'array':
+      return KIND_ARRAY;
+    case 'string':
+      return KIND_STRING;
+    case 'number':
+      return KIND_NUMBER;
+    case 'integer':
+      return KIND_INTEGER;
+    case 'boolean':
+      return KIND_BOOLEAN;
+    case 'null':
+      return KIND_NULL;
+    default:
+      return KIND_UNKNOWN;
   }
 }
 
@@ -219,7 +227,10 @@ class SchemaCompiler {
   /** The stored sub-schemas left unchecked (AnalysedOperation.uncheckedPointers), by identity. */
   private readonly unchecked = new Set<object>();
 
-  constructor(private readonly root: RawSchema, uncheckedPointers: readonly string[]) {
+  constructor(
+    private readonly root: RawSchema,
+    uncheckedPointers: readonly string[],
+  ) {
     this.definitions.add(root);
     for (const pointer of uncheckedPointers) {
       const target = pointer === '' ? root : resolveTokens(root, pointer.slice(1).split('/').map(unescapeToken));
@@ -239,10 +250,23 @@ class SchemaCompiler {
     const constraining = members.filter(constrains);
     const unchecked = members.some((member) => this.unchecked.has(member));
     const open = unchecked || insideOpen;
-    const key = constraining.map((member) => this.idOf(member)).sort((a, b) => a - b).join(',') + (unchecked ? '?' : '') + (open ? '~' : '');
+    const key =
+      constraining
+        .map((member) => this.idOf(member))
+        .sort((a, b) => a - b)
+        .join(',')
+      + (unchecked ? '?' : '')
+      + (open ? '~' : '');
     let node = this.nodes.get(key);
     if (node === undefined) {
-      node = new SchemaNode(this, key, constraining, constraining.filter((member) => this.definitions.has(member)), unchecked, open);
+      node = new SchemaNode(
+        this,
+        key,
+        constraining,
+        constraining.filter((member) => this.definitions.has(member)),
+        unchecked,
+        open,
+      );
       this.nodes.set(key, node);
     }
     return node;
@@ -439,11 +463,16 @@ function valueKinds(value: unknown): number {
   if (value === null) return KIND_NULL;
   if (Array.isArray(value)) return KIND_ARRAY;
   switch (typeof value) {
-    case 'object': return KIND_OBJECT;
-    case 'string': return KIND_STRING;
-    case 'number': return KIND_NUMBER | KIND_INTEGER;
-    case 'boolean': return KIND_BOOLEAN;
-    default: return 0;
+    case 'object':
+      return KIND_OBJECT;
+    case 'string':
+      return KIND_STRING;
+    case 'number':
+      return KIND_NUMBER | KIND_INTEGER;
+    case 'boolean':
+      return KIND_BOOLEAN;
+    default:
+      return 0;
   }
 }
 

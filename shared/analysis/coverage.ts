@@ -8,7 +8,9 @@ import { ARRAY_ITEMS_TOKEN } from './compare.js';
 import type { SchemaShape } from './types.js';
 
 function compiled(schema: CompiledSchema | Record<string, unknown>): CompiledSchema {
-  return (schema as { root?: unknown }).root instanceof SchemaNode ? (schema as CompiledSchema) : compileSchema(schema as Record<string, unknown>);
+  return (schema as { root?: unknown }).root instanceof SchemaNode
+    ? (schema as CompiledSchema)
+    : compileSchema(schema as Record<string, unknown>);
 }
 
 /**
@@ -48,7 +50,8 @@ export function fieldCoverage(schema: CompiledSchema | Record<string, unknown>):
   const nodesOnPath = new Set<SchemaNode>();
   let truncated = false;
   const visit = (node: SchemaNode, pointer: string, depth: number): void => {
-    if (truncated || depth >= SHAPE_MAX_DEPTH || nodesOnPath.has(node) || node.definitions.some((definition) => onPath.has(definition))) return;
+    if (truncated || depth >= SHAPE_MAX_DEPTH || nodesOnPath.has(node) || node.definitions.some((definition) => onPath.has(definition)))
+      return;
     nodesOnPath.add(node);
     if (node.unchecked) unchecked.add(pointer);
     for (const member of node.definitions) onPath.set(member, (onPath.get(member) ?? 0) + 1);

@@ -50,9 +50,9 @@ export interface IncidentAggregate {
   ruleId?: string;
 }
 
-export const incidentKey = (connectionId: string, operationKey: string, kind: string): string => `${connectionId}\n${operationKey}\n${kind}`;
+export const incidentKey = (connectionId: string, operationKey: string, kind: string): string =>
+  `${connectionId}\n${operationKey}\n${kind}`;
 export const findingKey = (finding: Pick<Finding, 'kind' | 'path'>): string => `${finding.kind}\n${finding.path}`;
-
 
 interface Verdict {
   kind: IncidentKind;
@@ -81,13 +81,23 @@ export async function aggregateIncidents(
   groups.forEach((group, index) => {
     const contract = contractOf(group.connectionId);
     if (group.statusCode === 0) {
-      verdicts[index] = { kind: 'transport-errors', operationKey: observedOperationKey(group), findings: [transportErrorFinding()], contractVersionId: contract?.versionId ?? null };
+      verdicts[index] = {
+        kind: 'transport-errors',
+        operationKey: observedOperationKey(group),
+        findings: [transportErrorFinding()],
+        contractVersionId: contract?.versionId ?? null,
+      };
       return;
     }
     if (contract === null) return;
     const operation = contract.match(group);
     if (operation === null) {
-      verdicts[index] = { kind: 'unknown-operation', operationKey: observedOperationKey(group), findings: [unknownOperationFinding(group)], contractVersionId: contract.versionId };
+      verdicts[index] = {
+        kind: 'unknown-operation',
+        operationKey: observedOperationKey(group),
+        findings: [unknownOperationFinding(group)],
+        contractVersionId: contract.versionId,
+      };
       return;
     }
     if (!group.schemaInspected) return;
@@ -98,7 +108,12 @@ export async function aggregateIncidents(
   results.forEach((findings, i) => {
     if (findings.length === 0) return;
     const request = requests[i];
-    verdicts[requestGroups[i]] = { kind: 'schema-drift', operationKey: request.operation.operationKey, findings, contractVersionId: request.versionId };
+    verdicts[requestGroups[i]] = {
+      kind: 'schema-drift',
+      operationKey: request.operation.operationKey,
+      findings,
+      contractVersionId: request.versionId,
+    };
   });
 
   const incidents = new Map<string, IncidentAggregate>();
@@ -109,15 +124,23 @@ export async function aggregateIncidents(
     let incident = incidents.get(key);
     if (incident === undefined) {
       incident = {
-        connectionId: group.connectionId, operationKey: verdict.operationKey, kind: verdict.kind, contractVersionId: verdict.contractVersionId,
-        count: 0, firstMs: group.firstReceivedAtMs, lastMs: group.lastReceivedAtMs, eventIds: [], findings: new Map(),
+        connectionId: group.connectionId,
+        operationKey: verdict.operationKey,
+        kind: verdict.kind,
+        contractVersionId: verdict.contractVersionId,
+        count: 0,
+        firstMs: group.firstReceivedAtMs,
+        lastMs: group.lastReceivedAtMs,
+        eventIds: [],
+        findings: new Map(),
       };
       incidents.set(key, incident);
     }
     incident.count += group.count;
     incident.firstMs = Math.min(incident.firstMs, group.firstReceivedAtMs);
     incident.lastMs = Math.max(incident.lastMs, group.lastReceivedAtMs);
-    if (incident.eventIds.length < EVIDENCE_LIMIT) incident.eventIds.push(...group.eventIds.slice(0, EVIDENCE_LIMIT - incident.eventIds.length));
+    if (incident.eventIds.length < EVIDENCE_LIMIT)
+      incident.eventIds.push(...group.eventIds.slice(0, EVIDENCE_LIMIT - incident.eventIds.length));
     for (const finding of verdict.findings) {
       const fkey = findingKey(finding);
       const existing = incident.findings.get(fkey);
@@ -157,10 +180,16 @@ export function incidentSummary(kind: IncidentKind, operationKey: string, findin
     const rule = [...findings][0];
     return `${KIND_WORDS[kind]}${rule ? `: ${rule.expected}` : ''} (${affected} source observation${affected === 1 ? '' : 's'}).`;
   }
-  const list = [...findings].filter((f) => f.kind !== 'unknown_operation' && f.kind !== 'transport_error')
+  const list = [...findings]
+    .filter((f) => f.kind !== 'unknown_operation' && f.kind !== 'transport_error')
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.kind < b.kind ? -1 : 1));
-  const shown = list.slice(0, 5).map((f) => `${FINDING_WORDS[f.kind]} at ${f.path === '' ? '(root)' : f.path}`
-    + (f.kind === 'type_mismatch' ? ` (expected ${f.expected}, observed ${f.observed})` : ''));
+  const shown = list
+    .slice(0, 5)
+    .map(
+      (f) =>
+        `${FINDING_WORDS[f.kind]} at ${f.path === '' ? '(root)' : f.path}`
+        + (f.kind === 'type_mismatch' ? ` (expected ${f.expected}, observed ${f.observed})` : ''),
+    );
   const more = list.length > shown.length ? `, and ${list.length - shown.length} more` : '';
   const detail = shown.length > 0 ? `: ${shown.join('; ')}${more}` : '';
   return `${KIND_WORDS[kind]} on ${operationKey}${detail} (${affected} observation${affected === 1 ? '' : 's'}).`;

@@ -9,14 +9,15 @@ import type { Finding, SchemaShape } from './types.js';
  */
 export function inlineCompare(contract: CompiledContract): CompareMany {
   const memo = new Map<string, Finding[]>();
-  return async (requests) => requests.map((request) => {
-    const key = `${request.operation.id}\n${request.shapeHash}`;
-    let findings = memo.get(key);
-    if (findings === undefined) {
-      if (request.shape === null) throw new Error('inlineCompare needs groups read with their shapes');
-      findings = compareShape(contract.schemaOf(request.operation), JSON.parse(request.shape) as SchemaShape);
-      memo.set(key, findings);
-    }
-    return findings;
-  });
+  return async (requests) =>
+    requests.map((request) => {
+      const key = `${request.operation.id}\n${request.shapeHash}`;
+      let findings = memo.get(key);
+      if (findings === undefined) {
+        if (request.shape === null) throw new Error('inlineCompare needs groups read with their shapes');
+        findings = compareShape(contract.schemaOf(request.operation), JSON.parse(request.shape) as SchemaShape);
+        memo.set(key, findings);
+      }
+      return findings;
+    });
 }

@@ -56,7 +56,8 @@ interface GroupRow {
 }
 
 const GROUP_COLUMNS = 'connection_id, method, route_template, payload_location, status_code, schema_inspected, shape_hash';
-const GROUP_COLUMNS_OUT = 'connection_id, method, route_template, payload_location, status_code, schema_inspected, hex(shape_hash) AS shape_hex';
+const GROUP_COLUMNS_OUT =
+  'connection_id, method, route_template, payload_location, status_code, schema_inspected, hex(shape_hash) AS shape_hex';
 
 // A re-sent insert duplicates a row until ClickHouse merges it: the copies fall in the same
 // group (equal values), so counts are uniqExact(event_id) and evidence ids are de-duplicated.
@@ -110,15 +111,29 @@ export function batchesWhere(batches: readonly BatchRef[]): string {
       range.to = Math.max(range.to, batch.receivedAtMs);
     }
   }
-  return `(${[...ranges].map(([connectionId, range]) => `(connection_id = ${sqlLiteral(connectionId)}`
-    + ` AND received_at_ms >= ${sqlLiteral(range.from)} AND received_at_ms <= ${sqlLiteral(range.to)})`).join(' OR ')})`
-    + ` AND batch_id IN (${[...new Set(batches.map((batch) => batch.batchId))].map(sqlLiteral).join(', ')})`;
+  return (
+    `(${[...ranges]
+      .map(
+        ([connectionId, range]) =>
+          `(connection_id = ${sqlLiteral(connectionId)}`
+          + ` AND received_at_ms >= ${sqlLiteral(range.from)} AND received_at_ms <= ${sqlLiteral(range.to)})`,
+      )
+      .join(' OR ')})` + ` AND batch_id IN (${[...new Set(batches.map((batch) => batch.batchId))].map(sqlLiteral).join(', ')})`
+  );
 }
 
 /** A connection's observations received in [fromMs, toMs), grouped, with their shape texts. */
-export function groupsOfWindow(clickhouse: ClickHouseClient, connectionId: string, fromMs: number, toMs: number): Promise<ObservationGroup[]> {
-  return selectGroups(clickhouse, `connection_id = ${sqlLiteral(connectionId)} AND received_at_ms >= ${sqlLiteral(fromMs)}`
-    + ` AND received_at_ms < ${sqlLiteral(toMs)}`, true);
+export function groupsOfWindow(
+  clickhouse: ClickHouseClient,
+  connectionId: string,
+  fromMs: number,
+  toMs: number,
+): Promise<ObservationGroup[]> {
+  return selectGroups(
+    clickhouse,
+    `connection_id = ${sqlLiteral(connectionId)} AND received_at_ms >= ${sqlLiteral(fromMs)}` + ` AND received_at_ms < ${sqlLiteral(toMs)}`,
+    true,
+  );
 }
 
 /** Where a group's shape can be read again: its connection, receipt range and hash. */
@@ -127,8 +142,13 @@ export type ShapeLocator = Pick<ObservationGroup, 'connectionId' | 'firstReceive
 /** The shape texts of the given groups, by hash (each found through its group's primary-key range). */
 export async function loadShapes(clickhouse: ClickHouseClient, locators: readonly ShapeLocator[]): Promise<Map<string, string>> {
   if (locators.length === 0) return new Map();
-  const where = locators.map((l) => `(connection_id = ${sqlLiteral(l.connectionId)} AND received_at_ms >= ${sqlLiteral(l.firstReceivedAtMs)}`
-    + ` AND received_at_ms <= ${sqlLiteral(l.lastReceivedAtMs)} AND shape_hash = unhex(${sqlLiteral(l.shapeHash)}))`).join(' OR ');
+  const where = locators
+    .map(
+      (l) =>
+        `(connection_id = ${sqlLiteral(l.connectionId)} AND received_at_ms >= ${sqlLiteral(l.firstReceivedAtMs)}`
+        + ` AND received_at_ms <= ${sqlLiteral(l.lastReceivedAtMs)} AND shape_hash = unhex(${sqlLiteral(l.shapeHash)}))`,
+    )
+    .join(' OR ');
   const result = await clickhouse.query({
     query: `SELECT lower(hex(shape_hash)) AS hash, any(schema_shape) AS shape FROM observations WHERE ${where} GROUP BY shape_hash`,
     format: 'JSONEachRow',
@@ -137,9 +157,15 @@ export async function loadShapes(clickhouse: ClickHouseClient, locators: readonl
 }
 
 /** The ids of a connection's batches received in [fromMs, toMs). */
-export async function batchIdsOfWindow(clickhouse: ClickHouseClient, connectionId: string, fromMs: number, toMs: number): Promise<string[]> {
+export async function batchIdsOfWindow(
+  clickhouse: ClickHouseClient,
+  connectionId: string,
+  fromMs: number,
+  toMs: number,
+): Promise<string[]> {
   const result = await clickhouse.query({
-    query: `SELECT DISTINCT batch_id FROM observations WHERE connection_id = ${sqlLiteral(connectionId)}`
+    query:
+      `SELECT DISTINCT batch_id FROM observations WHERE connection_id = ${sqlLiteral(connectionId)}`
       + ` AND received_at_ms >= ${sqlLiteral(fromMs)} AND received_at_ms < ${sqlLiteral(toMs)}`,
     format: 'JSONEachRow',
   });

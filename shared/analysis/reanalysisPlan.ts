@@ -1,6 +1,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Queryable } from '../db/pool.js';
-import { aggregateIncidents, incidentKey, type CompareMany, type ContractForAnalysis, type IncidentAggregate, type IncidentKind } from './incidentAggregate.js';
+import {
+  aggregateIncidents,
+  incidentKey,
+  type CompareMany,
+  type ContractForAnalysis,
+  type IncidentAggregate,
+  type IncidentKind,
+} from './incidentAggregate.js';
 import { groupsOfWindow } from './observationGroups.js';
 
 /** The incident kinds that shapes produce, and so the ones reanalysis may resolve (rules' incidents are not). */
@@ -16,7 +23,10 @@ export const REANALYSIS_WINDOW_MS = 30 * 24 * 3600 * 1000;
  * The receipt-time window [fromMs, toMs) of a reanalysis, a dry-run or a coverage read: the
  * bounds given, else the last REANALYSIS_WINDOW_MS up to and including `nowMs`.
  */
-export function analysisWindow(nowMs: number, range: { fromMs: number | null; toMs: number | null } = { fromMs: null, toMs: null }): { fromMs: number; toMs: number } {
+export function analysisWindow(
+  nowMs: number,
+  range: { fromMs: number | null; toMs: number | null } = { fromMs: null, toMs: null },
+): { fromMs: number; toMs: number } {
   const toMs = range.toMs ?? nowMs + 1;
   return { fromMs: range.fromMs ?? toMs - 1 - REANALYSIS_WINDOW_MS, toMs };
 }
@@ -46,7 +56,12 @@ export async function openIncidentsOf(db: Queryable, connectionId: string, optio
     `SELECT id, operation_key, kind, affected_records FROM incidents WHERE connection_id = $1 AND status = 'open' ORDER BY id${options.lock ? ' FOR UPDATE' : ''}`,
     [connectionId],
   );
-  return rows.map((row) => ({ id: row.id, operationKey: row.operation_key, kind: row.kind, affectedRecords: Number(row.affected_records) }));
+  return rows.map((row) => ({
+    id: row.id,
+    operationKey: row.operation_key,
+    kind: row.kind,
+    affectedRecords: Number(row.affected_records),
+  }));
 }
 
 /**

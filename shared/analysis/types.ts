@@ -3,7 +3,12 @@
 
 import type { SchemaShape } from '../envelope/types.js';
 
-export type FindingKind = 'undeclared_field' | 'required_field_missing' | 'type_mismatch' | 'unknown_operation' | 'transport_error'
+export type FindingKind =
+  | 'undeclared_field'
+  | 'required_field_missing'
+  | 'type_mismatch'
+  | 'unknown_operation'
+  | 'transport_error'
   // 00-decisions §5 "Reconciliation": a source observation whose expected outcome never came.
   | 'expected-outcome-missing';
 

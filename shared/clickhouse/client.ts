@@ -34,7 +34,8 @@ export function readSettings(limits: ClickHouseReadLimits): ClickHouseSettings {
  */
 export function createClickHouseReader(url: string, database: string, limits: ClickHouseReadLimits): ClickHouseClient {
   return createClient({
-    url, database,
+    url,
+    database,
     request_timeout: limits.maxExecutionSeconds * 1000 + READ_TIMEOUT_MARGIN_MS,
     compression: { request: false, response: false },
     clickhouse_settings: readSettings(limits),

@@ -14,15 +14,32 @@ export function sqlLiteral(value: string | number | bigint | boolean | null): st
   let out = "'";
   for (const ch of value) {
     switch (ch) {
-      case '\\': out += '\\\\'; break;
-      case "'": out += "\\'"; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\t': out += '\\t'; break;
-      case '\0': out += '\\0'; break;
-      case '\b': out += '\\b'; break;
-      case '\f': out += '\\f'; break;
-      default: out += ch;
+      case '\\':
+        out += '\\\\';
+        break;
+      case "'":
+        out += "\\'";
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\t':
+        out += '\\t';
+        break;
+      case '\0':
+        out += '\\0';
+        break;
+      case '\b':
+        out += '\\b';
+        break;
+      case '\f':
+        out += '\\f';
+        break;
+      default:
+        out += ch;
     }
   }
   return `${out}'`;

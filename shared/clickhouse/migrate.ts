@@ -84,7 +84,10 @@ function migrationsDir(): string {
 }
 
 function migrationFiles(dir: string, upTo: string | undefined): string[] {
-  return readdirSync(dir).filter((name) => name.endsWith('.sql')).sort().filter((file) => upTo === undefined || file <= upTo);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()
+    .filter((file) => upTo === undefined || file <= upTo);
 }
 
 async function select<T>(client: ClickHouseClient, query: string): Promise<T[]> {
@@ -102,7 +105,12 @@ async function ensureMigrationsTable(client: ClickHouseClient, db: string): Prom
 const recordApplied = (client: ClickHouseClient, db: string, file: string) =>
   client.command({ query: `INSERT INTO ${db}.schema_migrations VALUES (${sqlLiteral(file)}, now())` });
 
-export async function migrateClickHouse(url: string, database: string, upTo?: string, options: ClickHouseMigrationOptions = {}): Promise<void> {
+export async function migrateClickHouse(
+  url: string,
+  database: string,
+  upTo?: string,
+  options: ClickHouseMigrationOptions = {},
+): Promise<void> {
   const dir = options.migrationsDir ?? migrationsDir();
   if (options.cluster !== undefined) return migrateCluster(url, database, options.cluster, dir, upTo);
   const admin = createClient({ url });
@@ -133,8 +141,10 @@ function replicaUrl(url: string, host: string): string {
 }
 
 async function clusterShardUrls(entry: ClickHouseClient, url: string, cluster: string): Promise<string[]> {
-  const replicas = await select<{ host_name: string }>(entry,
-    `SELECT host_name, shard_num, replica_num FROM system.clusters WHERE cluster = ${sqlLiteral(cluster)} ORDER BY shard_num, replica_num`);
+  const replicas = await select<{ host_name: string }>(
+    entry,
+    `SELECT host_name, shard_num, replica_num FROM system.clusters WHERE cluster = ${sqlLiteral(cluster)} ORDER BY shard_num, replica_num`,
+  );
   if (replicas.length === 0) throw new Error(`ClickHouse cluster "${cluster}" is not in the remote_servers of ${new URL(url).host}`);
   return [...new Set(replicas.map((replica) => replicaUrl(url, replica.host_name)))];
 }
@@ -146,8 +156,11 @@ interface ColumnRow {
   default_expression: string;
 }
 
-const columnsOf = (client: ClickHouseClient, database: string, table: string) => select<ColumnRow>(client,
-  `SELECT name, type, default_kind, default_expression FROM system.columns WHERE database = ${sqlLiteral(database)} AND table = ${sqlLiteral(table)}`);
+const columnsOf = (client: ClickHouseClient, database: string, table: string) =>
+  select<ColumnRow>(
+    client,
+    `SELECT name, type, default_kind, default_expression FROM system.columns WHERE database = ${sqlLiteral(database)} AND table = ${sqlLiteral(table)}`,
+  );
 
 const declaration = (column: ColumnRow) =>
   `${sqlIdentifier(column.name)} ${column.type}${column.default_kind ? ` ${column.default_kind} ${column.default_expression}` : ''}`;
@@ -160,7 +173,12 @@ const comparable = (text: string) => text.replace(/[\s`]/g, '');
 
 /** Creates, replaces or drops `<database>.<table>` on every server so that it matches the shards' local table. */
 async function syncDistributed(
-  servers: Server[], firstShard: Server, database: string, local: string, cluster: string, tables: Map<string, string>,
+  servers: Server[],
+  firstShard: Server,
+  database: string,
+  local: string,
+  cluster: string,
+  tables: Map<string, string>,
 ): Promise<void> {
   const db = sqlIdentifier(database);
   for (const [table, shardingKey] of tables) {
@@ -172,8 +190,10 @@ async function syncDistributed(
         await client.command({ query: `DROP TABLE IF EXISTS ${name}` });
         continue;
       }
-      const [current] = await select<{ engine_full: string }>(client,
-        `SELECT engine_full FROM system.tables WHERE database = ${sqlLiteral(database)} AND name = ${sqlLiteral(table)}`);
+      const [current] = await select<{ engine_full: string }>(
+        client,
+        `SELECT engine_full FROM system.tables WHERE database = ${sqlLiteral(database)} AND name = ${sqlLiteral(table)}`,
+      );
       const columns = (await columnsOf(client, database, table)).map(declaration);
       if (current && comparable(current.engine_full) === comparable(engine) && columns.join(',') === wanted.join(',')) continue;
       // Dropped and created again rather than swapped by RENAME: 18.16 keeps a Distributed table's

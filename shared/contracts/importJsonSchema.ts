@@ -62,7 +62,8 @@ interface CheckedSelector {
 }
 
 function checkSelector(selector: unknown, protocol: ContractProtocol, rules: (typeof PROTOCOL_RULES)[ContractProtocol]): CheckedSelector {
-  if (!isPlainObject(selector)) throw invalidContract('operation selector {method, routeTemplate, payloadLocation, statusSelector} is required for json-schema', []);
+  if (!isPlainObject(selector))
+    throw invalidContract('operation selector {method, routeTemplate, payloadLocation, statusSelector} is required for json-schema', []);
   const unknown = Object.keys(selector).find((key) => !(SELECTOR_FIELDS as readonly string[]).includes(key));
   if (unknown !== undefined) throw invalidContract(`operation has an unknown member ${quote(unknown)}`, []);
   const missing = SELECTOR_FIELDS.find((key) => typeof selector[key] !== 'string');

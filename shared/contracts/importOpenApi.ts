@@ -14,7 +14,15 @@ import { ANY_STATUS_SELECTOR, normalizeStatusSelector, operationKey, quote } fro
 import { compare, SchemaCompiler } from './schemaSubset.js';
 import { serverBasePaths } from './serverBasePaths.js';
 import { convertSwagger } from './swaggerConversion.js';
-import { OPERATION_METHODS, type ImportedOperation, type OpenApiImportResult, type OperationMethod, type PayloadLocation, type SkippedPayload, type UncheckedSubschema } from './types.js';
+import {
+  OPERATION_METHODS,
+  type ImportedOperation,
+  type OpenApiImportResult,
+  type OperationMethod,
+  type PayloadLocation,
+  type SkippedPayload,
+  type UncheckedSubschema,
+} from './types.js';
 
 export type OpenApiProtocol = 'http-api' | 'http-webhook';
 
@@ -45,7 +53,10 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
   if (!isPlainObject(document)) throw invalidContract('the document is not a JSON object', ['']);
   if (Object.hasOwn(document, 'swagger')) {
     if (document.swagger !== '2.0') {
-      throw invalidContract(`Swagger ${describe(document.swagger)} documents are not supported; supported versions are Swagger 2.0 and OpenAPI 3.0.x and 3.1.x`, ['/swagger']);
+      throw invalidContract(
+        `Swagger ${describe(document.swagger)} documents are not supported; supported versions are Swagger 2.0 and OpenAPI 3.0.x and 3.1.x`,
+        ['/swagger'],
+      );
     }
     // Converted by @scalar/openapi-upgrader (docs/decisions/contracts.md; swaggerConversion.ts), which
     // rewrites its input: copies are converted, the document sent stays the stored evidence.
@@ -83,7 +94,10 @@ export function importOpenApi(document: unknown, protocol: OpenApiProtocol): Ope
       throw invalidContract(`no importable operations: no entry of ${source} declares an operation`, [`/${source}`]);
     }
     const pointers = [...new Set(result.skipped.map((entry) => entry.pointer))];
-    throw invalidContract(`no importable operations: ${result.skipped.length} payload(s) left out, first: ${result.skipped[0].reason}`, pointers);
+    throw invalidContract(
+      `no importable operations: ${result.skipped.length} payload(s) left out, first: ${result.skipped[0].reason}`,
+      pointers,
+    );
   }
   return result;
 }
@@ -193,7 +207,9 @@ class OpenApiImporter {
     if (Object.hasOwn(operation, 'requestBody')) return false;
     if (this.protocol !== 'http-api') return true;
     const responses = operation.responses;
-    return !Object.hasOwn(operation, 'responses') || (isPlainObject(responses) && Object.keys(responses).every((code) => code.startsWith('x-')));
+    return (
+      !Object.hasOwn(operation, 'responses') || (isPlainObject(responses) && Object.keys(responses).every((code) => code.startsWith('x-')))
+    );
   }
 
   private declaresPayload(operation: Record<string, unknown>, pointer: string): boolean {
@@ -306,7 +322,12 @@ class OpenApiImporter {
     if (json.length === 0) {
       return {
         schema: {},
-        unchecked: mediaTypes.map((mediaType) => ({ pointer: childPointer(contentPointer, mediaType), schemaPointer: '', reason: `non-JSON media type ${quote(mediaType)}` }))
+        unchecked: mediaTypes
+          .map((mediaType) => ({
+            pointer: childPointer(contentPointer, mediaType),
+            schemaPointer: '',
+            reason: `non-JSON media type ${quote(mediaType)}`,
+          }))
           .sort((a, b) => compare(a.pointer, b.pointer)),
       };
     }
@@ -337,7 +358,8 @@ class OpenApiImporter {
       if (parsed.kind !== 'local' || parsed.pointer === '') {
         return { skipped: { pointer: refPointer, reason: `unsupported reference ${quote(ref)}` } };
       }
-      if (seen.has(parsed.pointer) || seen.size >= MAX_REFERENCE_HOPS) return { skipped: { pointer: refPointer, reason: 'reference cycle' } };
+      if (seen.has(parsed.pointer) || seen.size >= MAX_REFERENCE_HOPS)
+        return { skipped: { pointer: refPointer, reason: 'reference cycle' } };
       seen.add(parsed.pointer);
       const target = resolveTokens(this.document, parsed.tokens);
       if (target === undefined) return { skipped: { pointer: refPointer, reason: `unresolved reference ${quote(ref)}` } };

@@ -115,7 +115,10 @@ class Merge {
     }
     if (types !== undefined) {
       if (types.length === 0) {
-        const listed = members.map((member) => typesOf(member.type)).filter((list) => list !== undefined).map((list) => list.join('|'));
+        const listed = members
+          .map((member) => typesOf(member.type))
+          .filter((list) => list !== undefined)
+          .map((list) => list.join('|'));
         return this.context.unexpressible(path, `allOf members allow no common type (${listed.join(', ')})`);
       }
       out.type = types.length === 1 ? types[0] : types;
@@ -141,7 +144,8 @@ class Merge {
 
     const objectMembers = members.filter((member) => isPlainObject(member.properties) || Object.hasOwn(member, 'additionalProperties'));
     const names = new Set<string>();
-    for (const member of objectMembers) if (isPlainObject(member.properties)) for (const name of Object.keys(member.properties)) names.add(name);
+    for (const member of objectMembers)
+      if (isPlainObject(member.properties)) for (const name of Object.keys(member.properties)) names.add(name);
     if (members.some((member) => isPlainObject(member.properties))) {
       const properties: Schema = {};
       for (const name of [...names].sort(compare)) {
@@ -165,7 +169,9 @@ class Merge {
     if (members.some((member) => member.additionalProperties === false)) out.additionalProperties = false;
     else {
       const additional = members.map((member) => member.additionalProperties).filter(isPlainObject);
-      if (additional.length > 0) out.additionalProperties = additional.length === 1 ? additional[0] : this.merge(additional, `${path}/additionalProperties`, depth + 1);
+      if (additional.length > 0)
+        out.additionalProperties =
+          additional.length === 1 ? additional[0] : this.merge(additional, `${path}/additionalProperties`, depth + 1);
     }
 
     for (const source of sources) this.context.carryNotes(source, out);

@@ -54,8 +54,17 @@ const COMPOSITION = new Set(['not']);
 // Keywords that change which members or items exist, or apply schemas conditionally: dropping
 // them would change the shape, so a schema that uses them is not imported.
 const UNSUPPORTED = new Set([
-  'patternProperties', 'prefixItems', 'unevaluatedProperties', 'unevaluatedItems',
-  'if', 'then', 'else', 'dependentSchemas', 'dependencies', '$dynamicRef', '$recursiveRef',
+  'patternProperties',
+  'prefixItems',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'dependencies',
+  '$dynamicRef',
+  '$recursiveRef',
 ]);
 // Members that describe a schema without constraining it.
 const ANNOTATIONS = new Set(['title', 'description', 'deprecated', 'example', 'examples', '$comment', 'x-enum-varnames', 'x-enumNames']);
@@ -142,7 +151,12 @@ export class SchemaCompiler {
     for (const [target, unit] of [[pointer, root] as const, ...defs]) {
       if (unit.pureRef !== null && this.loopsWithoutSchema(target)) {
         // The analyzer expands such a loop to nothing, so the schema accepts anything there.
-        this.problem({ problems, refused: new Set(), inlined: new Set() }, unit.schema as object, `${target}/$ref`, 'reference cycle without a schema');
+        this.problem(
+          { problems, refused: new Set(), inlined: new Set() },
+          unit.schema as object,
+          `${target}/$ref`,
+          'reference cycle without a schema',
+        );
       }
     }
     if (problems.length > 0) return { schema: null, problems: sortProblems(problems), unchecked: [] };
@@ -195,7 +209,9 @@ export class SchemaCompiler {
     };
     add(original, '');
     visit(schema, '');
-    return [...out.values()].sort((a, b) => compare(a.schemaPointer, b.schemaPointer) || compare(a.pointer, b.pointer) || compare(a.reason, b.reason));
+    return [...out.values()].sort(
+      (a, b) => compare(a.schemaPointer, b.schemaPointer) || compare(a.pointer, b.pointer) || compare(a.reason, b.reason),
+    );
   }
 
   /**
@@ -255,7 +271,14 @@ export class SchemaCompiler {
     if (isPlainObject(schema) && Object.keys(schema).length === 1 && typeof schema.$ref === 'string') {
       pureRef = this.refPointers.get(schema.$ref) ?? null;
     }
-    const unit: Unit = { schema, refs: this.referencedBy(schema), problems: acc.problems, pureRef, refused: acc.refused, inlined: acc.inlined };
+    const unit: Unit = {
+      schema,
+      refs: this.referencedBy(schema),
+      problems: acc.problems,
+      pureRef,
+      refused: acc.refused,
+      inlined: acc.inlined,
+    };
     if ([...acc.refused].every((refused) => refused === pointer)) this.units.set(pointer, unit);
     return unit;
   }
@@ -300,7 +323,9 @@ export class SchemaCompiler {
    */
   private step(): void {
     if (++this.steps > MAX_IMPORT_STEPS) {
-      throw invalidContract(`the document's schemas need more than ${MAX_IMPORT_STEPS} reduction steps to import (the limit per import)`, ['']);
+      throw invalidContract(`the document's schemas need more than ${MAX_IMPORT_STEPS} reduction steps to import (the limit per import)`, [
+        '',
+      ]);
     }
   }
 
@@ -365,14 +390,19 @@ export class SchemaCompiler {
           break;
         case 'allOf':
           if (!Array.isArray(value) || value.length === 0) this.problem(acc, out, at, 'invalid allOf (not a non-empty array)');
-          else value.forEach((member, index) => { conjuncts.push(this.normalize(member, childPointer(at, index), depth + 1, acc)); });
+          else
+            value.forEach((member, index) => {
+              conjuncts.push(this.normalize(member, childPointer(at, index), depth + 1, acc));
+            });
           break;
         case 'oneOf':
         case 'anyOf': {
           const alternative = this.options.leaveUnchecked ? nullableAlternative(value) : undefined;
           const values = this.options.leaveUnchecked ? valueAlternatives(value) : undefined;
-          if (alternative !== undefined && !alternative.nullable) conjuncts.push(this.normalize((value as unknown[])[alternative.index], childPointer(at, alternative.index), depth + 1, acc));
-          else if (alternative !== undefined) conjuncts.push(this.orNull((value as unknown[])[alternative.index], childPointer(at, alternative.index), depth, acc));
+          if (alternative !== undefined && !alternative.nullable)
+            conjuncts.push(this.normalize((value as unknown[])[alternative.index], childPointer(at, alternative.index), depth + 1, acc));
+          else if (alternative !== undefined)
+            conjuncts.push(this.orNull((value as unknown[])[alternative.index], childPointer(at, alternative.index), depth, acc));
           else if (values !== undefined) conjuncts.push({ enum: values });
           else this.problem(acc, out, at, `composition keyword ${key}`);
           break;
@@ -389,7 +419,11 @@ export class SchemaCompiler {
     if (conjuncts.length === 0) return nullable ? withNull(out) : out;
     // OpenAPI 3.0 documents write "this reference, or null" as `allOf: [{$ref}]` with
     // `nullable: true`; the null is applied to the flattened result (docs/decisions/contracts.md).
-    const merged = mergeSchemas([out, ...conjuncts], this.mergeContext(acc, pointer + (Object.hasOwn(node, 'allOf') ? '/allOf' : '')), nullable);
+    const merged = mergeSchemas(
+      [out, ...conjuncts],
+      this.mergeContext(acc, pointer + (Object.hasOwn(node, 'allOf') ? '/allOf' : '')),
+      nullable,
+    );
     return nullable ? withNull(merged) : merged;
   }
 

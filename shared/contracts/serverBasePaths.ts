@@ -42,7 +42,11 @@ export function serverBasePaths(servers: unknown, pointer: string): ServerBasePa
       skipped.push(expanded.skipped);
       continue;
     }
-    if (expanded.cut) skipped.push({ pointer: serverPointer, reason: `server variables expand to more than ${MAX_SERVER_EXPANSIONS} URLs; the first ${MAX_SERVER_EXPANSIONS} were used` });
+    if (expanded.cut)
+      skipped.push({
+        pointer: serverPointer,
+        reason: `server variables expand to more than ${MAX_SERVER_EXPANSIONS} URLs; the first ${MAX_SERVER_EXPANSIONS} were used`,
+      });
     for (const url of expanded.urls) {
       const path = basePathOf(url);
       if (path === null) {
@@ -57,7 +61,8 @@ export function serverBasePaths(servers: unknown, pointer: string): ServerBasePa
       found.add(path);
     }
   }
-  if (cut) skipped.push({ pointer, reason: `servers declare more than ${MAX_BASE_PATHS} base paths; the first ${MAX_BASE_PATHS} were kept` });
+  if (cut)
+    skipped.push({ pointer, reason: `servers declare more than ${MAX_BASE_PATHS} base paths; the first ${MAX_BASE_PATHS} were kept` });
   return { basePaths: [...found].sort(compare), skipped };
 }
 

@@ -119,6 +119,9 @@ export function forEachSubschema(node: Schema, each: (child: Schema, put: (copy:
   }
   for (const key of ['items', 'additionalProperties'] as const) {
     const child = Object.hasOwn(node, key) ? node[key] : undefined;
-    if (isPlainObject(child)) each(child, (copy, value) => { copy[key] = value; });
+    if (isPlainObject(child))
+      each(child, (copy, value) => {
+        copy[key] = value;
+      });
   }
 }

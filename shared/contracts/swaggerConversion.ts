@@ -28,5 +28,8 @@ export function convertSwagger(document: Record<string, unknown>): Record<string
   const operations = upgradeFromTwoToThree(copy) as Record<string, unknown>;
   const sharedResponses = isPlainObject(whole.components) ? whole.components.responses : undefined;
   if (sharedResponses === undefined) return operations;
-  return { ...operations, components: { ...(isPlainObject(operations.components) ? operations.components : {}), responses: sharedResponses } };
+  return {
+    ...operations,
+    components: { ...(isPlainObject(operations.components) ? operations.components : {}), responses: sharedResponses },
+  };
 }

@@ -17,7 +17,19 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08006',
+  '08001',
+  '08003',
+]);
 
 // ioredis gives its connection failures no `code`: with no offline queue (shared/redis.ts) a
 // command on a lost connection fails with one of these, which are outages, not bugs.

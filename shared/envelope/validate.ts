@@ -8,7 +8,15 @@ export const MAX_ISSUES_PER_ENVELOPE = 20;
 function buildValidators(): { byVersion: Map<string, ValidateFunction>; unknownVersion: ValidateFunction } {
   // unicodeRegExp: false — every pattern of the envelope schema is ASCII-only (where the 'u' flag
   // changes nothing), and V8 runs them about a quarter faster without it (bench/RESULTS.md).
-  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, verbose: true, allowUnionTypes: true, coerceTypes: false, unicodeRegExp: false });
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    strictRequired: false,
+    verbose: true,
+    allowUnionTypes: true,
+    coerceTypes: false,
+    unicodeRegExp: false,
+  });
   ajv.addKeyword({ keyword: 'x-issue', schemaType: 'string' });
   ajv.addSchema(SCHEMA_SHAPE_SCHEMA);
   const byVersion = new Map<string, ValidateFunction>();
@@ -20,7 +28,13 @@ function buildValidators(): { byVersion: Map<string, ValidateFunction>; unknownV
 const validators = buildValidators();
 
 const TYPE_WORDS: Record<string, string> = {
-  object: 'an object', array: 'an array', string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', null: 'null',
+  object: 'an object',
+  array: 'an array',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+  null: 'null',
 };
 
 function typeWords(type: unknown): string {
@@ -47,10 +61,14 @@ function issueOf(error: ErrorObject): string | null {
   const custom = (error.parentSchema as Record<string, unknown> | undefined)?.['x-issue'];
   if (typeof custom === 'string') return `${where} ${custom}`;
   switch (error.keyword) {
-    case 'type': return `${where} must be ${typeWords(params.type)}`;
-    case 'const': return `${where} must be ${JSON.stringify(params.allowedValue)}`;
-    case 'enum': return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
-    default: return `${where} ${error.message ?? 'is invalid'}`;
+    case 'type':
+      return `${where} must be ${typeWords(params.type)}`;
+    case 'const':
+      return `${where} must be ${JSON.stringify(params.allowedValue)}`;
+    case 'enum':
+      return `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
+    default:
+      return `${where} ${error.message ?? 'is invalid'}`;
   }
 }
 
@@ -65,7 +83,8 @@ function operationIssues(envelope: ObservationEnvelope): string[] {
   const { protocol, direction, transport } = envelope;
   if (protocol === 'http-api') {
     if (direction !== 'outbound') issues.push('/direction must be outbound for protocol http-api');
-    if (transport.payloadLocation === 'message') issues.push('/transport/payloadLocation must be response or request for protocol http-api');
+    if (transport.payloadLocation === 'message')
+      issues.push('/transport/payloadLocation must be response or request for protocol http-api');
   } else {
     if (protocol === 'http-webhook' && direction !== 'inbound') issues.push('/direction must be inbound for protocol http-webhook');
     if (transport.payloadLocation !== 'message') issues.push(`/transport/payloadLocation must be message for protocol ${protocol}`);
@@ -98,7 +117,9 @@ const DATE_LIKE = /\d{4}-\d{2}-\d{2}/;
 export function concreteSegment(route: string): boolean {
   let verdict = concreteRoutes.get(route);
   if (verdict === undefined) {
-    verdict = route.split(/[/.:]/).some((segment) => UUID.test(segment) || LONG_NUMBER.test(segment) || LONG_HEX_ID.test(segment) || DATE_LIKE.test(segment));
+    verdict = route
+      .split(/[/.:]/)
+      .some((segment) => UUID.test(segment) || LONG_NUMBER.test(segment) || LONG_HEX_ID.test(segment) || DATE_LIKE.test(segment));
     // A collector sends the same few routes over and over: remember the verdicts, boundedly.
     if (concreteRoutes.size >= MAX_REMEMBERED_ROUTES) concreteRoutes.clear();
     concreteRoutes.set(route, verdict);
@@ -173,7 +194,16 @@ export function timestampMsByPattern(value: string): number | null {
 }
 
 /** Epoch milliseconds of checked-in-range fields, or null; `fraction` is `.` and digits, or empty. Plain arithmetic, no Date objects. */
-function fromFields(year: number, month: number, day: number, hour: number, minute: number, second: number, fraction: string, offsetMinutes: number): number | null {
+function fromFields(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  fraction: string,
+  offsetMinutes: number,
+): number | null {
   // Date.UTC reads years 0–99 as 1900–1999, and nothing before 1970 is accepted anyway.
   if (year < 1970 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
   if (day < 1 || day > daysInMonth(year, month)) return null;
@@ -182,9 +212,7 @@ function fromFields(year: number, month: number, day: number, hour: number, minu
   return ms >= 0 ? ms : null;
 }
 
-export type EnvelopeCheck =
-  | { valid: true; envelope: ObservationEnvelope; occurredAtMs: number }
-  | { valid: false; issues: string[] };
+export type EnvelopeCheck = { valid: true; envelope: ObservationEnvelope; occurredAtMs: number } | { valid: false; issues: string[] };
 
 /**
  * Validates one batch item against its envelope version and the transport and operation rules.

@@ -28,7 +28,8 @@ export class AppError extends Error {
   }
 
   body(): Record<string, unknown> {
-    const allowed: readonly string[] = 'extra' in ERROR_CATALOGUE[this.code] ? (ERROR_CATALOGUE[this.code] as { extra: readonly string[] }).extra : [];
+    const allowed: readonly string[] =
+      'extra' in ERROR_CATALOGUE[this.code] ? (ERROR_CATALOGUE[this.code] as { extra: readonly string[] }).extra : [];
     const body: Record<string, unknown> = { error: this.code };
     for (const key of allowed) if (this.extra[key] !== undefined) body[key] = this.extra[key];
     return body;

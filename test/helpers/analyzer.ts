@@ -14,12 +14,22 @@ export interface RunningAnalyzer {
 }
 
 /** The analyzer in-process on the test stores (its Piscina worker is the compiled dist/ file). */
-export async function startAnalyzer(ctx: TestContext, clickhouse: ClickHouseClient, options: Partial<AnalyzerConfig> & { stream?: string } = {}): Promise<RunningAnalyzer> {
+export async function startAnalyzer(
+  ctx: TestContext,
+  clickhouse: ClickHouseClient,
+  options: Partial<AnalyzerConfig> & { stream?: string } = {},
+): Promise<RunningAnalyzer> {
   const { stream, ...overrides } = options;
   const metrics = createMetricsRegistry('analyzer-test');
   const analyzer = new Analyzer({
     config: { ...ctx.deps.config.analyzer, workerThreads: 1, claimIdleMs: 1000, reanalysisPollMs: 50, ...overrides },
-    pool: ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock: ctx.deps.clock, metrics, log: () => undefined, ...(stream ? { stream } : {}),
+    pool: ctx.deps.pool,
+    redis: ctx.deps.redis,
+    clickhouse,
+    clock: ctx.deps.clock,
+    metrics,
+    log: () => undefined,
+    ...(stream ? { stream } : {}),
   });
   await analyzer.start();
   return { analyzer, metrics, stop: () => analyzer.stop() };
@@ -36,10 +46,17 @@ export async function streamDrained(ctx: TestContext, stream = 'analysis:jobs'):
 
 /** Waits until every reanalysis an activation or rollback enqueued for the connection is processed. */
 export async function reanalysed(ctx: TestContext, connectionId: string): Promise<void> {
-  await waitFor(async () => {
-    const { rows } = await ctx.deps.pool.query("SELECT processed_at FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1", [connectionId]);
-    return rows.length > 0 && rows.every((row) => row.processed_at !== null) ? true : undefined;
-  }, 15_000, 'the reanalysis');
+  await waitFor(
+    async () => {
+      const { rows } = await ctx.deps.pool.query(
+        "SELECT processed_at FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1",
+        [connectionId],
+      );
+      return rows.length > 0 && rows.every((row) => row.processed_at !== null) ? true : undefined;
+    },
+    15_000,
+    'the reanalysis',
+  );
 }
 
 export interface IncidentRow {
@@ -64,12 +81,16 @@ export interface FindingRow {
 
 export async function incidentsOf(ctx: TestContext, connectionId: string): Promise<IncidentRow[]> {
   const { rows } = await ctx.deps.pool.query<IncidentRow>(
-    'SELECT * FROM incidents WHERE connection_id = $1 ORDER BY operation_key, kind, created_at', [connectionId]);
+    'SELECT * FROM incidents WHERE connection_id = $1 ORDER BY operation_key, kind, created_at',
+    [connectionId],
+  );
   return rows;
 }
 
 export async function findingsOf(ctx: TestContext, incidentId: string): Promise<FindingRow[]> {
   const { rows } = await ctx.deps.pool.query<FindingRow>(
-    'SELECT kind, path, expected, observed, forbidden, observation_count FROM incident_findings WHERE incident_id = $1 ORDER BY path, kind', [incidentId]);
+    'SELECT kind, path, expected, observed, forbidden, observation_count FROM incident_findings WHERE incident_id = $1 ORDER BY path, kind',
+    [incidentId],
+  );
   return rows;
 }

@@ -16,8 +16,23 @@ export function apiKeyAuthorityLosses(epochChangedCode: string): AuthorityLoss[]
   return [
     ['the key is revoked', onKey('UPDATE api_keys SET revoked_at = now() WHERE id = $1'), 403, 'insufficient_scope'],
     ['the key expires', onKey("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1"), 403, 'insufficient_scope'],
-    ['the key loses integrations:manage', onKey("UPDATE api_keys SET scopes = '{integrations:read}' WHERE id = $1"), 403, 'insufficient_scope'],
-    ['the authorization epoch moves', onWorkspace('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1'), 409, epochChangedCode],
-    ['the workspace is archived', onWorkspace("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1"), 409, 'workspace_unavailable'],
+    [
+      'the key loses integrations:manage',
+      onKey("UPDATE api_keys SET scopes = '{integrations:read}' WHERE id = $1"),
+      403,
+      'insufficient_scope',
+    ],
+    [
+      'the authorization epoch moves',
+      onWorkspace('UPDATE workspaces SET auth_epoch = auth_epoch + 1 WHERE id = $1'),
+      409,
+      epochChangedCode,
+    ],
+    [
+      'the workspace is archived',
+      onWorkspace("UPDATE workspaces SET status = 'archived', archived_at = now() WHERE id = $1"),
+      409,
+      'workspace_unavailable',
+    ],
   ];
 }

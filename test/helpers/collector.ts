@@ -28,7 +28,12 @@ export type EdgeProcess = SpawnedProcess;
 export function spawnEdgeProcess(port: number, env: Record<string, string> = {}): Promise<EdgeProcess> {
   // One log folder per edge port (INGEST_WAL_DIR: one edge per folder); a restarted edge on the
   // same port finds what its predecessor left.
-  return spawnProcess('dist/ingest/main.js', 'INGEST_PORT', { ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', INGEST_WAL_DIR: portLogDir(port), INGEST_SHIP_INTERVAL_MS: '50', ...env }, port);
+  return spawnProcess(
+    'dist/ingest/main.js',
+    'INGEST_PORT',
+    { ENABLE_TEST_CLOCK: '0', INGEST_WORKER_THREADS: '0', INGEST_WAL_DIR: portLogDir(port), INGEST_SHIP_INTERVAL_MS: '50', ...env },
+    port,
+  );
 }
 
 export interface RecordedRequest {
@@ -75,8 +80,16 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       const raw = Buffer.concat(socketChunks);
       socketChunks.length = 0;
       const record: RecordedRequest = {
-        at, method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body,
-        status: 0, responseHeaders: {}, responseBody: '', answeredAt: 0,
+        at,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        body,
+        status: 0,
+        responseHeaders: {},
+        responseBody: '',
+        answeredAt: 0,
       };
       requests.push(record);
       const headers = { ...req.headers };
@@ -113,10 +126,11 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  proxy.close = () => new Promise<void>((done) => {
-    server.closeAllConnections();
-    server.close(() => done());
-  });
+  proxy.close = () =>
+    new Promise<void>((done) => {
+      server.closeAllConnections();
+      server.close(() => done());
+    });
   return proxy;
 }
 
@@ -132,10 +146,11 @@ export async function startSilentServer(): Promise<{ url: string; close(): Promi
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((done) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => done());
-    }),
+    close: () =>
+      new Promise<void>((done) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => done());
+      }),
   };
 }
 
@@ -144,10 +159,12 @@ export async function startSilentServer(): Promise<{ url: string; close(): Promi
 export const MARK = '§';
 const fieldName = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz_-ABC0123456789'.split('')), maxLength: 10 });
 export const markedValues = fc.letrec<{ value: unknown; leaf: unknown }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small', depthIdentifier: 'body' },
+  value: fc.oneof(
+    { depthSize: 'small', depthIdentifier: 'body' },
     tie('leaf'),
     fc.array(tie('value'), { maxLength: 6, depthIdentifier: 'body' }),
-    fc.dictionary(fieldName, tie('value'), { maxKeys: 6, depthIdentifier: 'body' })),
+    fc.dictionary(fieldName, tie('value'), { maxKeys: 6, depthIdentifier: 'body' }),
+  ),
   leaf: fc.oneof(
     fc.string({ maxLength: 12 }).map((s) => MARK + s),
     fc.integer({ min: 1_000_000, max: 2_000_000_000 }).map((n) => n + 0.25),
@@ -184,4 +201,3 @@ export function assertNoValues(text: string, body: unknown): void {
     if (typeof leaf === 'string') expect(text).not.toContain(leaf);
   }
 }
-

@@ -35,7 +35,11 @@ export type { SetupReceipt };
 
 /** 02 Operation receipt `proof` of an applied review (copy, compensation or setup), as the client can check it. */
 export function expectedProof(review: { fingerprint: string; snapshot: { fingerprint: string } }): Record<string, string> {
-  return { schema: 'service.configuration-operation/1', approvalFingerprint: review.fingerprint, configurationFingerprint: review.snapshot.fingerprint };
+  return {
+    schema: 'service.configuration-operation/1',
+    approvalFingerprint: review.fingerprint,
+    configurationFingerprint: review.snapshot.fingerprint,
+  };
 }
 
 /** 02 Limits, "Selection arrays": at most 100 identifiers each (the spec's number, not the service's constant). */
@@ -48,7 +52,10 @@ export const SELECTION_LIMIT = 100;
  * clock moves a minute before each batch.
  */
 export async function seedSelectableArtifacts(
-  ctx: TestContext, key: string, connectionId: string, count: number,
+  ctx: TestContext,
+  key: string,
+  connectionId: string,
+  count: number,
 ): Promise<{ contractVersionIds: string[]; ruleIds: string[] }> {
   const contractVersionIds: string[] = [];
   const ruleIds: string[] = [];
@@ -63,7 +70,11 @@ export async function seedSelectableArtifacts(
   }
   for (let n = 0; n < count; n++) {
     if (n % RULE_MUTATIONS_PER_MINUTE === 0) await advanceClock(ctx, 60_000);
-    const receipt = await createRuleWithKey(ctx, key, connectionId, { sourceEventType: `bound.${n}`, expectedObjectType: 'shipment', maxDelayMs: 60_000 });
+    const receipt = await createRuleWithKey(ctx, key, connectionId, {
+      sourceEventType: `bound.${n}`,
+      expectedObjectType: 'shipment',
+      maxDelayMs: 60_000,
+    });
     ruleIds.push(receipt.rule.id);
   }
   return { contractVersionIds, ruleIds };

@@ -31,10 +31,10 @@ export async function insertConnections(
   );
   const result = {} as Record<'sandbox' | 'live', ConnectionFixture>;
   for (const mode of modes) {
-    const environment = await ctx.deps.pool.query<{ id: string }>(
-      'SELECT id FROM environments WHERE workspace_id = $1 AND category = $2',
-      [boot.workspace.id, mode],
-    );
+    const environment = await ctx.deps.pool.query<{ id: string }>('SELECT id FROM environments WHERE workspace_id = $1 AND category = $2', [
+      boot.workspace.id,
+      mode,
+    ]);
     if (!environment.rows[0]) throw new Error(`workspace has no ${mode} environment`);
     const connectionId = newId('int_');
     const connectionKey = newId('svc_conn_v1.');
@@ -49,15 +49,21 @@ export async function insertConnections(
 }
 
 /** One `not_issued` connection in the chosen mode. */
-export async function insertConnection(ctx: TestContext, boot: BootstrapResult, mode: 'sandbox' | 'live' = 'sandbox'): Promise<ConnectionFixture> {
+export async function insertConnection(
+  ctx: TestContext,
+  boot: BootstrapResult,
+  mode: 'sandbox' | 'live' = 'sandbox',
+): Promise<ConnectionFixture> {
   return (await insertConnections(ctx, boot, [mode]))[mode];
 }
 
 /** The connection row as stored, to prove what a request did or did not change. */
-export async function readConnectionRow(ctx: TestContext, connectionId: string): Promise<{ revision: string; credential_status: string; credential_epoch: string }> {
-  const { rows } = await ctx.deps.pool.query(
-    'SELECT revision, credential_status, credential_epoch FROM connections WHERE id = $1',
-    [connectionId],
-  );
+export async function readConnectionRow(
+  ctx: TestContext,
+  connectionId: string,
+): Promise<{ revision: string; credential_status: string; credential_epoch: string }> {
+  const { rows } = await ctx.deps.pool.query('SELECT revision, credential_status, credential_epoch FROM connections WHERE id = $1', [
+    connectionId,
+  ]);
   return rows[0];
 }

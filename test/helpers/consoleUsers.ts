@@ -12,12 +12,23 @@ export interface ConsoleUser {
 export async function createConsoleUser(ctx: TestContext, options: { verified?: boolean; name?: string } = {}): Promise<ConsoleUser> {
   const now = ctx.deps.clock.now();
   const email = uniqueEmail('console');
-  const user = await insertUser(ctx.deps.pool, { email, name: options.name ?? 'Console User', passwordHash: 'scrypt$unusable', verified: options.verified ?? true, now });
+  const user = await insertUser(ctx.deps.pool, {
+    email,
+    name: options.name ?? 'Console User',
+    passwordHash: 'scrypt$unusable',
+    verified: options.verified ?? true,
+    now,
+  });
   const session = await createSession(ctx.deps.pool, user.id, now, ctx.deps.config.sessionTtlSeconds);
   return { userId: user.id, email, sessionToken: session.token };
 }
 
-export async function addWorkspaceMember(ctx: TestContext, workspaceId: string, userId: string, role: 'owner' | 'admin' | 'viewer'): Promise<void> {
+export async function addWorkspaceMember(
+  ctx: TestContext,
+  workspaceId: string,
+  userId: string,
+  role: 'owner' | 'admin' | 'viewer',
+): Promise<void> {
   await ctx.deps.pool.query('INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, $3)', [workspaceId, userId, role]);
 }
 
@@ -27,11 +38,16 @@ export async function addWorkspaceMember(ctx: TestContext, workspaceId: string, 
  * none) for the workspace.
  */
 export const REFUSED_CONSOLE_CALLERS: [string, (ctx: TestContext, workspaceId: string) => Promise<string | null>, number, string][] = [
-  ['a viewer', async (ctx, workspaceId) => {
-    const viewer = await createConsoleUser(ctx);
-    await addWorkspaceMember(ctx, workspaceId, viewer.userId, 'viewer');
-    return viewer.sessionToken;
-  }, 403, 'forbidden'],
+  [
+    'a viewer',
+    async (ctx, workspaceId) => {
+      const viewer = await createConsoleUser(ctx);
+      await addWorkspaceMember(ctx, workspaceId, viewer.userId, 'viewer');
+      return viewer.sessionToken;
+    },
+    403,
+    'forbidden',
+  ],
   ['a signed-in non-member', async (ctx) => (await createConsoleUser(ctx)).sessionToken, 404, 'workspace_not_found'],
   ['no session', async () => null, 401, 'unauthenticated'],
 ];
@@ -47,6 +63,9 @@ export async function createAccountFor(ctx: TestContext, userId: string, name = 
 
 /** Last audit actions recorded for a workspace (newest first). */
 export async function auditActions(ctx: TestContext, workspaceId: string): Promise<string[]> {
-  const { rows } = await ctx.deps.pool.query<{ action: string }>('SELECT action FROM audit_events WHERE workspace_id = $1 ORDER BY id DESC', [workspaceId]);
+  const { rows } = await ctx.deps.pool.query<{ action: string }>(
+    'SELECT action FROM audit_events WHERE workspace_id = $1 ORDER BY id DESC',
+    [workspaceId],
+  );
   return rows.map((row) => row.action);
 }

@@ -74,7 +74,13 @@ export interface CallOptions {
 }
 
 /** Calls a route with a workspace API key. */
-export function callWithKey(ctx: TestContext, key: string | null, method: Method, url: string, options: CallOptions = {}): Promise<LightMyRequestResponse> {
+export function callWithKey(
+  ctx: TestContext,
+  key: string | null,
+  method: Method,
+  url: string,
+  options: CallOptions = {},
+): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (key !== null) headers.authorization = `Bearer ${key}`;
   if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
@@ -82,7 +88,13 @@ export function callWithKey(ctx: TestContext, key: string | null, method: Method
 }
 
 /** Calls a console route with a session cookie and a same-origin Origin header. */
-export function callWithSession(ctx: TestContext, sessionToken: string | null, method: Method, url: string, options: CallOptions = {}): Promise<LightMyRequestResponse> {
+export function callWithSession(
+  ctx: TestContext,
+  sessionToken: string | null,
+  method: Method,
+  url: string,
+  options: CallOptions = {},
+): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { origin: ctx.deps.config.consoleOrigin, ...options.headers };
   if (sessionToken !== null) headers.cookie = `session=${sessionToken}`;
   if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;

@@ -38,7 +38,10 @@ export function ordersOpenApi(variant = 0): Record<string, unknown> {
     },
     components: {
       schemas: {
-        Order: variant === 0 ? orderSchema : { ...orderSchema, properties: { ...orderSchema.properties, [`extra${variant}`]: { type: 'integer' } } },
+        Order:
+          variant === 0
+            ? orderSchema
+            : { ...orderSchema, properties: { ...orderSchema.properties, [`extra${variant}`]: { type: 'integer' } } },
       },
     },
   };
@@ -52,7 +55,11 @@ export function refundWebhooks(): Record<string, unknown> {
     webhooks: {
       'refund.created': {
         post: {
-          requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { refundId: { type: 'string' } }, required: ['refundId'] } } } },
+          requestBody: {
+            content: {
+              'application/json': { schema: { type: 'object', properties: { refundId: { type: 'string' } }, required: ['refundId'] } },
+            },
+          },
           responses: { '200': { description: 'ok' } },
         },
       },
@@ -65,37 +72,79 @@ export function queueRegistration(declaredVersion: string, extra: Record<string,
   return {
     declaredVersion,
     format: 'json-schema',
-    document: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+    document: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { orderId: { type: 'string' } },
+      required: ['orderId'],
+    },
     operation: { method: 'POST', routeTemplate: 'orders.created', payloadLocation: 'message', statusSelector: 'default' },
     ...extra,
   };
 }
 
-export function openApiRegistration(declaredVersion: string, document: Record<string, unknown> = ordersOpenApi(), extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function openApiRegistration(
+  declaredVersion: string,
+  document: Record<string, unknown> = ordersOpenApi(),
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { declaredVersion, format: 'openapi', document, ...extra };
 }
 
 export const contractsUrl = (integrationId: string) => `/v1/integrations/${integrationId}/contracts`;
 export const contractUrl = (integrationId: string, versionId: string) => `/v1/integrations/${integrationId}/contracts/${versionId}`;
-export const activateUrl = (integrationId: string, versionId: string) => `/v1/integrations/${integrationId}/contracts/${versionId}/activate`;
+export const activateUrl = (integrationId: string, versionId: string) =>
+  `/v1/integrations/${integrationId}/contracts/${versionId}/activate`;
 
-export function registerVersion(ctx: TestContext, key: string | null, integrationId: string, body: unknown): Promise<LightMyRequestResponse> {
+export function registerVersion(
+  ctx: TestContext,
+  key: string | null,
+  integrationId: string,
+  body: unknown,
+): Promise<LightMyRequestResponse> {
   return callWithKey(ctx, key, 'POST', contractsUrl(integrationId), { body });
 }
 
-export function activateVersion(ctx: TestContext, key: string | null, integrationId: string, versionId: string, body: unknown): Promise<LightMyRequestResponse> {
+export function activateVersion(
+  ctx: TestContext,
+  key: string | null,
+  integrationId: string,
+  versionId: string,
+  body: unknown,
+): Promise<LightMyRequestResponse> {
   return callWithKey(ctx, key, 'POST', activateUrl(integrationId, versionId), { body });
 }
 
 /** Registers and expects 201; returns the body. */
-export async function registerDraft(ctx: TestContext, key: string, integrationId: string, body: unknown): Promise<{ contract: { id: string; declaredVersion: string; fingerprint: string; createdAt: string }; connectionRevision: string; skipped: unknown[] }> {
+export async function registerDraft(
+  ctx: TestContext,
+  key: string,
+  integrationId: string,
+  body: unknown,
+): Promise<{
+  contract: { id: string; declaredVersion: string; fingerprint: string; createdAt: string };
+  connectionRevision: string;
+  skipped: unknown[];
+}> {
   const res = await registerVersion(ctx, key, integrationId, body);
   if (res.statusCode !== 201) throw new Error(`register answered ${res.statusCode}: ${res.body}`);
   return res.json();
 }
 
 /** Activates and expects 200; returns the activation result. */
-export async function activateOk(ctx: TestContext, key: string, integrationId: string, versionId: string, body: unknown): Promise<{ activationId: string; activeContractVersionId: string; previousActiveContractVersionId: string | null; revision: number; connectionRevision?: string }> {
+export async function activateOk(
+  ctx: TestContext,
+  key: string,
+  integrationId: string,
+  versionId: string,
+  body: unknown,
+): Promise<{
+  activationId: string;
+  activeContractVersionId: string;
+  previousActiveContractVersionId: string | null;
+  revision: number;
+  connectionRevision?: string;
+}> {
   const res = await activateVersion(ctx, key, integrationId, versionId, body);
   if (res.statusCode !== 200) throw new Error(`activate answered ${res.statusCode}: ${res.body}`);
   return res.json();
@@ -117,17 +166,20 @@ export interface ContractState {
 export async function contractState(ctx: TestContext, connectionId: string): Promise<ContractState> {
   const db = ctx.deps.pool;
   const count = async (sql: string) => (await db.query<{ n: number }>(sql, [connectionId])).rows[0].n;
-  const connection = (await db.query(
-    'SELECT revision, analysis_revision, active_contract_version_id FROM connections WHERE id = $1',
-    [connectionId],
-  )).rows[0];
-  const statuses = (await db.query<{ id: string; lifecycle_status: string }>(
-    'SELECT id, lifecycle_status FROM contract_versions WHERE connection_id = $1',
-    [connectionId],
-  )).rows;
+  const connection = (
+    await db.query('SELECT revision, analysis_revision, active_contract_version_id FROM connections WHERE id = $1', [connectionId])
+  ).rows[0];
+  const statuses = (
+    await db.query<{ id: string; lifecycle_status: string }>(
+      'SELECT id, lifecycle_status FROM contract_versions WHERE connection_id = $1',
+      [connectionId],
+    )
+  ).rows;
   return {
     versions: await count('SELECT count(*)::int AS n FROM contract_versions WHERE connection_id = $1'),
-    operations: await count('SELECT count(*)::int AS n FROM contract_operations o JOIN contract_versions v ON v.id = o.contract_version_id WHERE v.connection_id = $1'),
+    operations: await count(
+      'SELECT count(*)::int AS n FROM contract_operations o JOIN contract_versions v ON v.id = o.contract_version_id WHERE v.connection_id = $1',
+    ),
     activations: await count('SELECT count(*)::int AS n FROM contract_activations WHERE connection_id = $1'),
     audits: await count("SELECT count(*)::int AS n FROM audit_events WHERE action LIKE 'contract.%' AND metadata->>'connectionId' = $1"),
     outbox: await count("SELECT count(*)::int AS n FROM outbox WHERE topic = 'reanalysis' AND payload->>'connectionId' = $1"),

@@ -44,7 +44,13 @@ export function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): 
     const pointers = [pointer];
     for (let hops = 0; hops < 32 && isObject(node) && typeof node.$ref === 'string' && node.$ref.startsWith('#/'); hops++) {
       const target = node.$ref.slice(1);
-      node = resolvePointer(document, target.split('/').map((token) => escapeToken(unescapeToken(decodeURIComponent(token)))).join('/'));
+      node = resolvePointer(
+        document,
+        target
+          .split('/')
+          .map((token) => escapeToken(unescapeToken(decodeURIComponent(token))))
+          .join('/'),
+      );
       pointers.push(target);
     }
     return [node, pointers];
@@ -53,7 +59,8 @@ export function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): 
     const selector = /^[1-5]xx$/i.test(code) ? code.toUpperCase() : /^default$/i.test(code) ? 'default' : code;
     return `${method.toUpperCase()} ${name}:${location}:${selector}`;
   };
-  const hasJson = (body: unknown) => isObject(body) && isObject(body.content) && Object.keys(body.content).some((type) => JSON_MEDIA.test(type.trim()));
+  const hasJson = (body: unknown) =>
+    isObject(body) && isObject(body.content) && Object.keys(body.content).some((type) => JSON_MEDIA.test(type.trim()));
   const payloads: DeclaredPayload[] = [];
   const container = document[source] as Json;
   for (const [name, rawItem] of Object.entries(container)) {
@@ -68,7 +75,12 @@ export function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): 
       let count = 0;
       if (Object.hasOwn(operation, 'requestBody')) {
         const [body, pointers] = resolve(operation.requestBody, at('/requestBody').at(-1) as string);
-        payloads.push({ key: payloadKey(method, name, source === 'paths' ? 'request' : 'message', 'default'), route: name, pointers: [...at('/requestBody'), ...pointers], json: hasJson(body) });
+        payloads.push({
+          key: payloadKey(method, name, source === 'paths' ? 'request' : 'message', 'default'),
+          route: name,
+          pointers: [...at('/requestBody'), ...pointers],
+          json: hasJson(body),
+        });
         count++;
       }
       if (source === 'paths' && isObject(operation.responses)) {
@@ -77,15 +89,27 @@ export function declaredPayloads(document: Json, source: 'paths' | 'webhooks'): 
           const [response, pointers] = resolve(rawResponse, at(`/responses/${escapeToken(code)}`).at(-1) as string);
           // A method outside 01 Limits leaves out only what declares content.
           if (!supported && isObject(response) && !Object.hasOwn(response, 'content')) continue;
-          payloads.push({ key: payloadKey(method, name, 'response', code), route: name, pointers: [...at(`/responses/${escapeToken(code)}`), ...pointers], json: hasJson(response) });
+          payloads.push({
+            key: payloadKey(method, name, 'response', code),
+            route: name,
+            pointers: [...at(`/responses/${escapeToken(code)}`), ...pointers],
+            json: hasJson(response),
+          });
           count++;
         }
       }
-      if (count === 0 && supported) payloads.push({ key: payloadKey(method, name, source === 'paths' ? 'response' : 'message', 'default'), route: name, pointers: at(''), json: false });
+      if (count === 0 && supported)
+        payloads.push({
+          key: payloadKey(method, name, source === 'paths' ? 'response' : 'message', 'default'),
+          route: name,
+          pointers: at(''),
+          json: false,
+        });
     }
   }
   return payloads;
 }
 
 /** The document the importer reads: a Swagger 2.0 document through its OpenAPI 3.0 conversion. */
-export const asImported = (document: Json): Json => (document.swagger === '2.0' ? (upgradeFromTwoToThree(structuredClone(document)) as Json) : document);
+export const asImported = (document: Json): Json =>
+  document.swagger === '2.0' ? (upgradeFromTwoToThree(structuredClone(document)) as Json) : document;

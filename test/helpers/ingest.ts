@@ -43,10 +43,18 @@ export interface EdgeOverrides {
 /** Real time plus an offset that only this test moves. */
 export class ManualClock implements Clock {
   offsetMs = 0;
-  now(): Date { return new Date(this.nowMs()); }
-  nowMs(): number { return Date.now() + this.offsetMs; }
-  async sync(): Promise<void> { /* nothing shared to read */ }
-  advance(ms: number): void { this.offsetMs += ms; }
+  now(): Date {
+    return new Date(this.nowMs());
+  }
+  nowMs(): number {
+    return Date.now() + this.offsetMs;
+  }
+  async sync(): Promise<void> {
+    /* nothing shared to read */
+  }
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
 }
 
 /** The uWebSockets.js edge in-process on a free loopback port, on the test stores (no mocks). */
@@ -60,7 +68,10 @@ export function startFastifyEdge(ctx: TestContext, clickhouse: ClickHouseClient,
 }
 
 async function startAdapter(
-  start: typeof startIngestServer, ctx: TestContext, clickhouse: ClickHouseClient, overrides: EdgeOverrides,
+  start: typeof startIngestServer,
+  ctx: TestContext,
+  clickhouse: ClickHouseClient,
+  overrides: EdgeOverrides,
 ): Promise<Edge> {
   const base = ctx.deps.config;
   // Its own log folder, removed on close unless the test chose one (to reopen it).
@@ -70,17 +81,25 @@ async function startAdapter(
     limits: { ...base.limits, ...overrides.limits },
     ingest: { ...base.ingest, shipIntervalMs: 20, ...(ownLog ? { walDir: ownLog } : {}), ...overrides.ingest },
   };
-  const clock = overrides.clock === 'shared' ? createClock(config.enableTestClock, ctx.deps.redis) : overrides.clock ?? new ManualClock();
+  const clock = overrides.clock === 'shared' ? createClock(config.enableTestClock, ctx.deps.redis) : (overrides.clock ?? new ManualClock());
   const server = await start(
     {
-      config, pool: overrides.pool ?? ctx.deps.pool, redis: ctx.deps.redis, clickhouse, clock, metrics: createMetricsRegistry('ingest-test'),
+      config,
+      pool: overrides.pool ?? ctx.deps.pool,
+      redis: ctx.deps.redis,
+      clickhouse,
+      clock,
+      metrics: createMetricsRegistry('ingest-test'),
       ...(overrides.analysisStream ? { analysisStream: overrides.analysisStream } : {}),
     },
     '127.0.0.1',
     0,
   );
   const edge: Edge = {
-    url: `http://127.0.0.1:${server.port}`, server, config, clock,
+    url: `http://127.0.0.1:${server.port}`,
+    server,
+    config,
+    clock,
     shipped: () => server.pipeline.shipper.flush(),
     close: async () => {
       runningEdges.delete(edge);
@@ -95,8 +114,11 @@ async function startAdapter(
 /** A ClickHouse client on the test database; its own error log is off (fault tests stop the server). */
 export function testClickHouse(ctx: TestContext): ClickHouseClient {
   return createClient({
-    url: ctx.deps.config.clickhouseUrl, database: ctx.deps.config.clickhouseDatabase, request_timeout: 10_000,
-    compression: { request: false, response: false }, log: { level: ClickHouseLogLevel.OFF },
+    url: ctx.deps.config.clickhouseUrl,
+    database: ctx.deps.config.clickhouseDatabase,
+    request_timeout: 10_000,
+    compression: { request: false, response: false },
+    log: { level: ClickHouseLogLevel.OFF },
   });
 }
 
@@ -120,7 +142,8 @@ export async function createCollector(ctx: TestContext, apiKey: string, input: P
   const protocol = input.protocol ?? 'http-api';
   const created = await createIntegration(ctx, apiKey, { mode: input.mode ?? 'sandbox', direction, protocol, ...input });
   const account = await ctx.deps.pool.query<{ account_id: string }>(
-    'SELECT w.account_id FROM connections c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = $1', [created.integration.connectionId],
+    'SELECT w.account_id FROM connections c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = $1',
+    [created.integration.connectionId],
   );
   return {
     ...created.collectorConfiguration,
@@ -146,7 +169,10 @@ const OPERATION: Record<Collector['protocol'], { method: string; routeTemplate: 
 export const FINGERPRINT = `sha256:${'ab'.repeat(32)}`;
 
 /** A valid envelope (version 0.2 unless overridden) for the collector's Integration. */
-export function envelope(collector: Pick<Collector, 'integrationKey' | 'direction' | 'protocol'>, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function envelope(
+  collector: Pick<Collector, 'integrationKey' | 'direction' | 'protocol'>,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     envelopeVersion: '0.2',
     eventId: newEventId(),
@@ -164,7 +190,10 @@ export function envelope(collector: Pick<Collector, 'integrationKey' | 'directio
     payload: {
       storage: 'none',
       schemaFingerprint: FINGERPRINT,
-      schemaShape: { kind: 'object', fields: { id: { kind: 'string' }, total: { kind: 'number' }, tags: { kind: 'array', items: { kind: 'string' } } } },
+      schemaShape: {
+        kind: 'object',
+        fields: { id: { kind: 'string' }, total: { kind: 'number' }, tags: { kind: 'array', items: { kind: 'string' } } },
+      },
       redactionPolicyVersion: '2025-01',
     },
     outcome: { accepted: true, businessObjectType: 'order', businessObjectIdHash: 'hmac:9a8b7c' },
@@ -252,16 +281,29 @@ async function signedHeaders(edge: EdgeAddress, collector: Collector, body: stri
 /** POST /ingest with the exact body string signed (a non-string body is serialised once). */
 export async function postBatch(edge: EdgeAddress, collector: Collector, body: unknown, options: SendOptions = {}): Promise<EdgeAnswer> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const res = await fetch(`${edge.url}/ingest`, { method: 'POST', headers: await signedHeaders(edge, collector, text, options), body: text });
+  const res = await fetch(`${edge.url}/ingest`, {
+    method: 'POST',
+    headers: await signedHeaders(edge, collector, text, options),
+    body: text,
+  });
   return answer(res);
 }
 
-export async function sendEnvelopes(edge: EdgeAddress, collector: Collector, envelopes: unknown[], options: SendOptions = {}): Promise<EdgeAnswer> {
+export async function sendEnvelopes(
+  edge: EdgeAddress,
+  collector: Collector,
+  envelopes: unknown[],
+  options: SendOptions = {},
+): Promise<EdgeAnswer> {
   return postBatch(edge, collector, { envelopes }, options);
 }
 
 /** GET /v1/collector/connection, signed over `<t>.` and the empty body (or `body` when given). */
-export async function checkConnection(edge: Edge, collector: Collector, options: SendOptions & { signedBody?: string } = {}): Promise<EdgeAnswer> {
+export async function checkConnection(
+  edge: Edge,
+  collector: Collector,
+  options: SendOptions & { signedBody?: string } = {},
+): Promise<EdgeAnswer> {
   const headers = await signedHeaders(edge, collector, options.signedBody ?? '', options);
   delete headers['content-type'];
   return answer(await fetch(`${edge.url}/v1/collector/connection`, { headers }));
@@ -298,7 +340,12 @@ export async function countStoredNow(clickhouse: ClickHouseClient, connectionId:
   let total = 0;
   // ClickHouse caps the query text (max_query_size): ask in slices.
   for (let offset = 0; offset < eventIds.length; offset += 2_000) {
-    total += await count(` AND event_id IN (${eventIds.slice(offset, offset + 2_000).map(sqlLiteral).join(', ')})`);
+    total += await count(
+      ` AND event_id IN (${eventIds
+        .slice(offset, offset + 2_000)
+        .map(sqlLiteral)
+        .join(', ')})`,
+    );
   }
   return total;
 }
@@ -326,7 +373,11 @@ export function dedupPeriod(nowMs: number, windowSeconds: number): number {
  * before it (most recent first). Returns the hash and the value found, or null.
  */
 export async function dedupEntry(
-  redis: Redis, target: { accountId: string; connectionId: string }, eventId: string, windowSeconds: number, nowMs = Date.now(),
+  redis: Redis,
+  target: { accountId: string; connectionId: string },
+  eventId: string,
+  windowSeconds: number,
+  nowMs = Date.now(),
 ): Promise<{ key: string; value: string } | null> {
   const current = dedupPeriod(nowMs, windowSeconds);
   for (let back = 0; back < DEDUP_PERIODS; back += 1) {

@@ -57,7 +57,15 @@ export async function insertSlotConnection(
   const { rows } = await ctx.deps.pool.query<{ revision: string }>(
     `INSERT INTO connections (id, integration_id, workspace_id, environment_id, mode, connection_key, revision, credential_status, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, nextval('revision_seq')::text, 'not_issued', $7) RETURNING revision`,
-    [connectionId, input.integrationId, input.workspaceId, environment.rows[0].id, environment.rows[0].mode, newId('svc_conn_v1.'), ctx.deps.clock.now()],
+    [
+      connectionId,
+      input.integrationId,
+      input.workspaceId,
+      environment.rows[0].id,
+      environment.rows[0].mode,
+      newId('svc_conn_v1.'),
+      ctx.deps.clock.now(),
+    ],
   );
   return { connectionId, environmentId: environment.rows[0].id, mode: environment.rows[0].mode, revision: rows[0].revision };
 }

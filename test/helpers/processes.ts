@@ -19,8 +19,13 @@ export interface SpawnedProcess {
  * Spawns `file` with the test environment plus `env`, its port variable set to `port` (a free
  * one by default), and waits until it answers /healthz (`npm run build` first).
  */
-export async function spawnProcess(file: string, portVar: string, env: Record<string, string> = {}, port?: number): Promise<SpawnedProcess> {
-  const listenPort = port ?? await freePort();
+export async function spawnProcess(
+  file: string,
+  portVar: string,
+  env: Record<string, string> = {},
+  port?: number,
+): Promise<SpawnedProcess> {
+  const listenPort = port ?? (await freePort());
   const child = spawn(process.execPath, [file], { env: { ...process.env, ...env, [portVar]: String(listenPort) }, stdio: 'ignore' });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const url = `http://127.0.0.1:${listenPort}`;
@@ -34,10 +39,19 @@ export async function spawnProcess(file: string, portVar: string, env: Record<st
     clearTimeout(timer);
   };
   try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`${file} exited with ${child.exitCode}`);
-      return (await fetch(`${url}/healthz`).then((response) => response.ok, () => false)) || undefined;
-    }, 30_000, `${file} to answer /healthz`);
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${file} exited with ${child.exitCode}`);
+        return (
+          (await fetch(`${url}/healthz`).then(
+            (response) => response.ok,
+            () => false,
+          )) || undefined
+        );
+      },
+      30_000,
+      `${file} to answer /healthz`,
+    );
   } catch (error) {
     await kill('SIGKILL');
     throw error;

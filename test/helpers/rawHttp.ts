@@ -172,10 +172,12 @@ export function catalogueViolation(response: RawResponse, options: { allowBatchS
   }
   const code = (body as { error?: unknown } | null)?.error;
   if (typeof code !== 'string') return `${response.status} body without an error code: ${JSON.stringify(body)}`;
-  if (options.allowBatchShape && code === INGEST_BATCH_SHAPE_ERROR) return response.status === 400 ? null : `${code} with ${response.status}`;
+  if (options.allowBatchShape && code === INGEST_BATCH_SHAPE_ERROR)
+    return response.status === 400 ? null : `${code} with ${response.status}`;
   const spec = CATALOGUE[code];
   if (!spec) return `uncatalogued code ${code}`;
   if (![spec.status, ...(HTTP_LAYER_STATUSES[code] ?? [])].includes(response.status)) return `${code} with ${response.status}`;
-  if (!/^application\/json/.test(response.headers['content-type'] ?? '')) return `${code} with content-type ${response.headers['content-type']}`;
+  if (!/^application\/json/.test(response.headers['content-type'] ?? ''))
+    return `${code} with content-type ${response.headers['content-type']}`;
   return null;
 }

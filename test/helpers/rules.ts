@@ -27,11 +27,16 @@ export interface RuleReceipt {
  * with a workspace key, at the connection's current revision; returns the 201 receipt.
  */
 export async function createRuleWithKey(
-  ctx: TestContext, key: string, connectionId: string, definition: Record<string, unknown>, idempotencyKey: string = newIdempotencyKey(),
+  ctx: TestContext,
+  key: string,
+  connectionId: string,
+  definition: Record<string, unknown>,
+  idempotencyKey: string = newIdempotencyKey(),
 ): Promise<RuleReceipt> {
   const { revision } = await readConnectionRow(ctx, connectionId);
   const res = await callWithKey(ctx, key, 'POST', `/v1/connections/${connectionId}/reconciliation-rules`, {
-    idempotencyKey, body: { expectedRevision: revision, ...definition },
+    idempotencyKey,
+    body: { expectedRevision: revision, ...definition },
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();

@@ -22,7 +22,10 @@ function document(title: string, schema: unknown, schemas: Record<string, unknow
 export function allOfChainDocument(levels: number): Doc {
   const schemas: Record<string, unknown> = { S0: { type: 'object' } };
   for (let i = 1; i <= levels; i++) {
-    schemas[`S${i}`] = { type: 'object', properties: { a: { type: 'object', allOf: [ref(`S${i - 1}`)] }, b: { type: 'object', allOf: [ref(`S${i - 1}`)] } } };
+    schemas[`S${i}`] = {
+      type: 'object',
+      properties: { a: { type: 'object', allOf: [ref(`S${i - 1}`)] }, b: { type: 'object', allOf: [ref(`S${i - 1}`)] } },
+    };
   }
   return document('chain', ref(`S${levels}`), schemas);
 }
@@ -32,7 +35,10 @@ export function allOfPairDocument(levels: number): Doc {
   const schemas: Record<string, unknown> = { X0: { type: 'object' }, Y0: { type: 'object', properties: { y: { type: 'string' } } } };
   for (const chain of ['X', 'Y']) {
     for (let i = 1; i <= levels; i++) {
-      schemas[`${chain}${i}`] = { type: 'object', properties: { a: { type: 'object', allOf: [ref(`${chain}${i - 1}`)] }, b: { type: 'object', allOf: [ref(`${chain}${i - 1}`)] } } };
+      schemas[`${chain}${i}`] = {
+        type: 'object',
+        properties: { a: { type: 'object', allOf: [ref(`${chain}${i - 1}`)] }, b: { type: 'object', allOf: [ref(`${chain}${i - 1}`)] } },
+      };
     }
   }
   return document('pair', { allOf: [ref(`X${levels}`), ref(`Y${levels}`)] }, schemas);
@@ -53,24 +59,36 @@ export function sharedDefinitionDocument(operations: number, properties: number)
  * Random documents of `C0`…`Cn` whose members reference earlier components directly, through
  * `allOf` (of one or two), or as array items: a random acyclic graph of shared definitions.
  */
-export const sharedReferenceDocument: fc.Arbitrary<Doc> = fc.integer({ min: 2, max: 40 }).chain((count) => fc.tuple(
-  ...Array.from({ length: count }, (_, index) => fc.array(member(index), { minLength: 1, maxLength: 4 })),
-  fc.array(fc.nat(count - 1).map((index) => count - 1 - Math.min(index, 2)), { minLength: 1, maxLength: 2 }),
-).map((parts) => {
-  const roots = parts[parts.length - 1] as number[];
-  const schemas: Record<string, unknown> = {};
-  (parts.slice(0, -1) as unknown[][]).forEach((members, index) => {
-    schemas[`C${index}`] = { type: 'object', properties: Object.fromEntries(members.map((schema, position) => [`m${position}`, schema])) };
-  });
-  const schema = roots.length === 1 ? ref(`C${roots[0]}`) : { allOf: roots.map((index) => ref(`C${index}`)) };
-  return document('random', schema, schemas);
-}));
+export const sharedReferenceDocument: fc.Arbitrary<Doc> = fc.integer({ min: 2, max: 40 }).chain((count) =>
+  fc
+    .tuple(
+      ...Array.from({ length: count }, (_, index) => fc.array(member(index), { minLength: 1, maxLength: 4 })),
+      fc.array(
+        fc.nat(count - 1).map((index) => count - 1 - Math.min(index, 2)),
+        { minLength: 1, maxLength: 2 },
+      ),
+    )
+    .map((parts) => {
+      const roots = parts[parts.length - 1] as number[];
+      const schemas: Record<string, unknown> = {};
+      (parts.slice(0, -1) as unknown[][]).forEach((members, index) => {
+        schemas[`C${index}`] = {
+          type: 'object',
+          properties: Object.fromEntries(members.map((schema, position) => [`m${position}`, schema])),
+        };
+      });
+      const schema = roots.length === 1 ? ref(`C${roots[0]}`) : { allOf: roots.map((index) => ref(`C${index}`)) };
+      return document('random', schema, schemas);
+    }),
+);
 
 function member(index: number): fc.Arbitrary<unknown> {
   const primitive = fc.constantFrom({ type: 'string' }, { type: 'integer' }, { type: 'boolean', nullable: true });
   if (index === 0) return primitive;
   // Mostly the previous component, so that sharing compounds level after level.
-  const earlier = fc.oneof({ weight: 3, arbitrary: fc.constant(index - 1) }, { weight: 1, arbitrary: fc.nat(index - 1) }).map((target) => ref(`C${target}`));
+  const earlier = fc
+    .oneof({ weight: 3, arbitrary: fc.constant(index - 1) }, { weight: 1, arbitrary: fc.nat(index - 1) })
+    .map((target) => ref(`C${target}`));
   return fc.oneof(
     primitive,
     earlier,

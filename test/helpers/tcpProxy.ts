@@ -16,19 +16,23 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const port = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | null = null;
-  const listen = () => new Promise<void>((done) => {
-    if (server !== null) return done();
-    server = createServer((client) => {
-      const upstream = connect(targetPort, '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => { client.destroy(); upstream.destroy(); });
-      }
-      client.pipe(upstream).pipe(client);
+  const listen = () =>
+    new Promise<void>((done) => {
+      if (server !== null) return done();
+      server = createServer((client) => {
+        const upstream = connect(targetPort, '127.0.0.1');
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on('close', () => sockets.delete(socket));
+          socket.on('error', () => {
+            client.destroy();
+            upstream.destroy();
+          });
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => done());
     });
-    server.listen(port, '127.0.0.1', () => done());
-  });
   const cut = async () => {
     const current = server;
     server = null;

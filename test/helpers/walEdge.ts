@@ -38,7 +38,10 @@ export async function storedCounts(clickhouse: ClickHouseClient, connectionId: s
  * checks each is stored exactly once and the workspace's usage this month equals what is stored.
  */
 export async function expectStoredOnceAndBilled(
-  clickhouse: ClickHouseClient, redis: Redis, target: { accountId: string; connectionId: string; workspaceId: string }, total: number,
+  clickhouse: ClickHouseClient,
+  redis: Redis,
+  target: { accountId: string; connectionId: string; workspaceId: string },
+  total: number,
 ): Promise<void> {
   const deadline = Date.now() + 30_000;
   let counts = await storedCounts(clickhouse, target.connectionId);
@@ -81,7 +84,10 @@ export class BatchLoad {
   readonly accepted = new Set<number>();
   readonly answers: { at: number; status: number }[] = [];
 
-  constructor(private readonly edge: EdgeAddress, private readonly collector: Collector) {}
+  constructor(
+    private readonly edge: EdgeAddress,
+    private readonly collector: Collector,
+  ) {}
 
   newBatch(): number {
     const envelopes = Array.from({ length: BatchLoad.ENVELOPES_PER_BATCH }, () => envelope(this.collector));
@@ -101,12 +107,14 @@ export class BatchLoad {
 
   /** `senders` collectors, each sending a new batch and then pausing `paceMs`, until `done()`. */
   async run(senders: number, paceMs: number, done: () => boolean): Promise<void> {
-    await Promise.all(Array.from({ length: senders }, async () => {
-      while (!done()) {
-        await this.send(this.newBatch());
-        await sleep(paceMs);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: senders }, async () => {
+        while (!done()) {
+          await this.send(this.newBatch());
+          await sleep(paceMs);
+        }
+      }),
+    );
   }
 
   /**

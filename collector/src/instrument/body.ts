@@ -41,7 +41,10 @@ const DECODERS: Record<string, Decoder> = { gzip: gunzip, 'x-gzip': gunzip, defl
 /** Whether the library can read a body of this Content-Encoding (identity, gzip, deflate, br). */
 export function decodableEncoding(encoding: string | undefined): boolean {
   if (!encoding) return true;
-  return encoding.split(',').map((part) => part.trim().toLowerCase()).every((part) => part === '' || part === 'identity' || part in DECODERS);
+  return encoding
+    .split(',')
+    .map((part) => part.trim().toLowerCase())
+    .every((part) => part === '' || part === 'identity' || part in DECODERS);
 }
 
 /**
@@ -53,7 +56,10 @@ export async function parseJsonBytes(bytes: Buffer, encoding: string | undefined
   try {
     if (encoding) {
       // Content-Encoding lists codings in the order they were applied: undo them last first.
-      const codings = encoding.split(',').map((part) => part.trim().toLowerCase()).filter((part) => part !== '' && part !== 'identity');
+      const codings = encoding
+        .split(',')
+        .map((part) => part.trim().toLowerCase())
+        .filter((part) => part !== '' && part !== 'identity');
       for (const coding of codings.reverse()) {
         const decoder = DECODERS[coding];
         if (!decoder) return notInspected('error');
@@ -81,7 +87,12 @@ export function parseJsonText(text: string): ObservedBody {
  * A body a server framework already read: a parsed value (when the content type is JSON), or
  * bytes or text to parse (a raw-body parser, kept for signature checks), within maxBytes.
  */
-export function serverBody(body: unknown, contentType: string | undefined, declaredLength: number | undefined, maxBytes: number): ObservedBody {
+export function serverBody(
+  body: unknown,
+  contentType: string | undefined,
+  declaredLength: number | undefined,
+  maxBytes: number,
+): ObservedBody {
   if (declaredLength !== undefined && declaredLength > maxBytes) return notInspected('too-large');
   if (body === undefined || (body === null && declaredLength === undefined)) return notInspected('absent');
   if (!isJsonContentType(contentType)) return notInspected('not-json');

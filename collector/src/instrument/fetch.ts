@@ -20,7 +20,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import * as diagnostics from 'node:diagnostics_channel';
 import type { Collector, ObservedBody, Observation, PayloadLocation } from '../types.js';
 import {
-  DEFAULT_MAX_BYTES, contentLength, decodableEncoding, isJsonContentType, notInspected, parseJsonBytes, parseJsonText,
+  DEFAULT_MAX_BYTES,
+  contentLength,
+  decodableEncoding,
+  isJsonContentType,
+  notInspected,
+  parseJsonBytes,
+  parseJsonText,
 } from './body.js';
 import { admitted, elapsed, recordAdmitted, start, tryCall, type Started } from './observe.js';
 import { learnedRouteOf, routeResolver, transportMethod, type RouteOptions } from './route.js';
@@ -95,8 +101,13 @@ function planner(collector: Collector, options: FetchInstrumentationOptions): (u
 
 function observation(plan: CallPlan, started: Started, statusCode: number, durationMs: number, body: ObservedBody): Observation {
   return {
-    method: plan.method, routeTemplate: plan.routeTemplate, payloadLocation: 'response', statusCode, durationMs,
-    occurredAt: started.at, body,
+    method: plan.method,
+    routeTemplate: plan.routeTemplate,
+    payloadLocation: 'response',
+    statusCode,
+    durationMs,
+    occurredAt: started.at,
+    body,
   };
 }
 
@@ -306,7 +317,16 @@ export function instrumentFetch(collector: Collector, options: FetchInstrumentat
         recordAdmitted(collector, observation(call.plan, call.started, 0, elapsed(call.started), notInspected('absent')));
       } else {
         // The response arrived but its body did not complete (reset, aborted, cancelled by the host).
-        recordAdmitted(collector, observation(call.plan, call.started, call.statusCode, call.durationMs ?? elapsed(call.started), call.verdict ?? notInspected('error')));
+        recordAdmitted(
+          collector,
+          observation(
+            call.plan,
+            call.started,
+            call.statusCode,
+            call.durationMs ?? elapsed(call.started),
+            call.verdict ?? notInspected('error'),
+          ),
+        );
       }
     } catch {
       // Never into the host.
@@ -347,13 +367,19 @@ type FetchFunction = typeof globalThis.fetch;
 function requestUrl(input: unknown): URL | undefined {
   if (typeof input === 'string') return new URL(input);
   if (input instanceof URL) return input;
-  if (typeof input === 'object' && input !== null && typeof (input as { url?: unknown }).url === 'string') return new URL((input as { url: string }).url);
+  if (typeof input === 'object' && input !== null && typeof (input as { url?: unknown }).url === 'string')
+    return new URL((input as { url: string }).url);
   return undefined;
 }
 
 function requestMethod(input: unknown, init: RequestInit | undefined): unknown {
   if (init?.method !== undefined) return init.method;
-  if (typeof input === 'object' && input !== null && !(input instanceof URL) && typeof (input as { method?: unknown }).method === 'string') {
+  if (
+    typeof input === 'object'
+    && input !== null
+    && !(input instanceof URL)
+    && typeof (input as { method?: unknown }).method === 'string'
+  ) {
     return (input as { method: string }).method;
   }
   return 'GET';
@@ -367,7 +393,9 @@ function requestBody(input: unknown, init: RequestInit | undefined, maxBytes: nu
     const inputBody = typeof input === 'object' && input !== null ? (input as { body?: unknown }).body : undefined;
     return inputBody ? notInspected('stream') : notInspected('absent');
   }
-  const headers = new Headers(init?.headers ?? (typeof input === 'object' && input !== null && !(input instanceof URL) ? (input as Request).headers : undefined));
+  const headers = new Headers(
+    init?.headers ?? (typeof input === 'object' && input !== null && !(input instanceof URL) ? (input as Request).headers : undefined),
+  );
   let contentType = headers.get('content-type') ?? undefined;
   if (contentType === undefined && typeof body === 'string') contentType = 'text/plain';
   if (!isJsonContentType(contentType)) return notInspected('not-json');
@@ -413,7 +441,11 @@ async function readClone(copy: Response, maxBytes: number): Promise<ObservedBody
  * instrumentFetch. Passes calls through unobserved unless the collector is an outbound `http-api`
  * one.
  */
-export function observeFetch(collector: Collector, fetchImpl: FetchFunction = globalThis.fetch, options: ObserveFetchOptions = {}): FetchFunction {
+export function observeFetch(
+  collector: Collector,
+  fetchImpl: FetchFunction = globalThis.fetch,
+  options: ObserveFetchOptions = {},
+): FetchFunction {
   if (!observesOutboundHttp(collector)) return fetchImpl;
   const plan = planner(collector, options);
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -438,18 +470,23 @@ export function observeFetch(collector: Collector, fetchImpl: FetchFunction = gl
     try {
       response = await wrappedCalls.run(true, () => fetchImpl(input, init));
     } catch (error) {
-      recordAdmitted(collector, { ...observation(target, started, 0, elapsed(started), sentBody ?? notInspected('absent')), payloadLocation });
+      recordAdmitted(collector, {
+        ...observation(target, started, 0, elapsed(started), sentBody ?? notInspected('absent')),
+        payloadLocation,
+      });
       throw error;
     }
 
     try {
       const durationMs = elapsed(started);
-      const done = (body: ObservedBody) => recordAdmitted(collector, { ...observation(target, started, response.status, durationMs, body), payloadLocation });
+      const done = (body: ObservedBody) =>
+        recordAdmitted(collector, { ...observation(target, started, response.status, durationMs, body), payloadLocation });
       if (sentBody !== undefined) {
         done(sentBody);
       } else {
         const declared = contentLength(response.headers.get('content-length') ?? undefined);
-        if (!inspect || target.method === 'HEAD' || NO_BODY_STATUS.has(response.status) || declared === 0 || !response.body) done(notInspected('absent'));
+        if (!inspect || target.method === 'HEAD' || NO_BODY_STATUS.has(response.status) || declared === 0 || !response.body)
+          done(notInspected('absent'));
         else if (!isJsonContentType(response.headers.get('content-type') ?? undefined)) done(notInspected('not-json'));
         else if (declared !== undefined && declared > maxBytes) done(notInspected('too-large'));
         else if (response.bodyUsed) done(notInspected('error'));

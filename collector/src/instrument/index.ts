@@ -12,14 +12,30 @@
 // Every hook catches everything: a helper never throws into, delays or alters the host's calls.
 
 export {
-  instrumentFetch, observeFetch, type FetchInstrumentationOptions, type ObserveFetchOptions,
+  instrumentFetch,
+  observeFetch,
+  type FetchInstrumentationOptions,
+  type ObserveFetchOptions,
 } from './fetch.js';
 export {
-  expressCollector, fastifyCollector, type ExpressMiddleware, type ExpressRequestLike, type ExpressResponseLike,
-  type FastifyCollectorOptions, type FastifyCollectorPlugin, type FastifyInstanceLike, type FastifyReplyLike, type FastifyRequestLike,
+  expressCollector,
+  fastifyCollector,
+  type ExpressMiddleware,
+  type ExpressRequestLike,
+  type ExpressResponseLike,
+  type FastifyCollectorOptions,
+  type FastifyCollectorPlugin,
+  type FastifyInstanceLike,
+  type FastifyReplyLike,
+  type FastifyRequestLike,
   type InboundOptions,
 } from './server.js';
 export {
-  RejectedOperation, isRejectedOperation, observeFeed, observeQueue, reject, type OperationOptions,
+  RejectedOperation,
+  isRejectedOperation,
+  observeFeed,
+  observeQueue,
+  reject,
+  type OperationOptions,
 } from './operation.js';
 export { idLikeSegment, routeMatcher, strippedPath, type RouteOptions } from './route.js';

@@ -31,7 +31,10 @@ export function reject(reason?: string): RejectedOperation {
 
 /** Also true for a RejectedOperation of another copy of the library. */
 export function isRejectedOperation(error: unknown): error is RejectedOperation {
-  return error instanceof RejectedOperation || (typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[REJECTED] === true);
+  return (
+    error instanceof RejectedOperation
+    || (typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[REJECTED] === true)
+  );
 }
 
 export interface OperationOptions {
@@ -60,7 +63,12 @@ export interface OperationOptions {
 
 type Outcome = 'success' | 'rejected' | 'failed';
 
-function observeOperation<T>(collector: Collector, options: OperationOptions, successStatus: number, operation: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+function observeOperation<T>(
+  collector: Collector,
+  options: OperationOptions,
+  successStatus: number,
+  operation: () => T | PromiseLike<T>,
+): Promise<Awaited<T>> {
   const began = start();
   const finish = (outcome: Outcome): void => {
     try {

@@ -19,8 +19,14 @@ const PRINTABLE = /^[\x21-\x7E]+$/;
 
 /** A route template the envelope accepts: an absolute path of printable ASCII without query or fragment. */
 export function acceptableRoute(route: unknown): route is string {
-  return typeof route === 'string' && route.length <= MAX_ROUTE && route.startsWith('/') && PRINTABLE.test(route)
-    && !route.includes('?') && !route.includes('#');
+  return (
+    typeof route === 'string'
+    && route.length <= MAX_ROUTE
+    && route.startsWith('/')
+    && PRINTABLE.test(route)
+    && !route.includes('?')
+    && !route.includes('#')
+  );
 }
 
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
@@ -106,7 +112,11 @@ const PARAMETER = /^(\{[^{}/]+\}|:[A-Za-z_][\w-]*)$/;
 
 function compileTemplate(template: string): CompiledTemplate | undefined {
   if (!acceptableRoute(template)) return undefined;
-  const segments = template.replace(/\/+$/, '').split('/').slice(1).map((segment) => (PARAMETER.test(segment) ? null : segment));
+  const segments = template
+    .replace(/\/+$/, '')
+    .split('/')
+    .slice(1)
+    .map((segment) => (PARAMETER.test(segment) ? null : segment));
   return { template, segments, literals: segments.filter((segment) => segment !== null).length };
 }
 

@@ -56,7 +56,13 @@ interface Admitted {
  * asked last when `include` is given (a request it excludes must not spend it), else first, so
  * that past the budget nothing of the request is read.
  */
-function admitInbound(collector: Collector, options: InboundOptions, rawMethod: unknown, url: string, frameworkRoute: unknown): Admitted | undefined {
+function admitInbound(
+  collector: Collector,
+  options: InboundOptions,
+  rawMethod: unknown,
+  url: string,
+  frameworkRoute: unknown,
+): Admitted | undefined {
   try {
     if (!options.include && !admitted(collector)) return undefined;
     const method = transportMethod(rawMethod);
@@ -75,16 +81,35 @@ function admitInbound(collector: Collector, options: InboundOptions, rawMethod: 
 }
 
 /** Builds and records the observation of an admitted inbound request once it was answered; never throws. */
-function recordInbound(collector: Collector, options: InboundOptions, request: InboundRequest, admitted: Admitted, statusCode: number, started: Started): void {
+function recordInbound(
+  collector: Collector,
+  options: InboundOptions,
+  request: InboundRequest,
+  admitted: Admitted,
+  statusCode: number,
+  started: Started,
+): void {
   try {
     if (!Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) return;
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    const body = options.inspectBodies === false
-      ? notInspected('absent')
-      : serverBody(request.body, headerValue(request.headers, 'content-type'), contentLength(headerValue(request.headers, 'content-length')), maxBytes);
+    const body =
+      options.inspectBodies === false
+        ? notInspected('absent')
+        : serverBody(
+            request.body,
+            headerValue(request.headers, 'content-type'),
+            contentLength(headerValue(request.headers, 'content-length')),
+            maxBytes,
+          );
     const correlation = tryCall(() => options.correlation?.(request));
     recordAdmitted(collector, {
-      method: admitted.method, routeTemplate: admitted.route, payloadLocation: 'message', statusCode, durationMs: elapsed(started), occurredAt: started.at, body,
+      method: admitted.method,
+      routeTemplate: admitted.route,
+      payloadLocation: 'message',
+      statusCode,
+      durationMs: elapsed(started),
+      occurredAt: started.at,
+      body,
       ...(correlation ? { correlation } : {}),
     });
   } catch {
@@ -215,7 +240,14 @@ export function expressCollector(collector: Collector, options: InboundOptions =
           const url = request.originalUrl ?? request.url;
           const admitted = admitInbound(collector, options, request.method, url, expressRoute(request));
           if (admitted) {
-            recordInbound(collector, options, { method: request.method, url, headers: request.headers, body: request.body }, admitted, response.statusCode, started);
+            recordInbound(
+              collector,
+              options,
+              { method: request.method, url, headers: request.headers, body: request.body },
+              admitted,
+              response.statusCode,
+              started,
+            );
           }
         } catch {
           // Never into the host.

@@ -11,8 +11,26 @@ export default async function consoleApplyOperationRoute(app: FastifyInstance): 
     {
       onRequest: [sessionAuth()],
       // The Idempotency-Key header is checked before the body, as on every keyed route.
-      preValidation: async (request) => { readIdempotencyKey(request); },
-      config: { validationError: 'invalid_configuration_request', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden', 'operation_not_found', 'integration_not_found', 'approval_mismatch', 'configuration_preview_stale', 'configuration_preview_expired', 'configuration_destination_conflict', 'configuration_compensation_unavailable', 'idempotency_key_required', 'idempotency_conflict'] },
+      preValidation: async (request) => {
+        readIdempotencyKey(request);
+      },
+      config: {
+        validationError: 'invalid_configuration_request',
+        errors: [
+          'workspace_not_found',
+          'workspace_unavailable',
+          'forbidden',
+          'operation_not_found',
+          'integration_not_found',
+          'approval_mismatch',
+          'configuration_preview_stale',
+          'configuration_preview_expired',
+          'configuration_destination_conflict',
+          'configuration_compensation_unavailable',
+          'idempotency_key_required',
+          'idempotency_conflict',
+        ],
+      },
       schema: { params: operationParams, querystring: noQuery, body: applyBody, response: { 200: receiptSchema, 201: receiptSchema } },
     },
     async (request, reply) => {

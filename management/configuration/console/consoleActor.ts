@@ -14,7 +14,10 @@ import type { Deps } from '../../deps.js';
  * answered; a pending or expired review there is 409 `workspace_unavailable`, as its apply would be.
  */
 export async function readAsWorkspaceManager(
-  deps: Deps, session: SessionPrincipal, slug: string, read: (actor: WorkspaceUserActor) => Promise<Record<string, unknown>>,
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  read: (actor: WorkspaceUserActor) => Promise<Record<string, unknown>>,
 ): Promise<Record<string, unknown>> {
   const { actor, status } = await requireWorkspaceManager(deps.pool, session, slug);
   const answer = await read(actor);

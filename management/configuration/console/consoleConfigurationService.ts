@@ -9,24 +9,47 @@ import type { Deps } from '../../deps.js';
 import type { OperationResponse } from '../../operations/idempotency.js';
 import { applyConfigurationOperation, type ApplyInput } from '../configurationApply.js';
 import {
-  previewCompensation, previewCopy, readConfigurationOperation, type CopyPreviewBody, type ReviewView,
+  previewCompensation,
+  previewCopy,
+  readConfigurationOperation,
+  type CopyPreviewBody,
+  type ReviewView,
 } from '../configurationService.js';
 import { readAsWorkspaceManager } from './consoleActor.js';
 
 export async function previewConsoleCopy(
-  deps: Deps, session: SessionPrincipal, slug: string, connectionId: string, body: CopyPreviewBody,
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  connectionId: string,
+  body: CopyPreviewBody,
 ): Promise<ReviewView> {
   return previewCopy(deps, await activeWorkspaceManager(deps.pool, session, slug), connectionId, body);
 }
 
-export async function previewConsoleCompensation(deps: Deps, session: SessionPrincipal, slug: string, operationId: string): Promise<ReviewView> {
+export async function previewConsoleCompensation(
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  operationId: string,
+): Promise<ReviewView> {
   return previewCompensation(deps, await activeWorkspaceManager(deps.pool, session, slug), operationId);
 }
 
-export async function applyConsoleConfigurationOperation(deps: Deps, session: SessionPrincipal, slug: string, input: ApplyInput): Promise<OperationResponse> {
+export async function applyConsoleConfigurationOperation(
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  input: ApplyInput,
+): Promise<OperationResponse> {
   return applyConfigurationOperation(deps, await activeWorkspaceManager(deps.pool, session, slug), input);
 }
 
-export function readConsoleConfigurationOperation(deps: Deps, session: SessionPrincipal, slug: string, operationId: string): Promise<Record<string, unknown>> {
+export function readConsoleConfigurationOperation(
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  operationId: string,
+): Promise<Record<string, unknown>> {
   return readAsWorkspaceManager(deps, session, slug, (actor) => readConfigurationOperation(deps, actor, operationId));
 }

@@ -11,11 +11,32 @@ export default async function consolePreviewCopyRoute(app: FastifyInstance): Pro
     {
       // sessionAuth checks CSRF and the write pause.
       onRequest: [sessionAuth()],
-      config: { validationError: 'invalid_configuration_request', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden', 'connection_not_found', 'integration_not_found', 'configuration_selection_invalid', 'configuration_scope_mismatch', 'configuration_destination_conflict', 'configuration_snapshot_too_large', 'workspace_modes_unavailable', 'rate_limited'] },
+      config: {
+        validationError: 'invalid_configuration_request',
+        errors: [
+          'workspace_not_found',
+          'workspace_unavailable',
+          'forbidden',
+          'connection_not_found',
+          'integration_not_found',
+          'configuration_selection_invalid',
+          'configuration_scope_mismatch',
+          'configuration_destination_conflict',
+          'configuration_snapshot_too_large',
+          'workspace_modes_unavailable',
+          'rate_limited',
+        ],
+      },
       schema: { params: connectionParams, querystring: noQuery, body: copyPreviewBody, response: { 201: reviewSchema } },
     },
     async (request, reply) => {
-      const review = await previewConsoleCopy(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.connectionId, request.body);
+      const review = await previewConsoleCopy(
+        app.deps,
+        sessionOf(request),
+        request.params.workspaceSlug,
+        request.params.connectionId,
+        request.body,
+      );
       return reply.code(201).send(review);
     },
   );

@@ -11,8 +11,25 @@ export default async function consoleApplyConnectionSetupRoute(app: FastifyInsta
     {
       onRequest: [sessionAuth()],
       // The Idempotency-Key header is checked before the body, as on every keyed route.
-      preValidation: async (request) => { readIdempotencyKey(request); },
-      config: { validationError: 'invalid_connection_setup', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden', 'operation_not_found', 'integration_not_found', 'approval_mismatch', 'connection_preview_expired', 'connection_preview_stale', 'connection_already_configured', 'idempotency_key_required', 'idempotency_conflict'] },
+      preValidation: async (request) => {
+        readIdempotencyKey(request);
+      },
+      config: {
+        validationError: 'invalid_connection_setup',
+        errors: [
+          'workspace_not_found',
+          'workspace_unavailable',
+          'forbidden',
+          'operation_not_found',
+          'integration_not_found',
+          'approval_mismatch',
+          'connection_preview_expired',
+          'connection_preview_stale',
+          'connection_already_configured',
+          'idempotency_key_required',
+          'idempotency_conflict',
+        ],
+      },
       schema: { params: operationParams, querystring: noQuery, body: applyBody, response: { 200: receiptSchema, 201: firstReceiptSchema } },
     },
     async (request, reply) => {

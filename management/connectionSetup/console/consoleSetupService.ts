@@ -13,15 +13,29 @@ import { previewSetup, readSetup, type SetupPreviewBody } from '../setupService.
 import type { SetupReviewView } from '../setupViews.js';
 
 export async function previewConsoleSetup(
-  deps: Deps, session: SessionPrincipal, slug: string, integrationId: string, body: SetupPreviewBody,
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  integrationId: string,
+  body: SetupPreviewBody,
 ): Promise<SetupReviewView> {
   return previewSetup(deps, await activeWorkspaceManager(deps.pool, session, slug), integrationId, body);
 }
 
-export async function applyConsoleSetup(deps: Deps, session: SessionPrincipal, slug: string, input: SetupApplyInput): Promise<OperationResponse> {
+export async function applyConsoleSetup(
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  input: SetupApplyInput,
+): Promise<OperationResponse> {
   return applySetup(deps, await activeWorkspaceManager(deps.pool, session, slug), input);
 }
 
-export function readConsoleSetup(deps: Deps, session: SessionPrincipal, slug: string, operationId: string): Promise<Record<string, unknown>> {
+export function readConsoleSetup(
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  operationId: string,
+): Promise<Record<string, unknown>> {
   return readAsWorkspaceManager(deps, session, slug, (actor) => readSetup(deps, actor, operationId));
 }

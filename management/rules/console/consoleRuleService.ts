@@ -35,7 +35,11 @@ const isCanonicalEnvironment = (connection: ConnectionRecord) =>
  * `managementPermission` false.
  */
 export async function readExpectedOutcomes(
-  deps: Deps, session: SessionPrincipal, slug: string, connectionId: string, query: { limit?: string; cursor?: string },
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  connectionId: string,
+  query: { limit?: string; cursor?: string },
 ): Promise<ExpectedOutcomesView> {
   const limit = pageLimit(query.limit, DEFAULT_RULE_LIMIT, 'invalid_rule_request');
   return inReadSnapshot(deps.pool, async (db) => {
@@ -62,7 +66,10 @@ export async function readExpectedOutcomes(
  * operation's transaction checks the role, the session and the workspace again.
  */
 export async function mutateExpectedOutcome(
-  deps: Deps, session: SessionPrincipal, slug: string, input: RuleMutationInput,
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  input: RuleMutationInput,
 ): Promise<OperationResponse> {
   const result = await mutateRule(deps, await activeWorkspaceManager(deps.pool, session, slug), input);
   return { statusCode: result.statusCode, body: { expectedOutcome: result.body.rule, operation: result.body } };
@@ -72,7 +79,12 @@ export async function mutateExpectedOutcome(
  * GET …/rule-operations/{operationId}: the completed receipt, for the console user who performed
  * it while still an owner or admin; in an archived workspace too (02).
  */
-export async function readConsoleRuleOperation(deps: Deps, session: SessionPrincipal, slug: string, operationId: string): Promise<Record<string, unknown>> {
+export async function readConsoleRuleOperation(
+  deps: Deps,
+  session: SessionPrincipal,
+  slug: string,
+  operationId: string,
+): Promise<Record<string, unknown>> {
   const { actor } = await requireWorkspaceManager(deps.pool, session, slug);
   return readRuleOperation(deps, actor, operationId);
 }

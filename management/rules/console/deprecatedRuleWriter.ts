@@ -25,15 +25,19 @@ const anyBody = { anyOf: [{ type: 'null' }, { type: 'object', properties: {} }] 
  * unowned connection is 404 `connection_not_found`.
  */
 export default async function deprecatedRuleWriterRoute(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { connectionId: string } }>('/integrations/:connectionId/reconciliation-rules', {
-    onRequest: [deprecationHeader, sessionAuth()],
-    config: { validationError: 'invalid_rule_request', errors: ['canonical_lifecycle_required', 'connection_not_found'] },
-    schema: { params: connectionParams, querystring: noQuery, body: anyBody },
-  }, async (request) => {
-    const { connectionId } = request.params;
-    if (!hasIdForm(connectionId, 'int_') || !(await isOwnedConnection(app.deps.pool, connectionId, sessionOf(request).userId))) {
-      throw new AppError('connection_not_found');
-    }
-    throw new AppError('canonical_lifecycle_required');
-  });
+  app.post<{ Params: { connectionId: string } }>(
+    '/integrations/:connectionId/reconciliation-rules',
+    {
+      onRequest: [deprecationHeader, sessionAuth()],
+      config: { validationError: 'invalid_rule_request', errors: ['canonical_lifecycle_required', 'connection_not_found'] },
+      schema: { params: connectionParams, querystring: noQuery, body: anyBody },
+    },
+    async (request) => {
+      const { connectionId } = request.params;
+      if (!hasIdForm(connectionId, 'int_') || !(await isOwnedConnection(app.deps.pool, connectionId, sessionOf(request).userId))) {
+        throw new AppError('connection_not_found');
+      }
+      throw new AppError('canonical_lifecycle_required');
+    },
+  );
 }

@@ -5,7 +5,13 @@ import { RULE_MUTATION_ERRORS, ruleMutationInput } from '../ruleMutationRoute.js
 import type { RuleAction, RuleMutationBody } from '../ruleService.js';
 import { mutateExpectedOutcome } from './consoleRuleService.js';
 import {
-  createBody, deleteBody, expectedOutcomeMutationResponse, expectedOutcomeParams, expectedOutcomesParams, noQuery, updateBody,
+  createBody,
+  deleteBody,
+  expectedOutcomeMutationResponse,
+  expectedOutcomeParams,
+  expectedOutcomesParams,
+  noQuery,
+  updateBody,
 } from './schemas.js';
 
 const COLLECTION = '/workspaces/:workspaceSlug/integrations/:connectionId/expected-outcomes';
@@ -24,7 +30,9 @@ export function registerExpectedOutcomeMutation(app: FastifyInstance, action: Ru
     // sessionAuth checks CSRF and the write pause.
     onRequest: [sessionAuth()],
     // The Idempotency-Key header is checked before the body, as on every keyed route.
-    preValidation: async (request) => { readIdempotencyKey(request); },
+    preValidation: async (request) => {
+      readIdempotencyKey(request);
+    },
     config: { validationError: 'invalid_rule_request', errors: ['workspace_not_found', 'forbidden', ...RULE_MUTATION_ERRORS[action]] },
     schema: {
       params: route.params,
@@ -33,7 +41,12 @@ export function registerExpectedOutcomeMutation(app: FastifyInstance, action: Ru
       response: { 200: expectedOutcomeMutationResponse, 201: expectedOutcomeMutationResponse },
     },
     handler: async (request, reply) => {
-      const result = await mutateExpectedOutcome(app.deps, sessionOf(request), request.params.workspaceSlug, ruleMutationInput(action, request));
+      const result = await mutateExpectedOutcome(
+        app.deps,
+        sessionOf(request),
+        request.params.workspaceSlug,
+        ruleMutationInput(action, request),
+      );
       return reply.code(result.statusCode).send(result.body);
     },
   });

@@ -9,11 +9,20 @@ export default async function listExpectedOutcomesRoute(app: FastifyInstance): P
     '/workspaces/:workspaceSlug/integrations/:connectionId/expected-outcomes',
     {
       onRequest: [sessionAuth()],
-      config: { validationError: 'invalid_rule_request', errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden', 'connection_not_found'] },
+      config: {
+        validationError: 'invalid_rule_request',
+        errors: ['workspace_not_found', 'workspace_unavailable', 'forbidden', 'connection_not_found'],
+      },
       schema: { params: expectedOutcomesParams, querystring: listQuery, response: { 200: expectedOutcomesResponse } },
     },
     async (request, reply) => {
-      const view = await readExpectedOutcomes(app.deps, sessionOf(request), request.params.workspaceSlug, request.params.connectionId, request.query);
+      const view = await readExpectedOutcomes(
+        app.deps,
+        sessionOf(request),
+        request.params.workspaceSlug,
+        request.params.connectionId,
+        request.query,
+      );
       return reply.send(view);
     },
   );

@@ -13,8 +13,15 @@ export const ruleOperationParams = withWorkspaceSlug(operationParams);
 export const expectedOutcomesResponse = {
   type: 'object',
   required: [
-    'connectionId', 'workspaceIntegrationId', 'integrationName', 'mode', 'environment', 'revision',
-    'managementPermission', 'expectedOutcomes', 'nextCursor',
+    'connectionId',
+    'workspaceIntegrationId',
+    'integrationName',
+    'mode',
+    'environment',
+    'revision',
+    'managementPermission',
+    'expectedOutcomes',
+    'nextCursor',
   ],
   properties: {
     connectionId: { type: 'string' },
