@@ -383,12 +383,13 @@ describe('Redis Cluster', () => {
     return close > open + 1 ? key.slice(open, close + 1) : key;
   }
 
-  it('gives every key of an ADMIT, DURABLE and RELEASE call the account\'s hash tag', async () => {
+  it('gives every key of an ADMIT, DURABLE, RELEASE and CONNECTION_CHECK call the account\'s hash tag', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('sandbox');
     const admits = watch(SCRIPTS.ADMIT);
     const durables = watch(SCRIPTS.DURABLE);
     const releases = watch(SCRIPTS.RELEASE);
+    const checks = watch(SCRIPTS.CONNECTION_CHECK);
     const kept = await admitted(admission, cred, ['evt_h1']);
     await admission.settleDurable([kept]);
     const dropped = await admitted(admission, cred, ['evt_h2']);
@@ -396,8 +397,8 @@ describe('Redis Cluster', () => {
     expect(await admission.checkConnection(cred, now())).toEqual({ kind: 'ok' });
     // Epoch, allowance, two usage counters, 4 periods of 3 hashes, the sandbox's 5 windows.
     expect(admits[0]).toHaveLength(4 + 12 + 5);
-    expect([admits.length, durables.length, releases.length]).toEqual([3, 1, 1]);
-    for (const key of [...admits, ...durables, ...releases].flat()) expect([key, hashTag(key)]).toEqual([key, `{${cred.accountId}}`]);
+    expect([admits.length, durables.length, releases.length, checks.length]).toEqual([2, 1, 1, 1]);
+    for (const key of [...admits, ...durables, ...releases, ...checks].flat()) expect([key, hashTag(key)]).toEqual([key, `{${cred.accountId}}`]);
     await redis.zrem(RedisKeys.unanalysedBatches, kept.batchId);
   });
 });

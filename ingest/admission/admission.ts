@@ -5,7 +5,10 @@ import { RedisKeys, isCluster } from '../../shared/redis.js';
 import { usagePeriodOf } from '../../shared/usagePeriod.js';
 import type { IngestCredential } from '../common/credential.js';
 import { DEDUP_PERIODS, IngestKeys, dedupPeriods, parsePendingMember, pendingMember, periodExpiresAt } from './keys.js';
-import { SCRIPTS, admitCall, admitOutcome, durableCall, durableOutcome, releaseCall, type AdmitInput, type AdmitWindow } from './scripts.js';
+import {
+  SCRIPTS, admitCall, admitOutcome, connectionCheckCall, connectionCheckOutcome, durableCall, durableOutcome, releaseCall, releaseOutcome,
+  type AdmitInput, type AdmitWindow,
+} from './scripts.js';
 import { TurnBatcher } from './turnBatcher.js';
 
 /** 03 Limits: every budget is per 60-second window, counted in one-second buckets. */
@@ -254,7 +257,7 @@ export class Admission {
     let released = 0;
     if (record !== null) {
       const { keys, args } = releaseCall(recordKey, batchId, record);
-      released = Math.max(0, Number(await SCRIPTS.RELEASE.run(this.redis, keys, args)));
+      released = releaseOutcome(await SCRIPTS.RELEASE.run(this.redis, keys, args));
     }
     await this.redis.zrem(RedisKeys.pendingAdmissions, pendingMember(accountId, batchId));
     return released;
@@ -268,14 +271,19 @@ export class Admission {
     return overdue;
   }
 
-  /** GET /v1/collector/connection: the epoch check and the per-client budget in the same script. */
+  /** GET /v1/collector/connection: the epoch check and the per-client budget in one script call (CONNECTION_CHECK). */
   async checkConnection(credential: IngestCredential, nowMs: number): Promise<{ kind: 'ok' } | { kind: 'stale_credential' } | { kind: 'rate_limited'; retryAfterSeconds: number }> {
-    const window = { key: IngestKeys.connectionChecks(credential.accountId, credential.connectionKey), limit: this.config.ingest.connectionChecksPerMin, cost: 1 };
-    const input = { ...this.admitInput(credential, [window], nowMs, '', []), sandbox: false, quotaEnforced: false };
-    const { keys, args } = admitCall(input);
-    const outcome = admitOutcome((await SCRIPTS.ADMIT.run(this.redis, keys, args)) as unknown[], 0);
-    if (outcome.kind === 'stale_credential') return outcome;
-    if (outcome.kind === 'rate_limited') return { kind: 'rate_limited', retryAfterSeconds: retrySeconds(outcome.retryMs) };
-    return { kind: 'ok' };
+    const { keys, args } = connectionCheckCall({
+      epochKey: RedisKeys.credentialEpoch(credential.accountId, credential.connectionId),
+      windowKey: IngestKeys.connectionChecks(credential.accountId, credential.connectionKey),
+      cachedEpoch: credential.epoch,
+      nowMs,
+      windowMs: WINDOW_MS,
+      bucketMs: BUCKET_MS,
+      limit: this.config.ingest.connectionChecksPerMin,
+    });
+    const outcome = connectionCheckOutcome((await SCRIPTS.CONNECTION_CHECK.run(this.redis, keys, args)) as unknown[]);
+    if (outcome.kind !== 'rate_limited') return outcome;
+    return { kind: 'rate_limited', retryAfterSeconds: retrySeconds(outcome.retryMs) };
   }
 }

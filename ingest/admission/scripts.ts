@@ -1,10 +1,13 @@
 import { LuaScript } from './luaScript.js';
 import { DEDUP_PERIODS } from './keys.js';
+import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } from './scriptLayout.js';
 
 /**
  * The admission scripts: their Lua, the layout of their KEYS and ARGV, and their replies, in
- * one place. Callers go through the typed builders below (admitCall, durableCall, releaseCall),
- * never through positions; every key is passed as KEYS (keys.ts), none is named in Lua.
+ * one place. Each script's layout (scriptLayout.ts) is the only record of its positions: the
+ * typed builders below (admitCall, durableCall, releaseCall, connectionCheckCall) build the
+ * arrays from it, and the Lua reads them through the locals its preamble declares. Every key is
+ * passed as KEYS (keys.ts), none is named in Lua.
  */
 
 /** ADMIT's first element: what happened. */
@@ -15,6 +18,18 @@ export const AdmitReply = {
   quotaExhausted: 4,
   inFlight: 5,
   unsettled: 6,
+} as const;
+
+/** CONNECTION_CHECK's first element. */
+export const ConnectionCheckReply = {
+  ok: 1,
+  staleCredential: 2,
+  rateLimited: 3,
+} as const;
+
+/** RELEASE's reply when it left the batch alone; otherwise the count of eventIds it released. */
+export const ReleaseReply = {
+  settledMeanwhile: -1,
 } as const;
 
 /**
@@ -70,6 +85,19 @@ local function window_wait(key, oldest, span, bucketMs, now, need)
   end
   return span * bucketMs
 end
+
+-- Counts \`cost\` in \`bucket\` of a window read by window_read at \`oldest\` (\`gone\` its expired
+-- buckets, \`moved\` whether its 'o' differs from \`oldest\`), and deletes the expired buckets.
+local function window_add(key, bucket, cost, gone, moved, oldest, windowMs, bucketMs)
+  local dropped = 0
+  for _, b in ipairs(gone) do dropped = dropped + tonumber(redis.call('HGET', key, b)) end
+  if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
+  -- 'o' changes once per bucket, and the expiry is set by a bucket's first write: the key then
+  -- lives a window and a bucket past the bucket's start, longer than any count in it is read.
+  if cost > 0 and redis.call('HINCRBY', key, bucket, cost) == cost then redis.call('PEXPIRE', key, windowMs + bucketMs) end
+  if cost ~= dropped then redis.call('HINCRBY', key, 's', cost - dropped) end
+  if moved and (cost > 0 or #gone > 0) then redis.call('HSET', key, 'o', oldest) end
+end
 `;
 
 /**
@@ -117,34 +145,36 @@ export interface AdmitInput {
   eventIds: readonly string[];
 }
 
-/** KEYS of ADMIT: 1 epoch, 2 allowance, 3 account usage, 4 workspace usage, then the period keys, then the windows. */
-const DEDUP_KEY = 5;
-const COMMITTED_KEY = DEDUP_KEY + DEDUP_PERIODS;
-const RECORD_KEY = COMMITTED_KEY + DEDUP_PERIODS;
-const WINDOW_KEY = RECORD_KEY + DEDUP_PERIODS;
-/**
- * ARGV of ADMIT before the per-window limits and costs, then the eventIds: 1 cached epoch, 2 now
- * ms, 3 window ms, 4 bucket ms, 5 sandbox 1|0, 6 quota enforced 1|0, 7 allowance fallback, 8 the
- * period keys' expiry (unix s), 9 batch id, 10 usage TTL s, 11 W (windows), 12 admission deadline
- * ms, 13 N (eventIds), 14 the admission record's fields 1-6 followed by `|`.
- */
-const ADMIT_FIXED_ARGS = 14;
+const ADMIT_LAYOUT = new ScriptLayout(
+  [
+    key('epochKey'), key('allowanceKey'), key('accountUsageKey'), key('workspaceUsageKey'),
+    keyList('dedupKeys', DEDUP_PERIODS), keyList('committedKeys', DEDUP_PERIODS), keyList('recordKeys', DEDUP_PERIODS),
+    keyList('windowKeys'),
+  ],
+  [
+    arg.string('cachedEpoch'), arg.numberText('nowMs'), arg.number('windowMs'), arg.number('bucketMs'), arg.flag('sandbox'), arg.flag('quotaEnforced'),
+    arg.numberText('allowanceFallback'), arg.numberText('expiresAt'), arg.string('batchId'), arg.numberText('usageTtlSeconds'), arg.number('admissionDeadlineMs'),
+    // The admission record's fields 1-6, each followed by `|`.
+    arg.string('recordHead'),
+    // Per window, in the order of windowKeys: its limit, and this batch's cost in it.
+    arg.list('windowLimits', 'number'), arg.list('windowCosts', 'number'),
+    arg.list('eventIds', 'string'),
+  ],
+  AdmitReply,
+);
 
-export function admitCall(input: AdmitInput): { keys: string[]; args: (string | number)[] } {
-  const keys = [
-    input.epochKey, input.allowanceKey, input.accountUsageKey, input.workspaceUsageKey,
-    ...input.dedupKeys, ...input.committedKeys, ...input.recordKeys, ...input.windows.map((window) => window.key),
-  ];
-  const recordHead = `${input.nowMs}|${input.sandbox ? 1 : 0}|${input.accountUsageKey}|${input.workspaceUsageKey}|`
-    + `${input.windows.map((window) => window.key).join(',')}|${input.windows.map((window) => window.cost).join(',')}|`;
-  const args: (string | number)[] = [
-    input.cachedEpoch, input.nowMs, input.windowMs, input.bucketMs, input.sandbox ? 1 : 0, input.quotaEnforced ? 1 : 0,
-    input.allowanceFallback, input.expiresAt, input.batchId, input.usageTtlSeconds, input.windows.length, input.admissionDeadlineMs,
-    input.eventIds.length, recordHead,
-  ];
-  for (const window of input.windows) args.push(window.limit, window.cost);
-  for (const eventId of input.eventIds) args.push(eventId);
-  return { keys, args };
+export function admitCall(input: AdmitInput): ScriptCall {
+  const windowKeys = input.windows.map((window) => window.key);
+  const windowCosts = input.windows.map((window) => window.cost);
+  const recordHead = `${input.nowMs}|${input.sandbox ? 1 : 0}|${input.accountUsageKey}|${input.workspaceUsageKey}|${windowKeys.join(',')}|${windowCosts.join(',')}|`;
+  return ADMIT_LAYOUT.build({
+    epochKey: input.epochKey, allowanceKey: input.allowanceKey, accountUsageKey: input.accountUsageKey, workspaceUsageKey: input.workspaceUsageKey,
+    dedupKeys: input.dedupKeys, committedKeys: input.committedKeys, recordKeys: input.recordKeys, windowKeys,
+    cachedEpoch: input.cachedEpoch, nowMs: input.nowMs, windowMs: input.windowMs, bucketMs: input.bucketMs, sandbox: input.sandbox,
+    quotaEnforced: input.quotaEnforced, allowanceFallback: input.allowanceFallback, expiresAt: input.expiresAt, batchId: input.batchId,
+    usageTtlSeconds: input.usageTtlSeconds, admissionDeadlineMs: input.admissionDeadlineMs, recordHead,
+    windowLimits: input.windows.map((window) => window.limit), windowCosts, eventIds: input.eventIds,
+  });
 }
 
 export type AdmitOutcome =
@@ -189,17 +219,13 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
  * {rateLimited, window index (1-based), retry ms}; {quotaExhausted}; {inFlight};
  * {unsettled, batch id, receipt ms}.
  */
-export const ADMIT = new LuaScript(WINDOW_FUNCTIONS + `
-local epoch = redis.call('GET', KEYS[1]) or ''
-if epoch ~= ARGV[1] then return {${AdmitReply.staleCredential}} end
-local now = tonumber(ARGV[2])
-local windowMs = tonumber(ARGV[3])
-local bucketMs = tonumber(ARGV[4])
-local W = tonumber(ARGV[11])
-local deadlineMs = tonumber(ARGV[12])
-local N = tonumber(ARGV[13])
-local first = ${ADMIT_FIXED_ARGS} + 1 + 2 * W
-local ids = {unpack(ARGV, first, first + N - 1)}
+export const ADMIT = new LuaScript(ADMIT_LAYOUT.preamble + WINDOW_FUNCTIONS + `
+local epoch = redis.call('GET', epochKey) or ''
+if epoch ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
+-- nowMs is the text sent, which the de-duplication values hold.
+local now = tonumber(nowMs)
+local W = #windowKeys
+local N = #eventIds
 local span = math.floor(windowMs / bucketMs)
 local bucket = math.floor(now / bucketMs)
 local oldest = bucket - span + 1
@@ -208,9 +234,9 @@ local moved = {}
 local failed = 0
 local retry = 0
 for i = 1, W do
-  local key = KEYS[${WINDOW_KEY} - 1 + i]
-  local limit = tonumber(ARGV[${ADMIT_FIXED_ARGS} - 1 + 2 * i])
-  local cost = tonumber(ARGV[${ADMIT_FIXED_ARGS} + 2 * i])
+  local key = windowKeys[i]
+  local limit = windowLimits[i]
+  local cost = windowCosts[i]
   local sum, gone, stored = window_read(key, oldest, span)
   expired[i] = gone
   moved[i] = stored ~= oldest
@@ -221,88 +247,121 @@ for i = 1, W do
     if wait > retry then retry = wait end
   end
 end
-if failed > 0 then return {${AdmitReply.rateLimited}, failed, retry} end
+if failed > 0 then return {REPLY_RATE_LIMITED, failed, retry} end
 local flags = {}
 local fresh = 0
 if N > 0 then
   local values = {}
   local periods = {}
-  for back = 0, ${DEDUP_PERIODS - 1} do
-    local found = redis.call('HMGET', KEYS[${DEDUP_KEY} + back], unpack(ids))
+  for p = 1, #dedupKeys do
+    local found = redis.call('HMGET', dedupKeys[p], unpack(eventIds))
     for k = 1, N do
       if not values[k] and found[k] then
         values[k] = found[k]
-        periods[k] = back
+        periods[k] = p
       end
     end
   end
   local seen = {}
   for k = 1, N do
-    local key = ids[k]
+    local id = eventIds[k]
     local value = values[k]
-    if seen[key] then
+    if seen[id] then
       flags[k] = '1'
     elseif not value then
       flags[k] = '0'
       fresh = fresh + 1
     else
       local received, owner = string.match(value, '^(%d+):(.+)$')
-      if not owner or redis.call('HEXISTS', KEYS[${COMMITTED_KEY} + periods[k]], owner) == 1 then
+      if not owner or redis.call('HEXISTS', committedKeys[periods[k]], owner) == 1 then
         flags[k] = '1'
-      elseif tonumber(received) + deadlineMs >= now then
-        return {${AdmitReply.inFlight}}
-      elseif redis.call('HEXISTS', KEYS[${RECORD_KEY} + periods[k]], owner) == 1 then
-        return {${AdmitReply.unsettled}, owner, received}
+      elseif tonumber(received) + admissionDeadlineMs >= now then
+        return {REPLY_IN_FLIGHT}
+      elseif redis.call('HEXISTS', recordKeys[periods[k]], owner) == 1 then
+        return {REPLY_UNSETTLED, owner, received}
       else
         -- Released: its batch was settled as not durable.
         flags[k] = '0'
         fresh = fresh + 1
       end
     end
-    seen[key] = true
+    seen[id] = true
   end
 end
-if ARGV[5] == '1' and ARGV[6] == '1' and fresh > 0 then
-  local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[7]) or tonumber(ARGV[7])
-  local used = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
-  if used + fresh > limit then return {${AdmitReply.quotaExhausted}, used, limit} end
+if sandbox and quotaEnforced and fresh > 0 then
+  local limit = tonumber(redis.call('GET', allowanceKey) or allowanceFallback) or tonumber(allowanceFallback)
+  local used = tonumber(redis.call('GET', accountUsageKey) or '0') or 0
+  if used + fresh > limit then return {REPLY_QUOTA_EXHAUSTED, used, limit} end
 end
-for i = 1, W do
-  local key = KEYS[${WINDOW_KEY} - 1 + i]
-  local cost = tonumber(ARGV[${ADMIT_FIXED_ARGS} + 2 * i])
-  local gone = expired[i]
-  local dropped = 0
-  for _, b in ipairs(gone) do dropped = dropped + tonumber(redis.call('HGET', key, b)) end
-  if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
-  -- 'o' changes once per bucket, and the expiry is set by a bucket's first write: the key then
-  -- lives a window and a bucket past the bucket's start, longer than any count in it is read.
-  if cost > 0 and redis.call('HINCRBY', key, bucket, cost) == cost then redis.call('PEXPIRE', key, windowMs + bucketMs) end
-  if cost ~= dropped then redis.call('HINCRBY', key, 's', cost - dropped) end
-  if moved[i] and (cost > 0 or #gone > 0) then redis.call('HSET', key, 'o', oldest) end
-end
+for i = 1, W do window_add(windowKeys[i], bucket, windowCosts[i], expired[i], moved[i], oldest, windowMs, bucketMs) end
 if fresh > 0 then
-  local value = ARGV[2] .. ':' .. ARGV[9]
+  local value = nowMs .. ':' .. batchId
   local fields = {}
   local admitted = {}
   for k = 1, N do
     if flags[k] == '0' then
-      fields[#fields + 1] = ids[k]
+      fields[#fields + 1] = eventIds[k]
       fields[#fields + 1] = value
-      admitted[#admitted + 1] = ids[k]
+      admitted[#admitted + 1] = eventIds[k]
     end
   end
-  local dedup = KEYS[${DEDUP_KEY}]
+  local dedup = dedupKeys[1]
   redis.call('HSET', dedup, unpack(fields))
   -- Every key of a period expires at the same time: set once (NX) when it is created.
-  redis.call('EXPIREAT', dedup, ARGV[8], 'NX')
+  redis.call('EXPIREAT', dedup, expiresAt, 'NX')
   -- A usage counter's expiry is set when the counter is created (its first increment).
-  if ARGV[5] == '1' and redis.call('INCRBY', KEYS[3], fresh) == fresh then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
-  if redis.call('INCRBY', KEYS[4], fresh) == fresh then redis.call('EXPIRE', KEYS[4], ARGV[10]) end
-  redis.call('HSET', KEYS[${RECORD_KEY}], ARGV[9], ARGV[${ADMIT_FIXED_ARGS}] .. bucket .. '|' .. dedup .. '|' .. value .. '|' .. table.concat(admitted, ','))
-  redis.call('EXPIREAT', KEYS[${RECORD_KEY}], ARGV[8], 'NX')
+  if sandbox and redis.call('INCRBY', accountUsageKey, fresh) == fresh then redis.call('EXPIRE', accountUsageKey, usageTtlSeconds) end
+  if redis.call('INCRBY', workspaceUsageKey, fresh) == fresh then redis.call('EXPIRE', workspaceUsageKey, usageTtlSeconds) end
+  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. dedup .. '|' .. value .. '|' .. table.concat(admitted, ','))
+  redis.call('EXPIREAT', recordKeys[1], expiresAt, 'NX')
 end
-return {${AdmitReply.admitted}, table.concat(flags)}
+return {REPLY_ADMITTED, table.concat(flags)}
 `);
+
+const CONNECTION_CHECK_LAYOUT = new ScriptLayout(
+  [key('epochKey'), key('windowKey')],
+  [arg.string('cachedEpoch'), arg.number('nowMs'), arg.number('windowMs'), arg.number('bucketMs'), arg.number('limit')],
+  ConnectionCheckReply,
+);
+
+export const connectionCheckCall = (input: ScriptInput<typeof CONNECTION_CHECK_LAYOUT>): ScriptCall => CONNECTION_CHECK_LAYOUT.build(input);
+
+export type ConnectionCheckOutcome = { kind: 'ok' } | { kind: 'stale_credential' } | { kind: 'rate_limited'; retryMs: number };
+
+export function connectionCheckOutcome(reply: unknown[]): ConnectionCheckOutcome {
+  switch (reply[0]) {
+    case ConnectionCheckReply.ok: return { kind: 'ok' };
+    case ConnectionCheckReply.staleCredential: return { kind: 'stale_credential' };
+    case ConnectionCheckReply.rateLimited: return { kind: 'rate_limited', retryMs: Number(reply[1]) };
+    default: throw new Error(`unexpected connection check reply ${String(reply[0])}`);
+  }
+}
+
+/**
+ * CONNECTION_CHECK (GET /v1/collector/connection): the credential epoch, then the client's
+ * budget of checks, a window of its own (a check counts 1) counted as ADMIT counts its windows.
+ * Replies {ok}; {staleCredential}; {rateLimited, retry ms}. A refused check changes nothing.
+ */
+const CONNECTION_CHECK = new LuaScript(CONNECTION_CHECK_LAYOUT.preamble + WINDOW_FUNCTIONS + `
+local epoch = redis.call('GET', epochKey) or ''
+if epoch ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
+local span = math.floor(windowMs / bucketMs)
+local bucket = math.floor(nowMs / bucketMs)
+local oldest = bucket - span + 1
+local sum, gone, stored = window_read(windowKey, oldest, span)
+if sum + 1 > limit then
+  local wait = windowMs
+  if 1 <= limit then wait = window_wait(windowKey, oldest, span, bucketMs, nowMs, sum + 1 - limit) end
+  return {REPLY_RATE_LIMITED, wait}
+end
+window_add(windowKey, bucket, 1, gone, stored ~= oldest, oldest, windowMs, bucketMs)
+return {REPLY_OK}
+`);
+
+const DURABLE_LAYOUT = new ScriptLayout(
+  [key('recordKey'), key('committedKey')],
+  [arg.numberText('expiresAt'), arg.list('batchIds', 'string')],
+);
 
 /**
  * DURABLE: batches of one account and period whose rows are durable in an edge's write-ahead log
@@ -312,15 +371,15 @@ return {${AdmitReply.admitted}, table.concat(flags)}
  * batch is committed (now or before), 0 when it was released meanwhile (its rows must not be
  * shipped, and it was never answered as accepted).
  */
-const DURABLE = new LuaScript(`
+const DURABLE = new LuaScript(DURABLE_LAYOUT.preamble + `
 local out = {}
-for i = 2, #ARGV do
-  local batch = ARGV[i]
-  if redis.call('HDEL', KEYS[1], batch) == 1 then
-    redis.call('HSET', KEYS[2], batch, '1')
-    redis.call('EXPIREAT', KEYS[2], ARGV[1], 'NX')
+for i = 1, #batchIds do
+  local batch = batchIds[i]
+  if redis.call('HDEL', recordKey, batch) == 1 then
+    redis.call('HSET', committedKey, batch, '1')
+    redis.call('EXPIREAT', committedKey, expiresAt, 'NX')
     out[#out + 1] = '1'
-  elseif redis.call('HEXISTS', KEYS[2], batch) == 1 then
+  elseif redis.call('HEXISTS', committedKey, batch) == 1 then
     out[#out + 1] = '1'
   else
     out[#out + 1] = '0'
@@ -329,13 +388,21 @@ end
 return table.concat(out)
 `);
 
-export function durableCall(input: { recordKey: string; committedKey: string; expiresAt: number; batchIds: readonly string[] }): { keys: string[]; args: (string | number)[] } {
-  return { keys: [input.recordKey, input.committedKey], args: [input.expiresAt, ...input.batchIds] };
+export function durableCall(input: { recordKey: string; committedKey: string; expiresAt: number; batchIds: readonly string[] }): ScriptCall {
+  return DURABLE_LAYOUT.build(input);
 }
 
 /** DURABLE's reply: per batch, whether it is committed. */
 export const durableOutcome = (reply: unknown, count: number): boolean[] =>
   Array.from({ length: count }, (_, index) => String(reply).charCodeAt(index) === 49);
+
+const RELEASE_LAYOUT = new ScriptLayout(
+  // The record hash, then the keys the record names.
+  [key('recordKey'), key('dedupKey'), key('accountUsageKey'), key('workspaceUsageKey'), keyList('windowKeys')],
+  // The record as the caller read it.
+  [arg.string('batchId'), arg.string('record')],
+  ReleaseReply,
+);
 
 /**
  * RELEASE: undoes the admission of a batch that was never made durable (its edge died, lost its
@@ -343,31 +410,31 @@ export const durableOutcome = (reply: unknown, count: number): boolean[] =>
  * lowers the usage counters by that many, takes its costs back out of the window bucket it was
  * counted in (a bucket that already left the window was subtracted when it was deleted), and
  * deletes its record. The caller read the record to name its keys; a record that changed since
- * (settled meanwhile) is left alone. Replies the eventIds released, or -1 when left alone.
+ * (settled meanwhile) is left alone. Replies the eventIds released, or settledMeanwhile.
  */
-const RELEASE = new LuaScript(`
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return -1 end
+const RELEASE = new LuaScript(RELEASE_LAYOUT.preamble + `
+if redis.call('HGET', recordKey, batchId) ~= record then return REPLY_SETTLED_MEANWHILE end
 local function split(text)
   local out = {}
   for part in string.gmatch(text, '[^,]+') do out[#out + 1] = part end
   return out
 end
 local r = {}
-for field in string.gmatch(ARGV[2] .. '|', '([^|]*)|') do r[#r + 1] = field end
+for field in string.gmatch(record .. '|', '([^|]*)|') do r[#r + 1] = field end
 local ids = split(r[${RECORD_FIELDS.eventIds}])
-local values = redis.call('HMGET', KEYS[2], unpack(ids))
+local values = redis.call('HMGET', dedupKey, unpack(ids))
 local mine = {}
 for k = 1, #ids do
   if values[k] == r[${RECORD_FIELDS.dedupValue}] then mine[#mine + 1] = ids[k] end
 end
 if #mine > 0 then
-  redis.call('HDEL', KEYS[2], unpack(mine))
-  if r[${RECORD_FIELDS.sandbox}] == '1' then redis.call('DECRBY', KEYS[3], #mine) end
-  redis.call('DECRBY', KEYS[4], #mine)
+  redis.call('HDEL', dedupKey, unpack(mine))
+  if r[${RECORD_FIELDS.sandbox}] == '1' then redis.call('DECRBY', accountUsageKey, #mine) end
+  redis.call('DECRBY', workspaceUsageKey, #mine)
 end
 local costs = split(r[${RECORD_FIELDS.windowCosts}])
 for i = 1, #costs do
-  local key = KEYS[4 + i]
+  local key = windowKeys[i]
   local cost = tonumber(costs[i])
   if cost > 0 and redis.call('HEXISTS', key, r[${RECORD_FIELDS.bucket}]) == 1 then
     local left = redis.call('HINCRBY', key, r[${RECORD_FIELDS.bucket}], -cost)
@@ -375,16 +442,24 @@ for i = 1, #costs do
     if left <= 0 then redis.call('HDEL', key, r[${RECORD_FIELDS.bucket}]) end
   end
 end
-redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', recordKey, batchId)
 return #mine
 `);
 
 /** RELEASE's KEYS from the record as read: the record hash, then the keys the record names. */
-export function releaseCall(recordKey: string, batchId: string, record: string): { keys: string[]; args: string[] } {
+export function releaseCall(recordKey: string, batchId: string, record: string): ScriptCall {
   const fields = record.split('|');
   const field = (name: keyof typeof RECORD_FIELDS) => fields[RECORD_FIELDS[name] - 1];
-  const windowKeys = field('windowKeys') === '' ? [] : field('windowKeys').split(',');
-  return { keys: [recordKey, field('dedupKey'), field('accountUsageKey'), field('workspaceUsageKey'), ...windowKeys], args: [batchId, record] };
+  return RELEASE_LAYOUT.build({
+    recordKey, dedupKey: field('dedupKey'), accountUsageKey: field('accountUsageKey'), workspaceUsageKey: field('workspaceUsageKey'),
+    windowKeys: field('windowKeys') === '' ? [] : field('windowKeys').split(','),
+    batchId, record,
+  });
 }
 
-export const SCRIPTS = { ADMIT, DURABLE, RELEASE } as const;
+/** RELEASE's reply: the eventIds it released, 0 when it left the batch alone. */
+export const releaseOutcome = (reply: unknown): number => (reply === ReleaseReply.settledMeanwhile ? 0 : Number(reply));
+
+export const SCRIPTS = { ADMIT, CONNECTION_CHECK, DURABLE, RELEASE } as const;
+/** Each script's layout, under the script's name in SCRIPTS. */
+export const LAYOUTS = { ADMIT: ADMIT_LAYOUT, CONNECTION_CHECK: CONNECTION_CHECK_LAYOUT, DURABLE: DURABLE_LAYOUT, RELEASE: RELEASE_LAYOUT } as const;
