@@ -41,6 +41,7 @@ export const REDIS_CLUSTER_TESTS = [
   // The ingest conformance: every admission, de-duplication, limit, log and crash case on the cluster too.
   'test/ingest.test.ts',
   'test/ingestAdmission.test.ts',
+  'test/admissionScripts.test.ts',
   'test/ingestLimits.test.ts',
   'test/ingestFastify.test.ts',
   'test/ingestFuzz.test.ts',

@@ -5,11 +5,18 @@ import { connectRedis, RedisKeys, type Redis } from '../shared/redis.js';
 import { Admission, BUCKET_MS, WINDOW_MS } from '../ingest/admission/admission.js';
 import { DEDUP_PERIODS, IngestKeys } from '../ingest/admission/keys.js';
 import { LuaScript } from '../ingest/admission/luaScript.js';
-import { ScriptLayout, arg, key, keyList, replyConstant, type Kind, type ScriptInput, type Slot } from '../ingest/admission/scriptLayout.js';
 import {
-  LAYOUTS, SCRIPTS, admitCall, admitOutcome, connectionCheckCall, connectionCheckOutcome,
-} from '../ingest/admission/scripts.js';
-import type { IngestCredential } from '../ingest/auth/credentials.js';
+  ScriptLayout,
+  arg,
+  key,
+  keyList,
+  replyConstant,
+  type Kind,
+  type ScriptInput,
+  type Slot,
+} from '../ingest/admission/scriptLayout.js';
+import { LAYOUTS, SCRIPTS, admitCall, admitOutcome, connectionCheckCall, connectionCheckOutcome } from '../ingest/admission/scripts.js';
+import type { IngestCredential } from '../ingest/common/credential.js';
 
 // The admission scripts' layouts (scriptLayout.ts) against the real test Redis: the Lua locals
 // each preamble declares hold what the builder put in KEYS and ARGV, and CONNECTION_CHECK counts
@@ -22,8 +29,12 @@ beforeAll(async () => {
   config = loadConfig();
   redis = await connectRedis(config.redisUrl);
 });
-afterAll(() => { redis.disconnect(); });
-afterEach(() => { vi.restoreAllMocks(); });
+afterAll(() => {
+  redis.disconnect();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const unique = () => randomBytes(8).toString('hex');
 
@@ -60,49 +71,118 @@ function expected(layout: AnyLayout, input: object): Record<string, unknown> {
     const list = value as unknown[];
     return [slot.name, list.length === 0 ? {} : list.map((each) => lua(slot.kind, each))];
   });
-  return { ...Object.fromEntries(locals), ...Object.fromEntries(Object.entries(layout.replies).map(([name, code]) => [replyConstant(name), code])) };
+  return {
+    ...Object.fromEntries(locals),
+    ...Object.fromEntries(Object.entries(layout.replies).map(([name, code]) => [replyConstant(name), code])),
+  };
 }
 
-describe('each script\'s Lua locals hold what its builder sent', () => {
+describe("each script's Lua locals hold what its builder sent", () => {
   const tag = `{layout_${unique()}}`;
   const k = (name: string) => `${name}:${tag}`;
   const periodKeys = (kind: string) => Array.from({ length: DEDUP_PERIODS }, (_, back) => k(`${kind}${back}`));
 
   const admit: ScriptInput<typeof LAYOUTS.ADMIT>[] = [
     {
-      epochKey: k('epoch'), allowanceKey: k('allowance'), accountUsageKey: k('account'), workspaceUsageKey: k('workspace'),
-      dedupKeys: periodKeys('dd'), committedKeys: periodKeys('dc'), recordKeys: periodKeys('ib'), windowKeys: [k('w1'), k('w2'), k('w3')],
-      cachedEpoch: '7', nowMs: 1_767_225_600_123, windowMs: 60_000, bucketMs: 1_000, sandbox: true, quotaEnforced: false,
-      allowanceFallback: 10_000, expiresAt: 1_767_230_000, batchId: 'b1a2', usageTtlSeconds: 34_560_000, admissionDeadlineMs: 30_000,
-      recordHead: '1767225600123|1|a|b|w1,w2,w3|1,2,0|', windowLimits: [100, 6000, 1], windowCosts: [1, 2, 0],
+      epochKey: k('epoch'),
+      allowanceKey: k('allowance'),
+      accountUsageKey: k('account'),
+      workspaceUsageKey: k('workspace'),
+      dedupKeys: periodKeys('dd'),
+      committedKeys: periodKeys('dc'),
+      recordKeys: periodKeys('ib'),
+      windowKeys: [k('w1'), k('w2'), k('w3')],
+      cachedEpoch: '7',
+      nowMs: 1_767_225_600_123,
+      windowMs: 60_000,
+      bucketMs: 1_000,
+      sandbox: true,
+      quotaEnforced: false,
+      allowanceFallback: 10_000,
+      expiresAt: 1_767_230_000,
+      batchId: 'b1a2',
+      usageTtlSeconds: 34_560_000,
+      admissionDeadlineMs: 30_000,
+      recordHead: '1767225600123|1|a|b|w1,w2,w3|1,2,0|',
+      windowLimits: [100, 6000, 1],
+      windowCosts: [1, 2, 0],
       eventIds: ['evt_1', 'evt 2 with spaces', 'évt_3', '42'],
     },
     {
       // No windows and no eventIds: the count of an empty list, then an empty rest.
-      epochKey: k('epoch'), allowanceKey: k('allowance'), accountUsageKey: k('account'), workspaceUsageKey: k('workspace'),
-      dedupKeys: periodKeys('dd'), committedKeys: periodKeys('dc'), recordKeys: periodKeys('ib'), windowKeys: [],
-      cachedEpoch: '', nowMs: 0, windowMs: 60_000, bucketMs: 1_000, sandbox: false, quotaEnforced: true,
-      allowanceFallback: 0, expiresAt: 1, batchId: '', usageTtlSeconds: 1, admissionDeadlineMs: 0, recordHead: '',
-      windowLimits: [], windowCosts: [], eventIds: [],
+      epochKey: k('epoch'),
+      allowanceKey: k('allowance'),
+      accountUsageKey: k('account'),
+      workspaceUsageKey: k('workspace'),
+      dedupKeys: periodKeys('dd'),
+      committedKeys: periodKeys('dc'),
+      recordKeys: periodKeys('ib'),
+      windowKeys: [],
+      cachedEpoch: '',
+      nowMs: 0,
+      windowMs: 60_000,
+      bucketMs: 1_000,
+      sandbox: false,
+      quotaEnforced: true,
+      allowanceFallback: 0,
+      expiresAt: 1,
+      batchId: '',
+      usageTtlSeconds: 1,
+      admissionDeadlineMs: 0,
+      recordHead: '',
+      windowLimits: [],
+      windowCosts: [],
+      eventIds: [],
     },
   ];
   const connectionCheck: ScriptInput<typeof LAYOUTS.CONNECTION_CHECK>[] = [
-    { epochKey: k('epoch'), windowKey: k('check'), cachedEpoch: '12', nowMs: 1_767_225_600_999, windowMs: 60_000, bucketMs: 1_000, limit: 60 },
+    {
+      epochKey: k('epoch'),
+      windowKey: k('check'),
+      cachedEpoch: '12',
+      nowMs: 1_767_225_600_999,
+      windowMs: 60_000,
+      bucketMs: 1_000,
+      limit: 60,
+    },
   ];
   const durable: ScriptInput<typeof LAYOUTS.DURABLE>[] = [
-    { recordKey: k('ib'), committedKey: k('dc'), expiresAt: 1_767_230_000, batchIds: Array.from({ length: 200 }, (_, index) => `batch${index}`) },
+    {
+      recordKey: k('ib'),
+      committedKey: k('dc'),
+      expiresAt: 1_767_230_000,
+      batchIds: Array.from({ length: 200 }, (_, index) => `batch${index}`),
+    },
     { recordKey: k('ib'), committedKey: k('dc'), expiresAt: 5, batchIds: [] },
   ];
   const release: ScriptInput<typeof LAYOUTS.RELEASE>[] = [
-    { recordKey: k('ib'), dedupKey: k('dd'), accountUsageKey: k('account'), workspaceUsageKey: k('workspace'), windowKeys: [k('w1'), k('w2')], batchId: 'b9', record: 'x|y|z' },
-    { recordKey: k('ib'), dedupKey: k('dd'), accountUsageKey: k('account'), workspaceUsageKey: k('workspace'), windowKeys: [], batchId: 'b9', record: '' },
+    {
+      recordKey: k('ib'),
+      dedupKey: k('dd'),
+      accountUsageKey: k('account'),
+      workspaceUsageKey: k('workspace'),
+      windowKeys: [k('w1'), k('w2')],
+      batchId: 'b9',
+      record: 'x|y|z',
+    },
+    {
+      recordKey: k('ib'),
+      dedupKey: k('dd'),
+      accountUsageKey: k('account'),
+      workspaceUsageKey: k('workspace'),
+      windowKeys: [],
+      batchId: 'b9',
+      record: '',
+    },
   ];
 
   it.each(admit.map((input, index) => ({ index, input })))('ADMIT ($index)', async ({ input }) => {
     expect(await echo(LAYOUTS.ADMIT, LAYOUTS.ADMIT.build(input))).toStrictEqual(expected(LAYOUTS.ADMIT, input));
   });
   it.each(connectionCheck.map((input, index) => ({ index, input })))('CONNECTION_CHECK ($index)', async ({ input }) => {
-    expect(await echo(LAYOUTS.CONNECTION_CHECK, LAYOUTS.CONNECTION_CHECK.build(input))).toStrictEqual(expected(LAYOUTS.CONNECTION_CHECK, input));
+    expect(await echo(LAYOUTS.CONNECTION_CHECK, LAYOUTS.CONNECTION_CHECK.build(input))).toStrictEqual(
+      expected(LAYOUTS.CONNECTION_CHECK, input),
+    );
   });
   it.each(durable.map((input, index) => ({ index, input })))('DURABLE ($index)', async ({ input }) => {
     expect(await echo(LAYOUTS.DURABLE, LAYOUTS.DURABLE.build(input))).toStrictEqual(expected(LAYOUTS.DURABLE, input));
@@ -111,23 +191,37 @@ describe('each script\'s Lua locals hold what its builder sent', () => {
     expect(await echo(LAYOUTS.RELEASE, LAYOUTS.RELEASE.build(input))).toStrictEqual(expected(LAYOUTS.RELEASE, input));
   });
 
-  it('every script starts with its layout\'s preamble, and every script has a layout', () => {
+  it("every script starts with its layout's preamble, and every script has a layout", () => {
     expect(Object.keys(LAYOUTS).sort()).toEqual(Object.keys(SCRIPTS).sort());
-    for (const name of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[]) expect(SCRIPTS[name].source.startsWith(LAYOUTS[name].preamble)).toBe(true);
+    for (const name of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[])
+      expect(SCRIPTS[name].source.startsWith(LAYOUTS[name].preamble)).toBe(true);
   });
 
   it('reads counted lists between other slots, and each kind in fields and lists', async () => {
     const layout = new ScriptLayout(
       [key('first'), keyList('pair', 2), keyList('rest')],
       [
-        arg.list('counts', 'number'), arg.flag('on'), arg.list('sets', 'flag'), arg.numberText('at'), arg.list('texts', 'numberText', 2),
-        arg.list('strings', 'string'), arg.list('tail', 'number'),
+        arg.list('counts', 'number'),
+        arg.flag('on'),
+        arg.list('sets', 'flag'),
+        arg.numberText('at'),
+        arg.list('texts', 'numberText', 2),
+        arg.list('strings', 'string'),
+        arg.list('tail', 'number'),
       ],
       { done: 0, failedHard: -7 },
     );
     const input: ScriptInput<typeof layout> = {
-      first: k('f'), pair: [k('p1'), k('p2')], rest: [k('r1'), k('r2'), k('r3')],
-      counts: [3, -1.5, 0], on: false, sets: [true, false, true], at: 1_767_225_600_123, texts: [0, 12.5], strings: ['x', '', 'y'], tail: [1, 2, 3],
+      first: k('f'),
+      pair: [k('p1'), k('p2')],
+      rest: [k('r1'), k('r2'), k('r3')],
+      counts: [3, -1.5, 0],
+      on: false,
+      sets: [true, false, true],
+      at: 1_767_225_600_123,
+      texts: [0, 12.5],
+      strings: ['x', '', 'y'],
+      tail: [1, 2, 3],
     };
     expect(await echo(layout, layout.build(input))).toStrictEqual(expected(layout, input));
     const empty: ScriptInput<typeof layout> = { ...input, rest: [], counts: [], sets: [], strings: [], tail: [] };
@@ -147,9 +241,23 @@ describe('CONNECTION_CHECK', () => {
   function credential(): IngestCredential {
     const id = unique();
     return {
-      connectionId: `int_${id}`, connectionKey: `svc_conn_v1.${id}`, workspaceId: `ws_${id}`, accountId: `acct_${id}`, tenantId: `ten_${id}`,
-      environmentId: `env_${id}`, mode: 'sandbox', integrationId: `wint_${id}`, integrationKey: `svc_int_${id}`, direction: 'outbound', protocol: 'http-api',
-      usable: true, tokenHash: null, hmacKey: null, sandboxAllowance: null, epoch: '', loadedAt: Date.now(),
+      connectionId: `int_${id}`,
+      connectionKey: `svc_conn_v1.${id}`,
+      workspaceId: `ws_${id}`,
+      accountId: `acct_${id}`,
+      tenantId: `ten_${id}`,
+      environmentId: `env_${id}`,
+      mode: 'sandbox',
+      integrationId: `wint_${id}`,
+      integrationKey: `svc_int_${id}`,
+      direction: 'outbound',
+      protocol: 'http-api',
+      usable: true,
+      tokenHash: null,
+      hmacKey: null,
+      sandboxAllowance: null,
+      epoch: '',
+      loadedAt: Date.now(),
     };
   }
 
@@ -165,8 +273,18 @@ describe('CONNECTION_CHECK', () => {
       committedKeys: periods.map((period) => IngestKeys.committedBatches(cred.accountId, period)),
       recordKeys: periods.map((period) => IngestKeys.admissionRecords(cred.accountId, period)),
       windows: [{ key: windowKey, limit, cost: 1 }],
-      cachedEpoch: cred.epoch, nowMs, windowMs: WINDOW_MS, bucketMs: BUCKET_MS, sandbox: false, quotaEnforced: false,
-      allowanceFallback: 1000, expiresAt: Math.floor(nowMs / 1000) + 3600, batchId: '', usageTtlSeconds: 3600, admissionDeadlineMs: 30_000, eventIds: [],
+      cachedEpoch: cred.epoch,
+      nowMs,
+      windowMs: WINDOW_MS,
+      bucketMs: BUCKET_MS,
+      sandbox: false,
+      quotaEnforced: false,
+      allowanceFallback: 1000,
+      expiresAt: Math.floor(nowMs / 1000) + 3600,
+      batchId: '',
+      usageTtlSeconds: 3600,
+      admissionDeadlineMs: 30_000,
+      eventIds: [],
     });
     const outcome = admitOutcome((await SCRIPTS.ADMIT.run(redis, keys, args)) as unknown[], 0);
     if (outcome.kind === 'admitted') return { kind: 'ok' };
@@ -176,8 +294,13 @@ describe('CONNECTION_CHECK', () => {
 
   async function check(cred: IngestCredential, windowKey: string, limit: number, nowMs: number) {
     const { keys, args } = connectionCheckCall({
-      epochKey: RedisKeys.credentialEpoch(cred.accountId, cred.connectionId), windowKey, cachedEpoch: cred.epoch,
-      nowMs, windowMs: WINDOW_MS, bucketMs: BUCKET_MS, limit,
+      epochKey: RedisKeys.credentialEpoch(cred.accountId, cred.connectionId),
+      windowKey,
+      cachedEpoch: cred.epoch,
+      nowMs,
+      windowMs: WINDOW_MS,
+      bucketMs: BUCKET_MS,
+      limit,
     });
     return connectionCheckOutcome((await SCRIPTS.CONNECTION_CHECK.run(redis, keys, args)) as unknown[]);
   }
@@ -189,8 +312,10 @@ describe('CONNECTION_CHECK', () => {
   }
 
   // Times after a start: within a bucket, across buckets, to the window's edge and past it, and a gap of several windows.
-  const steps = [0, 0, 10, 400, 999, 1_000, 1_001, 2_500, 30_000, 58_999, 59_000, 59_999, 60_000, 60_001, 61_000, 61_500, 90_000,
-    119_999, 120_000, 121_000, 500_000, 500_001, 500_002, 500_003, 501_000, 559_000, 560_000, 560_000, 560_500];
+  const steps = [
+    0, 0, 10, 400, 999, 1_000, 1_001, 2_500, 30_000, 58_999, 59_000, 59_999, 60_000, 60_001, 61_000, 61_500, 90_000, 119_999, 120_000,
+    121_000, 500_000, 500_001, 500_002, 500_003, 501_000, 559_000, 560_000, 560_000, 560_500,
+  ];
 
   it.each([1, 2, 3, 5])('answers and counts as ADMIT did with placeholders, at limit %i', async (limit) => {
     const cred = credential();
@@ -221,7 +346,7 @@ describe('CONNECTION_CHECK', () => {
     await redis.del(windowKey, RedisKeys.credentialEpoch(cred.accountId, cred.connectionId));
   });
 
-  it('Admission.checkConnection runs CONNECTION_CHECK on the epoch key and the client\'s window only, with the configured budget', async () => {
+  it("Admission.checkConnection runs CONNECTION_CHECK on the epoch key and the client's window only, with the configured budget", async () => {
     const admission = new Admission(redis, { ...config, ingest: { ...config.ingest, connectionChecksPerMin: 2 } });
     const cred = credential();
     const windowKey = IngestKeys.connectionChecks(cred.accountId, cred.connectionKey);

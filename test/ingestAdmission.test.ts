@@ -22,8 +22,12 @@ beforeAll(async () => {
   config = loadConfig();
   redis = await connectRedis(config.redisUrl);
 });
-afterAll(() => { redis.disconnect(); });
-afterEach(() => { vi.restoreAllMocks(); });
+afterAll(() => {
+  redis.disconnect();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const unique = () => randomBytes(8).toString('hex');
 const now = () => Date.now();
@@ -31,20 +35,45 @@ const now = () => Date.now();
 function credential(mode: 'sandbox' | 'live' = 'sandbox'): IngestCredential {
   const id = unique();
   return {
-    connectionId: `int_${id}`, connectionKey: `svc_conn_v1.${id}`, workspaceId: `ws_${id}`, accountId: `acct_${id}`, tenantId: `ten_${id}`,
-    environmentId: `env_${id}`, mode, integrationId: `wint_${id}`, integrationKey: `svc_int_${id}`, direction: 'outbound', protocol: 'http-api',
-    usable: true, tokenHash: null, hmacKey: null, sandboxAllowance: null, epoch: '', loadedAt: Date.now(),
+    connectionId: `int_${id}`,
+    connectionKey: `svc_conn_v1.${id}`,
+    workspaceId: `ws_${id}`,
+    accountId: `acct_${id}`,
+    tenantId: `ten_${id}`,
+    environmentId: `env_${id}`,
+    mode,
+    integrationId: `wint_${id}`,
+    integrationKey: `svc_int_${id}`,
+    direction: 'outbound',
+    protocol: 'http-api',
+    usable: true,
+    tokenHash: null,
+    hmacKey: null,
+    sandboxAllowance: null,
+    epoch: '',
+    loadedAt: Date.now(),
   };
 }
 
 const withIngest = (ingest: Partial<Config['ingest']>): Config => ({ ...config, ingest: { ...config.ingest, ...ingest } });
 const withLimits = (limits: Partial<Config['limits']>): Config => ({ ...config, limits: { ...config.limits, ...limits } });
 
-function admit(admission: Admission, cred: IngestCredential, eventIds: string[], nowMs = now(), itemCount = eventIds.length): Promise<AdmissionResult> {
+function admit(
+  admission: Admission,
+  cred: IngestCredential,
+  eventIds: string[],
+  nowMs = now(),
+  itemCount = eventIds.length,
+): Promise<AdmissionResult> {
   return admission.admit(cred, { nowMs, itemCount, eventIds, batchId: admission.newBatchId() });
 }
 
-async function admitted(admission: Admission, cred: IngestCredential, eventIds: string[], nowMs = now()): Promise<AdmissionTicket & { duplicate: boolean[] }> {
+async function admitted(
+  admission: Admission,
+  cred: IngestCredential,
+  eventIds: string[],
+  nowMs = now(),
+): Promise<AdmissionTicket & { duplicate: boolean[] }> {
   const result = await admit(admission, cred, eventIds, nowMs);
   if (result.kind !== 'admitted') throw new Error(`not admitted: ${result.kind}`);
   return { ...result.ticket, duplicate: result.duplicate };
@@ -68,10 +97,15 @@ function periodKeys(cred: IngestCredential, windowSeconds = config.ingest.dedupW
 }
 const usageKeys = (cred: IngestCredential, nowMs = now()) => {
   const { period } = usagePeriodOf(new Date(nowMs));
-  return { account: RedisKeys.sandboxMonthlyUsage(cred.accountId, period), workspace: RedisKeys.workspaceMonthlyUsage(cred.accountId, cred.workspaceId, period, cred.mode) };
+  return {
+    account: RedisKeys.sandboxMonthlyUsage(cred.accountId, period),
+    workspace: RedisKeys.workspaceMonthlyUsage(cred.accountId, cred.workspaceId, period, cred.mode),
+  };
 };
 const windowKeys = (cred: IngestCredential) => [
-  ...(cred.mode === 'sandbox' ? [IngestKeys.sandboxAccountRequests(cred.accountId), IngestKeys.sandboxAccountEnvelopes(cred.accountId)] : []),
+  ...(cred.mode === 'sandbox'
+    ? [IngestKeys.sandboxAccountRequests(cred.accountId), IngestKeys.sandboxAccountEnvelopes(cred.accountId)]
+    : []),
   IngestKeys.integrationRequests(cred.accountId, cred.connectionId),
   IngestKeys.integrationObservations(cred.accountId, cred.connectionId),
   IngestKeys.workspaceObservations(cred.accountId, cred.workspaceId),
@@ -113,8 +147,12 @@ describe('eventId states', () => {
     const deadline = start + config.ingest.admissionDeadlineMs;
     const ticket = await admitted(admission, cred, ['evt_u1', 'evt_u2'], start);
     expect(await admit(admission, cred, ['evt_u2'], deadline)).toEqual({ kind: 'in_flight' });
-    expect(await admit(admission, cred, ['evt_new', 'evt_u2'], deadline + 1))
-      .toEqual({ kind: 'unsettled', accountId: cred.accountId, batchId: ticket.batchId, receivedAtMs: start });
+    expect(await admit(admission, cred, ['evt_new', 'evt_u2'], deadline + 1)).toEqual({
+      kind: 'unsettled',
+      accountId: cred.accountId,
+      batchId: ticket.batchId,
+      receivedAtMs: start,
+    });
     // Neither refusal counted anything.
     expect(await redis.get(usageKeys(cred).account)).toBe('2');
     expect(await entry(cred, 'evt_new')).toBeNull();
@@ -180,7 +218,11 @@ describe('sliding windows', () => {
     const key = IngestKeys.integrationRequests(cred.accountId, cred.connectionId);
     const start = Math.floor(now() / 1000) * 1000;
     for (const offset of [0, 10_000, 20_000]) expect(await admit(admission, cred, [], start + offset)).toMatchObject({ kind: 'admitted' });
-    expect(await admit(admission, cred, [], start + 30_000)).toEqual({ kind: 'rate_limited', code: 'workload_rate_limited', retryAfterSeconds: 30 });
+    expect(await admit(admission, cred, [], start + 30_000)).toEqual({
+      kind: 'rate_limited',
+      code: 'workload_rate_limited',
+      retryAfterSeconds: 30,
+    });
     // 59.999 s after the first request it still counts; at 60 s its bucket has left the window.
     expect(await admit(admission, cred, [], start + 59_999)).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 1 });
     expect(await admit(admission, cred, [], start + 60_000)).toMatchObject({ kind: 'admitted' });
@@ -201,7 +243,7 @@ describe('sliding windows', () => {
 });
 
 describe('expiries', () => {
-  it('sets each key\'s expiry when it is created (period keys EXPIREAT NX), so later writes leave it', async () => {
+  it("sets each key's expiry when it is created (period keys EXPIREAT NX), so later writes leave it", async () => {
     const admission = new Admission(redis, withIngest({ dedupWindowSeconds: 3600 }));
     const cred = credential('sandbox');
     // One bucket, so that the windows' first write is the first admission's.
@@ -240,12 +282,15 @@ describe('release', () => {
   it('undoes exactly what the admission counted (usage, windows, de-duplication) and frees its eventIds', async () => {
     const admission = new Admission(redis, config);
     const cred = credential();
-    const sums = async () => Promise.all(windowKeys(cred).map(async (key) => {
-      const { s: runningSum, o: _oldest, ...buckets } = await redis.hgetall(key);
-      const sum = Object.values(buckets).reduce((total, value) => total + Number(value), 0);
-      expect(Number(runningSum ?? 0)).toBe(sum);
-      return sum;
-    }));
+    const sums = async () =>
+      Promise.all(
+        windowKeys(cred).map(async (key) => {
+          const { s: runningSum, o: _oldest, ...buckets } = await redis.hgetall(key);
+          const sum = Object.values(buckets).reduce((total, value) => total + Number(value), 0);
+          expect(Number(runningSum ?? 0)).toBe(sum);
+          return sum;
+        }),
+      );
     const before = await sums();
     const kept = await admitted(admission, cred, ['evt_kept']);
     expect(await admission.settleDurable([kept])).toEqual([true]);
@@ -322,39 +367,74 @@ describe('the pending and unanalysed sets', () => {
   });
 
   // What admit leaves in the pending set: the batch only when it admitted new eventIds.
-  const outcomes: { name: string; kind: AdmissionResult['kind']; staysPending: boolean; prepare(cred: IngestCredential): Promise<{ cred: IngestCredential; config?: Config }> }[] = [
+  const outcomes: {
+    name: string;
+    kind: AdmissionResult['kind'];
+    staysPending: boolean;
+    prepare(cred: IngestCredential): Promise<{ cred: IngestCredential; config?: Config }>;
+  }[] = [
     { name: 'new eventIds', kind: 'admitted', staysPending: true, prepare: async (cred) => ({ cred }) },
     {
-      name: 'all duplicates', kind: 'admitted', staysPending: false,
+      name: 'all duplicates',
+      kind: 'admitted',
+      staysPending: false,
       prepare: async (cred) => {
         const admission = new Admission(redis, config);
         await admission.settleDurable([await admitted(admission, cred, ['evt_p1', 'evt_p2'])]);
         return { cred };
       },
     },
-    { name: 'in flight', kind: 'in_flight', staysPending: false, prepare: async (cred) => { await admitted(new Admission(redis, config), cred, ['evt_p2']); return { cred }; } },
-    { name: 'rate limited', kind: 'rate_limited', staysPending: false, prepare: async (cred) => ({ cred, config: withLimits({ integrationObservationsPerMin: 1 }) }) },
-    { name: 'quota exhausted', kind: 'quota_exhausted', staysPending: false, prepare: async (cred) => ({ cred: { ...cred, sandboxAllowance: 1 } }) },
     {
-      name: 'stale credential', kind: 'stale_credential', staysPending: false,
-      prepare: async (cred) => { await redis.set(RedisKeys.credentialEpoch(cred.accountId, cred.connectionId), '7'); return { cred }; },
+      name: 'in flight',
+      kind: 'in_flight',
+      staysPending: false,
+      prepare: async (cred) => {
+        await admitted(new Admission(redis, config), cred, ['evt_p2']);
+        return { cred };
+      },
+    },
+    {
+      name: 'rate limited',
+      kind: 'rate_limited',
+      staysPending: false,
+      prepare: async (cred) => ({ cred, config: withLimits({ integrationObservationsPerMin: 1 }) }),
+    },
+    {
+      name: 'quota exhausted',
+      kind: 'quota_exhausted',
+      staysPending: false,
+      prepare: async (cred) => ({ cred: { ...cred, sandboxAllowance: 1 } }),
+    },
+    {
+      name: 'stale credential',
+      kind: 'stale_credential',
+      staysPending: false,
+      prepare: async (cred) => {
+        await redis.set(RedisKeys.credentialEpoch(cred.accountId, cred.connectionId), '7');
+        return { cred };
+      },
     },
   ];
 
-  it.each(outcomes)('admit puts the batch in the pending set before ADMIT, and takes it out when nothing new was admitted ($name)', async ({ kind, staysPending, prepare }) => {
-    const prepared = await prepare(credential('sandbox'));
-    const admission = new Admission(redis, prepared.config ?? config);
-    const nowMs = now();
-    const batchId = admission.newBatchId();
-    const target = { accountId: prepared.cred.accountId, batchId };
-    const during: (string | null)[] = [];
-    watch(SCRIPTS.ADMIT, async () => { during.push(await pendingScore(target)); });
-    const result = await admission.admit(prepared.cred, { nowMs, itemCount: 2, eventIds: ['evt_p1', 'evt_p2'], batchId });
-    expect(result.kind).toBe(kind);
-    expect(during).toEqual([String(nowMs)]);
-    expect(await pendingScore(target)).toBe(staysPending ? String(nowMs) : null);
-    if (staysPending) expect(await admission.release(target.accountId, batchId, nowMs)).toBe(2);
-  });
+  it.each(outcomes)(
+    'admit puts the batch in the pending set before ADMIT, and takes it out when nothing new was admitted ($name)',
+    async ({ kind, staysPending, prepare }) => {
+      const prepared = await prepare(credential('sandbox'));
+      const admission = new Admission(redis, prepared.config ?? config);
+      const nowMs = now();
+      const batchId = admission.newBatchId();
+      const target = { accountId: prepared.cred.accountId, batchId };
+      const during: (string | null)[] = [];
+      watch(SCRIPTS.ADMIT, async () => {
+        during.push(await pendingScore(target));
+      });
+      const result = await admission.admit(prepared.cred, { nowMs, itemCount: 2, eventIds: ['evt_p1', 'evt_p2'], batchId });
+      expect(result.kind).toBe(kind);
+      expect(during).toEqual([String(nowMs)]);
+      expect(await pendingScore(target)).toBe(staysPending ? String(nowMs) : null);
+      if (staysPending) expect(await admission.release(target.accountId, batchId, nowMs)).toBe(2);
+    },
+  );
 
   it('overdueBatches returns the pending batches received before a time, oldest first, until settled', async () => {
     const admission = new Admission(redis, config);
@@ -362,7 +442,8 @@ describe('the pending and unanalysed sets', () => {
     const start = now();
     const older = await admitted(admission, cred, ['evt_o1'], start - 5);
     const newer = await admitted(admission, cred, ['evt_o2'], start);
-    const overdue = async (beforeMs: number) => (await admission.overdueBatches(beforeMs, 1000)).filter((batch) => batch.accountId === cred.accountId);
+    const overdue = async (beforeMs: number) =>
+      (await admission.overdueBatches(beforeMs, 1000)).filter((batch) => batch.accountId === cred.accountId);
     expect(await overdue(start)).toEqual([{ accountId: cred.accountId, batchId: older.batchId, receivedAtMs: start - 5 }]);
     expect(await overdue(start + 1)).toEqual([
       { accountId: cred.accountId, batchId: older.batchId, receivedAtMs: start - 5 },
@@ -383,7 +464,7 @@ describe('Redis Cluster', () => {
     return close > open + 1 ? key.slice(open, close + 1) : key;
   }
 
-  it('gives every key of an ADMIT, DURABLE, RELEASE and CONNECTION_CHECK call the account\'s hash tag', async () => {
+  it("gives every key of an ADMIT, DURABLE, RELEASE and CONNECTION_CHECK call the account's hash tag", async () => {
     const admission = new Admission(redis, config);
     const cred = credential('sandbox');
     const admits = watch(SCRIPTS.ADMIT);
@@ -398,7 +479,8 @@ describe('Redis Cluster', () => {
     // Epoch, allowance, two usage counters, 4 periods of 3 hashes, the sandbox's 5 windows.
     expect(admits[0]).toHaveLength(4 + 12 + 5);
     expect([admits.length, durables.length, releases.length, checks.length]).toEqual([2, 1, 1, 1]);
-    for (const key of [...admits, ...durables, ...releases, ...checks].flat()) expect([key, hashTag(key)]).toEqual([key, `{${cred.accountId}}`]);
+    for (const key of [...admits, ...durables, ...releases, ...checks].flat())
+      expect([key, hashTag(key)]).toEqual([key, `{${cred.accountId}}`]);
     await redis.zrem(RedisKeys.unanalysedBatches, kept.batchId);
   });
 });
@@ -420,7 +502,8 @@ describe('credential epoch and the script cache', () => {
   it('falls back to EVAL when Redis does not know the script (NOSCRIPT), which caches it again', async () => {
     const script = new LuaScript(`return ARGV[1] -- ${unique()}`);
     // On a cluster the script runs on the master of its key's slot: look on every master.
-    const cached = async () => (await Promise.all(masterNodes(redis).map((node) => node.script('EXISTS', script.sha) as Promise<number[]>))).flat();
+    const cached = async () =>
+      (await Promise.all(masterNodes(redis).map((node) => node.script('EXISTS', script.sha) as Promise<number[]>))).flat();
     expect(await cached()).not.toContain(1);
     expect(await script.run(redis, ['{noscript}'], ['hello'])).toBe('hello');
     expect(await cached()).toContain(1);

@@ -6,8 +6,17 @@ import { usagePeriodOf } from '../../shared/usagePeriod.js';
 import type { IngestCredential } from '../common/credential.js';
 import { DEDUP_PERIODS, IngestKeys, dedupPeriods, parsePendingMember, pendingMember, periodExpiresAt } from './keys.js';
 import {
-  SCRIPTS, admitCall, admitOutcome, connectionCheckCall, connectionCheckOutcome, durableCall, durableOutcome, releaseCall, releaseOutcome,
-  type AdmitInput, type AdmitWindow,
+  SCRIPTS,
+  admitCall,
+  admitOutcome,
+  connectionCheckCall,
+  connectionCheckOutcome,
+  durableCall,
+  durableOutcome,
+  releaseCall,
+  releaseOutcome,
+  type AdmitInput,
+  type AdmitWindow,
 } from './scripts.js';
 import { TurnBatcher } from './turnBatcher.js';
 
@@ -17,7 +26,11 @@ export const BUCKET_MS = 1_000;
 /** Monthly usage counters outlive their month so the console can still read them (about 13 months). */
 const USAGE_TTL_SECONDS = 400 * 24 * 3600;
 
-export type WindowCode = 'sandbox_request_rate_limited' | 'sandbox_observation_rate_limited' | 'workload_rate_limited' | 'connection_rate_limited';
+export type WindowCode =
+  | 'sandbox_request_rate_limited'
+  | 'sandbox_observation_rate_limited'
+  | 'workload_rate_limited'
+  | 'connection_rate_limited';
 
 interface Window extends AdmitWindow {
   code: WindowCode;
@@ -81,7 +94,10 @@ export class Admission {
 
   private readonly cluster: boolean;
 
-  constructor(private readonly redis: Redis, private readonly config: Config) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly config: Config,
+  ) {
     this.cluster = isCluster(redis);
   }
 
@@ -100,14 +116,44 @@ export class Admission {
     const windows: Window[] = [];
     if (credential.mode === 'sandbox') {
       windows.push(
-        { key: IngestKeys.sandboxAccountRequests(accountId), limit: limits.sandboxAccountRequestsPerMin, cost: 1, code: 'sandbox_request_rate_limited', counts: 'requests' },
-        { key: IngestKeys.sandboxAccountEnvelopes(accountId), limit: limits.sandboxAccountEnvelopesPerMin, cost: itemCount, code: 'sandbox_observation_rate_limited', counts: 'observations' },
+        {
+          key: IngestKeys.sandboxAccountRequests(accountId),
+          limit: limits.sandboxAccountRequestsPerMin,
+          cost: 1,
+          code: 'sandbox_request_rate_limited',
+          counts: 'requests',
+        },
+        {
+          key: IngestKeys.sandboxAccountEnvelopes(accountId),
+          limit: limits.sandboxAccountEnvelopesPerMin,
+          cost: itemCount,
+          code: 'sandbox_observation_rate_limited',
+          counts: 'observations',
+        },
       );
     }
     windows.push(
-      { key: IngestKeys.integrationRequests(accountId, credential.connectionId), limit: limits.integrationRequestsPerMin, cost: 1, code: 'workload_rate_limited', counts: 'requests' },
-      { key: IngestKeys.integrationObservations(accountId, credential.connectionId), limit: limits.integrationObservationsPerMin, cost: itemCount, code: 'workload_rate_limited', counts: 'observations' },
-      { key: IngestKeys.workspaceObservations(accountId, credential.workspaceId), limit: limits.workspaceObservationsPerMin, cost: itemCount, code: 'workload_rate_limited', counts: 'observations' },
+      {
+        key: IngestKeys.integrationRequests(accountId, credential.connectionId),
+        limit: limits.integrationRequestsPerMin,
+        cost: 1,
+        code: 'workload_rate_limited',
+        counts: 'requests',
+      },
+      {
+        key: IngestKeys.integrationObservations(accountId, credential.connectionId),
+        limit: limits.integrationObservationsPerMin,
+        cost: itemCount,
+        code: 'workload_rate_limited',
+        counts: 'observations',
+      },
+      {
+        key: IngestKeys.workspaceObservations(accountId, credential.workspaceId),
+        limit: limits.workspaceObservationsPerMin,
+        cost: itemCount,
+        code: 'workload_rate_limited',
+        counts: 'observations',
+      },
     );
     return windows;
   }
@@ -128,7 +174,13 @@ export class Admission {
   }
 
   /** ADMIT's input for a credential, its windows and eventIds at `nowMs`. */
-  private admitInput(credential: IngestCredential, windows: AdmitWindow[], nowMs: number, batchId: string, eventIds: readonly string[]): AdmitInput {
+  private admitInput(
+    credential: IngestCredential,
+    windows: AdmitWindow[],
+    nowMs: number,
+    batchId: string,
+    eventIds: readonly string[],
+  ): AdmitInput {
     const { accountId, connectionId, workspaceId, mode } = credential;
     const { period } = usagePeriodOf(new Date(nowMs));
     const dedupWindowSeconds = this.config.ingest.dedupWindowSeconds;
@@ -177,7 +229,8 @@ export class Admission {
     switch (outcome.kind) {
       case 'admitted':
         return {
-          kind: 'admitted', duplicate: outcome.duplicate,
+          kind: 'admitted',
+          duplicate: outcome.duplicate,
           ticket: { accountId: credential.accountId, batchId: request.batchId, receivedAtMs: request.nowMs, newEventIds },
         };
       case 'rate_limited':
@@ -215,20 +268,27 @@ export class Admission {
       groups.set(name, group);
     });
     const committed = new Array<boolean>(batches.length).fill(false);
-    await Promise.all([...groups.values()].map(async (group) => {
-      const { keys, args } = durableCall({
-        recordKey: IngestKeys.admissionRecords(group.accountId, group.period),
-        committedKey: IngestKeys.committedBatches(group.accountId, group.period),
-        expiresAt: periodExpiresAt(group.period, group.periodSeconds, dedupWindowSeconds),
-        batchIds: group.indexes.map((index) => batches[index].batchId),
-      });
-      const replies = durableOutcome(await SCRIPTS.DURABLE.run(this.redis, keys, args), group.indexes.length);
-      group.indexes.forEach((index, at) => { committed[index] = replies[at]; });
-    }));
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        const { keys, args } = durableCall({
+          recordKey: IngestKeys.admissionRecords(group.accountId, group.period),
+          committedKey: IngestKeys.committedBatches(group.accountId, group.period),
+          expiresAt: periodExpiresAt(group.period, group.periodSeconds, dedupWindowSeconds),
+          batchIds: group.indexes.map((index) => batches[index].batchId),
+        });
+        const replies = durableOutcome(await SCRIPTS.DURABLE.run(this.redis, keys, args), group.indexes.length);
+        group.indexes.forEach((index, at) => {
+          committed[index] = replies[at];
+        });
+      }),
+    );
     const done = batches.filter((_, index) => committed[index]);
     if (batches.length > 0) {
       await this.inOrder(
-        async () => (done.length > 0 ? this.redis.zadd(RedisKeys.unanalysedBatches, ...done.flatMap((batch) => [batch.receivedAtMs, batch.batchId])) : 0),
+        async () =>
+          done.length > 0
+            ? this.redis.zadd(RedisKeys.unanalysedBatches, ...done.flatMap((batch) => [batch.receivedAtMs, batch.batchId]))
+            : 0,
         () => this.redis.zrem(RedisKeys.pendingAdmissions, ...batches.map((batch) => pendingMember(batch.accountId, batch.batchId))),
       );
     }
@@ -267,12 +327,16 @@ export class Admission {
   async overdueBatches(beforeMs: number, limit: number): Promise<DurableBatch[]> {
     const flat = await this.redis.zrangebyscore(RedisKeys.pendingAdmissions, '-inf', `(${beforeMs}`, 'WITHSCORES', 'LIMIT', 0, limit);
     const overdue: DurableBatch[] = [];
-    for (let index = 0; index < flat.length; index += 2) overdue.push({ ...parsePendingMember(flat[index]), receivedAtMs: Number(flat[index + 1]) });
+    for (let index = 0; index < flat.length; index += 2)
+      overdue.push({ ...parsePendingMember(flat[index]), receivedAtMs: Number(flat[index + 1]) });
     return overdue;
   }
 
   /** GET /v1/collector/connection: the epoch check and the per-client budget in one script call (CONNECTION_CHECK). */
-  async checkConnection(credential: IngestCredential, nowMs: number): Promise<{ kind: 'ok' } | { kind: 'stale_credential' } | { kind: 'rate_limited'; retryAfterSeconds: number }> {
+  async checkConnection(
+    credential: IngestCredential,
+    nowMs: number,
+  ): Promise<{ kind: 'ok' } | { kind: 'stale_credential' } | { kind: 'rate_limited'; retryAfterSeconds: number }> {
     const { keys, args } = connectionCheckCall({
       epochKey: RedisKeys.credentialEpoch(credential.accountId, credential.connectionId),
       windowKey: IngestKeys.connectionChecks(credential.accountId, credential.connectionKey),

@@ -53,7 +53,8 @@ export const key = <N extends string>(name: N): Field<N, 'string'> => arg.string
 export const keyList = <N extends string>(name: N, length?: number): List<N, 'string'> => arg.list(name, 'string', length);
 
 type ValueOf<K extends Kind> = K extends 'number' | 'numberText' ? number : K extends 'string' ? string : boolean;
-type SlotInput<S extends Slot> = S extends Field<string, infer K> ? ValueOf<K> : S extends List<string, infer K> ? readonly ValueOf<K>[] : never;
+type SlotInput<S extends Slot> =
+  S extends Field<string, infer K> ? ValueOf<K> : S extends List<string, infer K> ? readonly ValueOf<K>[] : never;
 /** The typed object of a list of slots: one property per name. */
 export type LayoutInput<L extends readonly Slot[]> = { [S in L[number] as S['name']]: SlotInput<S> };
 
@@ -67,8 +68,32 @@ export interface ScriptCall {
 
 const LUA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LUA_RESERVED = new Set([
-  'and', 'break', 'do', 'else', 'elseif', 'end', 'false', 'for', 'function', 'if', 'in', 'local', 'nil', 'not', 'or',
-  'repeat', 'return', 'then', 'true', 'until', 'while', 'KEYS', 'ARGV', 'redis', 'cjson', 'unpack',
+  'and',
+  'break',
+  'do',
+  'else',
+  'elseif',
+  'end',
+  'false',
+  'for',
+  'function',
+  'if',
+  'in',
+  'local',
+  'nil',
+  'not',
+  'or',
+  'repeat',
+  'return',
+  'then',
+  'true',
+  'until',
+  'while',
+  'KEYS',
+  'ARGV',
+  'redis',
+  'cjson',
+  'unpack',
 ]);
 
 /** A reply code's Lua constant: `staleCredential` → `REPLY_STALE_CREDENTIAL`. */
@@ -76,7 +101,10 @@ export const replyConstant = (name: string): string => `REPLY_${name.replace(/[A
 
 /** A Lua index expression: a number plus terms (`14 + #windowLimits`). */
 class Index {
-  constructor(readonly at: number, readonly terms: readonly string[] = []) {}
+  constructor(
+    readonly at: number,
+    readonly terms: readonly string[] = [],
+  ) {}
   plus(n: number, term?: string): Index {
     return new Index(this.at + n, term === undefined ? this.terms : [...this.terms, term]);
   }
@@ -120,7 +148,8 @@ function readSlots(array: 'KEYS' | 'ARGV', slots: readonly Slot[]): string[] {
 
 function checkSlots(array: 'KEYS' | 'ARGV', slots: readonly Slot[], names: Set<string>): void {
   slots.forEach((slot, position) => {
-    if (!LUA_NAME.test(slot.name) || LUA_RESERVED.has(slot.name) || slot.name.startsWith('REPLY_')) throw new Error(`${array} name ${slot.name} cannot be a Lua local`);
+    if (!LUA_NAME.test(slot.name) || LUA_RESERVED.has(slot.name) || slot.name.startsWith('REPLY_'))
+      throw new Error(`${array} name ${slot.name} cannot be a Lua local`);
     if (names.has(slot.name)) throw new Error(`${array} name ${slot.name} is used twice`);
     names.add(slot.name);
     const counted = slot.slot === 'list' && slot.length === undefined && position < slots.length - 1;
@@ -136,9 +165,12 @@ function pushSlots(out: string, slots: readonly Slot[]): string[] {
   return slots.map((slot, position) => {
     const send = (value: string) => (slot.kind === 'flag' ? `(${value} ? 1 : 0)` : value);
     if (slot.slot === 'field') return `${out}.push(${send(`input.${slot.name}`)});`;
-    const check = slot.length !== undefined
-      ? `if (v.length !== ${slot.length}) throw new Error('${slot.name} needs ${slot.length} values, not ' + v.length); `
-      : position < slots.length - 1 ? `${out}.push(v.length); ` : '';
+    const check =
+      slot.length !== undefined
+        ? `if (v.length !== ${slot.length}) throw new Error('${slot.name} needs ${slot.length} values, not ' + v.length); `
+        : position < slots.length - 1
+          ? `${out}.push(v.length); `
+          : '';
     return `{ const v = input.${slot.name}; ${check}for (let i = 0; i < v.length; i++) ${out}.push(${send('v[i]')}); }`;
   });
 }
@@ -149,7 +181,11 @@ export class ScriptLayout<KS extends readonly KeySlot[], AS extends readonly Slo
   /** The KEYS and ARGV of one call. */
   readonly build: (input: LayoutInput<KS> & LayoutInput<AS>) => ScriptCall;
 
-  constructor(readonly keys: KS, readonly args: AS, readonly replies: Readonly<Record<string, number>> = {}) {
+  constructor(
+    readonly keys: KS,
+    readonly args: AS,
+    readonly replies: Readonly<Record<string, number>> = {},
+  ) {
     const names = new Set<string>();
     checkSlots('KEYS', keys, names);
     checkSlots('ARGV', args, names);
@@ -157,7 +193,13 @@ export class ScriptLayout<KS extends readonly KeySlot[], AS extends readonly Slo
       if (!LUA_NAME.test(name) || !Number.isInteger(code)) throw new Error(`reply ${name} = ${code}`);
       return `local ${replyConstant(name)} = ${code}`;
     });
-    this.preamble = ['-- KEYS, ARGV and replies by name (scriptLayout.ts)', ...readSlots('KEYS', keys), ...readSlots('ARGV', args), ...codes, ''].join('\n');
+    this.preamble = [
+      '-- KEYS, ARGV and replies by name (scriptLayout.ts)',
+      ...readSlots('KEYS', keys),
+      ...readSlots('ARGV', args),
+      ...codes,
+      '',
+    ].join('\n');
     // Compiled once from the same slots; every name in it passed the identifier check above.
     const body = ['const keys = [];', ...pushSlots('keys', keys), 'const args = [];', ...pushSlots('args', args), 'return { keys, args };'];
     this.build = new Function('input', body.join('\n')) as (input: LayoutInput<KS> & LayoutInput<AS>) => ScriptCall;

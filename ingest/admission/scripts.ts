@@ -109,7 +109,16 @@ end
  * value, 10 new eventIds (`,`).
  */
 const RECORD_FIELDS = {
-  receivedAt: 1, sandbox: 2, accountUsageKey: 3, workspaceUsageKey: 4, windowKeys: 5, windowCosts: 6, bucket: 7, dedupKey: 8, dedupValue: 9, eventIds: 10,
+  receivedAt: 1,
+  sandbox: 2,
+  accountUsageKey: 3,
+  workspaceUsageKey: 4,
+  windowKeys: 5,
+  windowCosts: 6,
+  bucket: 7,
+  dedupKey: 8,
+  dedupValue: 9,
+  eventIds: 10,
 } as const;
 
 export interface AdmitWindow {
@@ -147,17 +156,32 @@ export interface AdmitInput {
 
 const ADMIT_LAYOUT = new ScriptLayout(
   [
-    key('epochKey'), key('allowanceKey'), key('accountUsageKey'), key('workspaceUsageKey'),
-    keyList('dedupKeys', DEDUP_PERIODS), keyList('committedKeys', DEDUP_PERIODS), keyList('recordKeys', DEDUP_PERIODS),
+    key('epochKey'),
+    key('allowanceKey'),
+    key('accountUsageKey'),
+    key('workspaceUsageKey'),
+    keyList('dedupKeys', DEDUP_PERIODS),
+    keyList('committedKeys', DEDUP_PERIODS),
+    keyList('recordKeys', DEDUP_PERIODS),
     keyList('windowKeys'),
   ],
   [
-    arg.string('cachedEpoch'), arg.numberText('nowMs'), arg.number('windowMs'), arg.number('bucketMs'), arg.flag('sandbox'), arg.flag('quotaEnforced'),
-    arg.numberText('allowanceFallback'), arg.numberText('expiresAt'), arg.string('batchId'), arg.numberText('usageTtlSeconds'), arg.number('admissionDeadlineMs'),
+    arg.string('cachedEpoch'),
+    arg.numberText('nowMs'),
+    arg.number('windowMs'),
+    arg.number('bucketMs'),
+    arg.flag('sandbox'),
+    arg.flag('quotaEnforced'),
+    arg.numberText('allowanceFallback'),
+    arg.numberText('expiresAt'),
+    arg.string('batchId'),
+    arg.numberText('usageTtlSeconds'),
+    arg.number('admissionDeadlineMs'),
     // The admission record's fields 1-6, each followed by `|`.
     arg.string('recordHead'),
     // Per window, in the order of windowKeys: its limit, and this batch's cost in it.
-    arg.list('windowLimits', 'number'), arg.list('windowCosts', 'number'),
+    arg.list('windowLimits', 'number'),
+    arg.list('windowCosts', 'number'),
     arg.list('eventIds', 'string'),
   ],
   AdmitReply,
@@ -168,12 +192,29 @@ export function admitCall(input: AdmitInput): ScriptCall {
   const windowCosts = input.windows.map((window) => window.cost);
   const recordHead = `${input.nowMs}|${input.sandbox ? 1 : 0}|${input.accountUsageKey}|${input.workspaceUsageKey}|${windowKeys.join(',')}|${windowCosts.join(',')}|`;
   return ADMIT_LAYOUT.build({
-    epochKey: input.epochKey, allowanceKey: input.allowanceKey, accountUsageKey: input.accountUsageKey, workspaceUsageKey: input.workspaceUsageKey,
-    dedupKeys: input.dedupKeys, committedKeys: input.committedKeys, recordKeys: input.recordKeys, windowKeys,
-    cachedEpoch: input.cachedEpoch, nowMs: input.nowMs, windowMs: input.windowMs, bucketMs: input.bucketMs, sandbox: input.sandbox,
-    quotaEnforced: input.quotaEnforced, allowanceFallback: input.allowanceFallback, expiresAt: input.expiresAt, batchId: input.batchId,
-    usageTtlSeconds: input.usageTtlSeconds, admissionDeadlineMs: input.admissionDeadlineMs, recordHead,
-    windowLimits: input.windows.map((window) => window.limit), windowCosts, eventIds: input.eventIds,
+    epochKey: input.epochKey,
+    allowanceKey: input.allowanceKey,
+    accountUsageKey: input.accountUsageKey,
+    workspaceUsageKey: input.workspaceUsageKey,
+    dedupKeys: input.dedupKeys,
+    committedKeys: input.committedKeys,
+    recordKeys: input.recordKeys,
+    windowKeys,
+    cachedEpoch: input.cachedEpoch,
+    nowMs: input.nowMs,
+    windowMs: input.windowMs,
+    bucketMs: input.bucketMs,
+    sandbox: input.sandbox,
+    quotaEnforced: input.quotaEnforced,
+    allowanceFallback: input.allowanceFallback,
+    expiresAt: input.expiresAt,
+    batchId: input.batchId,
+    usageTtlSeconds: input.usageTtlSeconds,
+    admissionDeadlineMs: input.admissionDeadlineMs,
+    recordHead,
+    windowLimits: input.windows.map((window) => window.limit),
+    windowCosts,
+    eventIds: input.eventIds,
   });
 }
 
@@ -194,12 +235,18 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
       const flags = String(reply[1]);
       return { kind: 'admitted', duplicate: Array.from({ length: eventCount }, (_, index) => flags.charCodeAt(index) === 49) };
     }
-    case AdmitReply.staleCredential: return { kind: 'stale_credential' };
-    case AdmitReply.rateLimited: return { kind: 'rate_limited', window: Number(reply[1]) - 1, retryMs: Number(reply[2]) };
-    case AdmitReply.quotaExhausted: return { kind: 'quota_exhausted' };
-    case AdmitReply.inFlight: return { kind: 'in_flight' };
-    case AdmitReply.unsettled: return { kind: 'unsettled', batchId: String(reply[1]), receivedAtMs: Number(reply[2]) };
-    default: throw new Error(`unexpected admission reply ${String(reply[0])}`);
+    case AdmitReply.staleCredential:
+      return { kind: 'stale_credential' };
+    case AdmitReply.rateLimited:
+      return { kind: 'rate_limited', window: Number(reply[1]) - 1, retryMs: Number(reply[2]) };
+    case AdmitReply.quotaExhausted:
+      return { kind: 'quota_exhausted' };
+    case AdmitReply.inFlight:
+      return { kind: 'in_flight' };
+    case AdmitReply.unsettled:
+      return { kind: 'unsettled', batchId: String(reply[1]), receivedAtMs: Number(reply[2]) };
+    default:
+      throw new Error(`unexpected admission reply ${String(reply[0])}`);
   }
 }
 
@@ -219,7 +266,10 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
  * {rateLimited, window index (1-based), retry ms}; {quotaExhausted}; {inFlight};
  * {unsettled, batch id, receipt ms}.
  */
-export const ADMIT = new LuaScript(ADMIT_LAYOUT.preamble + WINDOW_FUNCTIONS + `
+export const ADMIT = new LuaScript(
+  ADMIT_LAYOUT.preamble
+    + WINDOW_FUNCTIONS
+    + `
 local epoch = redis.call('GET', epochKey) or ''
 if epoch ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
 -- nowMs is the text sent, which the de-duplication values hold.
@@ -316,7 +366,8 @@ if fresh > 0 then
   redis.call('EXPIREAT', recordKeys[1], expiresAt, 'NX')
 end
 return {REPLY_ADMITTED, table.concat(flags)}
-`);
+`,
+);
 
 const CONNECTION_CHECK_LAYOUT = new ScriptLayout(
   [key('epochKey'), key('windowKey')],
@@ -330,10 +381,14 @@ export type ConnectionCheckOutcome = { kind: 'ok' } | { kind: 'stale_credential'
 
 export function connectionCheckOutcome(reply: unknown[]): ConnectionCheckOutcome {
   switch (reply[0]) {
-    case ConnectionCheckReply.ok: return { kind: 'ok' };
-    case ConnectionCheckReply.staleCredential: return { kind: 'stale_credential' };
-    case ConnectionCheckReply.rateLimited: return { kind: 'rate_limited', retryMs: Number(reply[1]) };
-    default: throw new Error(`unexpected connection check reply ${String(reply[0])}`);
+    case ConnectionCheckReply.ok:
+      return { kind: 'ok' };
+    case ConnectionCheckReply.staleCredential:
+      return { kind: 'stale_credential' };
+    case ConnectionCheckReply.rateLimited:
+      return { kind: 'rate_limited', retryMs: Number(reply[1]) };
+    default:
+      throw new Error(`unexpected connection check reply ${String(reply[0])}`);
   }
 }
 
@@ -342,7 +397,10 @@ export function connectionCheckOutcome(reply: unknown[]): ConnectionCheckOutcome
  * budget of checks, a window of its own (a check counts 1) counted as ADMIT counts its windows.
  * Replies {ok}; {staleCredential}; {rateLimited, retry ms}. A refused check changes nothing.
  */
-const CONNECTION_CHECK = new LuaScript(CONNECTION_CHECK_LAYOUT.preamble + WINDOW_FUNCTIONS + `
+const CONNECTION_CHECK = new LuaScript(
+  CONNECTION_CHECK_LAYOUT.preamble
+    + WINDOW_FUNCTIONS
+    + `
 local epoch = redis.call('GET', epochKey) or ''
 if epoch ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
 local span = math.floor(windowMs / bucketMs)
@@ -356,7 +414,8 @@ if sum + 1 > limit then
 end
 window_add(windowKey, bucket, 1, gone, stored ~= oldest, oldest, windowMs, bucketMs)
 return {REPLY_OK}
-`);
+`,
+);
 
 const DURABLE_LAYOUT = new ScriptLayout(
   [key('recordKey'), key('committedKey')],
@@ -371,7 +430,9 @@ const DURABLE_LAYOUT = new ScriptLayout(
  * batch is committed (now or before), 0 when it was released meanwhile (its rows must not be
  * shipped, and it was never answered as accepted).
  */
-const DURABLE = new LuaScript(DURABLE_LAYOUT.preamble + `
+const DURABLE = new LuaScript(
+  DURABLE_LAYOUT.preamble
+    + `
 local out = {}
 for i = 1, #batchIds do
   local batch = batchIds[i]
@@ -386,9 +447,15 @@ for i = 1, #batchIds do
   end
 end
 return table.concat(out)
-`);
+`,
+);
 
-export function durableCall(input: { recordKey: string; committedKey: string; expiresAt: number; batchIds: readonly string[] }): ScriptCall {
+export function durableCall(input: {
+  recordKey: string;
+  committedKey: string;
+  expiresAt: number;
+  batchIds: readonly string[];
+}): ScriptCall {
   return DURABLE_LAYOUT.build(input);
 }
 
@@ -412,7 +479,9 @@ const RELEASE_LAYOUT = new ScriptLayout(
  * deletes its record. The caller read the record to name its keys; a record that changed since
  * (settled meanwhile) is left alone. Replies the eventIds released, or settledMeanwhile.
  */
-const RELEASE = new LuaScript(RELEASE_LAYOUT.preamble + `
+const RELEASE = new LuaScript(
+  RELEASE_LAYOUT.preamble
+    + `
 if redis.call('HGET', recordKey, batchId) ~= record then return REPLY_SETTLED_MEANWHILE end
 local function split(text)
   local out = {}
@@ -444,16 +513,21 @@ for i = 1, #costs do
 end
 redis.call('HDEL', recordKey, batchId)
 return #mine
-`);
+`,
+);
 
 /** RELEASE's KEYS from the record as read: the record hash, then the keys the record names. */
 export function releaseCall(recordKey: string, batchId: string, record: string): ScriptCall {
   const fields = record.split('|');
   const field = (name: keyof typeof RECORD_FIELDS) => fields[RECORD_FIELDS[name] - 1];
   return RELEASE_LAYOUT.build({
-    recordKey, dedupKey: field('dedupKey'), accountUsageKey: field('accountUsageKey'), workspaceUsageKey: field('workspaceUsageKey'),
+    recordKey,
+    dedupKey: field('dedupKey'),
+    accountUsageKey: field('accountUsageKey'),
+    workspaceUsageKey: field('workspaceUsageKey'),
     windowKeys: field('windowKeys') === '' ? [] : field('windowKeys').split(','),
-    batchId, record,
+    batchId,
+    record,
   });
 }
 
@@ -462,4 +536,9 @@ export const releaseOutcome = (reply: unknown): number => (reply === ReleaseRepl
 
 export const SCRIPTS = { ADMIT, CONNECTION_CHECK, DURABLE, RELEASE } as const;
 /** Each script's layout, under the script's name in SCRIPTS. */
-export const LAYOUTS = { ADMIT: ADMIT_LAYOUT, CONNECTION_CHECK: CONNECTION_CHECK_LAYOUT, DURABLE: DURABLE_LAYOUT, RELEASE: RELEASE_LAYOUT } as const;
+export const LAYOUTS = {
+  ADMIT: ADMIT_LAYOUT,
+  CONNECTION_CHECK: CONNECTION_CHECK_LAYOUT,
+  DURABLE: DURABLE_LAYOUT,
+  RELEASE: RELEASE_LAYOUT,
+} as const;

@@ -12,7 +12,10 @@ interface Waiting<T, R> {
 export class TurnBatcher<T, R> {
   private waiting: Waiting<T, R>[] = [];
 
-  constructor(private readonly send: (items: T[]) => Promise<R[]>, private readonly maxPerCall: number) {}
+  constructor(
+    private readonly send: (items: T[]) => Promise<R[]>,
+    private readonly maxPerCall: number,
+  ) {}
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -24,8 +27,12 @@ export class TurnBatcher<T, R> {
     const waiting = this.waiting.splice(0, this.maxPerCall);
     if (this.waiting.length > 0) setImmediate(() => this.flush());
     this.send(waiting.map((entry) => entry.item)).then(
-      (results) => waiting.forEach((entry, index) => entry.resolve(results[index])),
-      (error: unknown) => { for (const entry of waiting) entry.reject(error); },
+      (results) => {
+        for (const [index, entry] of waiting.entries()) entry.resolve(results[index]);
+      },
+      (error: unknown) => {
+        for (const entry of waiting) entry.reject(error);
+      },
     );
   }
 }
