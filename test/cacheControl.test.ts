@@ -12,7 +12,7 @@ import {
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 
 // Issue 27 item 6: `Cache-Control: no-store` comes from one onSend hook (management/plugins/noStore.ts),
-// not from each route. Every answer carries it (01 and 02 Conventions, docs/decisions.md), errors
+// not from each route. Every answer carries it (01 and 02 Conventions, docs/decisions/api-conventions.md), errors
 // on every route included, except the own answers of the probes (no header) and of the API
 // documentation (`no-cache`).
 

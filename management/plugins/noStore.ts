@@ -12,7 +12,7 @@ declare module 'fastify' {
 
 /**
  * The one writer of `Cache-Control: no-store`, on every answer of the management plane: 01 asks
- * it of receipts, setup, credentials and single reads, 02 of all its responses, docs/decisions.md
+ * it of receipts, setup, credentials and single reads, 02 of all its responses, docs/decisions/ (api-conventions.md)
  * of every console, inventory and evidence answer. Errors carry it on every route (the catalogue
  * answers, 404s and the framework's own errors included): an error answers one request at one
  * moment, so no cache may replay it. Registered before every route, so every route inherits it.
