@@ -17,6 +17,7 @@ import connectionsRoutes from './connections/index.js';
 import connectionSetupRoutes from './connectionSetup/index.js';
 import contractsRoutes from './contracts/index.js';
 import credentialsRoutes from './credentials/index.js';
+import deletionRoutes from './deletion/index.js';
 import rulesRoutes from './rules/index.js';
 import configurationRoutes from './configuration/index.js';
 import environmentsRoutes from './environments/index.js';
@@ -78,6 +79,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(rulesRoutes);
   await app.register(configurationRoutes);
   await app.register(connectionSetupRoutes);
+  await app.register(deletionRoutes);
   await app.register(observationsRoutes);
   await app.register(usageRoutes);
   await app.register(incidentsRoutes);

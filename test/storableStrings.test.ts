@@ -28,7 +28,11 @@ interface Schema {
 }
 
 /** Values of the patterns body schemas use (a sample must pass the schema to reach the handler). */
-const PATTERN_SAMPLES: Record<string, string> = { '^sha256:[0-9a-f]{64}$': `sha256:${'0'.repeat(64)}` };
+const PATTERN_SAMPLES: Record<string, string> = {
+  '^sha256:[0-9a-f]{64}$': `sha256:${'0'.repeat(64)}`,
+  // A deletion's `operationId` (well-formed, naming no review).
+  '^del_[0-9a-hjkmnp-tv-z]{26}$': `del_${'0'.repeat(26)}`,
+};
 
 interface Route {
   method: string;

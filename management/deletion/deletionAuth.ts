@@ -1,0 +1,49 @@
+// Who may preview, confirm and read a reviewed deletion: the one place that says it (issue 28
+// item 5). Today a workspace API key with `integrations:manage`. 03 "Reviewed repairs" rule 5
+// adds account CLI OAuth with the exact scope of the route (`service:cli:integrations:manage`
+// plus `X-Service-Workspace`), and 01 Authentication 4 / 03 "Integration deletion" a setup OAuth
+// token carrying `service:setup:integrations:delete`, bound to one approved Integration. Those
+// token kinds plug in here: the hook accepts them, `deletionActorOf` turns them into the
+// operation actor, and `recheckDeletionActor` re-reads their authority inside the transaction; a
+// setup token's Integration binding is checked against the path's `workspaceIntegrationId`,
+// which every deletion route but the receipt read carries for that reason.
+
+import type { FastifyRequest } from 'fastify';
+import type { Queryable } from '../../shared/db/pool.js';
+import { AppError } from '../../shared/errors/index.js';
+import { apiKeyAuth, principalOf, recheckAuthority } from '../auth/apiKeyAuth.js';
+import type { OperationActor } from '../auth/principal.js';
+import type { WorkspaceScope } from '../auth/scopes.js';
+import { recheckWorkspaceUser } from '../auth/workspaceUserAuth.js';
+import type { Deps } from '../deps.js';
+
+/** The workspace API key scope of every deletion route (01 Authentication 2 names no other that fits). */
+export const DELETION_KEY_SCOPE = 'integrations:manage' satisfies WorkspaceScope;
+
+/** The onRequest hook of every deletion route; it declares its requirement for the API reference. */
+export function deletionAuth() {
+  return apiKeyAuth(DELETION_KEY_SCOPE);
+}
+
+/** The actor a deletion is performed and reviewed by: the one who previews confirms and reads it. */
+export function deletionActorOf(request: FastifyRequest): OperationActor {
+  return principalOf(request);
+}
+
+/**
+ * The authority check inside a preview's transaction (as second-mode setup's): a key revoked,
+ * expired or without the scope is 403 `insufficient_scope`, an archived workspace 409
+ * `workspace_unavailable`. A moved authorization epoch is left to the confirmation, which
+ * answers `deletion_preview_stale` (the review keeps the epoch it was made under). The
+ * confirmation's own checks are `runOperation`'s, with `DELETION_KEY_SCOPE`.
+ */
+export async function recheckDeletionActor(db: Queryable, deps: Deps, actor: OperationActor): Promise<void> {
+  const loss =
+    actor.kind === 'api_key'
+      ? await recheckAuthority(db, actor, DELETION_KEY_SCOPE, deps.clock.nowMs())
+      : await recheckWorkspaceUser(db, actor, deps.clock.now());
+  if (loss === 'key') throw new AppError('insufficient_scope');
+  if (loss === 'session') throw new AppError('unauthenticated');
+  if (loss === 'role') throw new AppError('forbidden');
+  if (loss === 'workspace') throw new AppError('workspace_unavailable');
+}
