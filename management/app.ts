@@ -13,6 +13,8 @@ import { registerNoStore } from './plugins/noStore.js';
 import { registerStorableStrings } from './plugins/storableStrings.js';
 import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
+import cliAccountRoutes from './cliAccount/index.js';
+import cliEvidenceRoutes from './cliEvidence/index.js';
 import connectionsRoutes from './connections/index.js';
 import connectionSetupRoutes from './connectionSetup/index.js';
 import contractsRoutes from './contracts/index.js';
@@ -81,5 +83,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(observationsRoutes);
   await app.register(usageRoutes);
   await app.register(incidentsRoutes);
+  await app.register(cliAccountRoutes);
+  await app.register(cliEvidenceRoutes);
   return app;
 }

@@ -10,6 +10,7 @@ import { createIntegration } from './helpers/integrations.js';
 import { newId } from '../shared/ids.js';
 import { malformedRequests } from './helpers/malformedHttp.js';
 import { catalogueViolation, sendRaw } from './helpers/rawHttp.js';
+import { loginCli, type CliSession } from './helpers/cli.js';
 
 // Bad input never gives a 500 (issue: foundation, Done means): random bodies, headers, keys and
 // path ids against every route the management plane registers, answered only with catalogued
@@ -27,6 +28,12 @@ const incidentIds: string[] = [];
 const incidentCursors: string[] = [];
 let incidentConnectionId: string;
 let incidentReaderlessKey: string;
+/** CLI clients of the owner: every scope; `observations:read` only; one the fuzz may log out or revoke. */
+let cli: CliSession;
+let cliObserver: CliSession;
+let cliSpare: CliSession;
+/** Signed cursors of the CLI lists (incidents, workspaces, sessions), for the CLI fuzz. */
+const cliCursors: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -78,6 +85,22 @@ beforeAll(async () => {
   incidentCursors.push(cursor, cursor.slice(0, -1) + (cursor.endsWith('A') ? 'B' : 'A'));
   incidentReaderlessKey = (await bootstrapWorkspace(ctx, { email: owner.user.email, scopes: ['integrations:read', 'observations:read'] }))
     .apiKey.key;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  cli = await loginCli(baseUrl, owner.sessionToken);
+  cliObserver = await loginCli(baseUrl, owner.sessionToken, ['observations:read']);
+  cliSpare = await loginCli(baseUrl, owner.sessionToken);
+  // Only the spare client's id is a path candidate: a random DELETE may revoke it, never `cli`.
+  realIds.push(cliSpare.clientId);
+  const cliHeaders = { authorization: `Bearer ${cli.accessToken}`, 'x-service-workspace': owner.workspace.slug };
+  for (const url of [`/v1/cli/connections/${incidentConnectionId}/incidents?limit=1`, '/v1/cli/sessions?limit=1']) {
+    const res = await ctx.app.inject({ method: 'GET', url, headers: cliHeaders });
+    cliCursors.push(res.json().nextCursor as string);
+  }
+  const secondWorkspace = await bootstrapWorkspace(ctx, { email: owner.user.email, workspace: 'Second space' });
+  const workspacePage = await ctx.app.inject({ method: 'GET', url: '/v1/cli/workspaces?limit=1', headers: cliHeaders });
+  cliCursors.push(workspacePage.json().nextCursor as string);
+  expect(secondWorkspace.workspace.id).not.toBe(owner.workspace.id);
+  expect(cliCursors.every((cursor) => typeof cursor === 'string')).toBe(true);
 });
 afterAll(async () => {
   await ctx.close();
@@ -149,13 +172,14 @@ describe('fuzz: every management route', () => {
         fc.constantFrom(...routes),
         fc.array(idCandidates(), { minLength: 1, maxLength: 3 }),
         bodies,
-        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'session' | 'strangerSession'>(
+        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'session' | 'strangerSession' | 'cli'>(
           'none',
           'key',
           'strangerKey',
           'garbage',
           'session',
           'strangerSession',
+          'cli',
         ),
         fc.option(fc.string({ maxLength: 140 }), { nil: undefined }),
         fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', undefined),
@@ -170,6 +194,12 @@ describe('fuzz: every management route', () => {
           if (auth === 'garbage') headers.authorization = 'Bearer svc_api_garbage';
           if (auth === 'session') headers.cookie = `session=${owner.sessionToken}`;
           if (auth === 'strangerSession') headers.cookie = `session=${stranger.sessionToken}`;
+          if (auth === 'cli') {
+            // Logout revokes the calling client: the spare one, so that `cli` stays signed in.
+            const session = route.method === 'DELETE' && route.url === '/v1/cli/session' ? cliSpare : cli;
+            headers.authorization = `Bearer ${session.accessToken}`;
+            headers['x-service-workspace'] = owner.workspace.slug;
+          }
           headers.origin = ctx.deps.config.consoleOrigin;
           if (idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(idempotencyKey)) headers['idempotency-key'] = idempotencyKey;
           if (contentType && body !== undefined) headers['content-type'] = contentType;
@@ -276,6 +306,103 @@ describe('fuzz: incident reads', () => {
             expect(res.statusCode, label).toBe(200);
             expect(res.headers['cache-control'], label).toBe('no-store');
             expect(Object.keys(res.json()).sort(), label).toEqual(url === '/v1/incidents' ? ['items', 'mode', 'nextCursor'] : ['incident']);
+          }
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+});
+
+// The CLI reads answer only the codes of the CLI error table that apply to them (03 Errors, CLI
+// API), plus the conventions' invalid_request.
+const CLI_HOOK_CODES = ['unauthenticated', 'invalid_request'];
+const CLI_WORKSPACE_CODES = [...CLI_HOOK_CODES, 'insufficient_scope', 'workspace_required', 'workspace_not_found'];
+const CLI_ROUTE_CODES = new Map<string, string[]>([
+  ['/v1/cli/me', [...CLI_HOOK_CODES, 'invalid_cli_query']],
+  ['/v1/cli/workspaces', [...CLI_HOOK_CODES, 'invalid_workspace_query']],
+  ['/v1/cli/sessions', [...CLI_HOOK_CODES, 'invalid_cli_session_query']],
+  [
+    '/v1/cli/connections/:connectionId/verify',
+    [...CLI_WORKSPACE_CODES, 'invalid_evidence_query', 'connection_required', 'connection_not_found'],
+  ],
+  [
+    '/v1/cli/connections/:connectionId/incidents',
+    [...CLI_WORKSPACE_CODES, 'invalid_incident_query', 'invalid_incident_cursor', 'connection_required', 'connection_not_found'],
+  ],
+  [
+    '/v1/cli/connections/:connectionId/incidents/:incidentId',
+    [...CLI_WORKSPACE_CODES, 'invalid_incident_query', 'connection_required', 'connection_not_found', 'incident_not_found'],
+  ],
+]);
+
+describe('fuzz: CLI reads', () => {
+  it('registers every CLI read', () => {
+    for (const url of CLI_ROUTE_CODES.keys()) expect(routes).toContainEqual({ method: 'GET', url });
+  });
+
+  it('answers random queries, ids, tokens and workspace headers only with the documented codes, and 200s uncached', async () => {
+    const member = (real: fc.Arbitrary<string>, freq = 4) =>
+      fc.option(fc.oneof({ weight: 4, arbitrary: real }, { weight: 1, arbitrary: queryValues() }), { nil: undefined, freq });
+    const queries = fc
+      .record({
+        status: member(fc.constantFrom('open', 'resolved'), 2),
+        limit: member(fc.constantFrom('1', '25', '100'), 2),
+        cursor: member(fc.constantFrom(...cliCursors, ...incidentCursors), 2),
+        x: fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: queryValues() }),
+      })
+      .map((query) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string>);
+    const connections = fc.oneof({ weight: 4, arbitrary: fc.constant(incidentConnectionId) }, { weight: 1, arbitrary: idCandidates() });
+    const incidents = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...incidentIds) }, { weight: 1, arbitrary: idCandidates() });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...CLI_ROUTE_CODES.keys()),
+        connections,
+        incidents,
+        queries,
+        fc.constantFrom<'none' | 'cli' | 'observer' | 'apiKey' | 'session' | 'garbage'>(
+          'none',
+          'cli',
+          'cli',
+          'cli',
+          'observer',
+          'apiKey',
+          'session',
+          'garbage',
+        ),
+        fc.constantFrom<string | undefined>(
+          owner.workspace.slug,
+          owner.workspace.slug,
+          stranger.workspace.slug,
+          undefined,
+          '',
+          'Not A Slug',
+        ),
+        fc.nat(3).map((n) => n === 0),
+        async (url, connectionId, incidentId, listQuery, auth, workspace, anyQueryMembers) => {
+          fc.pre(![connectionId, incidentId].some((id) => /^(\.|%2e){1,2}$/i.test(id)));
+          const isList = url.endsWith('/incidents') || url === '/v1/cli/workspaces' || url === '/v1/cli/sessions';
+          const query = isList || anyQueryMembers ? listQuery : {};
+          const headers: Record<string, string> = {};
+          if (auth === 'cli') headers.authorization = `Bearer ${cli.accessToken}`;
+          if (auth === 'observer') headers.authorization = `Bearer ${cliObserver.accessToken}`;
+          if (auth === 'apiKey') headers.authorization = `Bearer ${owner.apiKey.key}`;
+          if (auth === 'session') headers.cookie = `session=${owner.sessionToken}`;
+          if (auth === 'garbage') headers.authorization = `Bearer ${cli.accessToken.slice(0, -1)}`;
+          if (workspace !== undefined) headers['x-service-workspace'] = workspace;
+          const path = url.replace(':connectionId', connectionId).replace(':incidentId', incidentId);
+          const search = Object.keys(query).length > 0 ? `?${new URLSearchParams(query).toString()}` : '';
+          const res = await ctx.app.inject({ method: 'GET', url: path + search, headers });
+          const label = `GET ${path + search} (${auth}, ${workspace}) → ${res.statusCode} ${res.body}`;
+          expect(res.statusCode, label).toBeLessThan(500);
+          expect(res.headers['cache-control'], label).toBe('no-store');
+          if (res.statusCode >= 400) {
+            const code = res.json().error as string;
+            expect(CLI_ROUTE_CODES.get(url), label).toContain(code);
+            expect((ERROR_CATALOGUE as Record<string, { status: number }>)[code].status, label).toBe(res.statusCode);
+          } else {
+            expect(res.statusCode, label).toBe(200);
+            expect(res.json().schemaVersion, label).toBe(1);
           }
         },
       ),

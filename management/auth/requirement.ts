@@ -1,3 +1,4 @@
+import type { CliScopeSuffix } from './cliApi.js';
 import type { WorkspaceScope } from './scopes.js';
 
 /**
@@ -7,6 +8,8 @@ import type { WorkspaceScope } from './scopes.js';
 export type AuthRequirement =
   | { kind: 'apiKey'; scope: WorkspaceScope }
   | { kind: 'session'; allowUnverified: boolean }
+  /** Account CLI OAuth: `scope` null on account routes; `workspace` when the route takes `X-Service-Workspace`. */
+  | { kind: 'cli'; scope: CliScopeSuffix | null; workspace: boolean }
   | { kind: 'foreignOriginCheck' };
 
 const requirements = new WeakMap<object, AuthRequirement>();
