@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { authenticateCliAccessToken, revokeCliClient } from '../management/oauth/cliTokens.js';
@@ -17,6 +18,8 @@ import {
 } from './helpers/context.js';
 import { type ConsoleUser, createConsoleUser } from './helpers/consoleUsers.js';
 import { cliLogin } from './helpers/cliLogin.js';
+import { freePort } from './helpers/ports.js';
+import { waitFor } from './helpers/wait.js';
 
 // Issue 28 item 1: the OAuth 2.0 device authorization grant (RFC 8628) of the account CLI
 // (00-decisions §3; 03 Authentication "Account CLI OAuth"), over real HTTP against the real stores.
@@ -677,5 +680,82 @@ describe('cliLogin (test helper for the CLI routes)', () => {
       scopes: [READ, 'offline_access'],
     });
     expect((await refresh(login.refreshToken)).status).toBe(200);
+  });
+});
+
+describe('logs of the management process', () => {
+  it('never hold a token, a device code or a session token, even at trace level', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['dist/management/main.js'], {
+      env: { ...process.env, MANAGEMENT_PORT: String(port), LOG_LEVEL: 'trace' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    const url = `http://127.0.0.1:${port}`;
+    const secrets: string[] = [];
+    try {
+      await waitFor(
+        async () =>
+          (await fetch(`${url}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          )) || undefined,
+        30_000,
+        'the management plane',
+      );
+      const device = (await (
+        await fetch(`${url}/oauth/device/code`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ client_id: CLI_OAUTH_CLIENT_ID, scope: READ }).toString(),
+        })
+      ).json()) as DeviceAuthorization;
+      const login = await cliLogin(url, user.sessionToken, [READ]);
+      const refreshed = (await (
+        await fetch(`${url}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: login.refreshToken,
+            client_id: CLI_OAUTH_CLIENT_ID,
+          }).toString(),
+        })
+      ).json()) as Tokens;
+      // A reuse (an error answer) and a revocation are logged too.
+      await fetch(`${url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: login.refreshToken, client_id: CLI_OAUTH_CLIENT_ID }),
+      });
+      await fetch(`${url}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${refreshed.access_token}` },
+        body: JSON.stringify({ token: refreshed.access_token, client_id: CLI_OAUTH_CLIENT_ID }),
+      });
+      secrets.push(
+        device.device_code,
+        login.accessToken,
+        login.refreshToken,
+        refreshed.access_token,
+        refreshed.refresh_token,
+        user.sessionToken,
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    // The requests were logged (so the check below looks at real log lines)…
+    expect(output).toContain('/oauth/token');
+    expect(output).toContain('/oauth/device/consent');
+    // …and no secret is in them.
+    for (const secret of secrets) expect(output.includes(secret), 'a secret in the logs').toBe(false);
   });
 });
