@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { authenticateCliAccessToken, revokeCliClient } from '../management/oauth/cliTokens.js';
 import { CLI_OAUTH_CLIENT_ID, CLI_OAUTH_CLIENT_NAME } from '../management/oauth/rules.js';
-import { USER_CODE_FAILURE_WINDOW_MS } from '../management/oauth/userCodeThrottle.js';
+import { DEVICE_CODE_WINDOW_MS, USER_CODE_FAILURE_WINDOW_MS } from '../management/oauth/oauthThrottle.js';
 import { displayUserCode, normaliseUserCode, USER_CODE_ALPHABET } from '../management/oauth/userCode.js';
 import { csrfTokenFor } from '../management/auth/sessionAuth.js';
 import { AppError } from '../shared/errors/index.js';
@@ -667,6 +667,40 @@ describe('user code guessing limit', () => {
     expect(blocked.statusCode, blocked.body).toBe(429);
     expect(blocked.json()).toEqual({ error: 'rate_limited' });
     expect((await guess(await createConsoleUser(limited), freshClientIp(), code)).statusCode).toBe(200);
+  });
+});
+
+describe('device authorization requests per client address', () => {
+  let limited: TestContext;
+  beforeAll(async () => {
+    limited = await createTestContext({ OAUTH_DEVICE_CODES_PER_ADDRESS_PER_HOUR: '2' });
+  });
+  afterAll(async () => {
+    await limited.close();
+  });
+
+  const request = (ip: string, scope = READ) =>
+    limited.app.inject({
+      method: 'POST',
+      url: '/oauth/device/code',
+      remoteAddress: ip,
+      payload: { client_id: CLI_OAUTH_CLIENT_ID, scope },
+    });
+
+  it('are limited per hour: past the limit 429 rate_limited with Retry-After; refused requests do not count', async () => {
+    const ip = freshClientIp();
+    expect((await request(ip, 'openid')).statusCode).toBe(400);
+    expect((await request(ip)).statusCode).toBe(200);
+    expect((await request(ip)).statusCode).toBe(200);
+    const blocked = await request(ip);
+    expect(blocked.statusCode, blocked.body).toBe(429);
+    expect(blocked.json()).toEqual({ error: 'rate_limited' });
+    const retryAfter = Number(blocked.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(DEVICE_CODE_WINDOW_MS / 1000);
+    expect((await request(freshClientIp())).statusCode).toBe(200);
+    await advanceClock(limited, DEVICE_CODE_WINDOW_MS);
+    expect((await request(ip)).statusCode).toBe(200);
   });
 });
 
