@@ -706,7 +706,7 @@ describe('device authorization requests per client address', () => {
 
 describe('cliLogin (test helper for the CLI routes)', () => {
   it('drives the real grant over HTTP and gives working tokens and the client id', async () => {
-    const login = await cliLogin(base, user.sessionToken, [READ], { db: ctx.deps.pool });
+    const login = await cliLogin(base, user.sessionToken, [READ]);
     expect(login.clientId).toMatch(/^clic_/);
     expect(await principalOf(login.accessToken)).toEqual({
       clientId: login.clientId,
@@ -714,6 +714,9 @@ describe('cliLogin (test helper for the CLI routes)', () => {
       scopes: [READ, 'offline_access'],
     });
     expect((await refresh(login.refreshToken)).status).toBe(200);
+    const again = await cliLogin(base, user.sessionToken, [READ, WRITE], { db: ctx.deps.pool });
+    expect(again.clientId).not.toBe(login.clientId);
+    expect(await principalOf(again.accessToken)).toMatchObject({ clientId: again.clientId, scopes: [READ, WRITE, 'offline_access'] });
   });
 });
 
