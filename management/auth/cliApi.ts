@@ -1,34 +1,13 @@
+import type { CliScope, CliScopeSuffix } from './scopes.js';
+
 /**
  * What every route of the account CLI API (`/v1/cli`, 03) shares: its scopes, its workspace
  * header and the schema version its responses carry.
  */
 
-/**
- * Account CLI OAuth scopes (03 Authentication, Account CLI OAuth 4): `service:cli:` plus one of
- * these suffixes. Routes name the suffix; tokens carry the full scope string.
- */
-export const CLI_SCOPE_SUFFIXES = [
-  'integrations:read',
-  'integrations:manage',
-  'contracts:read',
-  'contracts:write',
-  'contracts:activate',
-  'observations:read',
-  'incidents:read',
-  'repairs:read',
-  'repairs:create',
-  'repairs:approve',
-  'repairs:export',
-  'replays:read',
-] as const;
-
-export type CliScopeSuffix = (typeof CLI_SCOPE_SUFFIXES)[number];
-
-export const CLI_SCOPE_PREFIX = 'service:cli:';
-
-/** The full scope string a CLI access token carries for a suffix. */
-export function cliScope(suffix: CliScopeSuffix): string {
-  return `${CLI_SCOPE_PREFIX}${suffix}`;
+/** The full scope string a CLI access token carries for a suffix (03 Account CLI OAuth 4). */
+export function cliScope(suffix: CliScopeSuffix): CliScope {
+  return `service:cli:${suffix}`;
 }
 
 /** 03 Endpoints: workspace routes of the CLI API name their workspace by slug in this header. */

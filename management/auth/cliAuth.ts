@@ -5,9 +5,10 @@ import { rejectPausedWrite } from '../maintenance.js';
 import { authenticateCliAccessToken } from '../oauth/cliTokens.js';
 import { isWorkspaceSlug } from '../workspaces/rules.js';
 import type { MemberRole, WorkspaceModel } from '../workspaces/workspaceStore.js';
-import { WORKSPACE_HEADER, cliScope, type CliScopeSuffix } from './cliApi.js';
+import { WORKSPACE_HEADER, cliScope } from './cliApi.js';
 import type { CliPrincipal } from './principal.js';
 import { declareAuth } from './requirement.js';
+import type { CliScopeSuffix } from './scopes.js';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

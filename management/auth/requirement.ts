@@ -1,5 +1,4 @@
-import type { CliScopeSuffix } from './cliApi.js';
-import type { WorkspaceScope } from './scopes.js';
+import type { CliScopeSuffix, WorkspaceScope } from './scopes.js';
 
 /**
  * What an authentication hook demands, readable from the route table: the API reference

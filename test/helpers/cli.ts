@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
-import { CLI_SCOPE_SUFFIXES, WORKSPACE_HEADER, cliScope, type CliScopeSuffix } from '../../management/auth/cliApi.js';
-import { cliLogin } from './cliLogin.js';
+import { WORKSPACE_HEADER, cliScope } from '../../management/auth/cliApi.js';
+import { CLI_SCOPE_SUFFIXES, type CliScopeSuffix } from '../../management/auth/scopes.js';
+import { cliLogin, type CliLogin } from './cliLogin.js';
 import type { TestContext } from './context.js';
 
 /** Serves the test app on a loopback port (the device grant runs over real HTTP) and returns its base URL. */
@@ -10,27 +11,18 @@ export async function serveOnLoopback(ctx: TestContext): Promise<string> {
   return `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
 }
 
-export interface CliSession {
-  accessToken: string;
-  refreshToken: string;
-  clientId: string;
-}
+export type CliSession = CliLogin;
 
 /**
  * Signs the CLI in through the real device grant (test/helpers/cliLogin.ts) for the user of
  * `sessionToken`, with the given scope suffixes (all by default) and `offline_access`.
  */
-export async function loginCli(
+export function loginCli(
   baseUrl: string,
   sessionToken: string,
   suffixes: readonly CliScopeSuffix[] = CLI_SCOPE_SUFFIXES,
 ): Promise<CliSession> {
-  const tokens = await cliLogin(baseUrl, sessionToken, [...suffixes.map(cliScope), 'offline_access']);
-  if (tokens.clientId !== undefined) return { ...tokens, clientId: tokens.clientId };
-  const sessions = await fetch(`${baseUrl}/v1/cli/sessions?limit=100`, { headers: { authorization: `Bearer ${tokens.accessToken}` } });
-  const current = ((await sessions.json()) as { items: { id: string; current: boolean }[] }).items.find((item) => item.current);
-  if (!current) throw new Error('the new CLI client is not among its sessions');
-  return { ...tokens, clientId: current.id };
+  return cliLogin(baseUrl, sessionToken, suffixes.map(cliScope));
 }
 
 type Method = 'GET' | 'POST' | 'DELETE';
