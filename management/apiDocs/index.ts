@@ -101,7 +101,7 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
       // A copy: the route's own schema object is the one Fastify validates with.
       const documented = {
         ...schema,
-        ...headersOf(schema.headers, docs.requiredHeaders),
+        ...headersOf(schema?.headers, docs.requiredHeaders),
         description: docs.description,
         'x-scopes': docs.scopes,
         'x-error-codes': docs.errorCodes,
