@@ -13,6 +13,8 @@ import { registerNoStore } from './plugins/noStore.js';
 import { registerStorableStrings } from './plugins/storableStrings.js';
 import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
+import cliAccountRoutes from './cliAccount/index.js';
+import cliEvidenceRoutes from './cliEvidence/index.js';
 import connectionsRoutes from './connections/index.js';
 import connectionSetupRoutes from './connectionSetup/index.js';
 import contractsRoutes from './contracts/index.js';
@@ -24,6 +26,7 @@ import environmentsRoutes from './environments/index.js';
 import incidentsRoutes from './incidents/index.js';
 import integrationsRoutes from './integrations/index.js';
 import observationsRoutes from './observations/index.js';
+import oauthRoutes from './oauth/index.js';
 import sessionRoutes from './session/index.js';
 import usageRoutes from './usage/index.js';
 import workspacesRoutes from './workspaces/index.js';
@@ -68,6 +71,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   registerHealth(app, registry);
 
   await app.register(sessionRoutes);
+  await app.register(oauthRoutes);
   await app.register(workspacesRoutes);
   await app.register(billingRoutes);
   await app.register(apiKeysRoutes);
@@ -83,5 +87,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(observationsRoutes);
   await app.register(usageRoutes);
   await app.register(incidentsRoutes);
+  await app.register(cliAccountRoutes);
+  await app.register(cliEvidenceRoutes);
   return app;
 }

@@ -31,6 +31,7 @@ export interface Config {
   sessionTtlSeconds: number;
   workspaceCreationsPerHour: number;
   auth: AuthLimits;
+  oauth: OAuthLimits;
   logLevel: string;
   limits: IngestLimits;
 }
@@ -159,6 +160,16 @@ export interface AuthLimits {
   loginFailuresPerAddress: number;
   /** Sign-up attempts per client address (an IPv6 /64) in a rolling hour. */
   signupsPerAddressPerHour: number;
+}
+
+/** The device grant's limits (management/oauth/oauthThrottle.ts; README lists the variables). */
+export interface OAuthLimits {
+  /** Device authorization requests per client address (an IPv6 /64) in a rolling hour. */
+  deviceCodesPerAddressPerHour: number;
+  /** User codes that name no pending request, per signed-in user, in a rolling 15 minutes. */
+  userCodeFailuresPerUser: number;
+  /** The same per client address (an IPv6 /64). */
+  userCodeFailuresPerAddress: number;
 }
 
 export interface IngestLimits {
@@ -339,6 +350,11 @@ export function loadConfig(env: Env = process.env): Config {
       loginFailuresPerEmail: int(env, 'AUTH_LOGIN_FAILURES_PER_EMAIL', 10, 1),
       loginFailuresPerAddress: int(env, 'AUTH_LOGIN_FAILURES_PER_ADDRESS', 50, 1),
       signupsPerAddressPerHour: int(env, 'AUTH_SIGNUPS_PER_ADDRESS_PER_HOUR', 10, 1),
+    },
+    oauth: {
+      deviceCodesPerAddressPerHour: int(env, 'OAUTH_DEVICE_CODES_PER_ADDRESS_PER_HOUR', 30, 1),
+      userCodeFailuresPerUser: int(env, 'OAUTH_USER_CODE_FAILURES_PER_USER', 10, 1),
+      userCodeFailuresPerAddress: int(env, 'OAUTH_USER_CODE_FAILURES_PER_ADDRESS', 50, 1),
     },
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     limits: {

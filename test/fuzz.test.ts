@@ -10,6 +10,10 @@ import { createIntegration } from './helpers/integrations.js';
 import { newId } from '../shared/ids.js';
 import { malformedRequests } from './helpers/malformedHttp.js';
 import { catalogueViolation, sendRaw } from './helpers/rawHttp.js';
+import { loginCli, type CliSession } from './helpers/cli.js';
+import { cliLogin } from './helpers/cliLogin.js';
+import { createConsoleUser } from './helpers/consoleUsers.js';
+import { CLI_OAUTH_CLIENT_ID } from '../management/oauth/rules.js';
 
 // Bad input never gives a 500 (issue: foundation, Done means): random bodies, headers, keys and
 // path ids against every route the management plane registers, answered only with catalogued
@@ -27,6 +31,12 @@ const incidentIds: string[] = [];
 const incidentCursors: string[] = [];
 let incidentConnectionId: string;
 let incidentReaderlessKey: string;
+/** CLI clients of the owner: every scope; `observations:read` only; one the fuzz may log out or revoke. */
+let cli: CliSession;
+let cliObserver: CliSession;
+let cliSpare: CliSession;
+/** Signed cursors of the CLI lists (incidents, workspaces, sessions), for the CLI fuzz. */
+const cliCursors: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -78,6 +88,22 @@ beforeAll(async () => {
   incidentCursors.push(cursor, cursor.slice(0, -1) + (cursor.endsWith('A') ? 'B' : 'A'));
   incidentReaderlessKey = (await bootstrapWorkspace(ctx, { email: owner.user.email, scopes: ['integrations:read', 'observations:read'] }))
     .apiKey.key;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  cli = await loginCli(baseUrl, owner.sessionToken);
+  cliObserver = await loginCli(baseUrl, owner.sessionToken, ['observations:read']);
+  cliSpare = await loginCli(baseUrl, owner.sessionToken);
+  // Only the spare client's id is a path candidate: a random DELETE may revoke it, never `cli`.
+  realIds.push(cliSpare.clientId);
+  const cliHeaders = { authorization: `Bearer ${cli.accessToken}`, 'x-service-workspace': owner.workspace.slug };
+  for (const url of [`/v1/cli/connections/${incidentConnectionId}/incidents?limit=1`, '/v1/cli/sessions?limit=1']) {
+    const res = await ctx.app.inject({ method: 'GET', url, headers: cliHeaders });
+    cliCursors.push(res.json().nextCursor as string);
+  }
+  const secondWorkspace = await bootstrapWorkspace(ctx, { email: owner.user.email, workspace: 'Second space' });
+  const workspacePage = await ctx.app.inject({ method: 'GET', url: '/v1/cli/workspaces?limit=1', headers: cliHeaders });
+  cliCursors.push(workspacePage.json().nextCursor as string);
+  expect(secondWorkspace.workspace.id).not.toBe(owner.workspace.id);
+  expect(cliCursors.every((cursor) => typeof cursor === 'string')).toBe(true);
 });
 afterAll(async () => {
   await ctx.close();
@@ -133,8 +159,31 @@ const bodies = fc.oneof(
         'confirmName',
         'fingerprint',
         'extra',
+        // The OAuth routes' parameters (management/oauth/).
+        'client_id',
+        'scope',
+        'grant_type',
+        'device_code',
+        'refresh_token',
+        'user_code',
+        'decision',
+        'token_type_hint',
       ),
-      fc.oneof(fc.jsonValue(), fc.constantFrom('sandbox', 'live', 'outbound', 'http-api', 'all', 'integrations:read', 'x'.repeat(121))),
+      fc.oneof(
+        fc.jsonValue(),
+        fc.constantFrom('sandbox', 'live', 'outbound', 'http-api', 'all', 'integrations:read', 'x'.repeat(121)),
+        fc.constantFrom(
+          'service-management-cli',
+          'service:cli:contracts:read offline_access',
+          'urn:ietf:params:oauth:grant-type:device_code',
+          'refresh_token',
+          `svc_cli_dc_${'A'.repeat(43)}`,
+          `svc_cli_rt_${'A'.repeat(43)}`,
+          'BCDF-GHJK',
+          'approve',
+          'deny',
+        ),
+      ),
     )
     .map((v) => JSON.stringify(v)),
   fc.string({ maxLength: 200 }),
@@ -152,13 +201,14 @@ describe('fuzz: every management route', () => {
         fc.constantFrom(...routes),
         fc.array(idCandidates(), { minLength: 1, maxLength: 3 }),
         bodies,
-        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'session' | 'strangerSession'>(
+        fc.constantFrom<'none' | 'key' | 'strangerKey' | 'garbage' | 'session' | 'strangerSession' | 'cli'>(
           'none',
           'key',
           'strangerKey',
           'garbage',
           'session',
           'strangerSession',
+          'cli',
         ),
         fc.option(fc.string({ maxLength: 140 }), { nil: undefined }),
         fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', undefined),
@@ -173,6 +223,12 @@ describe('fuzz: every management route', () => {
           if (auth === 'garbage') headers.authorization = 'Bearer svc_api_garbage';
           if (auth === 'session') headers.cookie = `session=${owner.sessionToken}`;
           if (auth === 'strangerSession') headers.cookie = `session=${stranger.sessionToken}`;
+          if (auth === 'cli') {
+            // Logout revokes the calling client: the spare one, so that `cli` stays signed in.
+            const session = route.method === 'DELETE' && route.url === '/v1/cli/session' ? cliSpare : cli;
+            headers.authorization = `Bearer ${session.accessToken}`;
+            headers['x-service-workspace'] = owner.workspace.slug;
+          }
           headers.origin = ctx.deps.config.consoleOrigin;
           if (idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(idempotencyKey)) headers['idempotency-key'] = idempotencyKey;
           if (contentType && body !== undefined) headers['content-type'] = contentType;
@@ -283,6 +339,191 @@ describe('fuzz: incident reads', () => {
         },
       ),
       { numRuns: 1500 },
+    );
+  });
+});
+
+// The CLI reads answer only the codes of the CLI error table that apply to them (03 Errors, CLI
+// API), plus the conventions' invalid_request.
+const CLI_HOOK_CODES = ['unauthenticated', 'invalid_request'];
+const CLI_WORKSPACE_CODES = [...CLI_HOOK_CODES, 'insufficient_scope', 'workspace_required', 'workspace_not_found'];
+const CLI_ROUTE_CODES = new Map<string, string[]>([
+  ['/v1/cli/me', [...CLI_HOOK_CODES, 'invalid_cli_query']],
+  ['/v1/cli/workspaces', [...CLI_HOOK_CODES, 'invalid_workspace_query']],
+  ['/v1/cli/sessions', [...CLI_HOOK_CODES, 'invalid_cli_session_query']],
+  [
+    '/v1/cli/connections/:connectionId/verify',
+    [...CLI_WORKSPACE_CODES, 'invalid_evidence_query', 'connection_required', 'connection_not_found'],
+  ],
+  [
+    '/v1/cli/connections/:connectionId/incidents',
+    [...CLI_WORKSPACE_CODES, 'invalid_incident_query', 'invalid_incident_cursor', 'connection_required', 'connection_not_found'],
+  ],
+  [
+    '/v1/cli/connections/:connectionId/incidents/:incidentId',
+    [...CLI_WORKSPACE_CODES, 'invalid_incident_query', 'connection_required', 'connection_not_found', 'incident_not_found'],
+  ],
+]);
+
+describe('fuzz: CLI reads', () => {
+  it('registers every CLI read', () => {
+    for (const url of CLI_ROUTE_CODES.keys()) expect(routes).toContainEqual({ method: 'GET', url });
+  });
+
+  it('answers random queries, ids, tokens and workspace headers only with the documented codes, and 200s uncached', async () => {
+    const member = (real: fc.Arbitrary<string>, freq = 4) =>
+      fc.option(fc.oneof({ weight: 4, arbitrary: real }, { weight: 1, arbitrary: queryValues() }), { nil: undefined, freq });
+    const queries = fc
+      .record({
+        status: member(fc.constantFrom('open', 'resolved'), 2),
+        limit: member(fc.constantFrom('1', '25', '100'), 2),
+        cursor: member(fc.constantFrom(...cliCursors, ...incidentCursors), 2),
+        x: fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: queryValues() }),
+      })
+      .map((query) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string>);
+    const connections = fc.oneof({ weight: 4, arbitrary: fc.constant(incidentConnectionId) }, { weight: 1, arbitrary: idCandidates() });
+    const incidents = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...incidentIds) }, { weight: 1, arbitrary: idCandidates() });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...CLI_ROUTE_CODES.keys()),
+        connections,
+        incidents,
+        queries,
+        fc.constantFrom<'none' | 'cli' | 'observer' | 'apiKey' | 'session' | 'garbage'>(
+          'none',
+          'cli',
+          'cli',
+          'cli',
+          'observer',
+          'apiKey',
+          'session',
+          'garbage',
+        ),
+        fc.constantFrom<string | undefined>(
+          owner.workspace.slug,
+          owner.workspace.slug,
+          stranger.workspace.slug,
+          undefined,
+          '',
+          'Not A Slug',
+        ),
+        fc.nat(3).map((n) => n === 0),
+        async (url, connectionId, incidentId, listQuery, auth, workspace, anyQueryMembers) => {
+          fc.pre(![connectionId, incidentId].some((id) => /^(\.|%2e){1,2}$/i.test(id)));
+          const isList = url.endsWith('/incidents') || url === '/v1/cli/workspaces' || url === '/v1/cli/sessions';
+          const query = isList || anyQueryMembers ? listQuery : {};
+          const headers: Record<string, string> = {};
+          if (auth === 'cli') headers.authorization = `Bearer ${cli.accessToken}`;
+          if (auth === 'observer') headers.authorization = `Bearer ${cliObserver.accessToken}`;
+          if (auth === 'apiKey') headers.authorization = `Bearer ${owner.apiKey.key}`;
+          if (auth === 'session') headers.cookie = `session=${owner.sessionToken}`;
+          if (auth === 'garbage') headers.authorization = `Bearer ${cli.accessToken.slice(0, -1)}`;
+          if (workspace !== undefined) headers['x-service-workspace'] = workspace;
+          const path = url.replace(':connectionId', connectionId).replace(':incidentId', incidentId);
+          const search = Object.keys(query).length > 0 ? `?${new URLSearchParams(query).toString()}` : '';
+          const res = await ctx.app.inject({ method: 'GET', url: path + search, headers });
+          const label = `GET ${path + search} (${auth}, ${workspace}) → ${res.statusCode} ${res.body}`;
+          expect(res.statusCode, label).toBeLessThan(500);
+          expect(res.headers['cache-control'], label).toBe('no-store');
+          if (res.statusCode >= 400) {
+            const code = res.json().error as string;
+            expect(CLI_ROUTE_CODES.get(url), label).toContain(code);
+            expect((ERROR_CATALOGUE as Record<string, { status: number }>)[code].status, label).toBe(res.statusCode);
+          } else {
+            expect(res.statusCode, label).toBe(200);
+            expect(res.json().schemaVersion, label).toBe(1);
+          }
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+});
+
+// The CLI's OAuth endpoints answer only RFC 6749 / 8628 / 7009 codes of their own (docs/decisions/cli-oauth.md),
+// with mostly well-formed parameters so that the grant's own answers are reached, in form and JSON bodies.
+const OAUTH_ROUTE_CODES = new Map<string, string[]>([
+  ['/oauth/device/code', ['invalid_request', 'invalid_client', 'invalid_scope', 'rate_limited']],
+  [
+    '/oauth/token',
+    [
+      'invalid_request',
+      'invalid_client',
+      'unsupported_grant_type',
+      'invalid_grant',
+      'invalid_scope',
+      'authorization_pending',
+      'slow_down',
+      'expired_token',
+      'access_denied',
+    ],
+  ],
+  ['/oauth/revoke', ['invalid_request', 'invalid_client']],
+]);
+const OAUTH_200_KEYS = new Map<string, string[][]>([
+  ['/oauth/device/code', [['device_code', 'expires_in', 'interval', 'user_code', 'verification_uri', 'verification_uri_complete']]],
+  [
+    '/oauth/token',
+    [
+      ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type'],
+      ['access_token', 'expires_in', 'scope', 'token_type'],
+    ],
+  ],
+  ['/oauth/revoke', [[]]],
+]);
+
+describe('fuzz: the CLI OAuth endpoints', () => {
+  it('answer random parameters only with their own codes', async () => {
+    const origin = `http://127.0.0.1:${port}`;
+    // A session of its own: the route-wide fuzz may have logged the owner's out.
+    const login = await cliLogin(origin, (await createConsoleUser(ctx)).sessionToken, ['service:cli:contracts:read']);
+    const pending = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/oauth/device/code',
+        payload: { client_id: CLI_OAUTH_CLIENT_ID, scope: 'service:cli:incidents:read offline_access' },
+      })
+    ).json().device_code as string;
+    const member = (real: fc.Arbitrary<string>) =>
+      fc.option(fc.oneof({ weight: 4, arbitrary: real }, { weight: 1, arbitrary: fc.string({ maxLength: 60 }) }), {
+        nil: undefined,
+        freq: 4,
+      });
+    const parameters = fc
+      .record({
+        client_id: member(fc.constantFrom(CLI_OAUTH_CLIENT_ID, CLI_OAUTH_CLIENT_ID, 'other-client')),
+        scope: member(
+          fc.constantFrom('service:cli:contracts:read', 'service:cli:repairs:export offline_access', 'offline_access', 'openid'),
+        ),
+        grant_type: member(fc.constantFrom('urn:ietf:params:oauth:grant-type:device_code', 'refresh_token', 'password')),
+        device_code: member(fc.constantFrom(pending, `svc_cli_dc_${'B'.repeat(43)}`)),
+        refresh_token: member(fc.constantFrom(login.refreshToken, `svc_cli_rt_${'B'.repeat(43)}`)),
+        token: member(fc.constantFrom(login.accessToken, login.refreshToken, owner.apiKey.key)),
+        token_type_hint: member(fc.constantFrom('access_token', 'refresh_token')),
+        extra: fc.option(fc.string({ maxLength: 20 }), { nil: undefined, freq: 8 }),
+      })
+      .map((record) => Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Record<string, string>);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...OAUTH_ROUTE_CODES.keys()), parameters, fc.boolean(), async (url, params, asForm) => {
+        const res = await ctx.app.inject({
+          method: 'POST',
+          url,
+          ...(asForm
+            ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(params).toString() }
+            : { payload: params }),
+        });
+        const label = `POST ${url} ${JSON.stringify(params)} → ${res.statusCode} ${res.body}`;
+        expect(res.headers['cache-control'], label).toBe('no-store');
+        if (res.statusCode >= 400) {
+          const code = res.json().error as string;
+          expect(OAUTH_ROUTE_CODES.get(url), label).toContain(code);
+          expect((ERROR_CATALOGUE as Record<string, { status: number }>)[code].status, label).toBe(res.statusCode);
+        } else {
+          expect(res.statusCode, label).toBe(200);
+          expect(OAUTH_200_KEYS.get(url), label).toContainEqual(Object.keys(res.json()).sort());
+        }
+      }),
+      { numRuns: 600 },
     );
   });
 });

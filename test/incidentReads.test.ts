@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { newId } from '../shared/ids.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
+import { insertIncident as insertIncidentRow, type IncidentInput, type IncidentTarget } from './helpers/incidents.js';
 import { createIntegration, insertIntegrationRow, insertSlotConnection } from './helpers/integrations.js';
 
 // Incident reads for API keys (00-decisions §5; 03 "Incident"; list and cursor rules of 03).
 // The analyzer that writes incidents is built elsewhere, so rows go straight into PostgreSQL
-// with the shape of migrations/postgres/1732000002000_incidents.sql.
+// (test/helpers/incidents.ts).
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -16,13 +17,7 @@ afterAll(async () => {
   await ctx.close();
 });
 
-interface Target {
-  workspaceId: string;
-  integrationId: string;
-  connectionId: string;
-  environmentId: string;
-  mode: 'sandbox' | 'live';
-}
+type Target = IncidentTarget;
 
 async function createTarget(boot: BootstrapResult, mode: 'sandbox' | 'live' = 'sandbox'): Promise<Target> {
   const created = await createIntegration(ctx, boot.apiKey.key, { mode });
@@ -35,53 +30,7 @@ async function createTarget(boot: BootstrapResult, mode: 'sandbox' | 'live' = 's
   };
 }
 
-interface IncidentInput {
-  id?: string;
-  createdAt: string;
-  status?: 'open' | 'resolved';
-  kind?: string;
-  operationKey?: string;
-  resolutionState?: 'active' | 'resolved_by_contract';
-  resolvedAt?: string | null;
-  summary?: string;
-  affectedRecords?: number;
-  observationIds?: string[];
-  evidenceTruncated?: boolean;
-}
-
-let operationCounter = 0;
-
-/** Inserts one incident row as the analyzer would; `createdAt` may carry microseconds. */
-async function insertIncident(target: Target, input: IncidentInput): Promise<string> {
-  const id = input.id ?? newId('inc_');
-  const status = input.status ?? 'open';
-  await ctx.deps.pool.query(
-    `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status,
-                            resolution_state, contract_version_id, summary, affected_records, observation_ids, evidence_truncated,
-                            first_observed_at, last_observed_at, created_at, updated_at, resolved_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'cv_01jx0000000000000000000000', $11, $12, $13, $14,
-             '2025-02-01T00:00:00.000Z', '2025-02-02T00:00:00.000Z', $15::timestamptz, $15::timestamptz + interval '1 hour', $16)`,
-    [
-      id,
-      target.connectionId,
-      target.workspaceId,
-      target.integrationId,
-      target.environmentId,
-      target.mode,
-      input.operationKey ?? `GET /v1/orders/${++operationCounter}:response:200`,
-      input.kind ?? 'schema-drift',
-      status,
-      input.resolutionState ?? (status === 'resolved' ? 'resolved_by_contract' : 'active'),
-      input.summary ?? 'Orders drifted',
-      input.affectedRecords ?? 3,
-      input.observationIds ?? ['evt_1', 'evt_2', 'evt_3'],
-      input.evidenceTruncated ?? false,
-      input.createdAt,
-      input.resolvedAt ?? (status === 'resolved' ? '2025-03-02T00:00:00.000Z' : null),
-    ],
-  );
-  return id;
-}
+const insertIncident = (target: Target, input: IncidentInput) => insertIncidentRow(ctx, target, input);
 
 const list = (key: string | null, query: string) => callWithKey(ctx, key, 'GET', `/v1/incidents${query}`);
 const detail = (key: string | null, id: string, query = '?mode=sandbox') => callWithKey(ctx, key, 'GET', `/v1/incidents/${id}${query}`);

@@ -11,6 +11,7 @@ import { contractUrl, openApiRegistration, registerVersion } from './helpers/con
 
 interface Operation {
   security?: Record<string, string[]>[];
+  parameters?: { in: string; name: string; required?: boolean }[];
   'x-scopes'?: string[];
   'x-error-codes'?: ErrorCode[];
   responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
@@ -78,7 +79,7 @@ describe('GET /openapi.json', () => {
   });
 
   it("names each route's authentication and scope", () => {
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'session']);
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'cli', 'session']);
     const register = operation('POST', '/v1/integrations/{integrationId}/contracts');
     expect(register.security).toEqual([{ apiKey: [] }]);
     expect(register['x-scopes']).toEqual(['contracts:write']);
@@ -92,6 +93,35 @@ describe('GET /openapi.json', () => {
     const login = operation('POST', '/auth/login');
     expect(login.security).toBeUndefined();
     expect(login['x-scopes']).toEqual([]);
+  });
+
+  it('documents the CLI routes: the CLI scheme, the scope, the workspace header and the codes of the CLI hook', () => {
+    const incidents = operation('GET', '/v1/cli/connections/{connectionId}/incidents');
+    expect(incidents.security).toEqual([{ cli: [] }]);
+    expect(incidents['x-scopes']).toEqual(['service:cli:incidents:read']);
+    expect(incidents.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'X-Service-Workspace', required: true }));
+    expect(incidents['x-error-codes']).toEqual(
+      expect.arrayContaining([
+        'unauthenticated',
+        'insufficient_scope',
+        'workspace_required',
+        'workspace_not_found',
+        'connection_not_found',
+        'invalid_incident_query',
+        'invalid_incident_cursor',
+      ]),
+    );
+    expect(incidents['x-error-codes']).not.toContain('cli_operation_forbidden');
+    expect(operation('GET', '/v1/cli/connections/{connectionId}/verify')['x-scopes']).toEqual(['service:cli:observations:read']);
+    const me = operation('GET', '/v1/cli/me');
+    expect(me.security).toEqual([{ cli: [] }]);
+    expect(me['x-scopes']).toEqual(['cli']);
+    expect(me['x-error-codes']).toEqual(expect.arrayContaining(['unauthenticated', 'invalid_cli_query']));
+    expect(me['x-error-codes']).not.toContain('workspace_required');
+    expect(me.parameters ?? []).not.toContainEqual(expect.objectContaining({ in: 'header' }));
+    expect(operation('DELETE', '/v1/cli/sessions/{clientId}')['x-error-codes']).toEqual(
+      expect.arrayContaining(['cli_session_not_found', 'mode_cutover_write_paused', 'invalid_cli_session_query']),
+    );
   });
 
   it("lists each route's error codes, each under its catalogue status with the shared Error body", () => {

@@ -7,6 +7,7 @@ import { bootstrapWorkspace, createTestContext, newIdempotencyKey, type TestCont
 import { openApiRegistration, registerVersion } from './helpers/contracts.js';
 import { createIntegration } from './helpers/integrations.js';
 import { newId } from '../shared/ids.js';
+import { loginCli, serveOnLoopback, type CliSession } from './helpers/cli.js';
 
 // Issue 12, defect 2: strings PostgreSQL cannot store (U+0000, lone surrogates) never reach it.
 // Generated from the registered routes: every path parameter, every string field of every body
@@ -47,6 +48,8 @@ const UNSTORABLE = ['a\u0000b', 'a\ud800b', '\udc00'];
 
 let ctx: TestContext;
 let owner: BootstrapResult;
+/** The owner's CLI client, which authenticates the `/v1/cli` routes. */
+let cli: CliSession;
 const routes: Route[] = [];
 /** A stored value for each path parameter name, so a request reaches the parameter under test. */
 const known: Record<string, string> = {};
@@ -76,6 +79,10 @@ beforeAll(async () => {
   await lister.close();
 
   owner = await bootstrapWorkspace(ctx);
+  const baseUrl = await serveOnLoopback(ctx);
+  cli = await loginCli(baseUrl, owner.sessionToken);
+  // A second client of the owner: the stored `clientId` (requests name it only changed, never revoke it).
+  const otherClient = await loginCli(baseUrl, owner.sessionToken);
   const created = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox' });
   const draft = await registerVersion(ctx, owner.apiKey.key, created.integration.connectionId, openApiRegistration('v1'));
   expect(draft.statusCode, draft.body).toBe(201);
@@ -92,6 +99,7 @@ beforeAll(async () => {
     eventId: 'evt_storable0',
     incidentId: newId('inc_'),
     ruleId: newId('rule_'),
+    clientId: otherClient.clientId,
   });
   Object.assign(requiredQuery, {
     '/v1/observations/:eventId': `integrationId=${created.integration.connectionId}`,
@@ -174,11 +182,14 @@ function fill(route: Route, values: Record<string, string>): string {
 }
 
 function send(route: Route, url: string, options: { authenticated: boolean; body?: unknown }): Promise<LightMyRequestResponse> {
-  // Both credentials: API-key routes ignore the cookie and console routes the bearer key.
+  // Both credentials: API-key routes ignore the cookie and console routes the bearer key. The
+  // CLI routes take a CLI access token and their workspace header instead of the key.
   const headers: Record<string, string> = { origin: ctx.deps.config.consoleOrigin, 'idempotency-key': newIdempotencyKey() };
   if (options.authenticated) {
-    headers.authorization = `Bearer ${owner.apiKey.key}`;
+    const cliRoute = route.url.startsWith('/v1/cli/');
+    headers.authorization = `Bearer ${cliRoute ? cli.accessToken : owner.apiKey.key}`;
     headers.cookie = `session=${owner.sessionToken}`;
+    if (cliRoute) headers['x-service-workspace'] = owner.workspace.slug;
   }
   const body = options.body !== undefined ? options.body : route.body ? sample(route.body) : undefined;
   if (requiredQuery[route.url] !== undefined) url += `${url.includes('?') ? '&' : '?'}${requiredQuery[route.url]}`;

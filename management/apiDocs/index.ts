@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors/index.js';
-import { API_KEY_SCHEME, SESSION_SCHEME, errorResponses, routeDocs } from './routeDocs.js';
+import { API_KEY_SCHEME, CLI_SCHEME, SESSION_SCHEME, errorResponses, routeDocs } from './routeDocs.js';
 
 export const OPENAPI_URL = '/openapi.json';
 export const API_REFERENCE_PREFIX = '/docs';
@@ -43,6 +43,23 @@ function errorComponent() {
 }
 
 /**
+ * The route's header schema plus the headers its authentication requires, so the document shows
+ * them as required header parameters (the hook checks them; the route schema does not repeat them).
+ */
+function headersOf(headers: unknown, required: readonly string[]): { headers?: unknown } {
+  if (required.length === 0) return headers === undefined ? {} : { headers };
+  const own = (headers ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
+  return {
+    headers: {
+      ...own,
+      type: 'object',
+      required: [...(own.required ?? []), ...required],
+      properties: { ...own.properties, ...Object.fromEntries(required.map((name) => [name, { type: 'string' }])) },
+    },
+  };
+}
+
+/**
  * The management plane's OpenAPI document, generated from the route schemas as routes register
  * (so it must be called before the feature plugins), served at `/openapi.json`, with the API
  * reference page at `/docs`. Both are public.
@@ -70,6 +87,12 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
             name: 'session',
             description: 'Browser session of the console (`svc_sess_…`).',
           },
+          [CLI_SCHEME]: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'Account CLI OAuth access token from the device grant (`/oauth/token`); each operation names its `service:cli:` scope in `x-scopes` (`cli`: any CLI access token).',
+          },
         },
       },
     },
@@ -78,6 +101,7 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
       // A copy: the route's own schema object is the one Fastify validates with.
       const documented = {
         ...schema,
+        ...headersOf(schema?.headers, docs.requiredHeaders),
         description: docs.description,
         'x-scopes': docs.scopes,
         'x-error-codes': docs.errorCodes,

@@ -1,17 +1,24 @@
 import type { RouteOptions } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors/index.js';
+import { WORKSPACE_HEADER, cliScope } from '../auth/cliApi.js';
 import { authRequirementOf, type AuthRequirement } from '../auth/requirement.js';
 import { rejectPausedWrite } from '../maintenance.js';
 
 export const API_KEY_SCHEME = 'apiKey';
 export const SESSION_SCHEME = 'session';
+export const CLI_SCHEME = 'cli';
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** What the API reference says of one route beyond its JSON Schemas. */
 export interface RouteDocs {
   security: Record<string, string[]>[];
-  /** `x-scopes`: the API key scope the route requires, or `session` for console routes. */
+  /**
+   * `x-scopes`: the API key scope the route requires, `session` for console routes, the CLI scope
+   * (`service:cli:…`) or `cli` (any CLI access token) for CLI routes.
+   */
   scopes: string[];
+  /** Request headers the route's authentication requires (`X-Service-Workspace` on CLI workspace routes). */
+  requiredHeaders: string[];
   description: string;
   /** The catalogue codes this route's own declaration can answer (docs/decisions/api-conventions.md). */
   errorCodes: ErrorCode[];
@@ -42,6 +49,7 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   const lines: string[] = [];
   let security: Record<string, string[]>[] = [];
   let scopes: string[] = [];
+  const requiredHeaders: string[] = [];
   if (auth?.kind === 'apiKey') {
     security = [{ [API_KEY_SCHEME]: [] }];
     scopes = [auth.scope];
@@ -57,6 +65,23 @@ export function routeDocs(route: RouteOptions): RouteDocs {
     if (write) codes.add('forbidden');
     if (!auth.allowUnverified) codes.add('email_verification_required');
     if (write) codes.add('mode_cutover_write_paused');
+  } else if (auth?.kind === 'cli') {
+    security = [{ [CLI_SCHEME]: [] }];
+    scopes = [auth.scope ? cliScope(auth.scope) : 'cli'];
+    lines.push(
+      `Authentication: account CLI OAuth access token (\`Authorization: Bearer …\`)${auth.scope ? ` with scope \`${cliScope(auth.scope)}\`` : ''}.`,
+    );
+    codes.add('unauthenticated');
+    if (auth.scope) codes.add('insufficient_scope');
+    if (auth.workspace) {
+      requiredHeaders.push(WORKSPACE_HEADER);
+      lines.push(
+        `Header \`${WORKSPACE_HEADER}: <workspace slug>\`: an active workspace where the user is a current member, checked on every request.${write ? ' Viewers read only.' : ''}`,
+      );
+      codes.add('workspace_required').add('workspace_not_found');
+      if (write) codes.add('cli_operation_forbidden');
+    }
+    if (write) codes.add('mode_cutover_write_paused');
   } else {
     lines.push('Authentication: none.');
     if (auth?.kind === 'foreignOriginCheck') codes.add('forbidden');
@@ -68,7 +93,7 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   for (const code of route.config?.errors ?? []) codes.add(code);
   codes.add('service_unavailable');
   if (route.config?.validationError) lines.push(`A request that fails the schemas answers \`${route.config.validationError}\`.`);
-  return { security, scopes, description: lines.join('\n\n'), errorCodes: [...codes] };
+  return { security, scopes, requiredHeaders, description: lines.join('\n\n'), errorCodes: [...codes] };
 }
 
 /** The error responses of an operation, by status, each naming its codes. */

@@ -1,4 +1,4 @@
-import type { WorkspaceScope } from './scopes.js';
+import type { CliScopeSuffix, WorkspaceScope } from './scopes.js';
 
 /**
  * What an authentication hook demands, readable from the route table: the API reference
@@ -7,6 +7,8 @@ import type { WorkspaceScope } from './scopes.js';
 export type AuthRequirement =
   | { kind: 'apiKey'; scope: WorkspaceScope }
   | { kind: 'session'; allowUnverified: boolean }
+  /** Account CLI OAuth: `scope` null on account routes; `workspace` when the route takes `X-Service-Workspace`. */
+  | { kind: 'cli'; scope: CliScopeSuffix | null; workspace: boolean }
   | { kind: 'foreignOriginCheck' };
 
 const requirements = new WeakMap<object, AuthRequirement>();

@@ -21,6 +21,15 @@ export async function loadWorkspaceConnection(
 }
 
 /**
+ * An empty path segment (`/v1/cli/connections//incidents`) names no connection: 400
+ * `connection_required`, as a `/v1` read without `integrationId` (03: no omitted connection can
+ * yield workspace-wide evidence).
+ */
+export function requirePathConnection(connectionId: string): void {
+  if (connectionId === '') throw new AppError('connection_required');
+}
+
+/**
  * Whether a stored connection receipt is historical now: its connection was deleted or no longer
  * has the revision the receipt recorded (01 and 02 receipts: computed from current state).
  */

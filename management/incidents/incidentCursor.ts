@@ -23,11 +23,25 @@ interface CursorPayload {
   id: string;
 }
 
-const DOMAIN = 'incident-list-cursor/v1';
+/**
+ * Who reads the list: the `/v1` read of API keys or the CLI's connection read. Each has its own
+ * cursor domain, so a cursor is bound to the route that issued it as well as to its list.
+ */
+export type IncidentListReader = 'api_key' | 'cli';
+
+const DOMAINS: Record<IncidentListReader, string> = {
+  api_key: 'incident-list-cursor/v1',
+  cli: 'cli-incident-list-cursor/v1',
+};
 const MICROS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** An opaque cursor bound to workspace, connection, mode and status filter. */
-export function encodeIncidentCursor(secret: Buffer, binding: IncidentListBinding, after: IncidentListPosition): string {
+export function encodeIncidentCursor(
+  secret: Buffer,
+  reader: IncidentListReader,
+  binding: IncidentListBinding,
+  after: IncidentListPosition,
+): string {
   const payload: CursorPayload = {
     v: 1,
     ws: binding.workspaceId,
@@ -37,7 +51,7 @@ export function encodeIncidentCursor(secret: Buffer, binding: IncidentListBindin
     at: after.createdAt,
     id: after.id,
   };
-  return signCursor(secret, DOMAIN, payload);
+  return signCursor(secret, DOMAINS[reader], payload);
 }
 
 function isPayload(value: unknown): value is CursorPayload {
@@ -53,12 +67,17 @@ function isPayload(value: unknown): value is CursorPayload {
 }
 
 /**
- * 03 list rules: a malformed, tampered or unsupported cursor, or one issued for another
- * workspace, connection, mode or status filter, is 400 `invalid_incident_cursor`. Returns the
+ * 03 list rules: a malformed, tampered or unsupported cursor, or one issued by another reader or
+ * for another workspace, connection, mode or status filter, is 400 `invalid_incident_cursor`. Returns the
  * position after which to list.
  */
-export function decodeIncidentCursor(secret: Buffer, raw: string, binding: IncidentListBinding): IncidentListPosition {
-  const payload = openSignedCursor(secret, DOMAIN, raw);
+export function decodeIncidentCursor(
+  secret: Buffer,
+  reader: IncidentListReader,
+  raw: string,
+  binding: IncidentListBinding,
+): IncidentListPosition {
+  const payload = openSignedCursor(secret, DOMAINS[reader], raw);
   if (
     !isPayload(payload)
     || payload.ws !== binding.workspaceId
