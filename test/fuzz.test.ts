@@ -440,7 +440,7 @@ describe('fuzz: CLI reads', () => {
   });
 });
 
-// The CLI's OAuth endpoints answer only RFC 6749 / 8628 / 7009 codes of their own (docs/decisions/cli-oauth.md),
+// The CLI's OAuth endpoints answer only RFC 6749 / 8628 / 7009 codes of their own (docs/decisions/cli.md),
 // with mostly well-formed parameters so that the grant's own answers are reached, in form and JSON bodies.
 const OAUTH_ROUTE_CODES = new Map<string, string[]>([
   ['/oauth/device/code', ['invalid_request', 'invalid_client', 'invalid_scope', 'rate_limited']],

@@ -6,14 +6,14 @@ export const CLI_OAUTH_CLIENT_ID = 'service-management-cli';
 /** What the consent page names the client. */
 export const CLI_OAUTH_CLIENT_NAME = 'Integration watch CLI';
 
-/** A device code and its user code live 10 minutes (docs/decisions/cli-oauth.md). */
+/** A device code and its user code live 10 minutes (docs/decisions/cli.md). */
 export const DEVICE_CODE_LIFETIME_SECONDS = 600;
 /** RFC 8628 §3.2 `interval`, and its growth at each `slow_down` (§3.5). */
 export const POLL_INTERVAL_SECONDS = 5;
 export const SLOW_DOWN_STEP_SECONDS = 5;
 /** 03 Limits: CLI access tokens last 15 minutes. */
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 900;
-/** A refresh token is good for 30 days; each refresh replaces it with a new one (docs/decisions/cli-oauth.md). */
+/** A refresh token is good for 30 days; each refresh replaces it with a new one (docs/decisions/cli.md). */
 export const REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600;
 
 /**
