@@ -23,6 +23,7 @@ import environmentsRoutes from './environments/index.js';
 import incidentsRoutes from './incidents/index.js';
 import integrationsRoutes from './integrations/index.js';
 import observationsRoutes from './observations/index.js';
+import oauthRoutes from './oauth/index.js';
 import sessionRoutes from './session/index.js';
 import usageRoutes from './usage/index.js';
 import workspacesRoutes from './workspaces/index.js';
@@ -67,6 +68,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   registerHealth(app, registry);
 
   await app.register(sessionRoutes);
+  await app.register(oauthRoutes);
   await app.register(workspacesRoutes);
   await app.register(billingRoutes);
   await app.register(apiKeysRoutes);

@@ -31,6 +31,7 @@ export interface Config {
   sessionTtlSeconds: number;
   workspaceCreationsPerHour: number;
   auth: AuthLimits;
+  oauth: OAuthLimits;
   logLevel: string;
   limits: IngestLimits;
 }
@@ -159,6 +160,14 @@ export interface AuthLimits {
   loginFailuresPerAddress: number;
   /** Sign-up attempts per client address (an IPv6 /64) in a rolling hour. */
   signupsPerAddressPerHour: number;
+}
+
+/** The device grant's user-code guessing limit (management/oauth/userCodeThrottle.ts; README lists the variables). */
+export interface OAuthLimits {
+  /** User codes that name no pending request, per signed-in user, in a rolling 15 minutes. */
+  userCodeFailuresPerUser: number;
+  /** The same per client address (an IPv6 /64). */
+  userCodeFailuresPerAddress: number;
 }
 
 export interface IngestLimits {
@@ -339,6 +348,10 @@ export function loadConfig(env: Env = process.env): Config {
       loginFailuresPerEmail: int(env, 'AUTH_LOGIN_FAILURES_PER_EMAIL', 10, 1),
       loginFailuresPerAddress: int(env, 'AUTH_LOGIN_FAILURES_PER_ADDRESS', 50, 1),
       signupsPerAddressPerHour: int(env, 'AUTH_SIGNUPS_PER_ADDRESS_PER_HOUR', 10, 1),
+    },
+    oauth: {
+      userCodeFailuresPerUser: int(env, 'OAUTH_USER_CODE_FAILURES_PER_USER', 10, 1),
+      userCodeFailuresPerAddress: int(env, 'OAUTH_USER_CODE_FAILURES_PER_ADDRESS', 50, 1),
     },
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     limits: {

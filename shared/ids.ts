@@ -38,7 +38,8 @@ export type IdPrefix =
   | 'ten_'
   | 'sess_'
   | 'key_'
-  | 'cred_';
+  | 'cred_'
+  | 'clic_';
 
 export function newId(prefix: IdPrefix): string {
   return prefix + (PUBLIC_PREFIXES.has(prefix) ? randomUlid() : monotonicUlid()).toLowerCase();

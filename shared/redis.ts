@@ -90,6 +90,9 @@ export const RedisKeys = {
   loginFailuresByAddress: (address: string) => `login_fail:addr:${address}`,
   /** Console sign-up attempts of the last hour by client address (a sliding window). */
   signupsByAddress: (address: string) => `signup:addr:${address}`,
+  /** Failed device-grant user-code lookups and consents of the last 15 minutes, by user and by client address. */
+  userCodeFailuresByUser: (userId: string) => `user_code_fail:user:${userId}`,
+  userCodeFailuresByAddress: (address: string) => `user_code_fail:addr:${address}`,
   /**
    * Sorted set of the running processes (ingest, analyzer, management), each member a JSON
    * description including whether it honours the test clock, scored by when it last reported

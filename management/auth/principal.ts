@@ -23,6 +23,20 @@ export interface SessionPrincipal {
 }
 
 /**
+ * The caller of a `/v1/cli` route: a current access token of a CLI client that is not revoked
+ * (management/oauth/cliTokens.ts `authenticateCliAccessToken`). `scopes` are the token's full scope
+ * names (`service:cli:contracts:read`, and `offline_access` when the grant has it); workspace
+ * membership and role are checked by each route, not here.
+ */
+export interface CliPrincipal {
+  kind: 'cli';
+  /** The CLI client (`clic_…`): the CLI session of 03, one per approved device login. */
+  clientId: string;
+  userId: string;
+  scopes: readonly string[];
+}
+
+/**
  * A console user acting in one workspace as its owner or admin (02 Authentication 4): the
  * session-side performer of an operation, who alone may replay and read its receipt.
  */
