@@ -14,6 +14,7 @@ import { registerStorableStrings } from './plugins/storableStrings.js';
 import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
 import connectionsRoutes from './connections/index.js';
+import consoleRoutes from './console/index.js';
 import connectionSetupRoutes from './connectionSetup/index.js';
 import contractsRoutes from './contracts/index.js';
 import credentialsRoutes from './credentials/index.js';
@@ -83,5 +84,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(observationsRoutes);
   await app.register(usageRoutes);
   await app.register(incidentsRoutes);
+  await app.register(consoleRoutes);
   return app;
 }
