@@ -22,7 +22,7 @@ let owner: BootstrapResult;
 const routes: RouteOptions[] = [];
 
 /** The routes whose own answers are not `no-store`. */
-const CACHEABLE = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/assets/:name'];
+const CACHEABLE = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/assets/console.css', '/assets/device.js', '/assets/icon.svg'];
 /** The console pages: they answer a page (a sign-in form) to anyone, so no request without input fails. */
 const PAGES = ['/device'];
 const isDocs = (url: string) => url === '/docs' || url.startsWith('/docs/');

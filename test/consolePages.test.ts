@@ -180,14 +180,17 @@ describe('GET /assets/:name', () => {
     expect(again.headers.etag).toBe(res.headers.etag);
   });
 
-  it('answers 404 `not_found` for any other name, no-store', async () => {
+  it('answers 404 `not_found` for any other name, and 400 for a query, no-store', async () => {
     for (const name of ['other.js', '..%2Fdevice.js', 'constructor', 'toString', 'device.JS']) {
       const res = await ctx.app.inject({ method: 'GET', url: `/assets/${name}` });
       expect(res.statusCode, name).toBe(404);
       expect(res.json(), name).toEqual({ error: 'not_found' });
       expect(res.headers['cache-control'], name).toBe('no-store');
-      expectPageHeaders(res);
     }
+    const res = await ctx.app.inject({ method: 'GET', url: '/assets/device.js?v=2' });
+    expect([res.statusCode, res.json()]).toEqual([400, { error: 'invalid_request' }]);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expectPageHeaders(res);
   });
 });
 

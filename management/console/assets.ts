@@ -26,10 +26,6 @@ export interface Asset {
 const here = fileURLToPath(new URL('.', import.meta.url));
 const ASSETS_DIR = import.meta.url.includes('/dist/') ? resolve(here, '../../../management/console/assets') : resolve(here, 'assets');
 
-export function isAssetName(name: string): name is AssetName {
-  return Object.hasOwn(ASSET_TYPES, name);
-}
-
 /** Where a page links an asset. */
 export function assetPath(name: AssetName): string {
   return `/assets/${name}`;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { loadAssets } from './assets.js';
 import devicePageRoute from './devicePage.js';
-import getAssetRoute from './getAsset.js';
+import getAssetRoutes from './getAsset.js';
 import { registerConsoleSecurityHeaders } from './securityHeaders.js';
 
 /**
@@ -12,6 +12,6 @@ import { registerConsoleSecurityHeaders } from './securityHeaders.js';
 export default async function consoleRoutes(app: FastifyInstance): Promise<void> {
   registerConsoleSecurityHeaders(app);
   const assets = await loadAssets();
-  getAssetRoute(app, assets);
+  getAssetRoutes(app, assets);
   devicePageRoute(app);
 }
