@@ -19,6 +19,10 @@ export const TEST_ENV = {
   // test/tenantLimits.test.ts checks with small values of its own.
   CONTRACT_REGISTRATIONS_PER_MIN: '100000',
   CONTRACT_ACTIVATIONS_PER_MIN: '100000',
+  // Tests open device logins from loopback by the hundred (the OAuth suites, the route fuzz): far
+  // past the production budget of 30 an hour per address, which test/oauthDeviceGrant.test.ts
+  // checks with a small value of its own.
+  OAUTH_DEVICE_CODES_PER_ADDRESS_PER_HOUR: '100000',
 };
 
 /**

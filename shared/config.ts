@@ -162,8 +162,10 @@ export interface AuthLimits {
   signupsPerAddressPerHour: number;
 }
 
-/** The device grant's user-code guessing limit (management/oauth/userCodeThrottle.ts; README lists the variables). */
+/** The device grant's limits (management/oauth/oauthThrottle.ts; README lists the variables). */
 export interface OAuthLimits {
+  /** Device authorization requests per client address (an IPv6 /64) in a rolling hour. */
+  deviceCodesPerAddressPerHour: number;
   /** User codes that name no pending request, per signed-in user, in a rolling 15 minutes. */
   userCodeFailuresPerUser: number;
   /** The same per client address (an IPv6 /64). */
@@ -350,6 +352,7 @@ export function loadConfig(env: Env = process.env): Config {
       signupsPerAddressPerHour: int(env, 'AUTH_SIGNUPS_PER_ADDRESS_PER_HOUR', 10, 1),
     },
     oauth: {
+      deviceCodesPerAddressPerHour: int(env, 'OAUTH_DEVICE_CODES_PER_ADDRESS_PER_HOUR', 30, 1),
       userCodeFailuresPerUser: int(env, 'OAUTH_USER_CODE_FAILURES_PER_USER', 10, 1),
       userCodeFailuresPerAddress: int(env, 'OAUTH_USER_CODE_FAILURES_PER_ADDRESS', 50, 1),
     },

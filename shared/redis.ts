@@ -93,6 +93,8 @@ export const RedisKeys = {
   /** Failed device-grant user-code lookups and consents of the last 15 minutes, by user and by client address. */
   userCodeFailuresByUser: (userId: string) => `user_code_fail:user:${userId}`,
   userCodeFailuresByAddress: (address: string) => `user_code_fail:addr:${address}`,
+  /** Device authorization requests (POST /oauth/device/code) of the last hour by client address. */
+  deviceCodesByAddress: (address: string) => `device_code:addr:${address}`,
   /**
    * Sorted set of the running processes (ingest, analyzer, management), each member a JSON
    * description including whether it honours the test clock, scored by when it last reported

@@ -10,6 +10,9 @@ import { createIntegration } from './helpers/integrations.js';
 import { newId } from '../shared/ids.js';
 import { malformedRequests } from './helpers/malformedHttp.js';
 import { catalogueViolation, sendRaw } from './helpers/rawHttp.js';
+import { cliLogin } from './helpers/cliLogin.js';
+import { createConsoleUser } from './helpers/consoleUsers.js';
+import { CLI_OAUTH_CLIENT_ID } from '../management/oauth/rules.js';
 
 // Bad input never gives a 500 (issue: foundation, Done means): random bodies, headers, keys and
 // path ids against every route the management plane registers, answered only with catalogued
@@ -130,8 +133,31 @@ const bodies = fc.oneof(
         'ingestToken',
         'expiresInSeconds',
         'extra',
+        // The OAuth routes' parameters (management/oauth/).
+        'client_id',
+        'scope',
+        'grant_type',
+        'device_code',
+        'refresh_token',
+        'user_code',
+        'decision',
+        'token_type_hint',
       ),
-      fc.oneof(fc.jsonValue(), fc.constantFrom('sandbox', 'live', 'outbound', 'http-api', 'all', 'integrations:read', 'x'.repeat(121))),
+      fc.oneof(
+        fc.jsonValue(),
+        fc.constantFrom('sandbox', 'live', 'outbound', 'http-api', 'all', 'integrations:read', 'x'.repeat(121)),
+        fc.constantFrom(
+          'service-management-cli',
+          'service:cli:contracts:read offline_access',
+          'urn:ietf:params:oauth:grant-type:device_code',
+          'refresh_token',
+          `svc_cli_dc_${'A'.repeat(43)}`,
+          `svc_cli_rt_${'A'.repeat(43)}`,
+          'BCDF-GHJK',
+          'approve',
+          'deny',
+        ),
+      ),
     )
     .map((v) => JSON.stringify(v)),
   fc.string({ maxLength: 200 }),
@@ -280,6 +306,94 @@ describe('fuzz: incident reads', () => {
         },
       ),
       { numRuns: 1500 },
+    );
+  });
+});
+
+// The CLI's OAuth endpoints answer only RFC 6749 / 8628 / 7009 codes of their own (docs/decisions/cli-oauth.md),
+// with mostly well-formed parameters so that the grant's own answers are reached, in form and JSON bodies.
+const OAUTH_ROUTE_CODES = new Map<string, string[]>([
+  ['/oauth/device/code', ['invalid_request', 'invalid_client', 'invalid_scope', 'rate_limited']],
+  [
+    '/oauth/token',
+    [
+      'invalid_request',
+      'invalid_client',
+      'unsupported_grant_type',
+      'invalid_grant',
+      'invalid_scope',
+      'authorization_pending',
+      'slow_down',
+      'expired_token',
+      'access_denied',
+    ],
+  ],
+  ['/oauth/revoke', ['invalid_request', 'invalid_client']],
+]);
+const OAUTH_200_KEYS = new Map<string, string[][]>([
+  ['/oauth/device/code', [['device_code', 'expires_in', 'interval', 'user_code', 'verification_uri', 'verification_uri_complete']]],
+  [
+    '/oauth/token',
+    [
+      ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type'],
+      ['access_token', 'expires_in', 'scope', 'token_type'],
+    ],
+  ],
+  ['/oauth/revoke', [[]]],
+]);
+
+describe('fuzz: the CLI OAuth endpoints', () => {
+  it('answer random parameters only with their own codes', async () => {
+    const origin = `http://127.0.0.1:${port}`;
+    // A session of its own: the route-wide fuzz may have logged the owner's out.
+    const login = await cliLogin(origin, (await createConsoleUser(ctx)).sessionToken, ['service:cli:contracts:read']);
+    const pending = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/oauth/device/code',
+        payload: { client_id: CLI_OAUTH_CLIENT_ID, scope: 'service:cli:incidents:read offline_access' },
+      })
+    ).json().device_code as string;
+    const member = (real: fc.Arbitrary<string>) =>
+      fc.option(fc.oneof({ weight: 4, arbitrary: real }, { weight: 1, arbitrary: fc.string({ maxLength: 60 }) }), {
+        nil: undefined,
+        freq: 4,
+      });
+    const parameters = fc
+      .record({
+        client_id: member(fc.constantFrom(CLI_OAUTH_CLIENT_ID, CLI_OAUTH_CLIENT_ID, 'other-client')),
+        scope: member(
+          fc.constantFrom('service:cli:contracts:read', 'service:cli:repairs:export offline_access', 'offline_access', 'openid'),
+        ),
+        grant_type: member(fc.constantFrom('urn:ietf:params:oauth:grant-type:device_code', 'refresh_token', 'password')),
+        device_code: member(fc.constantFrom(pending, `svc_cli_dc_${'B'.repeat(43)}`)),
+        refresh_token: member(fc.constantFrom(login.refreshToken, `svc_cli_rt_${'B'.repeat(43)}`)),
+        token: member(fc.constantFrom(login.accessToken, login.refreshToken, owner.apiKey.key)),
+        token_type_hint: member(fc.constantFrom('access_token', 'refresh_token')),
+        extra: fc.option(fc.string({ maxLength: 20 }), { nil: undefined, freq: 8 }),
+      })
+      .map((record) => Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Record<string, string>);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...OAUTH_ROUTE_CODES.keys()), parameters, fc.boolean(), async (url, params, asForm) => {
+        const res = await ctx.app.inject({
+          method: 'POST',
+          url,
+          ...(asForm
+            ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(params).toString() }
+            : { payload: params }),
+        });
+        const label = `POST ${url} ${JSON.stringify(params)} → ${res.statusCode} ${res.body}`;
+        expect(res.headers['cache-control'], label).toBe('no-store');
+        if (res.statusCode >= 400) {
+          const code = res.json().error as string;
+          expect(OAUTH_ROUTE_CODES.get(url), label).toContain(code);
+          expect((ERROR_CATALOGUE as Record<string, { status: number }>)[code].status, label).toBe(res.statusCode);
+        } else {
+          expect(res.statusCode, label).toBe(200);
+          expect(OAUTH_200_KEYS.get(url), label).toContainEqual(Object.keys(res.json()).sort());
+        }
+      }),
+      { numRuns: 600 },
     );
   });
 });

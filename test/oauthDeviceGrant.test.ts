@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { authenticateCliAccessToken, revokeCliClient } from '../management/oauth/cliTokens.js';
 import { CLI_OAUTH_CLIENT_ID, CLI_OAUTH_CLIENT_NAME } from '../management/oauth/rules.js';
-import { USER_CODE_FAILURE_WINDOW_MS } from '../management/oauth/userCodeThrottle.js';
+import { DEVICE_CODE_WINDOW_MS, USER_CODE_FAILURE_WINDOW_MS } from '../management/oauth/oauthThrottle.js';
 import { displayUserCode, normaliseUserCode, USER_CODE_ALPHABET } from '../management/oauth/userCode.js';
 import { csrfTokenFor } from '../management/auth/sessionAuth.js';
 import { AppError } from '../shared/errors/index.js';
@@ -17,6 +18,8 @@ import {
 } from './helpers/context.js';
 import { type ConsoleUser, createConsoleUser } from './helpers/consoleUsers.js';
 import { cliLogin } from './helpers/cliLogin.js';
+import { freePort } from './helpers/ports.js';
+import { waitFor } from './helpers/wait.js';
 
 // Issue 28 item 1: the OAuth 2.0 device authorization grant (RFC 8628) of the account CLI
 // (00-decisions §3; 03 Authentication "Account CLI OAuth"), over real HTTP against the real stores.
@@ -667,9 +670,43 @@ describe('user code guessing limit', () => {
   });
 });
 
+describe('device authorization requests per client address', () => {
+  let limited: TestContext;
+  beforeAll(async () => {
+    limited = await createTestContext({ OAUTH_DEVICE_CODES_PER_ADDRESS_PER_HOUR: '2' });
+  });
+  afterAll(async () => {
+    await limited.close();
+  });
+
+  const request = (ip: string, scope = READ) =>
+    limited.app.inject({
+      method: 'POST',
+      url: '/oauth/device/code',
+      remoteAddress: ip,
+      payload: { client_id: CLI_OAUTH_CLIENT_ID, scope },
+    });
+
+  it('are limited per hour: past the limit 429 rate_limited with Retry-After; refused requests do not count', async () => {
+    const ip = freshClientIp();
+    expect((await request(ip, 'openid')).statusCode).toBe(400);
+    expect((await request(ip)).statusCode).toBe(200);
+    expect((await request(ip)).statusCode).toBe(200);
+    const blocked = await request(ip);
+    expect(blocked.statusCode, blocked.body).toBe(429);
+    expect(blocked.json()).toEqual({ error: 'rate_limited' });
+    const retryAfter = Number(blocked.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(DEVICE_CODE_WINDOW_MS / 1000);
+    expect((await request(freshClientIp())).statusCode).toBe(200);
+    await advanceClock(limited, DEVICE_CODE_WINDOW_MS);
+    expect((await request(ip)).statusCode).toBe(200);
+  });
+});
+
 describe('cliLogin (test helper for the CLI routes)', () => {
   it('drives the real grant over HTTP and gives working tokens and the client id', async () => {
-    const login = await cliLogin(base, user.sessionToken, [READ], { db: ctx.deps.pool });
+    const login = await cliLogin(base, user.sessionToken, [READ]);
     expect(login.clientId).toMatch(/^clic_/);
     expect(await principalOf(login.accessToken)).toEqual({
       clientId: login.clientId,
@@ -677,5 +714,85 @@ describe('cliLogin (test helper for the CLI routes)', () => {
       scopes: [READ, 'offline_access'],
     });
     expect((await refresh(login.refreshToken)).status).toBe(200);
+    const again = await cliLogin(base, user.sessionToken, [READ, WRITE], { db: ctx.deps.pool });
+    expect(again.clientId).not.toBe(login.clientId);
+    expect(await principalOf(again.accessToken)).toMatchObject({ clientId: again.clientId, scopes: [READ, WRITE, 'offline_access'] });
+  });
+});
+
+describe('logs of the management process', () => {
+  it('never hold a token, a device code or a session token, even at trace level', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['dist/management/main.js'], {
+      env: { ...process.env, MANAGEMENT_PORT: String(port), LOG_LEVEL: 'trace' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    const url = `http://127.0.0.1:${port}`;
+    const secrets: string[] = [];
+    try {
+      await waitFor(
+        async () =>
+          (await fetch(`${url}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          )) || undefined,
+        30_000,
+        'the management plane',
+      );
+      const device = (await (
+        await fetch(`${url}/oauth/device/code`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ client_id: CLI_OAUTH_CLIENT_ID, scope: READ }).toString(),
+        })
+      ).json()) as DeviceAuthorization;
+      const login = await cliLogin(url, user.sessionToken, [READ]);
+      const refreshed = (await (
+        await fetch(`${url}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: login.refreshToken,
+            client_id: CLI_OAUTH_CLIENT_ID,
+          }).toString(),
+        })
+      ).json()) as Tokens;
+      // A reuse (an error answer) and a revocation are logged too.
+      await fetch(`${url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: login.refreshToken, client_id: CLI_OAUTH_CLIENT_ID }),
+      });
+      await fetch(`${url}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${refreshed.access_token}` },
+        body: JSON.stringify({ token: refreshed.access_token, client_id: CLI_OAUTH_CLIENT_ID }),
+      });
+      secrets.push(
+        device.device_code,
+        login.accessToken,
+        login.refreshToken,
+        refreshed.access_token,
+        refreshed.refresh_token,
+        user.sessionToken,
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    // The requests were logged (so the check below looks at real log lines)…
+    expect(output).toContain('/oauth/token');
+    expect(output).toContain('/oauth/device/consent');
+    // …and no secret is in them.
+    for (const secret of secrets) expect(output.includes(secret), 'a secret in the logs').toBe(false);
   });
 });

@@ -27,7 +27,7 @@ import {
   SLOW_DOWN_STEP_SECONDS,
 } from './rules.js';
 import { displayUserCode, newUserCode, normaliseUserCode } from './userCode.js';
-import { withUserCodeGuard } from './userCodeThrottle.js';
+import { reserveDeviceCodeRequest, withUserCodeGuard } from './oauthThrottle.js';
 
 /** RFC 8628 §3.2 device authorization response. */
 export interface DeviceAuthorizationResponse {
@@ -48,14 +48,26 @@ const USER_CODE_DRAWS = 5;
  * `POST /oauth/device/code` (RFC 8628 §3.1, 00-decisions §3): a pending request for the scopes
  * asked, its device code (kept as SHA-256 only) and its user code. The verification page is the
  * console's `/device` (CONSOLE_ORIGIN: the page posts the consent with the session cookie, so it
- * must be on the console's origin).
+ * must be on the console's origin). Each stored request takes a slot of the client address's
+ * hourly budget (429 `rate_limited` past it); a refused request (wrong client, bad scope) none.
  */
 export async function requestDeviceAuthorization(
   deps: Deps,
   input: { client_id?: string; scope?: string },
+  ip: string,
 ): Promise<DeviceAuthorizationResponse> {
   requireCliOAuthClient(input.client_id);
   const scopes = parseScope(input.scope);
+  const slot = await reserveDeviceCodeRequest(deps, ip);
+  try {
+    return await storeDeviceAuthorization(deps, scopes);
+  } catch (error) {
+    await slot.release().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function storeDeviceAuthorization(deps: Deps, scopes: string[]): Promise<DeviceAuthorizationResponse> {
   const now = deps.clock.now();
   await purgeDeviceAuthorizations(deps.pool, new Date(now.getTime() - PURGE_AFTER_MS));
   const deviceCode = newSecret(DEVICE_CODE_PREFIX);

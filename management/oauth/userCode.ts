@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 /**
  * RFC 8628 §6.1: consonants only (no vowels, so no words; no 0/O, 1/I to confuse), 8 of them:
  * 20^8 ≈ 2^34.6 codes, shown as `XXXX-XXXX`. Guessing is limited per user and per client address
- * (userCodeThrottle.ts) and a code lives 10 minutes.
+ * (oauthThrottle.ts) and a code lives 10 minutes.
  */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 export const USER_CODE_LENGTH = 8;

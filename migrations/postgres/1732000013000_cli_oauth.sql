@@ -17,8 +17,8 @@ CREATE TABLE cli_clients (
 CREATE INDEX cli_clients_user ON cli_clients (user_id, id);
 
 -- A device authorization request, from `POST /oauth/device/code` until its code is exchanged.
--- The device code is kept as its SHA-256 only; the user code (8 letters, stored without the dash)
--- is short-lived and guessing it is rate-limited, so it is stored as typed-in and unique.
+-- The device code is kept as its SHA-256 only. The user code is short-lived and guessing it is
+-- rate-limited, so it is kept as such, normalised (8 letters, no dash), unique among stored rows.
 CREATE TABLE oauth_device_authorizations (
   device_code_hash text PRIMARY KEY,
   user_code        text NOT NULL UNIQUE,

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { loadConfig } from '../../shared/config.js';
 import type { Queryable } from '../../shared/db/pool.js';
 import { sha256Hex } from '../../shared/secrets.js';
@@ -6,14 +7,14 @@ import { CLI_OAUTH_CLIENT_ID } from '../../management/oauth/rules.js';
 export interface CliLogin {
   accessToken: string;
   refreshToken: string;
-  /** The CLI client (`clic_…`) the login created; given when `options.db` is. */
-  clientId?: string;
+  /** The CLI client (`clic_…`) the login created: the CLI session of 03. */
+  clientId: string;
 }
 
 export interface CliLoginOptions {
   /** The `Origin` of the consent post; the test environment's CONSOLE_ORIGIN by default. */
   origin?: string;
-  /** When given, the created client's id is looked up in it. */
+  /** Where the created client's id is looked up; by default a connection of its own to the test database. */
   db?: Queryable;
 }
 
@@ -53,12 +54,18 @@ export async function cliLogin(
     device_code: device.device_code,
     client_id: CLI_OAUTH_CLIENT_ID,
   });
-  const login: CliLogin = { accessToken: String(tokens.access_token), refreshToken: String(tokens.refresh_token) };
-  if (options.db) {
-    const { rows } = await options.db.query<{ client_id: string }>('SELECT client_id FROM cli_tokens WHERE token_hash = $1', [
-      sha256Hex(login.accessToken),
-    ]);
-    login.clientId = rows[0]?.client_id;
+  const accessToken = String(tokens.access_token);
+  return { accessToken, refreshToken: String(tokens.refresh_token), clientId: await clientIdOf(accessToken, options.db) };
+}
+
+async function clientIdOf(accessToken: string, db: Queryable | undefined): Promise<string> {
+  const query = 'SELECT client_id FROM cli_tokens WHERE token_hash = $1';
+  if (db) return (await db.query<{ client_id: string }>(query, [sha256Hex(accessToken)])).rows[0].client_id;
+  const client = new pg.Client({ connectionString: loadConfig(process.env).databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<{ client_id: string }>(query, [sha256Hex(accessToken)])).rows[0].client_id;
+  } finally {
+    await client.end();
   }
-  return login;
 }

@@ -6,6 +6,26 @@ import { clientAddressKey } from '../session/authThrottle.js';
 
 /** Failed user-code lookups are counted over a rolling 15 minutes, as failed logins are. */
 export const USER_CODE_FAILURE_WINDOW_MS = 15 * 60 * 1000;
+/** Device authorization requests are counted over a rolling hour, as sign-ups are. */
+export const DEVICE_CODE_WINDOW_MS = 60 * 60 * 1000;
+
+/**
+ * Takes one device-authorization slot of the client address, or throws 429 `rate_limited` with
+ * `Retry-After`: the device code endpoint writes a row for anyone who asks, so an address may
+ * open only so many requests an hour (the caller gives the slot back when nothing was stored).
+ */
+export function reserveDeviceCodeRequest(deps: Deps, ip: string): Promise<RateSlot> {
+  return reserveSlot(
+    deps.redis,
+    {
+      key: RedisKeys.deviceCodesByAddress(clientAddressKey(ip)),
+      windowMs: DEVICE_CODE_WINDOW_MS,
+      limit: deps.config.oauth.deviceCodesPerAddressPerHour,
+      code: 'rate_limited',
+    },
+    deps.clock.nowMs(),
+  );
+}
 
 /**
  * Takes one failed-lookup slot of the user and one of the client address, or throws 429
