@@ -2,7 +2,7 @@ import type { Queryable } from '../../shared/db/pool.js';
 
 export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied' | 'exchanged';
 
-/** A device authorization request (migrations/postgres/1732000013000_cli_oauth.sql); never the device code itself. */
+/** A device authorization request (migrations/postgres/1732000014000_cli_oauth.sql); never the device code itself. */
 export interface DeviceAuthorization {
   deviceCodeHash: string;
   userCode: string;
