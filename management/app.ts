@@ -16,6 +16,7 @@ import billingRoutes from './billing/index.js';
 import cliAccountRoutes from './cliAccount/index.js';
 import cliEvidenceRoutes from './cliEvidence/index.js';
 import connectionsRoutes from './connections/index.js';
+import consoleRoutes from './console/index.js';
 import connectionSetupRoutes from './connectionSetup/index.js';
 import contractsRoutes from './contracts/index.js';
 import credentialsRoutes from './credentials/index.js';
@@ -89,5 +90,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(incidentsRoutes);
   await app.register(cliAccountRoutes);
   await app.register(cliEvidenceRoutes);
+  await app.register(consoleRoutes);
   return app;
 }

@@ -5,9 +5,12 @@
 #   scripts/stack.sh up                 install what is missing, start what is not running
 #   scripts/stack.sh down               stop them all
 #   scripts/stack.sh status             show which are up (exit 0 = all up, 3 = some down)
-#   scripts/stack.sh install            only install the missing Debian packages
+#   scripts/stack.sh install            only install the missing Debian packages (with chromium)
 #   scripts/stack.sh env                print the connection URLs as export lines
 #   scripts/stack.sh start-<name>|stop-<name>   one server; name = postgres|redis|redis-cluster|clickhouse
+#
+# `install` also installs Debian's chromium, the browser of the page tests (test/helpers/browser.ts,
+# through playwright-core), and `up` does when run as root; present packages are not looked up again.
 #
 # Besides the single Redis, `up` starts a three-master Redis Cluster (scripts/redis-cluster.sh) on
 # REDIS_CLUSTER_BASE_PORT..+2 (7000-7002), for the tests that run against a cluster.
@@ -112,11 +115,14 @@ as_pg() {
 
 # ---------------------------------------------------------------- packages
 
+CHROMIUM=/usr/bin/chromium
+chromium_ok() { [[ -x $CHROMIUM ]]; }
+
 pg_bins_ok() { [[ -x $PG_BIN/postgres && -x $PG_BIN/initdb && -x $PG_BIN/pg_ctl && -x $PG_BIN/psql ]]; }
 
 apt_has() { apt-cache show "$1" >/dev/null 2>&1; }
 
-# ensure_packages postgres redis clickhouse  (any subset)
+# ensure_packages postgres redis clickhouse chromium  (any subset)
 ensure_packages() {
   local want=() c
   for c in "$@"; do
@@ -124,6 +130,7 @@ ensure_packages() {
       postgres) pg_bins_ok || want+=("postgresql-$PG_MAJOR") ;;
       redis) { command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || want+=(redis-server) ;;
       clickhouse) command -v clickhouse-server >/dev/null 2>&1 || want+=(clickhouse-server) ;;
+      chromium) chromium_ok || want+=(chromium) ;;
     esac
   done
   (( ${#want[@]} )) || return 0
@@ -172,9 +179,21 @@ ensure_packages() {
       postgres) pg_bins_ok || die "postgres: still no server binaries in $PG_BIN after installing" ;;
       redis) command -v redis-server >/dev/null 2>&1 || die "redis: still no redis-server after installing" ;;
       clickhouse) command -v clickhouse-server >/dev/null 2>&1 || die "clickhouse: still no clickhouse-server after installing" ;;
+      chromium) chromium_ok || die "chromium: still no $CHROMIUM after installing" ;;
     esac
   done
   log "installed ${want[*]}"
+}
+
+# The page tests' browser: installed by `up` only when it can be (root); otherwise `up` still
+# starts the stores and says how to get it, and the browser tests fail naming the same command.
+ensure_browser() {
+  chromium_ok && return 0
+  if (( IS_ROOT )); then
+    ensure_packages chromium
+  else
+    log "no $CHROMIUM for the browser tests: run 'scripts/stack.sh install' as root, or: sudo apt-get install -y chromium"
+  fi
 }
 
 # ---------------------------------------------------------------- lock
@@ -596,6 +615,7 @@ main() {
       t0=$(now_ms)
       take_lock
       ensure_packages postgres redis clickhouse
+      ensure_browser
       start_postgres
       start_redis
       redis_cluster start
@@ -613,7 +633,7 @@ main() {
     status) cmd_status ;;
     install)
       take_lock
-      ensure_packages postgres redis clickhouse
+      ensure_packages postgres redis clickhouse chromium
       log "packages present"
       ;;
     env) cmd_env ;;

@@ -13,8 +13,8 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 
 // Issue 27 item 6: `Cache-Control: no-store` comes from one onSend hook (management/plugins/noStore.ts),
 // not from each route. Every answer carries it (01 and 02 Conventions, docs/decisions/api-conventions.md), errors
-// on every route included, except the own answers of the probes (no header) and of the API
-// documentation (`no-cache`).
+// on every route included, except the own answers of the probes (no header), of the API
+// documentation and of the console's static files (`no-cache`).
 
 let ctx: TestContext;
 let owner: BootstrapResult;
@@ -22,7 +22,9 @@ let owner: BootstrapResult;
 const routes: RouteOptions[] = [];
 
 /** The routes whose own answers are not `no-store`. */
-const CACHEABLE = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
+const CACHEABLE = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/assets/console.css', '/assets/device.js', '/assets/icon.svg'];
+/** The console pages: they answer a page (a sign-in form) to anyone, so no request without input fails. */
+const PAGES = ['/device'];
 const isDocs = (url: string) => url === '/docs' || url.startsWith('/docs/');
 
 beforeAll(async () => {
@@ -91,20 +93,32 @@ describe('Cache-Control: no-store', () => {
     for (const res of answers) expect(res.headers['cache-control'], res.body).toBe('no-store');
   });
 
-  it('is on the errors of the probe and documentation routes too', async () => {
-    for (const [method, url] of [
-      ['POST', '/healthz'],
-      ['GET', '/docs/static/nothing.js'],
-      ['DELETE', '/openapi.json'],
+  it('is on the console pages, with or without a session', async () => {
+    for (const url of PAGES) {
+      for (const cookie of [undefined, `session=${owner.sessionToken}`]) {
+        const res = await ctx.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+        expect(res.statusCode, url).toBe(200);
+        expect(res.headers['cache-control'], url).toBe('no-store');
+      }
+    }
+  });
+
+  it('is on the errors of the probe, documentation and console routes too', async () => {
+    for (const [method, url, status] of [
+      ['POST', '/healthz', 404],
+      ['GET', '/docs/static/nothing.js', 404],
+      ['DELETE', '/openapi.json', 404],
+      ['GET', '/assets/nothing.js', 404],
+      ['GET', '/device?unknown=1', 400],
     ] as const) {
       const res = await ctx.app.inject({ method, url });
-      expect(res.statusCode, `${method} ${url}`).toBe(404);
+      expect(res.statusCode, `${method} ${url}`).toBe(status);
       expect(res.headers['cache-control'], `${method} ${url}`).toBe('no-store');
     }
   });
 
-  it('is on the error answer of every registered route but the probes and the documentation', async () => {
-    const checked = routes.filter((route) => !CACHEABLE.includes(route.url) && !isDocs(route.url));
+  it('is on the error answer of every registered route but the probes, the documentation and the console pages', async () => {
+    const checked = routes.filter((route) => !CACHEABLE.includes(route.url) && !isDocs(route.url) && !PAGES.includes(route.url));
     expect(checked.length).toBeGreaterThan(60);
     for (const route of checked) {
       for (const method of [route.method].flat()) {
@@ -138,7 +152,13 @@ describe('without no-store', () => {
     }
   });
 
-  it('exempts exactly the probe and documentation routes', () => {
+  it('serves the console assets `no-cache`', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: '/assets/device.js' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('exempts exactly the probe, documentation and asset routes', () => {
     const exempt = new Set(routes.filter((route) => route.config?.noStore === false).map((route) => route.url));
     expect([...exempt].filter((url) => !isDocs(url)).sort()).toEqual([...CACHEABLE].sort());
     expect(routes.filter((route) => isDocs(route.url) && route.config?.noStore !== false).map((route) => route.url)).toEqual([]);

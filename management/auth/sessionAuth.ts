@@ -14,10 +14,10 @@ export function csrfTokenFor(sessionId: string, key: Buffer): string {
   return createHmac('sha256', key).update(`csrf:${sessionId}`).digest('base64url');
 }
 
-async function loadSession(request: FastifyRequest): Promise<SessionPrincipal> {
+async function loadSession(request: FastifyRequest): Promise<SessionPrincipal | null> {
   const { pool, clock } = request.server.deps;
   const token = request.cookies?.session;
-  if (!token || !SESSION_TOKEN_PATTERN.test(token)) throw new AppError('unauthenticated');
+  if (!token || !SESSION_TOKEN_PATTERN.test(token)) return null;
   const { rows } = await pool.query(
     `SELECT s.id, s.user_id, u.email, u.email_verified_at
        FROM sessions s JOIN users u ON u.id = s.user_id
@@ -25,7 +25,7 @@ async function loadSession(request: FastifyRequest): Promise<SessionPrincipal> {
     [sha256Hex(token), clock.now()],
   );
   const row = rows[0];
-  if (!row) throw new AppError('unauthenticated');
+  if (!row) return null;
   return { kind: 'session', sessionId: row.id, userId: row.user_id, email: row.email, emailVerified: row.email_verified_at !== null };
 }
 
@@ -66,6 +66,7 @@ export function sessionAuth(options: { allowUnverified?: boolean } = {}) {
     async function authenticate(request: FastifyRequest): Promise<void> {
       await request.server.deps.clock.sync();
       const session = await loadSession(request);
+      if (!session) throw new AppError('unauthenticated');
       checkCsrf(request, session);
       if (!options.allowUnverified && !session.emailVerified) throw new AppError('email_verification_required');
       request.session = session;
@@ -73,6 +74,15 @@ export function sessionAuth(options: { allowUnverified?: boolean } = {}) {
     },
     { kind: 'session', allowUnverified: options.allowUnverified === true },
   );
+}
+
+/**
+ * The request's current session, or null: for the console pages, which show a sign-in form where
+ * a JSON route answers 401. Reads only; a page's forms post to routes that run `sessionAuth`.
+ */
+export async function currentSession(request: FastifyRequest): Promise<SessionPrincipal | null> {
+  await request.server.deps.clock.sync();
+  return loadSession(request);
 }
 
 export function sessionOf(request: FastifyRequest): SessionPrincipal {

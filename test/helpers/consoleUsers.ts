@@ -1,3 +1,4 @@
+import { hashPassword } from '../../management/accounts/passwords.js';
 import { createSession, insertUser } from '../../management/accounts/users.js';
 import { insertAccount } from '../../management/workspaces/workspaceStore.js';
 import { uniqueEmail, type TestContext } from './context.js';
@@ -68,4 +69,24 @@ export async function auditActions(ctx: TestContext, workspaceId: string): Promi
     [workspaceId],
   );
   return rows.map((row) => row.action);
+}
+
+/**
+ * A fresh user who signs in with `password` (through `POST /auth/login`, as a person would), with
+ * no session yet and no account or workspace; verified unless told otherwise.
+ */
+export async function createUserWithPassword(
+  ctx: TestContext,
+  password: string,
+  options: { verified?: boolean } = {},
+): Promise<{ userId: string; email: string }> {
+  const email = uniqueEmail('signin');
+  const user = await insertUser(ctx.deps.pool, {
+    email,
+    name: 'Signing In',
+    passwordHash: await hashPassword(password),
+    verified: options.verified ?? true,
+    now: ctx.deps.clock.now(),
+  });
+  return { userId: user.id, email };
 }

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { loadAssets } from './assets.js';
+import devicePageRoute from './devicePage.js';
+import getAssetRoutes from './getAsset.js';
+import { registerConsoleSecurityHeaders } from './securityHeaders.js';
+
+/**
+ * The console's pages and their static files: server-rendered views over the JSON routes and
+ * services (STYLE: console), each page's forms posting to a route with a catalogue error table.
+ * Encapsulated, so that their security headers (securityHeaders.ts) are theirs alone.
+ */
+export default async function consoleRoutes(app: FastifyInstance): Promise<void> {
+  registerConsoleSecurityHeaders(app);
+  const assets = await loadAssets();
+  getAssetRoutes(app, assets);
+  devicePageRoute(app);
+}
