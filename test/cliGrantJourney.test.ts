@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_OAUTH_CLIENT_ID } from '../management/oauth/rules.js';
-import { advanceClock, type BootstrapResult, bootstrapWorkspace, createTestContext, resetClockAndHooks, type TestContext } from './helpers/context.js';
+import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { advanceClock, bootstrapWorkspace, createTestContext, resetClockAndHooks, type TestContext } from './helpers/context.js';
 import { createIntegration, type CreatedIntegration } from './helpers/integrations.js';
 import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
@@ -40,8 +41,10 @@ async function cli(method: 'GET' | 'DELETE', path: string, accessToken: string, 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const poll = (deviceCode: string) => post('/oauth/token', { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: CLI_OAUTH_CLIENT_ID });
-const refresh = (refreshToken: string) => post('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLI_OAUTH_CLIENT_ID });
+const poll = (deviceCode: string) =>
+  post('/oauth/token', { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: CLI_OAUTH_CLIENT_ID });
+const refresh = (refreshToken: string) =>
+  post('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLI_OAUTH_CLIENT_ID });
 
 /** The console's consent, as the consent page sends it: the session cookie and the console's Origin. */
 async function consent(userCode: string, decision: 'approve' | 'deny'): Promise<Answer> {
@@ -105,7 +108,11 @@ describe('the account CLI device grant, end to end against the running managemen
     const access = String(first.body.access_token);
     const verified = await cli('GET', verifyPath, access, owner.workspace.slug);
     expect(verified.status).toBe(200);
-    expect(verified.body).toMatchObject({ connectionId: integration.integration.connectionId, mode: 'sandbox', credentialStatus: 'active' });
+    expect(verified.body).toMatchObject({
+      connectionId: integration.integration.connectionId,
+      mode: 'sandbox',
+      credentialStatus: 'active',
+    });
 
     // Refresh rotates: a new pair that works; the spent refresh token, used again, revokes the grant.
     const rotated = await refresh(String(first.body.refresh_token));
