@@ -55,6 +55,19 @@ export function routeDocs(route: RouteOptions): RouteDocs {
     scopes = [auth.scope];
     lines.push(`Authentication: workspace API key (\`Authorization: Bearer svc_api_…\`) with scope \`${auth.scope}\`.`);
     codes.add('unauthenticated').add('insufficient_scope');
+    if (auth.cli === 'allow') {
+      const scope = cliScope(auth.scope);
+      security.push({ [CLI_SCHEME]: [] });
+      scopes.push(scope);
+      lines.push(
+        `Or an account CLI OAuth access token with scope \`${scope}\` and the header \`${WORKSPACE_HEADER}: <workspace slug>\` naming an active workspace where the user is a current member.${write ? ' Viewers read only.' : ''}`,
+      );
+      codes.add('workspace_required').add('workspace_not_found');
+      if (write) codes.add('cli_operation_forbidden');
+    } else if (auth.cli === 'deny') {
+      lines.push('Account CLI OAuth access tokens are refused (dashboard setup only).');
+      codes.add('cli_operation_forbidden');
+    }
   } else if (auth?.kind === 'session') {
     security = [{ [SESSION_SCHEME]: [] }];
     scopes = ['session'];

@@ -34,7 +34,7 @@ export function auditActorOf(actor: OperationActor): Pick<AuditEvent, 'actorType
  */
 export async function recheckReviewer(db: Queryable, deps: Deps, actor: OperationActor): Promise<void> {
   const loss =
-    actor.kind === 'api_key'
+    actor.kind !== 'workspace_user'
       ? await recheckAuthority(db, actor, 'integrations:manage', deps.clock.nowMs())
       : await recheckWorkspaceUser(db, actor, deps.clock.now());
   if (loss === 'key') throw new AppError('insufficient_scope');

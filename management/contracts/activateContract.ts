@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyAuth, apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { activateContract, type ActivationInput } from './contractActivation.js';
 import { reserveContractWrite } from './contractRateLimit.js';
@@ -28,9 +28,9 @@ export default async function activateContractRoute(app: FastifyInstance): Promi
       schema: { params: versionParams, body: activationBody, response: { 200: activationResponse } },
     },
     async (request, reply) => {
-      await reserveContractWrite(app.deps, principalOf(request), 'activation');
+      await reserveContractWrite(app.deps, apiKeyPrincipalOf(request), 'activation');
       const { integrationId, contractVersionId } = request.params;
-      const result = await activateContract(app.deps, principalOf(request), integrationId, contractVersionId, request.body);
+      const result = await activateContract(app.deps, apiKeyPrincipalOf(request), integrationId, contractVersionId, request.body);
       return reply.send(result);
     },
   );

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyAuth, apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { registerContract, type RegistrationInput } from './contractRegistration.js';
 import { reserveContractWrite } from './contractRateLimit.js';
@@ -25,8 +25,8 @@ export default async function registerContractRoute(app: FastifyInstance): Promi
       schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
     },
     async (request, reply) => {
-      await reserveContractWrite(app.deps, principalOf(request), 'registration');
-      const result = await registerContract(app.deps, principalOf(request), request.params.integrationId, request.body);
+      await reserveContractWrite(app.deps, apiKeyPrincipalOf(request), 'registration');
+      const result = await registerContract(app.deps, apiKeyPrincipalOf(request), request.params.integrationId, request.body);
       return reply.code(201).send(result);
     },
   );

@@ -39,7 +39,7 @@ export function deletionActorOf(request: FastifyRequest): OperationActor {
  */
 export async function recheckDeletionActor(db: Queryable, deps: Deps, actor: OperationActor): Promise<void> {
   const loss =
-    actor.kind === 'api_key'
+    actor.kind !== 'workspace_user'
       ? await recheckAuthority(db, actor, DELETION_KEY_SCOPE, deps.clock.nowMs())
       : await recheckWorkspaceUser(db, actor, deps.clock.now());
   if (loss === 'key') throw new AppError('insufficient_scope');

@@ -98,7 +98,7 @@ function recheckActor(
   actor: OperationActor,
   scope: WorkspaceScope,
 ): Promise<AuthorityLoss | WorkspaceUserLoss | null> {
-  return actor.kind === 'api_key'
+  return actor.kind !== 'workspace_user'
     ? recheckAuthority(db, actor, scope, deps.clock.nowMs())
     : recheckWorkspaceUser(db, actor, deps.clock.now());
 }
