@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { registerContract, type RegistrationInput } from './contractRegistration.js';
 import { reserveContractWrite } from './contractRateLimit.js';
@@ -10,7 +11,7 @@ export default async function registerContractRoute(app: FastifyInstance): Promi
   app.post<{ Params: { integrationId: string }; Body: RegistrationInput }>(
     '/v1/integrations/:integrationId/contracts',
     {
-      onRequest: [apiKeyAuth('contracts:write'), rejectPausedWrite],
+      onRequest: [workspaceAuth('contracts:write', { cli: 'allow' }), rejectPausedWrite],
       config: {
         validationError: 'invalid_contract',
         errors: [
@@ -25,8 +26,8 @@ export default async function registerContractRoute(app: FastifyInstance): Promi
       schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
     },
     async (request, reply) => {
-      await reserveContractWrite(app.deps, apiKeyPrincipalOf(request), 'registration');
-      const result = await registerContract(app.deps, apiKeyPrincipalOf(request), request.params.integrationId, request.body);
+      await reserveContractWrite(app.deps, principalOf(request), 'registration');
+      const result = await registerContract(app.deps, principalOf(request), request.params.integrationId, request.body);
       return reply.code(201).send(result);
     },
   );
