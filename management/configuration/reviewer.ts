@@ -33,5 +33,5 @@ export async function recheckReviewer(db: Queryable, deps: Deps, actor: Operatio
 
 /** The workspace's tenant id, which a snapshot's `identity` carries (a key already holds it). */
 export async function tenantIdOf(db: Queryable, actor: OperationActor): Promise<string> {
-  return actor.kind === 'api_key' ? actor.tenantId : findWorkspaceTenantId(db, actor.workspaceId);
+  return actor.kind !== 'workspace_user' ? actor.tenantId : findWorkspaceTenantId(db, actor.workspaceId);
 }
