@@ -81,8 +81,10 @@ describe('GET /openapi.json', () => {
   it("names each route's authentication and scope", () => {
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'cli', 'session']);
     const register = operation('POST', '/v1/integrations/{integrationId}/contracts');
-    expect(register.security).toEqual([{ apiKey: [] }]);
+    // Contract registration takes a workspace API key or an account CLI token (03 Reviewed repairs 5).
+    expect(register.security).toEqual([{ apiKey: [] }, { cli: [] }]);
     expect(register['x-scopes']).toEqual(['contracts:write']);
+    expect(register['x-cli-scopes']).toEqual(['service:cli:contracts:write']);
     expect(operation('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')['x-scopes']).toEqual([
       'contracts:activate',
     ]);
