@@ -13,6 +13,7 @@ interface Operation {
   security?: Record<string, string[]>[];
   parameters?: { in: string; name: string; required?: boolean }[];
   'x-scopes'?: string[];
+  'x-cli-scopes'?: string[];
   'x-error-codes'?: ErrorCode[];
   responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
 }
