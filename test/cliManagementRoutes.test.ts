@@ -4,9 +4,10 @@ import { WORKSPACE_HEADER } from '../management/auth/cliApi.js';
 import { callCli, cliWriteState, loginCli, serveOnLoopback, type CliSession } from './helpers/cli.js';
 import { addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, expectError, newIdempotencyKey, type TestContext } from './helpers/context.js';
-import { readConnectionRow } from './helpers/connections.js';
-import { activateUrl, contractsUrl, openApiRegistration } from './helpers/contracts.js';
+import { insertConnections, readConnectionRow } from './helpers/connections.js';
+import { activateOk, activateUrl, contractsUrl, openApiRegistration, registerDraft } from './helpers/contracts.js';
 import { createIntegration } from './helpers/integrations.js';
+import { createRuleWithKey } from './helpers/rules.js';
 
 // 03 Reviewed repairs 5 and Authentication / Account CLI OAuth 3 and 6: the other management
 // routes accept a CLI access token with `service:cli:` + the route's own scope and the workspace
@@ -392,6 +393,63 @@ describe('writes through a CLI token', () => {
       actor_id: w.boot.user.id,
       metadata: { actorClientId: activator.clientId },
     });
+  });
+
+  it('previews, applies and compensates a configuration copy; apply and reads belong to the client that previewed', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    const { sandbox, live } = await insertConnections(ctx, boot, ['sandbox', 'live']);
+    const version = await registerDraft(ctx, boot.apiKey.key, sandbox.connectionId, openApiRegistration('2024-01'));
+    await activateOk(ctx, boot.apiKey.key, sandbox.connectionId, version.contract.id, {
+      expectedActiveContractVersionId: null,
+      reason: 'promote',
+    });
+    const rule = await createRuleWithKey(ctx, boot.apiKey.key, sandbox.connectionId, ruleDefinition(5));
+    const mine = await loginCli(baseUrl, boot.sessionToken, ['integrations:manage']);
+    const other = await loginCli(baseUrl, boot.sessionToken, ['integrations:manage']);
+    const workspace = boot.workspace.slug;
+    const selection = { sourceConnectionId: sandbox.connectionId, contractVersionIds: [version.contract.id], ruleIds: [rule.rule.id] };
+
+    const previewed = await callCliRoute(mine.accessToken, 'POST', `/v1/connections/${live.connectionId}/configuration-copy/preview`, {
+      workspace,
+      body: selection,
+    });
+    expect(previewed.statusCode, previewed.body).toBe(201);
+    const review = previewed.json();
+    const operationUrl = `/v1/configuration-operations/${review.operationId}`;
+    expectError(await callCliRoute(other.accessToken, 'GET', operationUrl, { workspace }), 404, 'operation_not_found');
+    expectError(await callWithKey(ctx, boot.apiKey.key, 'GET', operationUrl), 404, 'operation_not_found');
+    const approval = { approvalFingerprint: review.fingerprint };
+    expectError(
+      await callCliRoute(other.accessToken, 'POST', `${operationUrl}/apply`, {
+        workspace,
+        body: approval,
+        idempotencyKey: newIdempotencyKey(),
+      }),
+      404,
+      'operation_not_found',
+    );
+
+    const idempotencyKey = newIdempotencyKey();
+    const applied = await callCliRoute(mine.accessToken, 'POST', `${operationUrl}/apply`, { workspace, body: approval, idempotencyKey });
+    expect(applied.statusCode, applied.body).toBe(201);
+    const replayed = await callCliRoute(mine.accessToken, 'POST', `${operationUrl}/apply`, { workspace, body: approval, idempotencyKey });
+    expect(replayed.statusCode, replayed.body).toBe(200);
+    expect(replayed.json()).toMatchObject({ operationId: review.operationId, replayed: true });
+    const read = await callCliRoute(mine.accessToken, 'GET', operationUrl, { workspace });
+    expect(read.statusCode, read.body).toBe(200);
+    expect(await newestAudit(boot.workspace.id, 'configuration.copy')).toMatchObject({
+      actor_type: 'user',
+      actor_id: boot.user.id,
+      metadata: { actorClientId: mine.clientId },
+    });
+
+    expectError(
+      await callCliRoute(other.accessToken, 'POST', `${operationUrl}/compensation-preview`, { workspace, body: {} }),
+      404,
+      'operation_not_found',
+    );
+    const compensation = await callCliRoute(mine.accessToken, 'POST', `${operationUrl}/compensation-preview`, { workspace, body: {} });
+    expect(compensation.statusCode, compensation.body).toBe(201);
   });
 
   it('previews, reads and confirms a reviewed Integration deletion; the review belongs to the client that made it', async () => {
