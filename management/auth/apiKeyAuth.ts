@@ -4,7 +4,6 @@ import { AppError } from '../../shared/errors/index.js';
 import { sha256Hex } from '../../shared/secrets.js';
 import { cliScope } from './cliApi.js';
 import type { ApiKeyPrincipal, CliWorkspacePrincipal, WorkspacePrincipal } from './principal.js';
-import { declareAuth } from './requirement.js';
 import type { WorkspaceScope } from './scopes.js';
 
 const API_KEY_PATTERN = /^svc_api_[A-Za-z0-9_-]{43}$/;
@@ -100,27 +99,13 @@ export function requireScope(principal: WorkspacePrincipal, scope: WorkspaceScop
   if (!principal.scopes.includes(scope)) throw new AppError('insufficient_scope');
 }
 
-/** A Fastify onRequest hook authenticating an API key and requiring one scope. */
-export function apiKeyAuth(scope: WorkspaceScope) {
-  return declareAuth(
-    async function authenticate(request: FastifyRequest): Promise<void> {
-      const { pool, clock } = request.server.deps;
-      await clock.sync();
-      const principal = await authenticateApiKey(pool, request.headers.authorization, clock.nowMs());
-      requireScope(principal, scope);
-      request.apiKey = principal;
-    },
-    { kind: 'apiKey', scope },
-  );
-}
-
-/** The authenticated caller of a route that declared `apiKeyAuth` or `workspaceAuth`. */
+/** The authenticated caller of a route that declared `workspaceAuth` (workspaceAuth.ts). */
 export function principalOf(request: FastifyRequest): WorkspacePrincipal {
-  if (!request.apiKey) throw new Error('route is missing apiKeyAuth');
+  if (!request.apiKey) throw new Error('route is missing workspaceAuth');
   return request.apiKey;
 }
 
-/** The authenticated key of a route that accepts API keys only (`apiKeyAuth`, or `workspaceAuth` denying CLI tokens). */
+/** The authenticated key of a route whose `workspaceAuth` refuses CLI tokens. */
 export function apiKeyPrincipalOf(request: FastifyRequest): ApiKeyPrincipal {
   const principal = principalOf(request);
   if (principal.kind !== 'api_key') throw new Error('route accepts API keys only');

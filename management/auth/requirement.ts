@@ -8,9 +8,9 @@ export type AuthRequirement =
   /**
    * A workspace API key; `cli` says what an account CLI access token gets on the route: accepted
    * with `service:cli:` + the same scope and `X-Service-Workspace`, or refused (403
-   * `cli_operation_forbidden`). Absent: CLI tokens are not API keys (401).
+   * `cli_operation_forbidden`).
    */
-  | { kind: 'apiKey'; scope: WorkspaceScope; cli?: 'allow' | 'deny' }
+  | { kind: 'apiKey'; scope: WorkspaceScope; cli: 'allow' | 'deny' }
   | { kind: 'session'; allowUnverified: boolean }
   /** Account CLI OAuth: `scope` null on account routes; `workspace` when the route takes `X-Service-Workspace`. */
   | { kind: 'cli'; scope: CliScopeSuffix | null; workspace: boolean }
