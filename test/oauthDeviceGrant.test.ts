@@ -462,9 +462,15 @@ describe('access tokens', () => {
         code: 'unauthenticated',
       });
     }
-    // A workspace API route does not take a CLI token.
+    // A workspace API route takes a CLI token only with its own exact CLI scope (03 Reviewed
+    // repairs 5: `service:cli:integrations:read` here, which this token lacks), and a credential
+    // route never (03 Account CLI OAuth 6).
     const apiRoute = await send('GET', '/v1/environments', { headers: { authorization: `Bearer ${tokens.access_token}` } });
-    expectOAuthError(apiRoute, 401, 'unauthenticated');
+    expectOAuthError(apiRoute, 403, 'insufficient_scope');
+    const credentialRoute = await send('GET', '/v1/credential-operations/cop_unknown', {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expectOAuthError(credentialRoute, 403, 'cli_operation_forbidden');
   });
 });
 

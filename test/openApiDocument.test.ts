@@ -13,6 +13,7 @@ interface Operation {
   security?: Record<string, string[]>[];
   parameters?: { in: string; name: string; required?: boolean }[];
   'x-scopes'?: string[];
+  'x-cli-scopes'?: string[];
   'x-error-codes'?: ErrorCode[];
   responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
 }
@@ -81,8 +82,10 @@ describe('GET /openapi.json', () => {
   it("names each route's authentication and scope", () => {
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'cli', 'session']);
     const register = operation('POST', '/v1/integrations/{integrationId}/contracts');
-    expect(register.security).toEqual([{ apiKey: [] }]);
+    // Contract registration takes a workspace API key or an account CLI token (03 Reviewed repairs 5).
+    expect(register.security).toEqual([{ apiKey: [] }, { cli: [] }]);
     expect(register['x-scopes']).toEqual(['contracts:write']);
+    expect(register['x-cli-scopes']).toEqual(['service:cli:contracts:write']);
     expect(operation('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')['x-scopes']).toEqual([
       'contracts:activate',
     ]);

@@ -46,15 +46,16 @@ function errorComponent() {
  * The route's header schema plus the headers its authentication requires, so the document shows
  * them as required header parameters (the hook checks them; the route schema does not repeat them).
  */
-function headersOf(headers: unknown, required: readonly string[]): { headers?: unknown } {
-  if (required.length === 0) return headers === undefined ? {} : { headers };
+function headersOf(headers: unknown, required: readonly string[], optional: readonly string[] = []): { headers?: unknown } {
+  if (required.length === 0 && optional.length === 0) return headers === undefined ? {} : { headers };
   const own = (headers ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
+  const ownRequired = [...(own.required ?? []), ...required];
   return {
     headers: {
       ...own,
       type: 'object',
-      required: [...(own.required ?? []), ...required],
-      properties: { ...own.properties, ...Object.fromEntries(required.map((name) => [name, { type: 'string' }])) },
+      ...(ownRequired.length ? { required: ownRequired } : {}),
+      properties: { ...own.properties, ...Object.fromEntries([...required, ...optional].map((name) => [name, { type: 'string' }])) },
     },
   };
 }
@@ -91,7 +92,7 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
             type: 'http',
             scheme: 'bearer',
             description:
-              'Account CLI OAuth access token from the device grant (`/oauth/token`); each operation names its `service:cli:` scope in `x-scopes` (`cli`: any CLI access token).',
+              'Account CLI OAuth access token from the device grant (`/oauth/token`); each operation names its `service:cli:` scope in `x-scopes` (`cli`: any CLI access token), or in `x-cli-scopes` when it also takes a workspace API key.',
           },
         },
       },
@@ -101,9 +102,10 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
       // A copy: the route's own schema object is the one Fastify validates with.
       const documented = {
         ...schema,
-        ...headersOf(schema?.headers, docs.requiredHeaders),
+        ...headersOf(schema?.headers, docs.requiredHeaders, docs.optionalHeaders),
         description: docs.description,
         'x-scopes': docs.scopes,
+        ...(docs.cliScopes.length ? { 'x-cli-scopes': docs.cliScopes } : {}),
         'x-error-codes': docs.errorCodes,
         ...(docs.security.length ? { security: docs.security } : {}),
       };

@@ -17,6 +17,13 @@ export interface RouteDocs {
    * (`service:cli:…`) or `cli` (any CLI access token) for CLI routes.
    */
   scopes: string[];
+  /**
+   * `x-cli-scopes`: on a workspace route that also accepts an account CLI access token, the CLI
+   * scope it needs (`service:cli:` + the API key scope); empty elsewhere.
+   */
+  cliScopes: string[];
+  /** Request headers the route reads for one of its schemes only (`X-Service-Workspace` for a CLI token). */
+  optionalHeaders: string[];
   /** Request headers the route's authentication requires (`X-Service-Workspace` on CLI workspace routes). */
   requiredHeaders: string[];
   description: string;
@@ -50,11 +57,27 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   let security: Record<string, string[]>[] = [];
   let scopes: string[] = [];
   const requiredHeaders: string[] = [];
+  const cliScopes: string[] = [];
+  const optionalHeaders: string[] = [];
   if (auth?.kind === 'apiKey') {
     security = [{ [API_KEY_SCHEME]: [] }];
     scopes = [auth.scope];
     lines.push(`Authentication: workspace API key (\`Authorization: Bearer svc_api_…\`) with scope \`${auth.scope}\`.`);
     codes.add('unauthenticated').add('insufficient_scope');
+    if (auth.cli === 'allow') {
+      const scope = cliScope(auth.scope);
+      security.push({ [CLI_SCHEME]: [] });
+      cliScopes.push(scope);
+      optionalHeaders.push(WORKSPACE_HEADER);
+      lines.push(
+        `Or an account CLI OAuth access token with scope \`${scope}\` and the header \`${WORKSPACE_HEADER}: <workspace slug>\` naming an active workspace where the user is a current member.${write ? ' Viewers read only.' : ''}`,
+      );
+      codes.add('workspace_required').add('workspace_not_found');
+      if (write) codes.add('cli_operation_forbidden');
+    } else if (auth.cli === 'deny') {
+      lines.push('Account CLI OAuth access tokens are refused (dashboard setup only).');
+      codes.add('cli_operation_forbidden');
+    }
   } else if (auth?.kind === 'session') {
     security = [{ [SESSION_SCHEME]: [] }];
     scopes = ['session'];
@@ -93,7 +116,7 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   for (const code of route.config?.errors ?? []) codes.add(code);
   codes.add('service_unavailable');
   if (route.config?.validationError) lines.push(`A request that fails the schemas answers \`${route.config.validationError}\`.`);
-  return { security, scopes, requiredHeaders, description: lines.join('\n\n'), errorCodes: [...codes] };
+  return { security, scopes, cliScopes, optionalHeaders, requiredHeaders, description: lines.join('\n\n'), errorCodes: [...codes] };
 }
 
 /** The error responses of an operation, by status, each naming its codes. */

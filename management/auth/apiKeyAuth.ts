@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Queryable } from '../../shared/db/pool.js';
 import { AppError } from '../../shared/errors/index.js';
 import { sha256Hex } from '../../shared/secrets.js';
-import type { ApiKeyPrincipal } from './principal.js';
-import { declareAuth } from './requirement.js';
+import { cliScope } from './cliApi.js';
+import type { ApiKeyPrincipal, CliWorkspacePrincipal, WorkspacePrincipal } from './principal.js';
 import type { WorkspaceScope } from './scopes.js';
 
 const API_KEY_PATTERN = /^svc_api_[A-Za-z0-9_-]{43}$/;
@@ -56,16 +56,20 @@ export async function authenticateApiKey(db: Queryable, header: string | undefin
 export type AuthorityLoss = 'key' | 'workspace' | 'epoch';
 
 /**
- * Re-reads the key and workspace inside a transaction (01 Credentials: authorization is checked
+ * Re-reads the caller's authority inside a transaction (01 Credentials: authorization is checked
  * inside the transaction and again before commit). Returns what was lost, or null when the
- * authority seen at authentication still holds.
+ * authority seen at authentication still holds. An API key: the key (revoked, expired, scope
+ * removed) and the workspace. A CLI token: its client (revoked), the user's membership and role
+ * (removed, or now a viewer) and the workspace; a lost client or membership answers as a lost
+ * key does.
  */
 export async function recheckAuthority(
   db: Queryable,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   scope: WorkspaceScope,
   nowMs: number,
 ): Promise<AuthorityLoss | null> {
+  if (principal.kind === 'cli') return recheckCliAuthority(db, principal, scope);
   const { rows } = await db.query<KeyRow>(`${KEY_QUERY}k.id = $1`, [principal.keyId]);
   const row = rows[0];
   if (!row || !keyIsCurrent(row, nowMs) || !row.scopes.includes(scope)) return 'key';
@@ -74,26 +78,36 @@ export async function recheckAuthority(
   return null;
 }
 
-export function requireScope(principal: ApiKeyPrincipal, scope: WorkspaceScope): void {
+async function recheckCliAuthority(db: Queryable, principal: CliWorkspacePrincipal, scope: WorkspaceScope): Promise<AuthorityLoss | null> {
+  const { rows } = await db.query<{ status: string; auth_epoch: string; role: string | null; client_current: boolean }>(
+    `SELECT w.status, w.auth_epoch, m.role,
+            EXISTS (SELECT 1 FROM cli_clients c
+                     WHERE c.id = $3 AND c.user_id = $2 AND c.revoked_at IS NULL AND $4 = ANY (c.scopes)) AS client_current
+       FROM workspaces w LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2
+      WHERE w.id = $1`,
+    [principal.workspaceId, principal.userId, principal.clientId, cliScope(scope)],
+  );
+  const row = rows[0];
+  if (!row) return 'workspace';
+  if (!row.client_current || row.role === null || row.role === 'viewer') return 'key';
+  if (row.status !== 'active') return 'workspace';
+  if (String(row.auth_epoch) !== principal.authEpoch) return 'epoch';
+  return null;
+}
+
+export function requireScope(principal: WorkspacePrincipal, scope: WorkspaceScope): void {
   if (!principal.scopes.includes(scope)) throw new AppError('insufficient_scope');
 }
 
-/** A Fastify onRequest hook authenticating an API key and requiring one scope. */
-export function apiKeyAuth(scope: WorkspaceScope) {
-  return declareAuth(
-    async function authenticate(request: FastifyRequest): Promise<void> {
-      const { pool, clock } = request.server.deps;
-      await clock.sync();
-      const principal = await authenticateApiKey(pool, request.headers.authorization, clock.nowMs());
-      requireScope(principal, scope);
-      request.apiKey = principal;
-    },
-    { kind: 'apiKey', scope },
-  );
+/** The authenticated caller of a route that declared `workspaceAuth` (workspaceAuth.ts). */
+export function principalOf(request: FastifyRequest): WorkspacePrincipal {
+  if (!request.apiKey) throw new Error('route is missing workspaceAuth');
+  return request.apiKey;
 }
 
-/** The authenticated key of a route that declared `apiKeyAuth`. */
-export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
-  if (!request.apiKey) throw new Error('route is missing apiKeyAuth');
-  return request.apiKey;
+/** The authenticated key of a route whose `workspaceAuth` refuses CLI tokens. */
+export function apiKeyPrincipalOf(request: FastifyRequest): ApiKeyPrincipal {
+  const principal = principalOf(request);
+  if (principal.kind !== 'api_key') throw new Error('route accepts API keys only');
+  return principal;
 }

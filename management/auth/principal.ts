@@ -1,17 +1,41 @@
 import type { WorkspaceScope } from './scopes.js';
 
-/** The caller of a `/v1` route: a workspace API key, current-checked on this request. */
-export interface ApiKeyPrincipal {
-  kind: 'api_key';
-  keyId: string;
+/** What every caller of a workspace `/v1` route carries, whichever credential it presented. */
+interface WorkspaceCaller {
   workspaceId: string;
   tenantId: string;
   accountId: string;
   model: 'canonical' | 'legacy';
+  /**
+   * The workspace API key scope names the caller holds (for a CLI token, its `service:cli:`
+   * scopes without the prefix), so route code reads one set of names.
+   */
   scopes: readonly WorkspaceScope[];
   /** The workspace authorization epoch seen when the request was authenticated. */
   authEpoch: string;
 }
+
+/** The caller of a `/v1` route: a workspace API key, current-checked on this request. */
+export interface ApiKeyPrincipal extends WorkspaceCaller {
+  kind: 'api_key';
+  keyId: string;
+}
+
+/**
+ * The caller of a `/v1` route through an account CLI access token (03 Reviewed repairs 5): the
+ * user's current membership of the workspace named by `X-Service-Workspace`, through one CLI
+ * client. A receipt it makes is owned by that user and that client together.
+ */
+export interface CliWorkspacePrincipal extends WorkspaceCaller {
+  kind: 'cli';
+  userId: string;
+  /** The CLI client (`clic_…`) whose access token made the request. */
+  clientId: string;
+  role: 'owner' | 'admin' | 'viewer';
+}
+
+/** The caller of a workspace `/v1` route: an API key or a CLI token (management/auth/workspaceAuth.ts). */
+export type WorkspacePrincipal = ApiKeyPrincipal | CliWorkspacePrincipal;
 
 /** The caller of a console route: a signed-in user with a current session. */
 export interface SessionPrincipal {
@@ -55,11 +79,11 @@ export interface WorkspaceUserActor {
 }
 
 /** Whoever performs and owns an operation (operations/idempotency.ts). */
-export type OperationActor = ApiKeyPrincipal | WorkspaceUserActor;
+export type OperationActor = WorkspacePrincipal | WorkspaceUserActor;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    apiKey?: ApiKeyPrincipal;
+    apiKey?: WorkspacePrincipal;
     session?: SessionPrincipal;
   }
 }

@@ -5,7 +5,12 @@ import type { CliScopeSuffix, WorkspaceScope } from './scopes.js';
  * (management/apiDocs) documents each route's security from the hooks the route really runs.
  */
 export type AuthRequirement =
-  | { kind: 'apiKey'; scope: WorkspaceScope }
+  /**
+   * A workspace API key; `cli` says what an account CLI access token gets on the route: accepted
+   * with `service:cli:` + the same scope and `X-Service-Workspace`, or refused (403
+   * `cli_operation_forbidden`).
+   */
+  | { kind: 'apiKey'; scope: WorkspaceScope; cli: 'allow' | 'deny' }
   | { kind: 'session'; allowUnverified: boolean }
   /** Account CLI OAuth: `scope` null on account routes; `workspace` when the route takes `X-Service-Workspace`. */
   | { kind: 'cli'; scope: CliScopeSuffix | null; workspace: boolean }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { applyConfigurationOperation } from './configurationApply.js';
@@ -10,7 +11,7 @@ export default async function applyOperationRoute(app: FastifyInstance): Promise
   app.post<{ Params: { operationId: string }; Body: { approvalFingerprint: string } }>(
     '/v1/configuration-operations/:operationId/apply',
     {
-      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'allow' }), rejectPausedWrite],
       // The Idempotency-Key header is checked before the body, as on every keyed route.
       preValidation: async (request) => {
         readIdempotencyKey(request);

@@ -18,6 +18,8 @@ export interface ReviewRecord {
   /** The actor of the review (reviewer.ts): exactly one of `apiKeyId` and `userId` is set. */
   apiKeyId: string | null;
   userId: string | null;
+  /** With `userId`, the CLI client the user acted through (user and client own the review). */
+  cliClientId: string | null;
   authEpoch: string;
   integrationId: string;
   integrationRevision: string;
@@ -40,6 +42,7 @@ interface ReviewRow {
   workspace_id: string;
   api_key_id: string | null;
   user_id: string | null;
+  cli_client_id: string | null;
   auth_epoch: string;
   integration_id: string;
   integration_revision: string;
@@ -58,7 +61,7 @@ interface ReviewRow {
 
 const COLUMNS = `id, action, workspace_id, api_key_id, user_id, auth_epoch, integration_id, integration_revision,
   destination_connection_id, destination_revision, destination_credential_epoch, source_connection_id,
-  source_revision, original_operation_id, fingerprint, snapshot, copied_artifacts, expires_at, created_at`;
+  source_revision, original_operation_id, fingerprint, snapshot, copied_artifacts, expires_at, created_at, cli_client_id`;
 
 function toRecord(row: ReviewRow): ReviewRecord {
   return {
@@ -67,6 +70,7 @@ function toRecord(row: ReviewRow): ReviewRecord {
     workspaceId: row.workspace_id,
     apiKeyId: row.api_key_id,
     userId: row.user_id,
+    cliClientId: row.cli_client_id,
     authEpoch: row.auth_epoch,
     integrationId: row.integration_id,
     integrationRevision: row.integration_revision,
@@ -87,7 +91,7 @@ function toRecord(row: ReviewRow): ReviewRecord {
 export async function insertReview(db: Queryable, review: ReviewRecord): Promise<void> {
   await db.query(
     `INSERT INTO configuration_reviews (${COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
     [
       review.id,
       review.action,
@@ -108,6 +112,7 @@ export async function insertReview(db: Queryable, review: ReviewRecord): Promise
       review.copiedArtifacts === null ? null : JSON.stringify(review.copiedArtifacts),
       review.expiresAt,
       review.createdAt,
+      review.cliClientId,
     ],
   );
 }
@@ -125,8 +130,9 @@ export async function findOwnReview(
 ): Promise<ReviewRecord | null> {
   const { rows } = await db.query<ReviewRow>(
     `SELECT ${COLUMNS} FROM configuration_reviews
-      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, workspaceId, reviewer.apiKeyId, reviewer.userId],
+      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4
+        AND cli_client_id IS NOT DISTINCT FROM $5${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [id, workspaceId, reviewer.apiKeyId, reviewer.userId, reviewer.cliClientId],
   );
   return rows[0] ? toRecord(rows[0]) : null;
 }
@@ -134,7 +140,7 @@ export async function findOwnReview(
 /** The completed operation (receipt) of a review: same id in `operations`, or null while pending. */
 export async function findCompletion(db: Queryable, workspaceId: string, id: string): Promise<StoredOperation | null> {
   const { rows } = await db.query<StoredOperation>(
-    `SELECT id, kind, api_key_id, user_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at
+    `SELECT id, kind, api_key_id, user_id, cli_client_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at
        FROM operations WHERE id = $1 AND workspace_id = $2`,
     [id, workspaceId],
   );

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readConfigurationOperation } from './configurationService.js';
 import { noQuery, operationParams, statusSchema } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function getOperationRoute(app: FastifyInstance): Promise<v
   app.get<{ Params: { operationId: string } }>(
     '/v1/configuration-operations/:operationId',
     {
-      onRequest: [apiKeyAuth('integrations:manage')],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'allow' })],
       config: { validationError: 'invalid_configuration_request', errors: ['operation_not_found'] },
       schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
     },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { previewCompensation } from './configurationService.js';
 import { emptyBody, noQuery, operationParams, reviewSchema } from './schemas.js';
@@ -9,7 +10,7 @@ export default async function previewCompensationRoute(app: FastifyInstance): Pr
   app.post<{ Params: { operationId: string } }>(
     '/v1/configuration-operations/:operationId/compensation-preview',
     {
-      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'allow' }), rejectPausedWrite],
       config: {
         validationError: 'invalid_configuration_request',
         errors: [

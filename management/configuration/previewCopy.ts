@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { previewCopy, type CopyPreviewBody } from './configurationService.js';
 import { connectionParams, copyPreviewBody, noQuery, reviewSchema } from './schemas.js';
@@ -9,7 +10,7 @@ export default async function previewCopyRoute(app: FastifyInstance): Promise<vo
   app.post<{ Params: { connectionId: string }; Body: CopyPreviewBody }>(
     '/v1/connections/:connectionId/configuration-copy/preview',
     {
-      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'allow' }), rejectPausedWrite],
       config: {
         validationError: 'invalid_configuration_request',
         errors: [

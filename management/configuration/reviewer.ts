@@ -9,22 +9,10 @@ import { recheckAuthority } from '../auth/apiKeyAuth.js';
 import type { OperationActor } from '../auth/principal.js';
 import { recheckWorkspaceUser } from '../auth/workspaceUserAuth.js';
 import type { Deps } from '../deps.js';
-import type { AuditEvent } from '../operations/audit.js';
 import { findWorkspaceTenantId } from './configurationStore.js';
 
-/** The review columns naming its actor: exactly one is set. */
-export interface Reviewer {
-  apiKeyId: string | null;
-  userId: string | null;
-}
-
-export function reviewerOf(actor: OperationActor): Reviewer {
-  return actor.kind === 'api_key' ? { apiKeyId: actor.keyId, userId: null } : { apiKeyId: null, userId: actor.userId };
-}
-
-export function auditActorOf(actor: OperationActor): Pick<AuditEvent, 'actorType' | 'actorId'> {
-  return actor.kind === 'api_key' ? { actorType: 'api_key', actorId: actor.keyId } : { actorType: 'user', actorId: actor.userId };
-}
+export { type Reviewer, reviewerOf } from '../operations/actor.js';
+export { auditActorOf } from '../operations/audit.js';
 
 /**
  * The authority check of a preview transaction (02 Authentication 3): a key revoked, expired or
@@ -34,7 +22,7 @@ export function auditActorOf(actor: OperationActor): Pick<AuditEvent, 'actorType
  */
 export async function recheckReviewer(db: Queryable, deps: Deps, actor: OperationActor): Promise<void> {
   const loss =
-    actor.kind === 'api_key'
+    actor.kind !== 'workspace_user'
       ? await recheckAuthority(db, actor, 'integrations:manage', deps.clock.nowMs())
       : await recheckWorkspaceUser(db, actor, deps.clock.now());
   if (loss === 'key') throw new AppError('insufficient_scope');
@@ -45,5 +33,5 @@ export async function recheckReviewer(db: Queryable, deps: Deps, actor: Operatio
 
 /** The workspace's tenant id, which a snapshot's `identity` carries (a key already holds it). */
 export async function tenantIdOf(db: Queryable, actor: OperationActor): Promise<string> {
-  return actor.kind === 'api_key' ? actor.tenantId : findWorkspaceTenantId(db, actor.workspaceId);
+  return actor.kind !== 'workspace_user' ? actor.tenantId : findWorkspaceTenantId(db, actor.workspaceId);
 }

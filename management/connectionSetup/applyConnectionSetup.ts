@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { applyBody, firstReceiptSchema, noQuery, operationParams, receiptSchema } from './schemas.js';
@@ -10,7 +11,7 @@ export default async function applyConnectionSetupRoute(app: FastifyInstance): P
   app.post<{ Params: { operationId: string }; Body: { approvalFingerprint: string } }>(
     '/v1/connection-setup/:operationId/apply',
     {
-      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' }), rejectPausedWrite],
       // The Idempotency-Key header is checked before the body, as on every keyed route.
       preValidation: async (request) => {
         readIdempotencyKey(request);
@@ -32,7 +33,7 @@ export default async function applyConnectionSetupRoute(app: FastifyInstance): P
       schema: { params: operationParams, querystring: noQuery, body: applyBody, response: { 200: receiptSchema, 201: firstReceiptSchema } },
     },
     async (request, reply) => {
-      const result = await applySetup(app.deps, principalOf(request), {
+      const result = await applySetup(app.deps, apiKeyPrincipalOf(request), {
         operationId: request.params.operationId,
         approvalFingerprint: request.body.approvalFingerprint,
         idempotencyKey: readIdempotencyKey(request),

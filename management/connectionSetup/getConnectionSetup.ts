@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { noQuery, operationParams, statusSchema } from './schemas.js';
 import { readSetup } from './setupService.js';
 
@@ -8,12 +9,12 @@ export default async function getConnectionSetupRoute(app: FastifyInstance): Pro
   app.get<{ Params: { operationId: string } }>(
     '/v1/connection-setup/:operationId',
     {
-      onRequest: [apiKeyAuth('integrations:manage')],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' })],
       config: { validationError: 'invalid_connection_setup', errors: ['operation_not_found'] },
       schema: { params: operationParams, querystring: noQuery, response: { 200: statusSchema } },
     },
     async (request, reply) => {
-      const status = await readSetup(app.deps, principalOf(request), request.params.operationId);
+      const status = await readSetup(app.deps, apiKeyPrincipalOf(request), request.params.operationId);
       return reply.send(status);
     },
   );

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { integrationParams, noQuery, previewBody, reviewSchema } from './schemas.js';
 import { previewSetup, type SetupPreviewBody } from './setupService.js';
@@ -9,7 +10,7 @@ export default async function previewConnectionSetupRoute(app: FastifyInstance):
   app.post<{ Params: { workspaceIntegrationId: string }; Body: SetupPreviewBody }>(
     '/v1/integrations/:workspaceIntegrationId/connections/preview',
     {
-      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' }), rejectPausedWrite],
       config: {
         validationError: 'invalid_connection_setup',
         errors: [
@@ -26,7 +27,7 @@ export default async function previewConnectionSetupRoute(app: FastifyInstance):
       schema: { params: integrationParams, querystring: noQuery, body: previewBody, response: { 201: reviewSchema } },
     },
     async (request, reply) => {
-      const review = await previewSetup(app.deps, principalOf(request), request.params.workspaceIntegrationId, request.body);
+      const review = await previewSetup(app.deps, apiKeyPrincipalOf(request), request.params.workspaceIntegrationId, request.body);
       return reply.code(201).send(review);
     },
   );

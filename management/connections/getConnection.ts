@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { observationStateOf, type ObservationState } from '../integrations/integrationStore.js';
 import { findConnectionWithEvidence } from './connectionStore.js';
 import { connectionView, connectionViewSchema } from './connectionView.js';
@@ -35,7 +36,7 @@ export default async function getConnectionRoute(app: FastifyInstance): Promise<
   app.get<{ Params: { connectionId: string } }>(
     '/v1/connections/:connectionId',
     {
-      onRequest: [apiKeyAuth('integrations:read')],
+      onRequest: [workspaceAuth('integrations:read', { cli: 'allow' })],
       config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
       schema: {
         params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },

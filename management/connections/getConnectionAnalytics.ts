@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readConnectionAnalytics, type AnalyticsQuery } from '../observations/observationAnalytics.js';
 import { analyticsQuery, analyticsResponse } from '../observations/schemas.js';
 
@@ -12,7 +13,7 @@ export default async function getConnectionAnalyticsRoute(app: FastifyInstance):
   app.get<{ Params: { connectionId: string }; Querystring: AnalyticsQuery }>(
     '/v1/connections/:connectionId/analytics',
     {
-      onRequest: [apiKeyAuth('observations:read')],
+      onRequest: [workspaceAuth('observations:read', { cli: 'allow' })],
       config: { validationError: 'invalid_evidence_query', errors: ['connection_not_found'] },
       schema: {
         params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },

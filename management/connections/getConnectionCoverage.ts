@@ -5,7 +5,8 @@ import { fieldCoverage, observedPointers } from '../../shared/analysis/coverage.
 import { groupsOfWindow } from '../../shared/analysis/observationGroups.js';
 import { analysisWindow } from '../../shared/analysis/reanalysisPlan.js';
 import type { SchemaShape } from '../../shared/analysis/types.js';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { parseTimeRange } from '../observations/observationQuery.js';
 import { loadWorkspaceConnection } from './workspaceConnection.js';
 
@@ -49,7 +50,7 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
   app.get<{ Params: { connectionId: string }; Querystring: { from?: string; to?: string } }>(
     '/v1/connections/:connectionId/coverage',
     {
-      onRequest: [apiKeyAuth('observations:read')],
+      onRequest: [workspaceAuth('observations:read', { cli: 'allow' })],
       config: { validationError: 'connection_not_found', errors: ['connection_not_found'] },
       schema: {
         params: { type: 'object', required: ['connectionId'], properties: { connectionId: { type: 'string' } } },

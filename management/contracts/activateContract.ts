@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { activateContract, type ActivationInput } from './contractActivation.js';
 import { reserveContractWrite } from './contractRateLimit.js';
@@ -12,7 +13,7 @@ export default async function activateContractRoute(app: FastifyInstance): Promi
     '/v1/integrations/:integrationId/contracts/:contractVersionId/activate',
     {
       // Reanalysis availability comes before the write-pause check, which needs the same Redis.
-      onRequest: [apiKeyAuth('contracts:activate'), requireReanalysisAvailable, rejectPausedWrite],
+      onRequest: [workspaceAuth('contracts:activate', { cli: 'allow' }), requireReanalysisAvailable, rejectPausedWrite],
       config: {
         validationError: 'invalid_contract_activation',
         errors: [

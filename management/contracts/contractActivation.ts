@@ -1,9 +1,9 @@
 import { nextRevision } from '../../shared/db/revision.js';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
-import { recordAudit } from '../operations/audit.js';
+import { auditActorOf, recordAudit } from '../operations/audit.js';
 import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import { loadContractConnection, recheckContractAuthority, requireVersionIdForm } from './contractConnection.js';
 import {
@@ -49,7 +49,7 @@ const VALID_SOURCE: Record<ActivationReason, LifecycleStatus> = { promote: 'draf
  */
 export async function activateContract(
   deps: Deps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   integrationId: string,
   contractVersionId: string,
   input: ActivationInput,
@@ -87,7 +87,7 @@ export async function activateContract(
       reason: input.reason,
       analysisRevision,
       connectionRevision,
-      apiKeyId: principal.keyId,
+      apiKeyId: principal.kind === 'api_key' ? principal.keyId : null,
       now,
     });
     await enqueueReanalysis(
@@ -103,8 +103,7 @@ export async function activateContract(
     );
     await recordAudit(db, {
       workspaceId: principal.workspaceId,
-      actorType: 'api_key',
-      actorId: principal.keyId,
+      ...auditActorOf(principal),
       action: 'contract.activate',
       targetId: target.id,
       metadata: {

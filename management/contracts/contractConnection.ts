@@ -2,7 +2,7 @@ import type { Queryable } from '../../shared/db/pool.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import { recheckAuthority } from '../auth/apiKeyAuth.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
 import { findConnectionForWorkspace, type ConnectionRecord } from '../connections/connectionStore.js';
 
@@ -12,7 +12,7 @@ import { findConnectionForWorkspace, type ConnectionRecord } from '../connection
  */
 export async function loadContractConnection(
   db: Queryable,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   integrationId: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<ConnectionRecord> {
@@ -35,7 +35,7 @@ export function requireVersionIdForm(contractVersionId: string): void {
  */
 export async function recheckContractAuthority(
   db: Queryable,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   scope: WorkspaceScope,
   nowMs: number,
 ): Promise<void> {

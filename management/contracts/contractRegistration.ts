@@ -4,10 +4,10 @@ import { nextRevision } from '../../shared/db/revision.js';
 import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import type { ConnectionRecord, Direction, Protocol } from '../connections/connectionStore.js';
 import type { AppDeps } from '../deps.js';
-import { recordAudit } from '../operations/audit.js';
+import { auditActorOf, recordAudit } from '../operations/audit.js';
 import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import { loadContractConnection, recheckContractAuthority } from './contractConnection.js';
 import {
@@ -68,7 +68,7 @@ function isIdenticalRetry(
 async function registerLocked(
   deps: AppDeps,
   db: pg.PoolClient,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   integrationId: string,
   input: RegistrationInput,
   imported: ImportedContract,
@@ -102,14 +102,13 @@ async function registerLocked(
     protocol: connection.protocol,
     registeredFromRevision: connection.revision,
     connectionRevision: revision,
-    apiKeyId: principal.keyId,
+    apiKeyId: principal.kind === 'api_key' ? principal.keyId : null,
     now,
   });
   await setConnectionRevision(db, connection.id, revision);
   await recordAudit(db, {
     workspaceId: principal.workspaceId,
-    actorType: 'api_key',
-    actorId: principal.keyId,
+    ...auditActorOf(principal),
     action: 'contract.register',
     targetId: version.id,
     metadata: {
@@ -134,7 +133,7 @@ async function registerLocked(
  */
 export async function registerContract(
   deps: AppDeps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   integrationId: string,
   input: RegistrationInput,
 ): Promise<RegistrationResult> {

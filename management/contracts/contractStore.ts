@@ -327,7 +327,8 @@ export interface NewActivation {
   reason: ActivationReason;
   analysisRevision: number;
   connectionRevision: string;
-  apiKeyId: string;
+  /** The API key that activated; null when a user did (through the CLI: the audit row names them). */
+  apiKeyId: string | null;
   now: Date;
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readContract } from './contractReads.js';
 import { singleResponse, versionParams } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function getContractRoute(app: FastifyInstance): Promise<vo
   app.get<{ Params: { integrationId: string; contractVersionId: string } }>(
     '/v1/integrations/:integrationId/contracts/:contractVersionId',
     {
-      onRequest: [apiKeyAuth('contracts:read')],
+      onRequest: [workspaceAuth('contracts:read', { cli: 'allow' })],
       config: {
         validationError: 'contract_not_found',
         errors: ['integration_not_found', 'contract_not_found', 'workspace_modes_unavailable'],

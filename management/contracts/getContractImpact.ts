@@ -5,7 +5,8 @@ import type { IncidentAggregate } from '../../shared/analysis/incidentAggregate.
 import { inlineCompare } from '../../shared/analysis/inlineCompare.js';
 import { analysisWindow, openIncidentsOf, planReanalysis } from '../../shared/analysis/reanalysisPlan.js';
 import { AppError } from '../../shared/errors/index.js';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { parseTimeRange } from '../observations/observationQuery.js';
 import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import { loadContractConnection, requireVersionIdForm } from './contractConnection.js';
@@ -77,7 +78,7 @@ export default async function getContractImpactRoute(app: FastifyInstance): Prom
   app.get<{ Params: { integrationId: string; contractVersionId: string }; Querystring: { from?: string; to?: string } }>(
     '/v1/integrations/:integrationId/contracts/:contractVersionId/impact',
     {
-      onRequest: [apiKeyAuth('contracts:read')],
+      onRequest: [workspaceAuth('contracts:read', { cli: 'allow' })],
       config: {
         validationError: 'contract_not_found',
         errors: ['integration_not_found', 'contract_not_found', 'workspace_modes_unavailable'],

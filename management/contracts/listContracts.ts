@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { listContracts, type ContractListQuery } from './contractReads.js';
 import { integrationParams, listQuery, listResponse } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function listContractsRoute(app: FastifyInstance): Promise<
   app.get<{ Params: { integrationId: string }; Querystring: ContractListQuery }>(
     '/v1/integrations/:integrationId/contracts',
     {
-      onRequest: [apiKeyAuth('contracts:read')],
+      onRequest: [workspaceAuth('contracts:read', { cli: 'allow' })],
       config: {
         validationError: 'invalid_contract_query',
         errors: ['integration_not_found', 'invalid_contract_query', 'invalid_contract_cursor', 'workspace_modes_unavailable'],

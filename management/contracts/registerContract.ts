@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { registerContract, type RegistrationInput } from './contractRegistration.js';
 import { reserveContractWrite } from './contractRateLimit.js';
@@ -10,7 +11,7 @@ export default async function registerContractRoute(app: FastifyInstance): Promi
   app.post<{ Params: { integrationId: string }; Body: RegistrationInput }>(
     '/v1/integrations/:integrationId/contracts',
     {
-      onRequest: [apiKeyAuth('contracts:write'), rejectPausedWrite],
+      onRequest: [workspaceAuth('contracts:write', { cli: 'allow' }), rejectPausedWrite],
       config: {
         validationError: 'invalid_contract',
         errors: [

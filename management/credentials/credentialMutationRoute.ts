@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { performCredentialAction, type CredentialAction } from './credentialService.js';
@@ -38,7 +39,7 @@ export function registerCredentialMutation(app: FastifyInstance, action: Credent
   app.post<{ Params: { connectionId: string }; Body: { expectedRevision: string } }>(
     `/v1/connections/:connectionId/credentials/${action}`,
     {
-      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' }), rejectPausedWrite],
       // The Idempotency-Key header is checked before the body, as on every keyed route.
       preValidation: async (request) => {
         readIdempotencyKey(request);
@@ -55,7 +56,7 @@ export function registerCredentialMutation(app: FastifyInstance, action: Credent
     },
     async (request, reply) => {
       const idempotencyKey = readIdempotencyKey(request);
-      const result = await performCredentialAction(app.deps, principalOf(request), {
+      const result = await performCredentialAction(app.deps, apiKeyPrincipalOf(request), {
         action,
         connectionId: request.params.connectionId,
         expectedRevision: request.body.expectedRevision,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readCredentialOperation } from './credentialService.js';
 import { credentialReceiptSchema } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function getCredentialOperation(app: FastifyInstance): Prom
   app.get<{ Params: { operationId: string } }>(
     '/v1/credential-operations/:operationId',
     {
-      onRequest: [apiKeyAuth('integrations:manage')],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' })],
       config: { validationError: 'invalid_credential_request', errors: ['operation_not_found'] },
       schema: {
         params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } }, additionalProperties: false },
@@ -16,7 +17,7 @@ export default async function getCredentialOperation(app: FastifyInstance): Prom
       },
     },
     async (request) => {
-      const receipt = await readCredentialOperation(app.deps, principalOf(request), request.params.operationId);
+      const receipt = await readCredentialOperation(app.deps, apiKeyPrincipalOf(request), request.params.operationId);
       return receipt;
     },
   );

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readCredentialStatus } from './credentialService.js';
 import { connectionParams, credentialStateSchema } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function getCredentialStatus(app: FastifyInstance): Promise
   app.get<{ Params: { connectionId: string } }>(
     '/v1/connections/:connectionId/credentials',
     {
-      onRequest: [apiKeyAuth('integrations:manage')],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' })],
       config: { validationError: 'invalid_credential_request', errors: ['connection_not_found', 'workspace_modes_unavailable'] },
       schema: {
         params: connectionParams,
@@ -16,7 +17,7 @@ export default async function getCredentialStatus(app: FastifyInstance): Promise
       },
     },
     async (request) => {
-      const credential = await readCredentialStatus(app.deps, principalOf(request), request.params.connectionId);
+      const credential = await readCredentialStatus(app.deps, apiKeyPrincipalOf(request), request.params.connectionId);
       return { credential };
     },
   );

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { verifyCredential } from './credentialService.js';
 import { connectionParams, credentialStateSchema } from './schemas.js';
 
@@ -18,7 +19,7 @@ export default async function verifyCredentialRoute(app: FastifyInstance): Promi
   app.post<{ Params: { connectionId: string }; Body: { connectionKey: string; ingestToken: string } }>(
     '/v1/connections/:connectionId/credentials/verify',
     {
-      onRequest: [apiKeyAuth('integrations:manage')],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' })],
       config: {
         validationError: 'invalid_credential_request',
         errors: [
@@ -49,7 +50,7 @@ export default async function verifyCredentialRoute(app: FastifyInstance): Promi
       },
     },
     async (request) => {
-      const credential = await verifyCredential(app.deps, principalOf(request), request.params.connectionId, request.body);
+      const credential = await verifyCredential(app.deps, apiKeyPrincipalOf(request), request.params.connectionId, request.body);
       // A matching pair proves only the stored credential, never that an application installed it.
       return { status: 'connection_verified', credential, applicationVerified: false };
     },

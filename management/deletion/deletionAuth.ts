@@ -1,17 +1,19 @@
 // Who may preview, confirm and read a reviewed deletion: the one place that says it (issue 28
-// item 5). Today a workspace API key with `integrations:manage`. 03 "Reviewed repairs" rule 5
-// adds account CLI OAuth with the exact scope of the route (`service:cli:integrations:manage`
-// plus `X-Service-Workspace`), and 01 Authentication 4 / 03 "Integration deletion" a setup OAuth
-// token carrying `service:setup:integrations:delete`, bound to one approved Integration. Those
-// token kinds plug in here: the hook accepts them, `deletionActorOf` turns them into the
-// operation actor, and `recheckDeletionActor` re-reads their authority inside the transaction; a
-// setup token's Integration binding is checked against the path's `workspaceIntegrationId`,
-// which every deletion route but the receipt read carries for that reason.
+// item 5). A workspace API key with `integrations:manage`, or (03 "Reviewed repairs" rule 5)
+// account CLI OAuth with the exact scope of the route (`service:cli:integrations:manage` plus
+// `X-Service-Workspace`, management/auth/workspaceAuth.ts). Still to come: 01 Authentication 4 /
+// 03 "Integration deletion" a setup OAuth token carrying `service:setup:integrations:delete`,
+// bound to one approved Integration. It plugs in here: the hook accepts it, `deletionActorOf`
+// turns it into the operation actor, and `recheckDeletionActor` re-reads its authority inside
+// the transaction; its Integration binding is checked against the path's
+// `workspaceIntegrationId`, which every deletion route but the receipt read carries for that
+// reason.
 
 import type { FastifyRequest } from 'fastify';
 import type { Queryable } from '../../shared/db/pool.js';
 import { AppError } from '../../shared/errors/index.js';
-import { apiKeyAuth, principalOf, recheckAuthority } from '../auth/apiKeyAuth.js';
+import { principalOf, recheckAuthority } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import type { OperationActor } from '../auth/principal.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
 import { recheckWorkspaceUser } from '../auth/workspaceUserAuth.js';
@@ -22,7 +24,7 @@ export const DELETION_KEY_SCOPE = 'integrations:manage' satisfies WorkspaceScope
 
 /** The onRequest hook of every deletion route; it declares its requirement for the API reference. */
 export function deletionAuth() {
-  return apiKeyAuth(DELETION_KEY_SCOPE);
+  return workspaceAuth(DELETION_KEY_SCOPE, { cli: 'allow' });
 }
 
 /** The actor a deletion is performed and reviewed by: the one who previews confirms and reads it. */
@@ -39,7 +41,7 @@ export function deletionActorOf(request: FastifyRequest): OperationActor {
  */
 export async function recheckDeletionActor(db: Queryable, deps: Deps, actor: OperationActor): Promise<void> {
   const loss =
-    actor.kind === 'api_key'
+    actor.kind !== 'workspace_user'
       ? await recheckAuthority(db, actor, DELETION_KEY_SCOPE, deps.clock.nowMs())
       : await recheckWorkspaceUser(db, actor, deps.clock.now());
   if (loss === 'key') throw new AppError('insufficient_scope');

@@ -10,6 +10,8 @@ export interface DeletionReviewRecord {
   /** The actor of the review (configuration/reviewer.ts): exactly one of `apiKeyId` and `userId` is set. */
   apiKeyId: string | null;
   userId: string | null;
+  /** With `userId`, the CLI client the user acted through (user and client own the review). */
+  cliClientId: string | null;
   /** The workspace authorization epoch the preview was made under. */
   authEpoch: string;
   action: DeletionAction;
@@ -29,6 +31,7 @@ interface DeletionReviewRow {
   workspace_id: string;
   api_key_id: string | null;
   user_id: string | null;
+  cli_client_id: string | null;
   auth_epoch: string;
   action: DeletionAction;
   integration_id: string;
@@ -42,13 +45,14 @@ interface DeletionReviewRow {
 }
 
 const REVIEW_COLUMNS = `id, workspace_id, api_key_id, user_id, auth_epoch, action, integration_id, connection_id,
-  snapshot, evidence, fingerprint, expires_at, created_at, completed_at`;
+  snapshot, evidence, fingerprint, expires_at, created_at, completed_at, cli_client_id`;
 
 const reviewOf = (row: DeletionReviewRow): DeletionReviewRecord => ({
   id: row.id,
   workspaceId: row.workspace_id,
   apiKeyId: row.api_key_id,
   userId: row.user_id,
+  cliClientId: row.cli_client_id,
   authEpoch: String(row.auth_epoch),
   action: row.action,
   integrationId: row.integration_id,
@@ -64,7 +68,7 @@ const reviewOf = (row: DeletionReviewRow): DeletionReviewRecord => ({
 export async function insertDeletionReview(db: Queryable, review: Omit<DeletionReviewRecord, 'completedAt'>): Promise<void> {
   await db.query(
     `INSERT INTO deletion_reviews (${REVIEW_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, $14)`,
     [
       review.id,
       review.workspaceId,
@@ -79,6 +83,7 @@ export async function insertDeletionReview(db: Queryable, review: Omit<DeletionR
       review.fingerprint,
       review.expiresAt,
       review.createdAt,
+      review.cliClientId,
     ],
   );
 }
@@ -94,8 +99,9 @@ export async function findDeletionReview(
 ): Promise<DeletionReviewRecord | null> {
   const { rows } = await db.query<DeletionReviewRow>(
     `SELECT ${REVIEW_COLUMNS} FROM deletion_reviews
-      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [input.operationId, input.workspaceId, input.reviewer.apiKeyId, input.reviewer.userId],
+      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4
+        AND cli_client_id IS NOT DISTINCT FROM $5${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [input.operationId, input.workspaceId, input.reviewer.apiKeyId, input.reviewer.userId, input.reviewer.cliClientId],
   );
   return rows[0] ? reviewOf(rows[0]) : null;
 }

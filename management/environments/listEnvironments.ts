@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { listWorkspaceEnvironments } from './environmentStore.js';
 
 const environmentSchema = {
@@ -24,7 +25,7 @@ export default async function listEnvironmentsRoute(app: FastifyInstance): Promi
   app.get(
     '/v1/environments',
     {
-      onRequest: [apiKeyAuth('integrations:read')],
+      onRequest: [workspaceAuth('integrations:read', { cli: 'allow' })],
       config: { validationError: 'invalid_inventory_query', errors: ['workspace_modes_unavailable'] },
       schema: {
         querystring: { type: 'object', additionalProperties: false, properties: {} },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readIncident, type IncidentDetailQuery } from './incidentReads.js';
 import { detailQuery, detailResponse, incidentParams } from './schemas.js';
 
@@ -11,7 +12,7 @@ export default async function getIncidentRoute(app: FastifyInstance): Promise<vo
   app.get<{ Params: { incidentId: string }; Querystring: IncidentDetailQuery }>(
     '/v1/incidents/:incidentId',
     {
-      onRequest: [apiKeyAuth('incidents:read')],
+      onRequest: [workspaceAuth('incidents:read', { cli: 'allow' })],
       config: { validationError: 'invalid_incident_query', errors: ['incident_not_found', 'connection_not_found'] },
       schema: { params: incidentParams, querystring: detailQuery, response: { 200: detailResponse } },
     },

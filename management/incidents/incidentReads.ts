@@ -2,7 +2,7 @@ import type { Queryable } from '../../shared/db/pool.js';
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import { findConnectionForWorkspace, type ConnectionRecord, type Mode } from '../connections/connectionStore.js';
 import { loadWorkspaceConnection, requirePathConnection } from '../connections/workspaceConnection.js';
 import type { Deps } from '../deps.js';
@@ -85,7 +85,7 @@ async function pageOfConnection(
  * `invalid_incident_query`), a connection that is not a live one of this workspace in that mode
  * (404 `connection_not_found`), a cursor of another list (400 `invalid_incident_cursor`).
  */
-export async function listIncidents(deps: Deps, principal: ApiKeyPrincipal, query: IncidentListQuery): Promise<IncidentListPage> {
+export async function listIncidents(deps: Deps, principal: WorkspacePrincipal, query: IncidentListQuery): Promise<IncidentListPage> {
   const { integrationId } = query;
   if (integrationId === undefined || integrationId === '') throw new AppError('connection_required');
   const mode = requireMode(query.mode);
@@ -107,7 +107,7 @@ export async function listIncidents(deps: Deps, principal: ApiKeyPrincipal, quer
  */
 export async function readIncident(
   deps: Deps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   incidentId: string,
   query: IncidentDetailQuery,
 ): Promise<IncidentDetailView> {

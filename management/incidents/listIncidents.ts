@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { listIncidents, type IncidentListQuery } from './incidentReads.js';
 import { listQuery, listResponse } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function listIncidentsRoute(app: FastifyInstance): Promise<
   app.get<{ Querystring: IncidentListQuery }>(
     '/v1/incidents',
     {
-      onRequest: [apiKeyAuth('incidents:read')],
+      onRequest: [workspaceAuth('incidents:read', { cli: 'allow' })],
       config: {
         validationError: 'invalid_incident_query',
         errors: ['connection_required', 'connection_not_found', 'invalid_incident_query', 'invalid_incident_cursor'],

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { apiKeyPrincipalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { createIntegration, trimmedText, type IntegrationCreationInput } from './integrationCreation.js';
@@ -23,7 +24,7 @@ export default async function createIntegrationRoute(app: FastifyInstance): Prom
   app.post<{ Body: IntegrationCreationInput }>(
     '/v1/integrations',
     {
-      onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' }), rejectPausedWrite],
       // The Idempotency-Key header is checked before the body (both are 400s).
       preValidation: async (request) => {
         readIdempotencyKey(request);
@@ -53,7 +54,7 @@ export default async function createIntegrationRoute(app: FastifyInstance): Prom
         direction: body.direction,
         protocol: body.protocol,
       };
-      const result = await createIntegration(request.server.deps, principalOf(request), readIdempotencyKey(request), input);
+      const result = await createIntegration(request.server.deps, apiKeyPrincipalOf(request), readIdempotencyKey(request), input);
       return reply.code(result.statusCode).send(result.body);
     },
   );

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readIntegration } from './integrationInventory.js';
 import { integrationSchema } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function getIntegrationRoute(app: FastifyInstance): Promise
   app.get<{ Params: { workspaceIntegrationId: string } }>(
     '/v1/integrations/:workspaceIntegrationId',
     {
-      onRequest: [apiKeyAuth('integrations:read')],
+      onRequest: [workspaceAuth('integrations:read', { cli: 'allow' })],
       config: { validationError: 'integration_not_found', errors: ['integration_not_found', 'workspace_modes_unavailable'] },
       schema: {
         params: { type: 'object', required: ['workspaceIntegrationId'], properties: { workspaceIntegrationId: { type: 'string' } } },

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readOwnOperation } from '../operations/idempotency.js';
 import { creationReplayBody, INTEGRATION_CREATE_KIND } from './integrationCreation.js';
 import { creationReceiptSchema } from './schemas.js';
@@ -14,7 +15,7 @@ export default async function getIntegrationOperationRoute(app: FastifyInstance)
   app.get<{ Params: { operationId: string } }>(
     '/v1/integration-operations/:operationId',
     {
-      onRequest: [apiKeyAuth('integrations:manage')],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'deny' })],
       config: { validationError: 'operation_not_found', errors: ['operation_not_found'] },
       schema: {
         params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string' } } },

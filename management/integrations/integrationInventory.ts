@@ -1,7 +1,7 @@
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
 import { pageLimit } from '../pagination/pageLimit.js';
 import { listWorkspaceEnvironments, requireModeTopology } from '../environments/environmentStore.js';
@@ -35,7 +35,7 @@ export type InventoryPage =
  * `invalid_inventory_query`), then the topology (409 for `view=canonical` on a legacy,
  * incomplete or mixed workspace), then the cursor's binding (400 `invalid_inventory_cursor`).
  */
-export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, query: InventoryQuery): Promise<InventoryPage> {
+export async function listInventory(deps: Deps, principal: WorkspacePrincipal, query: InventoryQuery): Promise<InventoryPage> {
   const limit = pageLimit(query.limit, DEFAULT_INVENTORY_LIMIT, 'invalid_inventory_query');
   if (query.view === 'canonical' && query.environmentId !== undefined) throw new AppError('invalid_inventory_query');
   if (query.cursor !== undefined) assertCursorSyntax(query.cursor);
@@ -85,7 +85,7 @@ export async function listInventory(deps: Deps, principal: ApiKeyPrincipal, quer
  * GET /v1/integrations/{workspaceIntegrationId}: one canonical Integration with both slots.
  * Legacy topologies are 409; an `int_` id, a malformed id or a foreign one is 404.
  */
-export async function readIntegration(deps: Deps, principal: ApiKeyPrincipal, integrationId: string): Promise<CanonicalIntegration> {
+export async function readIntegration(deps: Deps, principal: WorkspacePrincipal, integrationId: string): Promise<CanonicalIntegration> {
   requireCanonicalWorkspace(principal);
   return inReadSnapshot(deps.pool, async (db) => {
     const topology = await requireModeTopology(db, principal.workspaceId);

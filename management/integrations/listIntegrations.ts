@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { listInventory, type InventoryQuery } from './integrationInventory.js';
 import { compatibilityItemSchema, integrationSchema } from './schemas.js';
 
@@ -23,7 +24,7 @@ export default async function listIntegrationsRoute(app: FastifyInstance): Promi
   app.get<{ Querystring: InventoryQuery }>(
     '/v1/integrations',
     {
-      onRequest: [apiKeyAuth('integrations:read')],
+      onRequest: [workspaceAuth('integrations:read', { cli: 'allow' })],
       config: {
         validationError: 'invalid_inventory_query',
         errors: ['invalid_inventory_query', 'invalid_inventory_cursor', 'workspace_modes_unavailable'],

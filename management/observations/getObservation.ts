@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readObservation, type ObservationDetailQuery } from './observationReads.js';
 import { detailQuery, detailResponse, eventIdParams } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function getObservationRoute(app: FastifyInstance): Promise
   app.get<{ Params: { eventId: string }; Querystring: ObservationDetailQuery }>(
     '/v1/observations/:eventId',
     {
-      onRequest: [apiKeyAuth('observations:read')],
+      onRequest: [workspaceAuth('observations:read', { cli: 'allow' })],
       config: { validationError: 'invalid_evidence_query', errors: ['connection_required', 'observation_not_found'] },
       schema: { params: eventIdParams, querystring: detailQuery, response: { 200: detailResponse } },
     },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { listObservations, type ObservationListQuery } from './observationReads.js';
 import { listQuery, listResponse } from './schemas.js';
 
@@ -11,7 +12,7 @@ export default async function listObservationsRoute(app: FastifyInstance): Promi
   app.get<{ Querystring: ObservationListQuery }>(
     '/v1/observations',
     {
-      onRequest: [apiKeyAuth('observations:read')],
+      onRequest: [workspaceAuth('observations:read', { cli: 'allow' })],
       config: {
         validationError: 'invalid_evidence_query',
         errors: ['connection_required', 'invalid_evidence_query', 'invalid_evidence_cursor'],

@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors/index.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import type { AppDeps } from '../deps.js';
 import { loadReadableConnection } from './observationReads.js';
 import { parseTimeRange } from './observationQuery.js';
@@ -75,7 +75,7 @@ function cell(row: AnalyticsBucketRow | undefined): AnalyticsCell {
  */
 export async function readConnectionAnalytics(
   deps: AppDeps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   connectionId: string,
   query: AnalyticsQuery,
 ): Promise<ConnectionAnalyticsView> {

@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors/index.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import type { ConnectionRecord } from '../connections/connectionStore.js';
 import { loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import type { AppDeps } from '../deps.js';
@@ -54,7 +54,7 @@ export function requireConnectionParam(integrationId: string | undefined): strin
   return integrationId;
 }
 
-export function loadReadableConnection(deps: AppDeps, principal: ApiKeyPrincipal, connectionId: string): Promise<ConnectionRecord> {
+export function loadReadableConnection(deps: AppDeps, principal: WorkspacePrincipal, connectionId: string): Promise<ConnectionRecord> {
   return loadWorkspaceConnection(deps.pool, principal.workspaceId, connectionId);
 }
 
@@ -93,7 +93,7 @@ async function pagePositions(
  */
 export async function listObservations(
   deps: AppDeps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   query: ObservationListQuery,
 ): Promise<ObservationListPage> {
   const connectionId = requireConnectionParam(query.integrationId);
@@ -130,7 +130,7 @@ export async function listObservations(
  */
 export async function readObservation(
   deps: AppDeps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   eventId: string,
   query: ObservationDetailQuery,
 ): Promise<ObservationDetailView> {

@@ -8,7 +8,8 @@ import type { OperationActor } from '../auth/principal.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
 import { recheckWorkspaceUser, type WorkspaceUserLoss } from '../auth/workspaceUserAuth.js';
 import type { Deps } from '../deps.js';
-import { recordAudit } from './audit.js';
+import { reviewerOf, type Reviewer } from './actor.js';
+import { auditActorOf, recordAudit } from './audit.js';
 import type { RateSlot } from './rateWindow.js';
 
 /** 8 to 128 printable, non-space ASCII characters (every document's Limits). */
@@ -66,6 +67,7 @@ export interface StoredOperation {
   kind: string;
   api_key_id: string | null;
   user_id: string | null;
+  cli_client_id: string | null;
   request_fingerprint: string;
   connection_id: string | null;
   integration_id: string | null;
@@ -80,16 +82,16 @@ export interface OperationResponse {
 }
 
 const OPERATION_COLUMNS =
-  'id, kind, api_key_id, user_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
+  'id, kind, api_key_id, user_id, cli_client_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
 
-/** The operations columns that name the performer: exactly one of them is set. */
-function actorColumns(actor: OperationActor): { apiKeyId: string | null; userId: string | null } {
-  return actor.kind === 'api_key' ? { apiKeyId: actor.keyId, userId: null } : { apiKeyId: null, userId: actor.userId };
+/** The operations columns that name the performer: the key, or the user (and the CLI client it acted through). */
+function actorColumns(actor: OperationActor): Reviewer {
+  return reviewerOf(actor);
 }
 
 function isPerformer(stored: StoredOperation, actor: OperationActor): boolean {
-  const { apiKeyId, userId } = actorColumns(actor);
-  return stored.api_key_id === apiKeyId && stored.user_id === userId;
+  const { apiKeyId, userId, cliClientId } = actorColumns(actor);
+  return stored.api_key_id === apiKeyId && stored.user_id === userId && stored.cli_client_id === cliClientId;
 }
 
 function recheckActor(
@@ -98,7 +100,7 @@ function recheckActor(
   actor: OperationActor,
   scope: WorkspaceScope,
 ): Promise<AuthorityLoss | WorkspaceUserLoss | null> {
-  return actor.kind === 'api_key'
+  return actor.kind !== 'workspace_user'
     ? recheckAuthority(db, actor, scope, deps.clock.nowMs())
     : recheckWorkspaceUser(db, actor, deps.clock.now());
 }
@@ -163,8 +165,8 @@ export async function runOperation(
     const performer = actorColumns(principal);
     await db.query(
       `INSERT INTO operations (id, kind, workspace_id, api_key_id, user_id, idempotency_key, request_fingerprint,
-                               integration_id, connection_id, recorded_revision, status_code, receipt, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+                               integration_id, connection_id, recorded_revision, status_code, receipt, created_at, cli_client_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [
         outcome.operationId,
         options.kind,
@@ -179,12 +181,12 @@ export async function runOperation(
         outcome.statusCode,
         JSON.stringify(outcome.receipt),
         now,
+        performer.cliClientId,
       ],
     );
     await recordAudit(db, {
       workspaceId: principal.workspaceId,
-      actorType: principal.kind === 'api_key' ? 'api_key' : 'user',
-      actorId: performer.apiKeyId ?? performer.userId,
+      ...auditActorOf(principal),
       action: outcome.audit.action,
       targetId: outcome.audit.targetId,
       metadata: { operationId: outcome.operationId, ...outcome.audit.metadata },
@@ -212,8 +214,9 @@ export async function readOwnOperation(
   const performer = actorColumns(principal);
   const { rows } = await deps.pool.query<StoredOperation>(
     `SELECT ${OPERATION_COLUMNS} FROM operations
-      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4 AND kind = ANY($5)`,
-    [operationId, principal.workspaceId, performer.apiKeyId, performer.userId, kinds],
+      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4
+        AND cli_client_id IS NOT DISTINCT FROM $6 AND kind = ANY($5)`,
+    [operationId, principal.workspaceId, performer.apiKeyId, performer.userId, kinds, performer.cliClientId],
   );
   if (!rows[0]) throw new AppError('operation_not_found');
   return rows[0];

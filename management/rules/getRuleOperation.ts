@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { readRuleOperation } from './ruleService.js';
 import { noQuery, operationParams, receiptSchema } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function getRuleOperationRoute(app: FastifyInstance): Promi
   app.get<{ Params: { operationId: string } }>(
     '/v1/rule-operations/:operationId',
     {
-      onRequest: [apiKeyAuth('integrations:manage')],
+      onRequest: [workspaceAuth('integrations:manage', { cli: 'allow' })],
       config: { validationError: 'invalid_rule_request', errors: ['operation_not_found'] },
       schema: { params: operationParams, querystring: noQuery, response: { 200: receiptSchema } },
     },

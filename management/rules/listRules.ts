@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { listConnectionRules } from './ruleService.js';
 import { connectionParams, listQuery, listResponse } from './schemas.js';
 
@@ -8,7 +9,7 @@ export default async function listRulesRoute(app: FastifyInstance): Promise<void
   app.get<{ Params: { connectionId: string }; Querystring: { limit?: string; cursor?: string } }>(
     '/v1/connections/:connectionId/reconciliation-rules',
     {
-      onRequest: [apiKeyAuth('integrations:read')],
+      onRequest: [workspaceAuth('integrations:read', { cli: 'allow' })],
       config: { validationError: 'invalid_rule_request', errors: ['connection_not_found', 'invalid_rule_cursor', 'rule_cursor_stale'] },
       schema: { params: connectionParams, querystring: listQuery, response: { 200: listResponse } },
     },

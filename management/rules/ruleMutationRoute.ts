@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { mutateRule, type RuleAction, type RuleMutationBody, type RuleMutationInput } from './ruleService.js';
@@ -69,7 +70,7 @@ export function registerRuleMutation(app: FastifyInstance, action: RuleAction): 
   app.route<{ Params: { connectionId: string; ruleId?: string }; Body: RuleMutationBody }>({
     method: route.method,
     url: route.url,
-    onRequest: [apiKeyAuth('integrations:manage'), rejectPausedWrite],
+    onRequest: [workspaceAuth('integrations:manage', { cli: 'allow' }), rejectPausedWrite],
     // The Idempotency-Key header is checked before the body, as on every keyed route.
     preValidation: async (request) => {
       readIdempotencyKey(request);

@@ -9,7 +9,7 @@ import { enqueueRuleChange, type RuleChangeJob } from '../../shared/analysis/rul
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { RedisKeys } from '../../shared/redis.js';
-import type { ApiKeyPrincipal, OperationActor } from '../auth/principal.js';
+import type { WorkspacePrincipal, OperationActor } from '../auth/principal.js';
 import type { ConnectionRecord } from '../connections/connectionStore.js';
 import { isHistoricalReceipt, loadWorkspaceConnection } from '../connections/workspaceConnection.js';
 import { requireCanonicalWorkspace } from '../workspaces/rules.js';
@@ -95,7 +95,7 @@ async function loadRule(db: pg.Pool | pg.PoolClient, connectionId: string, ruleI
 /** GET …/reconciliation-rules: oldest first, a cursor bound to the connection and its revision. */
 export async function listConnectionRules(
   deps: Deps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   connectionId: string,
   query: { limit?: string; cursor?: string },
 ): Promise<RuleContext & { rules: RuleView[]; nextCursor: string | null }> {
@@ -129,7 +129,7 @@ export async function readRulePage(
 /** GET …/reconciliation-rules/{ruleId}. */
 export async function readConnectionRule(
   deps: Deps,
-  principal: ApiKeyPrincipal,
+  principal: WorkspacePrincipal,
   connectionId: string,
   ruleId: string,
 ): Promise<RuleContext & { rule: RuleView }> {

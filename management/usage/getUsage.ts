@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { apiKeyAuth, principalOf } from '../auth/apiKeyAuth.js';
+import { principalOf } from '../auth/apiKeyAuth.js';
+import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { workspaceUsage } from './usageService.js';
 
 const usageSchema = {
@@ -34,7 +35,7 @@ export default async function getUsageRoute(app: FastifyInstance): Promise<void>
   app.get(
     '/v1/usage',
     {
-      onRequest: [apiKeyAuth('observations:read')],
+      onRequest: [workspaceAuth('observations:read', { cli: 'allow' })],
       // The route takes no query: any member is a malformed request (01 Conventions).
       config: { validationError: 'invalid_request', errors: [] },
       schema: {

@@ -1,6 +1,6 @@
 import { RedisKeys } from '../../shared/redis.js';
 import { usagePeriodOf } from '../../shared/usagePeriod.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal } from '../auth/principal.js';
 import type { AppDeps } from '../deps.js';
 
 /** GET /v1/usage (00-decisions §5): the key's workspace's usage per mode this UTC calendar month. */
@@ -36,7 +36,7 @@ const counter = (raw: string | null | undefined): number => (raw && /^\d+$/.test
  * workspaces of the account are not listed to a workspace key (docs/decisions/analysis.md); the console's
  * account usage route lists them to account administrators.
  */
-export async function workspaceUsage(deps: AppDeps, principal: ApiKeyPrincipal): Promise<WorkspaceUsage> {
+export async function workspaceUsage(deps: AppDeps, principal: WorkspacePrincipal): Promise<WorkspaceUsage> {
   const { period, periodStart, resetAt } = usagePeriodOf(deps.clock.now());
   const [account, values] = await Promise.all([
     deps.pool.query<{ sandbox_monthly_allowance: number | null }>('SELECT sandbox_monthly_allowance FROM accounts WHERE id = $1', [
