@@ -326,12 +326,13 @@ describe('a setup token on the reviewed deletion routes', () => {
     expect(status.statusCode, status.body).toBe(200);
     // The review belongs to the setup grant that made it: the workspace's API key does not find it.
     expectError(await callWithKey(ctx, owner.apiKey.key, 'GET', `/v1/deletion-operations/${operationId}`), 404, 'not_found');
+    const confirmKey = newIdempotencyKey();
     const confirmed = await callWithToken(
       tokens.access_token,
       'POST',
       `${integrationPath}/deletion`,
       { operationId, confirmName: 'Shipments', fingerprint },
-      newIdempotencyKey(),
+      confirmKey,
     );
     expect(confirmed.statusCode, confirmed.body).toBe(201);
     expect(confirmed.json()).toMatchObject({
@@ -341,7 +342,18 @@ describe('a setup token on the reviewed deletion routes', () => {
     });
     expect(await countRows(ctx, 'integrations', 'id = $1 AND deleted_at IS NOT NULL', [shipments.id])).toBe(1);
     expect(await countRows(ctx, 'integrations', 'id = $1 AND deleted_at IS NULL', [other.id])).toBe(1);
-    // Its connection is gone, so the grant bound to it no longer authenticates.
-    expectError(await callWithToken(readOnly.access_token, 'GET', contractsUrl(shipments.connectionId)), 401, 'unauthenticated');
+    // The grant outlives what it deleted: the identical retry replays, the receipt stays readable,
+    // and its bound Integration's contracts are simply not found.
+    const replay = await callWithToken(
+      tokens.access_token,
+      'POST',
+      `${integrationPath}/deletion`,
+      { operationId, confirmName: 'Shipments', fingerprint },
+      confirmKey,
+    );
+    expect(replay.statusCode, replay.body).toBe(200);
+    expect(replay.json()).toMatchObject({ operationId, replayed: true });
+    expect((await callWithToken(tokens.access_token, 'GET', `/v1/deletion-operations/${operationId}`)).statusCode).toBe(200);
+    expectError(await callWithToken(readOnly.access_token, 'GET', contractsUrl(shipments.connectionId)), 404, 'integration_not_found');
   });
 });

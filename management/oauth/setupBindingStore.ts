@@ -30,8 +30,18 @@ interface Row {
   role: 'owner' | 'admin' | 'viewer' | null;
 }
 
-/** The live connection `connectionId` of an active workspace with `userId`'s role there, or null. */
-export async function findSetupConnection(db: Queryable, connectionId: string, userId: string): Promise<SetupConnection | null> {
+/**
+ * The live connection `connectionId` of an active workspace with `userId`'s role there, or null.
+ * `includeDeleted`: a deleted connection or Integration too (a grant outlives what it deleted, so
+ * that its tool can still replay the confirmation and read the receipt).
+ */
+export async function findSetupConnection(
+  db: Queryable,
+  connectionId: string,
+  userId: string,
+  options: { includeDeleted?: boolean } = {},
+): Promise<SetupConnection | null> {
+  const live = options.includeDeleted ? '' : ' AND c.deleted_at IS NULL AND i.deleted_at IS NULL';
   const { rows } = await db.query<Row>(
     `SELECT c.id AS connection_id, w.id AS workspace_id, w.slug AS workspace_slug, i.id AS integration_id,
             i.name AS integration_name, e.id AS environment_id, e.name AS environment_name, c.mode, m.role
@@ -40,7 +50,7 @@ export async function findSetupConnection(db: Queryable, connectionId: string, u
        JOIN environments e ON e.id = c.environment_id
        JOIN workspaces w ON w.id = c.workspace_id
        LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2
-      WHERE c.id = $1 AND c.deleted_at IS NULL AND i.deleted_at IS NULL AND w.status = 'active'`,
+      WHERE c.id = $1 AND w.status = 'active'${live}`,
     [connectionId, userId],
   );
   const row = rows[0];

@@ -16,9 +16,11 @@ export const isSetupAccessTokenHeader = (authorizationHeader: string | undefined
 
 /**
  * The caller of `Authorization: Bearer svc_setup_at_…` (01 Authentication 4): a current access
- * token of an unrevoked setup grant whose bound connection is still live in an active workspace
- * where the approving user is still an owner or admin. Anything else is 401 `unauthenticated`:
- * the binding is current-checked on every request, as a key's workspace is (01 Authentication 7).
+ * token of an unrevoked setup grant whose workspace is active and whose approving user is still
+ * an owner or admin there. Anything else is 401 `unauthenticated`: the binding is current-checked
+ * on every request, as a key's workspace is (01 Authentication 7). A deleted bound connection
+ * still authenticates (its routes answer their 404, and a deletion's replay and receipt stay
+ * readable by the grant that made it).
  */
 export async function authenticateSetupAccessToken(
   db: Queryable,
@@ -30,7 +32,7 @@ export async function authenticateSetupAccessToken(
   if (!match || !SETUP_CLIENT.accessTokenForm.test(match[1])) throw new AppError('unauthenticated');
   const grant = await findCurrentAccessToken(db, SETUP_CLIENT.id, sha256Hex(match[1]), new Date(nowMs));
   if (!grant || grant.connectionId === null || grant.workspaceId === null) throw new AppError('unauthenticated');
-  const connection = await findSetupConnection(db, grant.connectionId, grant.userId);
+  const connection = await findSetupConnection(db, grant.connectionId, grant.userId, { includeDeleted: true });
   if (!mayApproveSetup(connection) || connection.workspaceId !== grant.workspaceId) throw new AppError('unauthenticated');
   const { rows } = await db.query<{ tenant_id: string; account_id: string; model: 'canonical' | 'legacy'; auth_epoch: string }>(
     'SELECT tenant_id, account_id, model, auth_epoch FROM workspaces WHERE id = $1',
