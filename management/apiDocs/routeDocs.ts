@@ -74,6 +74,11 @@ export function routeDocs(route: RouteOptions): RouteDocs {
       );
       codes.add('workspace_required').add('workspace_not_found');
       if (write) codes.add('cli_operation_forbidden');
+      if (auth.setup) {
+        lines.push(
+          `Or a setup OAuth token of the local setup tool (\`Authorization: Bearer svc_setup_at_…\`) with scope \`${auth.setup}\`, for the Integration it is bound to only: another answers 403 \`integration_scope_mismatch\`.`,
+        );
+      }
     } else if (auth.cli === 'deny') {
       lines.push('Account CLI OAuth access tokens are refused (dashboard setup only).');
       codes.add('cli_operation_forbidden');

@@ -3,7 +3,7 @@ import type { Queryable } from '../../shared/db/pool.js';
 import { AppError } from '../../shared/errors/index.js';
 import { sha256Hex } from '../../shared/secrets.js';
 import { cliScope } from './cliApi.js';
-import type { ApiKeyPrincipal, CliWorkspacePrincipal, WorkspacePrincipal } from './principal.js';
+import type { ApiKeyPrincipal, CliWorkspacePrincipal, SetupWorkspacePrincipal, WorkspacePrincipal } from './principal.js';
 import type { WorkspaceScope } from './scopes.js';
 
 const API_KEY_PATTERN = /^svc_api_[A-Za-z0-9_-]{43}$/;
@@ -70,6 +70,7 @@ export async function recheckAuthority(
   nowMs: number,
 ): Promise<AuthorityLoss | null> {
   if (principal.kind === 'cli') return recheckCliAuthority(db, principal, scope);
+  if (principal.kind === 'setup') return recheckSetupAuthority(db, principal);
   const { rows } = await db.query<KeyRow>(`${KEY_QUERY}k.id = $1`, [principal.keyId]);
   const row = rows[0];
   if (!row || !keyIsCurrent(row, nowMs) || !row.scopes.includes(scope)) return 'key';
@@ -86,6 +87,29 @@ async function recheckCliAuthority(db: Queryable, principal: CliWorkspacePrincip
        FROM workspaces w LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2
       WHERE w.id = $1`,
     [principal.workspaceId, principal.userId, principal.clientId, cliScope(scope)],
+  );
+  const row = rows[0];
+  if (!row) return 'workspace';
+  if (!row.client_current || row.role === null || row.role === 'viewer') return 'key';
+  if (row.status !== 'active') return 'workspace';
+  if (String(row.auth_epoch) !== principal.authEpoch) return 'epoch';
+  return null;
+}
+
+/**
+ * A setup grant (01 Authentication 4): its grant still unrevoked with the scope the route admitted
+ * it with, its approver still an owner or admin, the workspace active, the epoch unmoved. The
+ * bound connection's liveness is the route's business (a deletion ends it before COMMIT).
+ */
+async function recheckSetupAuthority(db: Queryable, principal: SetupWorkspacePrincipal): Promise<AuthorityLoss | null> {
+  const { rows } = await db.query<{ status: string; auth_epoch: string; role: string | null; client_current: boolean }>(
+    `SELECT w.status, w.auth_epoch, m.role,
+            EXISTS (SELECT 1 FROM cli_clients c
+                     WHERE c.id = $3 AND c.user_id = $2 AND c.workspace_id = $1 AND c.revoked_at IS NULL
+                       AND $4 = ANY (c.scopes)) AS client_current
+       FROM workspaces w LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2
+      WHERE w.id = $1`,
+    [principal.workspaceId, principal.userId, principal.clientId, principal.admittedScope],
   );
   const row = rows[0];
   if (!row) return 'workspace';

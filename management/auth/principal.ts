@@ -34,8 +34,30 @@ export interface CliWorkspacePrincipal extends WorkspaceCaller {
   role: 'owner' | 'admin' | 'viewer';
 }
 
-/** The caller of a workspace `/v1` route: an API key or a CLI token (management/auth/workspaceAuth.ts). */
-export type WorkspacePrincipal = ApiKeyPrincipal | CliWorkspacePrincipal;
+/**
+ * The caller of a `/v1` route through a setup OAuth token of the local setup tool (01
+ * Authentication 4): a grant bound to one connection (one approved Integration in one
+ * environment) of one workspace, whose approver is still an owner or admin there. Only the
+ * routes that name a setup scope accept it (workspaceAuth.ts `setup`); `scopes` is empty, so no
+ * check by workspace scope ever passes for it.
+ */
+export interface SetupWorkspacePrincipal extends WorkspaceCaller {
+  kind: 'setup';
+  userId: string;
+  /** The setup grant (`clic_…`, a row of `cli_clients` of the client `service-setup-tool`). */
+  clientId: string;
+  /** The token's full setup scope names (`service:setup:contracts:read`, …). */
+  setupScopes: readonly string[];
+  /** The setup scope the route admitted it with; what an in-transaction recheck looks for. */
+  admittedScope: string;
+  /** The bound connection (`int_…`), its shared Integration (`wint_…`) and environment. */
+  connectionId: string;
+  workspaceIntegrationId: string;
+  environmentId: string;
+}
+
+/** The caller of a workspace `/v1` route: an API key, a CLI token or a setup token (management/auth/workspaceAuth.ts). */
+export type WorkspacePrincipal = ApiKeyPrincipal | CliWorkspacePrincipal | SetupWorkspacePrincipal;
 
 /** The caller of a console route: a signed-in user with a current session. */
 export interface SessionPrincipal {

@@ -1,3 +1,4 @@
+import type { SetupScope } from '../oauth/rules.js';
 import type { CliScopeSuffix, WorkspaceScope } from './scopes.js';
 
 /**
@@ -8,9 +9,9 @@ export type AuthRequirement =
   /**
    * A workspace API key; `cli` says what an account CLI access token gets on the route: accepted
    * with `service:cli:` + the same scope and `X-Service-Workspace`, or refused (403
-   * `cli_operation_forbidden`).
+   * `cli_operation_forbidden`). `setup`: the setup scope that lets a setup OAuth token in.
    */
-  | { kind: 'apiKey'; scope: WorkspaceScope; cli: 'allow' | 'deny' }
+  | { kind: 'apiKey'; scope: WorkspaceScope; cli: 'allow' | 'deny'; setup?: SetupScope }
   | { kind: 'session'; allowUnverified: boolean }
   /** Account CLI OAuth: `scope` null on account routes; `workspace` when the route takes `X-Service-Workspace`. */
   | { kind: 'cli'; scope: CliScopeSuffix | null; workspace: boolean }

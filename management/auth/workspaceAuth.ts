@@ -1,15 +1,19 @@
 // One authentication for the workspace `/v1` management routes (03 Reviewed repairs 5,
 // Authentication / Account CLI OAuth 3 and 6): a workspace API key as always, and on the routes
 // that allow it an account CLI access token with the route's exact scope plus the workspace
-// header. Both become one `WorkspacePrincipal`, which the routes read with `principalOf`.
+// header, and on the routes that name a setup scope a setup OAuth token of the local setup tool
+// (01 Authentication 4). All become one `WorkspacePrincipal`, which the routes read with
+// `principalOf`.
 
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
 import { authenticateCliAccessToken } from '../oauth/cliTokens.js';
+import type { SetupScope } from '../oauth/rules.js';
+import { authenticateSetupAccessToken, isSetupAccessTokenHeader } from '../oauth/setupTokens.js';
 import { authenticateApiKey, requireScope } from './apiKeyAuth.js';
 import { WORKSPACE_HEADER, cliScope } from './cliApi.js';
 import { currentCliWorkspace } from './cliAuth.js';
-import type { CliWorkspacePrincipal } from './principal.js';
+import type { CliWorkspacePrincipal, WorkspacePrincipal } from './principal.js';
 import { declareAuth } from './requirement.js';
 import { type WorkspaceScope, isWorkspaceScope } from './scopes.js';
 
@@ -25,6 +29,12 @@ export interface WorkspaceAuthOptions {
    * setup).
    */
   cli: 'allow' | 'deny';
+  /**
+   * The setup scope that lets a setup OAuth token call the route (01 Authentication 4), which
+   * then checks the token's binding (`requireSetupBinding`). Without it, a valid setup token is
+   * 403 `insufficient_scope`: it can list contracts and delete its Integration, nothing else.
+   */
+  setup?: SetupScope;
 }
 
 function workspaceSlugOf(request: FastifyRequest): string {
@@ -72,6 +82,12 @@ export function workspaceAuth(scope: WorkspaceScope, options: WorkspaceAuthOptio
     async function authenticateWorkspaceCaller(request: FastifyRequest): Promise<void> {
       const { pool, clock } = request.server.deps;
       await clock.sync();
+      if (isSetupAccessTokenHeader(request.headers.authorization)) {
+        const principal = await authenticateSetupAccessToken(pool, request.headers.authorization, clock.nowMs(), options.setup ?? '');
+        if (options.setup === undefined || !principal.setupScopes.includes(options.setup)) throw new AppError('insufficient_scope');
+        request.apiKey = principal;
+        return;
+      }
       if (CLI_ACCESS_TOKEN.test(request.headers.authorization ?? '')) {
         if (options.cli === 'deny') {
           await authenticateCliAccessToken(pool, request.headers.authorization, clock.nowMs());
@@ -84,6 +100,23 @@ export function workspaceAuth(scope: WorkspaceScope, options: WorkspaceAuthOptio
       requireScope(principal, scope);
       request.apiKey = principal;
     },
-    { kind: 'apiKey', scope, cli: options.cli },
+    { kind: 'apiKey', scope, cli: options.cli, ...(options.setup ? { setup: options.setup } : {}) },
   );
+}
+
+/**
+ * 01 Authentication 4: a setup token reaches only what it is bound to. Another connection or
+ * Integration than its own is 403 `integration_scope_mismatch` (the catalogue's code is 409 for
+ * an `expectedScope` mismatch, 01 Contract API errors; here the spec's 403 row), whether or not
+ * the other one exists. Other callers pass.
+ */
+export function requireSetupBinding(
+  principal: WorkspacePrincipal,
+  target: { connectionId?: string; workspaceIntegrationId?: string },
+): void {
+  if (principal.kind !== 'setup') return;
+  const other =
+    (target.connectionId !== undefined && target.connectionId !== principal.connectionId)
+    || (target.workspaceIntegrationId !== undefined && target.workspaceIntegrationId !== principal.workspaceIntegrationId);
+  if (other) throw new AppError('integration_scope_mismatch', { status: 403 });
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../shared/db/pool.js';
 import type { MemberRole } from '../workspaces/workspaceStore.js';
+import { CLI_OAUTH_CLIENT_ID } from '../oauth/rules.js';
 
 /** 03 workspace item: a workspace the user currently holds a role in. */
 export interface CliWorkspaceItem {
@@ -71,7 +72,7 @@ interface ClientRow {
   last_used_at: Date | null;
 }
 
-/** The user's CLI clients that are not revoked, by id (oldest first), after `after`. */
+/** The user's CLI clients that are not revoked, by id (oldest first), after `after`; setup grants are not CLI sessions. */
 export async function readClientPage(
   db: Queryable,
   input: { userId: string; after: string | null; limit: number },
@@ -79,7 +80,7 @@ export async function readClientPage(
   const { rows } = await db.query<ClientRow>(
     `SELECT id, scopes, created_at, last_used_at
        FROM cli_clients
-      WHERE user_id = $1 AND revoked_at IS NULL
+      WHERE user_id = $1 AND revoked_at IS NULL AND oauth_client_id = '${CLI_OAUTH_CLIENT_ID}'
         AND ($2::text IS NULL OR id COLLATE "C" > $2::text)
       ORDER BY id COLLATE "C"
       LIMIT $3`,
@@ -98,7 +99,7 @@ export async function readClientPage(
  */
 export async function lockOwnedClient(db: Queryable, userId: string, clientId: string): Promise<{ revoked: boolean } | null> {
   const { rows } = await db.query<{ revoked_at: Date | null }>(
-    'SELECT revoked_at FROM cli_clients WHERE id = $1 AND user_id = $2 FOR UPDATE',
+    `SELECT revoked_at FROM cli_clients WHERE id = $1 AND user_id = $2 AND oauth_client_id = '${CLI_OAUTH_CLIENT_ID}' FOR UPDATE`,
     [clientId, userId],
   );
   return rows[0] ? { revoked: rows[0].revoked_at !== null } : null;

@@ -11,9 +11,9 @@ interface Query {
 
 /**
  * The lookup's answers that are the code's fault or the user's: shown in words beside the code
- * field. Anything else (503) is the catalogue answer of any route.
+ * field (`forbidden`: a setup request of a workspace the user does not administer). Anything else (503) is the catalogue answer of any route.
  */
-const CODE_ERRORS = new Set<ErrorCode>(['invalid_grant', 'rate_limited', 'invalid_request']);
+const CODE_ERRORS = new Set<ErrorCode>(['invalid_grant', 'rate_limited', 'invalid_request', 'forbidden']);
 
 /**
  * GET /device and /device?user_code=… (RFC 8628 §3.3: `verification_uri` and

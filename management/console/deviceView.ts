@@ -101,13 +101,23 @@ function scopeItem(scope: string): SafeHtml {
   return html`<li>${words ? html`<span class="scope-words">${words}</span> ` : null}<code class="scope-name">${scope}</code></li>`;
 }
 
+/** Who asks, and over what: the CLI over the user's workspaces, the setup tool over one Integration in one environment. */
+function requester(request: DeviceAuthorizationView): SafeHtml {
+  const client = html`<strong class="client-name">${request.clientName}</strong> (<code>${request.clientId}</code>)`;
+  const { connection } = request;
+  if (!connection) {
+    return html`<p>${client} asks to act as you in the workspaces you are a member of, with your role in each. It asks for these permissions:</p>`;
+  }
+  return html`<p>${client} asks to act as you on one Integration only: <strong class="integration-name">${connection.integrationName}</strong> (<code>${connection.workspaceIntegrationId}</code>), connection <code class="connection-id">${connection.id}</code> in the environment <strong class="environment-name">${connection.environmentName}</strong> (${connection.mode}) of the workspace <code class="workspace-slug">${connection.workspace}</code>. It asks for these permissions:</p>`;
+}
+
 function consent(email: string, request: DeviceAuthorizationView): SafeHtml {
   const { userCode } = request;
   const expires = new Date(request.expiresAt);
   const expiresAt = Number.isNaN(expires.getTime()) ? request.expiresAt : `${expires.toISOString().slice(11, 16)} UTC`;
   return html`${signedInAs(email)}
 <section id="request">
-<p><strong class="client-name">${request.clientName}</strong> (<code>${request.clientId}</code>) asks to act as you in the workspaces you are a member of, with your role in each. It asks for these permissions:</p>
+${requester(request)}
 <ul class="scopes">
 ${request.scopes.map(scopeItem)}
 </ul>

@@ -26,7 +26,10 @@ const BY_FORM: Record<DeviceForm, Partial<Record<ErrorCode, string>>> = {
     invalid_request: 'Enter your e-mail address and your password.',
     rate_limited: 'Too many sign-in attempts. Wait a minute, then try again.',
   },
-  code: {},
+  code: {
+    forbidden:
+      'This is a setup request for an Integration of a workspace you do not administer. Ask an owner or admin of that workspace to approve it.',
+  },
   consent: {},
   'sign-out': {},
 };
@@ -36,7 +39,7 @@ const FORM_CODES: Record<DeviceForm, readonly ErrorCode[]> = {
   // POST /auth/login
   'sign-in': ['unauthenticated', 'rate_limited', 'invalid_request', 'forbidden', 'service_unavailable'],
   // The device authorization lookup, rendered by GET /device.
-  code: ['invalid_grant', 'rate_limited', 'invalid_request', 'email_verification_required', 'service_unavailable'],
+  code: ['invalid_grant', 'rate_limited', 'invalid_request', 'forbidden', 'email_verification_required', 'service_unavailable'],
   // POST /oauth/device/consent
   consent: [
     'invalid_grant',

@@ -1,4 +1,5 @@
 import type { CliScope, OFFLINE_ACCESS_SCOPE } from '../auth/scopes.js';
+import type { SetupScope } from '../oauth/rules.js';
 
 /**
  * The account CLI's permissions in words, for the consent page (03 Account CLI OAuth 2: "browser
@@ -22,7 +23,14 @@ export const CLI_SCOPE_WORDS: Readonly<Record<CliScope | typeof OFFLINE_ACCESS_S
   offline_access: 'Stay signed in: renew its access without asking you again, until you sign the CLI out or revoke it',
 };
 
+/** The local setup tool's permissions in words (01 Authentication 4), for its one bound Integration. */
+export const SETUP_SCOPE_WORDS: Readonly<Record<SetupScope, string>> = {
+  'service:setup:contracts:read': 'List the API contracts of this Integration in this environment',
+  'service:setup:integrations:delete': 'Delete this Integration, or this connection of it, after a reviewed confirmation',
+};
+
 /** The words for one requested scope, or null when the page has none (it then shows the name alone). */
 export function scopeInWords(scope: string): string | null {
+  if (Object.hasOwn(SETUP_SCOPE_WORDS, scope)) return SETUP_SCOPE_WORDS[scope as SetupScope];
   return Object.hasOwn(CLI_SCOPE_WORDS, scope) ? CLI_SCOPE_WORDS[scope as keyof typeof CLI_SCOPE_WORDS] : null;
 }

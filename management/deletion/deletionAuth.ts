@@ -1,19 +1,18 @@
 // Who may preview, confirm and read a reviewed deletion: the one place that says it (issue 28
 // item 5). A workspace API key with `integrations:manage`, or (03 "Reviewed repairs" rule 5)
 // account CLI OAuth with the exact scope of the route (`service:cli:integrations:manage` plus
-// `X-Service-Workspace`, management/auth/workspaceAuth.ts). Still to come: 01 Authentication 4 /
-// 03 "Integration deletion" a setup OAuth token carrying `service:setup:integrations:delete`,
-// bound to one approved Integration. It plugs in here: the hook accepts it, `deletionActorOf`
-// turns it into the operation actor, and `recheckDeletionActor` re-reads its authority inside
-// the transaction; its Integration binding is checked against the path's
-// `workspaceIntegrationId`, which every deletion route but the receipt read carries for that
-// reason.
+// `X-Service-Workspace`, management/auth/workspaceAuth.ts), or (01 Authentication 4, 03
+// "Integration deletion") a setup OAuth token carrying `service:setup:integrations:delete`, bound
+// to one connection: it may delete that connection's Integration, or that connection, and
+// nothing else (403 `integration_scope_mismatch`, checked on the path's ids, which every deletion
+// route but the receipt read carries for that reason). The receipt read needs no binding: only
+// the previewing actor (user and setup grant together) finds its review.
 
 import type { FastifyRequest } from 'fastify';
 import type { Queryable } from '../../shared/db/pool.js';
 import { AppError } from '../../shared/errors/index.js';
 import { principalOf, recheckAuthority } from '../auth/apiKeyAuth.js';
-import { workspaceAuth } from '../auth/workspaceAuth.js';
+import { requireSetupBinding, workspaceAuth } from '../auth/workspaceAuth.js';
 import type { OperationActor } from '../auth/principal.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
 import { recheckWorkspaceUser } from '../auth/workspaceUserAuth.js';
@@ -24,7 +23,12 @@ export const DELETION_KEY_SCOPE = 'integrations:manage' satisfies WorkspaceScope
 
 /** The onRequest hook of every deletion route; it declares its requirement for the API reference. */
 export function deletionAuth() {
-  return workspaceAuth(DELETION_KEY_SCOPE, { cli: 'allow' });
+  return workspaceAuth(DELETION_KEY_SCOPE, { cli: 'allow', setup: 'service:setup:integrations:delete' });
+}
+
+/** A setup token reaches only its bound Integration and connection (before the path's 404). */
+export function requireDeletionBinding(request: FastifyRequest, target: { workspaceIntegrationId: string; connectionId?: string }): void {
+  requireSetupBinding(principalOf(request), target);
 }
 
 /** The actor a deletion is performed and reviewed by: the one who previews confirms and reads it. */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ErrorCode } from '../../shared/errors/index.js';
 import { rejectPausedWrite } from '../maintenance.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
-import { deletionActorOf, deletionAuth } from './deletionAuth.js';
+import { deletionActorOf, deletionAuth, requireDeletionBinding } from './deletionAuth.js';
 import { confirmDeletion } from './deletionConfirm.js';
 import { previewDeletion } from './deletionService.js';
 import { connectionTarget, integrationTarget, type DeletionTarget } from './deletionViews.js';
@@ -51,6 +51,7 @@ export function registerDeletionPreview(app: FastifyInstance, kind: DeletionKind
       schema: { params: PARAMS[kind], querystring: noQuery, body: previewBody, response: { 201: reviewSchema } },
     },
     async (request, reply) => {
+      requireDeletionBinding(request, request.params);
       const review = await previewDeletion(app.deps, deletionActorOf(request), targetOf(kind, request.params));
       return reply.code(201).send(review);
     },
@@ -71,6 +72,7 @@ export function registerDeletionConfirmation(app: FastifyInstance, kind: Deletio
       schema: { params: PARAMS[kind], querystring: noQuery, body: confirmBody, response: { 200: receiptSchema, 201: receiptSchema } },
     },
     async (request, reply) => {
+      requireDeletionBinding(request, request.params);
       const result = await confirmDeletion(app.deps, deletionActorOf(request), targetOf(kind, request.params), {
         ...request.body,
         idempotencyKey: readIdempotencyKey(request),

@@ -3,15 +3,34 @@ import { newId } from '../../shared/ids.js';
 
 export type CliTokenKind = 'access' | 'refresh';
 
-/** A new CLI client: the CLI session of one approved device login. */
-export async function insertCliClient(db: Queryable, input: { userId: string; scopes: readonly string[]; now: Date }): Promise<string> {
+/**
+ * A new grant family of one approved device login: for the CLI, the CLI session of 03; for the
+ * setup tool, a grant bound to one connection of one workspace.
+ */
+export async function insertCliClient(
+  db: Queryable,
+  input: {
+    oauthClientId: string;
+    userId: string;
+    scopes: readonly string[];
+    binding: { workspaceId: string; connectionId: string } | null;
+    now: Date;
+  },
+): Promise<string> {
   const id = newId('clic_');
-  await db.query('INSERT INTO cli_clients (id, user_id, scopes, created_at, last_used_at) VALUES ($1, $2, $3, $4, $4)', [
-    id,
-    input.userId,
-    input.scopes,
-    input.now,
-  ]);
+  await db.query(
+    `INSERT INTO cli_clients (id, oauth_client_id, user_id, scopes, workspace_id, connection_id, created_at, last_used_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+    [
+      id,
+      input.oauthClientId,
+      input.userId,
+      input.scopes,
+      input.binding?.workspaceId ?? null,
+      input.binding?.connectionId ?? null,
+      input.now,
+    ],
+  );
   return id;
 }
 
@@ -39,6 +58,8 @@ export async function purgeCliTokens(db: Queryable, before: Date): Promise<void>
 }
 
 export interface RefreshTokenState {
+  /** The public client the grant belongs to (rules.ts). */
+  oauthClientId: string;
   clientId: string;
   userId: string;
   scopes: string[];
@@ -54,6 +75,7 @@ export interface RefreshTokenState {
  */
 export async function findRefreshTokenForUpdate(db: Queryable, tokenHash: string): Promise<RefreshTokenState | null> {
   const { rows } = await db.query<{
+    oauth_client_id: string;
     client_id: string;
     user_id: string;
     scopes: string[];
@@ -62,7 +84,7 @@ export async function findRefreshTokenForUpdate(db: Queryable, tokenHash: string
     revoked_at: Date | null;
     client_revoked_at: Date | null;
   }>(
-    `SELECT t.client_id, c.user_id, t.scopes, t.expires_at, t.used_at, t.revoked_at, c.revoked_at AS client_revoked_at
+    `SELECT c.oauth_client_id, t.client_id, c.user_id, t.scopes, t.expires_at, t.used_at, t.revoked_at, c.revoked_at AS client_revoked_at
        FROM cli_tokens t JOIN cli_clients c ON c.id = t.client_id
       WHERE t.token_hash = $1 AND t.kind = 'refresh'
       FOR UPDATE OF c, t`,
@@ -71,6 +93,7 @@ export async function findRefreshTokenForUpdate(db: Queryable, tokenHash: string
   const row = rows[0];
   return row
     ? {
+        oauthClientId: row.oauth_client_id,
         clientId: row.client_id,
         userId: row.user_id,
         scopes: row.scopes,
@@ -110,41 +133,63 @@ export async function revokeClientAndTokens(db: Queryable, clientId: string, now
   return rows[0].revoked;
 }
 
-/** Revokes one access token; nothing when it is unknown or already revoked. */
-export async function revokeAccessToken(db: Queryable, tokenHash: string, now: Date): Promise<void> {
-  await db.query(`UPDATE cli_tokens SET revoked_at = $2 WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL`, [
-    tokenHash,
-    now,
-  ]);
+/** Revokes one access token of `oauthClientId`'s grants; nothing when it is unknown or already revoked. */
+export async function revokeAccessToken(db: Queryable, oauthClientId: string, tokenHash: string, now: Date): Promise<void> {
+  await db.query(
+    `UPDATE cli_tokens t SET revoked_at = $3 FROM cli_clients c
+      WHERE t.token_hash = $2 AND t.kind = 'access' AND t.revoked_at IS NULL AND c.id = t.client_id AND c.oauth_client_id = $1`,
+    [oauthClientId, tokenHash, now],
+  );
 }
 
-/** The client and user of a refresh token in any state; null when unknown. */
-export async function findRefreshTokenClient(db: Queryable, tokenHash: string): Promise<{ clientId: string; userId: string } | null> {
-  const { rows } = await db.query<{ client_id: string; user_id: string }>(
-    `SELECT t.client_id, c.user_id FROM cli_tokens t JOIN cli_clients c ON c.id = t.client_id
-      WHERE t.token_hash = $1 AND t.kind = 'refresh'`,
-    [tokenHash],
+/** The client and user of a refresh token of `oauthClientId`'s grants in any state; null when unknown. */
+export async function findRefreshTokenClient(
+  db: Queryable,
+  oauthClientId: string,
+  tokenHash: string,
+): Promise<{ clientId: string; userId: string; workspaceId: string | null } | null> {
+  const { rows } = await db.query<{ client_id: string; user_id: string; workspace_id: string | null }>(
+    `SELECT t.client_id, c.user_id, c.workspace_id FROM cli_tokens t JOIN cli_clients c ON c.id = t.client_id
+      WHERE t.token_hash = $2 AND t.kind = 'refresh' AND c.oauth_client_id = $1`,
+    [oauthClientId, tokenHash],
   );
-  return rows[0] ? { clientId: rows[0].client_id, userId: rows[0].user_id } : null;
+  return rows[0] ? { clientId: rows[0].client_id, userId: rows[0].user_id, workspaceId: rows[0].workspace_id } : null;
 }
 
 export interface AccessTokenGrant {
   clientId: string;
   userId: string;
   scopes: string[];
+  /** A setup grant's binding (null for the CLI). */
+  workspaceId: string | null;
+  connectionId: string | null;
 }
 
 /**
  * The grant of an access token that is current at `now`: not expired, not revoked, its client not
  * revoked. A read only: `last_used_at` moves at each refresh, not on every request.
  */
-export async function findCurrentAccessToken(db: Queryable, tokenHash: string, now: Date): Promise<AccessTokenGrant | null> {
-  const { rows } = await db.query<{ client_id: string; user_id: string; scopes: string[] }>(
-    `SELECT t.client_id, c.user_id, t.scopes
+export async function findCurrentAccessToken(
+  db: Queryable,
+  oauthClientId: string,
+  tokenHash: string,
+  now: Date,
+): Promise<AccessTokenGrant | null> {
+  const { rows } = await db.query<{
+    client_id: string;
+    user_id: string;
+    scopes: string[];
+    workspace_id: string | null;
+    connection_id: string | null;
+  }>(
+    `SELECT t.client_id, c.user_id, t.scopes, c.workspace_id, c.connection_id
        FROM cli_tokens t JOIN cli_clients c ON c.id = t.client_id
-      WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2 AND c.revoked_at IS NULL`,
-    [tokenHash, now],
+      WHERE t.token_hash = $1 AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > $2 AND c.revoked_at IS NULL
+        AND c.oauth_client_id = $3`,
+    [tokenHash, now, oauthClientId],
   );
   const row = rows[0];
-  return row ? { clientId: row.client_id, userId: row.user_id, scopes: row.scopes } : null;
+  return row
+    ? { clientId: row.client_id, userId: row.user_id, scopes: row.scopes, workspaceId: row.workspace_id, connectionId: row.connection_id }
+    : null;
 }

@@ -19,14 +19,12 @@ import {
   touchCliClient,
 } from './cliTokenStore.js';
 import {
-  ACCESS_TOKEN_FORM,
   ACCESS_TOKEN_LIFETIME_SECONDS,
-  ACCESS_TOKEN_PREFIX,
+  CLI_CLIENT,
+  type OAuthClientProfile,
   parseScope,
-  REFRESH_TOKEN_FORM,
   REFRESH_TOKEN_LIFETIME_SECONDS,
-  REFRESH_TOKEN_PREFIX,
-  requireCliOAuthClient,
+  requireOAuthClient,
 } from './rules.js';
 
 /** RFC 6749 §5.1 token response (00-decisions §3); the only answer that carries CLI tokens. */
@@ -44,15 +42,17 @@ const PURGE_AFTER_MS = 24 * 3600 * 1000;
 
 /**
  * A new access token (with `accessScopes`) and, when the grant has `offline_access`, a new refresh
- * token (with the grant's `grantScopes`, RFC 6749 §6) for a client; only their hashes are stored.
+ * token (with the grant's `grantScopes`, RFC 6749 §6) for a grant of `client`, with that client's
+ * prefixes; only their hashes are stored.
  */
 async function issueTokens(
   db: Queryable,
+  client: OAuthClientProfile,
   input: { clientId: string; grantScopes: readonly string[]; accessScopes: readonly string[]; now: Date },
 ): Promise<TokenResponse> {
   const { clientId, now } = input;
   await purgeCliTokens(db, new Date(now.getTime() - PURGE_AFTER_MS));
-  const accessToken = newSecret(ACCESS_TOKEN_PREFIX);
+  const accessToken = newSecret(client.accessTokenPrefix);
   await insertCliToken(db, {
     tokenHash: sha256Hex(accessToken),
     clientId,
@@ -68,7 +68,7 @@ async function issueTokens(
     scope: input.accessScopes.join(' '),
   };
   if (input.grantScopes.includes(OFFLINE_ACCESS_SCOPE)) {
-    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
+    const refreshToken = newSecret(client.refreshTokenPrefix);
     await insertCliToken(db, {
       tokenHash: sha256Hex(refreshToken),
       clientId,
@@ -83,24 +83,31 @@ async function issueTokens(
 }
 
 /**
- * An approved device login becomes a CLI client with its first tokens (in the caller's
- * transaction, with the device code marked spent).
+ * An approved device login becomes a grant family (a CLI client, or a setup grant bound to its
+ * connection) with its first tokens (in the caller's transaction, with the device code marked spent).
  */
 export async function openCliClient(
   db: Queryable,
-  input: { userId: string; scopes: readonly string[]; now: Date },
+  input: {
+    client: OAuthClientProfile;
+    userId: string;
+    scopes: readonly string[];
+    binding: { workspaceId: string; connectionId: string } | null;
+    now: Date;
+  },
 ): Promise<{ clientId: string; tokens: TokenResponse }> {
-  const clientId = await insertCliClient(db, input);
+  const { client } = input;
+  const clientId = await insertCliClient(db, { ...input, oauthClientId: client.id });
   await recordAudit(db, {
-    workspaceId: null,
+    workspaceId: input.binding?.workspaceId ?? null,
     actorType: 'user',
     actorId: input.userId,
-    action: 'cli_client.create',
+    action: input.binding ? 'setup_client.create' : 'cli_client.create',
     targetId: clientId,
-    metadata: { scopes: input.scopes },
+    metadata: input.binding ? { scopes: input.scopes, connectionId: input.binding.connectionId } : { scopes: input.scopes },
     at: input.now,
   });
-  const tokens = await issueTokens(db, { clientId, grantScopes: input.scopes, accessScopes: input.scopes, now: input.now });
+  const tokens = await issueTokens(db, client, { clientId, grantScopes: input.scopes, accessScopes: input.scopes, now: input.now });
   return { clientId, tokens };
 }
 
@@ -119,15 +126,15 @@ export interface RefreshRequest {
  * new access token to part of the grant; the new refresh token keeps the whole grant.
  */
 export async function refreshCliTokens(deps: Deps, input: RefreshRequest): Promise<TokenResponse> {
-  requireCliOAuthClient(input.client_id);
+  const client = requireOAuthClient(input.client_id);
   if (input.refresh_token === undefined) throw new AppError('invalid_request');
-  if (!REFRESH_TOKEN_FORM.test(input.refresh_token)) throw new AppError('invalid_grant');
-  const requested = input.scope === undefined ? null : parseScope(input.scope);
+  if (!client.refreshTokenForm.test(input.refresh_token)) throw new AppError('invalid_grant');
+  const requested = input.scope === undefined ? null : parseScope(input.scope, client);
   const tokenHash = sha256Hex(input.refresh_token);
   const now = deps.clock.now();
   const outcome = await withTransaction(deps.pool, async (db): Promise<TokenResponse | 'invalid_grant' | 'invalid_scope'> => {
     const token = await findRefreshTokenForUpdate(db, tokenHash);
-    if (!token || token.clientRevokedAt !== null || token.revokedAt !== null) return 'invalid_grant';
+    if (!token || token.oauthClientId !== client.id || token.clientRevokedAt !== null || token.revokedAt !== null) return 'invalid_grant';
     if (token.usedAt !== null) {
       await revokeClientAndTokens(db, token.clientId, now);
       await recordAudit(db, {
@@ -145,7 +152,7 @@ export async function refreshCliTokens(deps: Deps, input: RefreshRequest): Promi
     if (requested !== null && !requested.every((scope) => token.scopes.includes(scope))) return 'invalid_scope';
     await spendRefreshToken(db, tokenHash, now);
     await touchCliClient(db, token.clientId, now);
-    return issueTokens(db, { clientId: token.clientId, grantScopes: token.scopes, accessScopes: requested ?? token.scopes, now });
+    return issueTokens(db, client, { clientId: token.clientId, grantScopes: token.scopes, accessScopes: requested ?? token.scopes, now });
   });
   // Thrown after the commit, so that a reuse's revocation stays.
   if (typeof outcome === 'string') throw new AppError(outcome);
@@ -164,23 +171,23 @@ export interface RevocationRequest {
  * an unknown, spent or already revoked token is answered the same way (RFC 7009 §2.2: 200).
  */
 export async function revokeCliToken(deps: Deps, input: RevocationRequest): Promise<void> {
-  requireCliOAuthClient(input.client_id);
+  const client = requireOAuthClient(input.client_id);
   const token = input.token;
   if (token === undefined) throw new AppError('invalid_request');
   const now = deps.clock.now();
-  if (ACCESS_TOKEN_FORM.test(token)) {
-    await revokeAccessToken(deps.pool, sha256Hex(token), now);
+  if (client.accessTokenForm.test(token)) {
+    await revokeAccessToken(deps.pool, client.id, sha256Hex(token), now);
     return;
   }
-  if (!REFRESH_TOKEN_FORM.test(token)) return;
+  if (!client.refreshTokenForm.test(token)) return;
   await withTransaction(deps.pool, async (db) => {
-    const grant = await findRefreshTokenClient(db, sha256Hex(token));
+    const grant = await findRefreshTokenClient(db, client.id, sha256Hex(token));
     if (!grant || !(await revokeClientAndTokens(db, grant.clientId, now))) return;
     await recordAudit(db, {
-      workspaceId: null,
+      workspaceId: grant.workspaceId,
       actorType: 'user',
       actorId: grant.userId,
-      action: 'cli_client.revoke',
+      action: grant.workspaceId === null ? 'cli_client.revoke' : 'setup_client.revoke',
       targetId: grant.clientId,
       metadata: { reason: 'token_revocation' },
       at: now,
@@ -202,8 +209,8 @@ export async function authenticateCliAccessToken(
   nowMs: number,
 ): Promise<CliPrincipal> {
   const match = BEARER.exec(authorizationHeader ?? '');
-  if (!match || !ACCESS_TOKEN_FORM.test(match[1])) throw new AppError('unauthenticated');
-  const grant = await findCurrentAccessToken(db, sha256Hex(match[1]), new Date(nowMs));
+  if (!match || !CLI_CLIENT.accessTokenForm.test(match[1])) throw new AppError('unauthenticated');
+  const grant = await findCurrentAccessToken(db, CLI_CLIENT.id, sha256Hex(match[1]), new Date(nowMs));
   if (!grant) throw new AppError('unauthenticated');
   return { kind: 'cli', clientId: grant.clientId, userId: grant.userId, scopes: grant.scopes };
 }

@@ -14,7 +14,7 @@ export default function decideDeviceAuthorizationRoute(app: FastifyInstance): vo
     '/oauth/device/consent',
     {
       onRequest: [sessionAuth()],
-      config: { validationError: 'invalid_request', errors: ['invalid_grant', 'rate_limited'] },
+      config: { validationError: 'invalid_request', errors: ['invalid_grant', 'forbidden', 'rate_limited'] },
       schema: { body: consentBody, response: { 200: consentResponse } },
     },
     async (request, reply) => {

@@ -6,6 +6,10 @@ export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied' | 'exc
 export interface DeviceAuthorization {
   deviceCodeHash: string;
   userCode: string;
+  /** The public client that asked (rules.ts `CLI_CLIENT`, `SETUP_CLIENT`). */
+  oauthClientId: string;
+  /** The connection a setup tool's request names; null for the CLI. */
+  connectionId: string | null;
   scopes: string[];
   status: DeviceAuthorizationStatus;
   userId: string | null;
@@ -17,6 +21,8 @@ export interface DeviceAuthorization {
 interface Row {
   device_code_hash: string;
   user_code: string;
+  oauth_client_id: string;
+  connection_id: string | null;
   scopes: string[];
   status: DeviceAuthorizationStatus;
   user_id: string | null;
@@ -25,11 +31,14 @@ interface Row {
   expires_at: Date;
 }
 
-const COLUMNS = 'device_code_hash, user_code, scopes, status, user_id, interval_seconds, last_polled_at, expires_at';
+const COLUMNS =
+  'device_code_hash, user_code, oauth_client_id, connection_id, scopes, status, user_id, interval_seconds, last_polled_at, expires_at';
 
 const fromRow = (row: Row): DeviceAuthorization => ({
   deviceCodeHash: row.device_code_hash,
   userCode: row.user_code,
+  oauthClientId: row.oauth_client_id,
+  connectionId: row.connection_id,
   scopes: row.scopes,
   status: row.status,
   userId: row.user_id,
@@ -45,6 +54,7 @@ export async function insertDeviceAuthorization(
     deviceCodeHash: string;
     userCode: string;
     oauthClientId: string;
+    connectionId: string | null;
     scopes: string[];
     intervalSeconds: number;
     now: Date;
@@ -53,10 +63,19 @@ export async function insertDeviceAuthorization(
 ): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO oauth_device_authorizations
-       (device_code_hash, user_code, oauth_client_id, scopes, status, interval_seconds, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7)
+       (device_code_hash, user_code, oauth_client_id, connection_id, scopes, status, interval_seconds, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8)
      ON CONFLICT DO NOTHING`,
-    [input.deviceCodeHash, input.userCode, input.oauthClientId, input.scopes, input.intervalSeconds, input.now, input.expiresAt],
+    [
+      input.deviceCodeHash,
+      input.userCode,
+      input.oauthClientId,
+      input.connectionId,
+      input.scopes,
+      input.intervalSeconds,
+      input.now,
+      input.expiresAt,
+    ],
   );
   return rowCount === 1;
 }

@@ -16,18 +16,19 @@ import {
   recordPoll,
 } from './deviceAuthorizationStore.js';
 import {
-  CLI_OAUTH_CLIENT_ID,
-  CLI_OAUTH_CLIENT_NAME,
-  DEVICE_CODE_FORM,
   DEVICE_CODE_LIFETIME_SECONDS,
-  DEVICE_CODE_PREFIX,
+  type OAuthClientProfile,
+  oauthClientById,
   parseScope,
   POLL_INTERVAL_SECONDS,
-  requireCliOAuthClient,
+  requireOAuthClient,
   SLOW_DOWN_STEP_SECONDS,
 } from './rules.js';
+import { findSetupConnection, mayApproveSetup, type SetupConnection } from './setupBindingStore.js';
 import { displayUserCode, newUserCode, normaliseUserCode } from './userCode.js';
 import { reserveDeviceCodeRequest, withUserCodeGuard } from './oauthThrottle.js';
+import { hasIdForm } from '../../shared/ids.js';
+import type { Queryable } from '../../shared/db/pool.js';
 
 /** RFC 8628 §3.2 device authorization response. */
 export interface DeviceAuthorizationResponse {
@@ -50,33 +51,47 @@ const USER_CODE_DRAWS = 5;
  * console's `/device` (CONSOLE_ORIGIN: the page posts the consent with the session cookie, so it
  * must be on the console's origin). Each stored request takes a slot of the client address's
  * hourly budget (429 `rate_limited` past it); a refused request (wrong client, bad scope) none.
+ * The setup tool's request names its connection (`connection_id`, an `int_` id, else 400
+ * `invalid_request`); whether it exists is for the consent to find out, not an unauthenticated caller.
+ * The CLI's `connection_id`, like any unknown parameter, is ignored.
  */
 export async function requestDeviceAuthorization(
   deps: Deps,
-  input: { client_id?: string; scope?: string },
+  input: { client_id?: string; scope?: string; connection_id?: string },
   ip: string,
 ): Promise<DeviceAuthorizationResponse> {
-  requireCliOAuthClient(input.client_id);
-  const scopes = parseScope(input.scope);
+  const client = requireOAuthClient(input.client_id);
+  const scopes = parseScope(input.scope, client);
+  let connectionId: string | null = null;
+  if (client.bindsConnection) {
+    if (input.connection_id === undefined || !hasIdForm(input.connection_id, 'int_')) throw new AppError('invalid_request');
+    connectionId = input.connection_id;
+  }
   const slot = await reserveDeviceCodeRequest(deps, ip);
   try {
-    return await storeDeviceAuthorization(deps, scopes);
+    return await storeDeviceAuthorization(deps, client, scopes, connectionId);
   } catch (error) {
     await slot.release().catch(() => undefined);
     throw error;
   }
 }
 
-async function storeDeviceAuthorization(deps: Deps, scopes: string[]): Promise<DeviceAuthorizationResponse> {
+async function storeDeviceAuthorization(
+  deps: Deps,
+  client: OAuthClientProfile,
+  scopes: string[],
+  connectionId: string | null,
+): Promise<DeviceAuthorizationResponse> {
   const now = deps.clock.now();
   await purgeDeviceAuthorizations(deps.pool, new Date(now.getTime() - PURGE_AFTER_MS));
-  const deviceCode = newSecret(DEVICE_CODE_PREFIX);
+  const deviceCode = newSecret(client.deviceCodePrefix);
   for (let draw = 0; draw < USER_CODE_DRAWS; draw++) {
     const userCode = newUserCode();
     const stored = await insertDeviceAuthorization(deps.pool, {
       deviceCodeHash: sha256Hex(deviceCode),
       userCode,
-      oauthClientId: CLI_OAUTH_CLIENT_ID,
+      oauthClientId: client.id,
+      connectionId,
       scopes,
       intervalSeconds: POLL_INTERVAL_SECONDS,
       now,
@@ -101,6 +116,17 @@ async function storeDeviceAuthorization(deps: Deps, scopes: string[]): Promise<D
 const isPending = (request: DeviceAuthorization | null, now: Date): request is DeviceAuthorization =>
   request?.status === 'pending' && request.expiresAt.getTime() > now.getTime();
 
+/** The connection a setup request is for, as the consent page shows it (01 Authentication 4). */
+export interface SetupConnectionView {
+  id: string;
+  workspace: string;
+  workspaceIntegrationId: string;
+  integrationName: string;
+  environmentId: string;
+  environmentName: string;
+  mode: 'sandbox' | 'live';
+}
+
 /** What the consent page shows: the client and the exact permissions it asks for (03 Account CLI OAuth 2). */
 export interface DeviceAuthorizationView {
   userCode: string;
@@ -108,12 +134,38 @@ export interface DeviceAuthorizationView {
   clientName: string;
   scopes: string[];
   expiresAt: string;
+  /** Only for the setup tool: the one Integration and environment its tokens would be bound to. */
+  connection?: SetupConnectionView;
 }
+
+/**
+ * The connection of a setup request when `userId` may approve it (an owner or admin of its
+ * workspace); 403 `forbidden` otherwise — a viewer, a non-member, a deleted connection or an
+ * archived workspace alike, so the page tells nothing about a workspace the user cannot manage.
+ * Null for a CLI request, which is bound to nothing.
+ */
+async function approvableConnection(db: Queryable, request: DeviceAuthorization, userId: string): Promise<SetupConnection | null> {
+  if (request.connectionId === null) return null;
+  const connection = await findSetupConnection(db, request.connectionId, userId);
+  if (!mayApproveSetup(connection)) throw new AppError('forbidden');
+  return connection;
+}
+
+const connectionView = (connection: SetupConnection): SetupConnectionView => ({
+  id: connection.connectionId,
+  workspace: connection.workspaceSlug,
+  workspaceIntegrationId: connection.workspaceIntegrationId,
+  integrationName: connection.integrationName,
+  environmentId: connection.environmentId,
+  environmentName: connection.environmentName,
+  mode: connection.mode,
+});
 
 /**
  * `GET /oauth/device/authorization?user_code=…`: the pending request a user code names, for the
  * consent page. A code that names no pending request is 400 `invalid_grant` and counts against
- * the guessing limit.
+ * the guessing limit. A setup request the user may not approve is 403 `forbidden` (a good code:
+ * it does not count).
  */
 export async function readDeviceAuthorization(
   deps: Deps,
@@ -126,12 +178,15 @@ export async function readDeviceAuthorization(
     const userCode = normaliseUserCode(rawUserCode);
     const request = userCode === null ? null : await findByUserCode(deps.pool, userCode, false);
     if (!isPending(request, now)) return null;
+    const client = oauthClientById(request.oauthClientId);
+    const connection = await approvableConnection(deps.pool, request, session.userId);
     return {
       userCode: displayUserCode(request.userCode),
-      clientId: CLI_OAUTH_CLIENT_ID,
-      clientName: CLI_OAUTH_CLIENT_NAME,
+      clientId: client.id,
+      clientName: client.name,
       scopes: request.scopes,
       expiresAt: request.expiresAt.toISOString(),
+      ...(connection ? { connection: connectionView(connection) } : {}),
     };
   });
 }
@@ -143,6 +198,9 @@ export type ConsentDecision = 'approve' | 'deny';
  * request of a user code, once. Approval grants exactly the scopes the request named; the CLI
  * client is created when the device code is exchanged. A code that names no pending request
  * (unknown, expired, already decided) is 400 `invalid_grant` and counts against the guessing limit.
+ * A setup request is decided only by an owner or admin of its connection's workspace (403
+ * `forbidden` for anyone else, nothing written, the request stays pending); its audit row is
+ * that workspace's.
  */
 export async function decideDeviceAuthorization(
   deps: Deps,
@@ -157,6 +215,9 @@ export async function decideDeviceAuthorization(
     return withTransaction(deps.pool, async (db) => {
       const request = await findByUserCode(db, userCode, true);
       if (!isPending(request, now)) return null;
+      const connection = await approvableConnection(db, request, session.userId);
+      const setup = connection !== null;
+      const verb = input.decision === 'approve' ? 'approve' : 'deny';
       await recordDecision(db, {
         deviceCodeHash: request.deviceCodeHash,
         status: input.decision === 'approve' ? 'approved' : 'denied',
@@ -164,12 +225,12 @@ export async function decideDeviceAuthorization(
         now,
       });
       await recordAudit(db, {
-        workspaceId: null,
+        workspaceId: connection?.workspaceId ?? null,
         actorType: 'user',
         actorId: session.userId,
-        action: input.decision === 'approve' ? 'cli_authorization.approve' : 'cli_authorization.deny',
-        targetId: null,
-        metadata: { clientId: CLI_OAUTH_CLIENT_ID, scopes: request.scopes },
+        action: setup ? `setup_authorization.${verb}` : `cli_authorization.${verb}`,
+        targetId: connection?.connectionId ?? null,
+        metadata: { clientId: request.oauthClientId, scopes: request.scopes },
         at: now,
       });
       return input.decision;
@@ -187,14 +248,15 @@ export async function decideDeviceAuthorization(
  * A poll's record (its time, the grown interval) commits even when the answer is an error.
  */
 export async function exchangeDeviceCode(deps: Deps, input: { client_id?: string; device_code?: string }): Promise<TokenResponse> {
-  requireCliOAuthClient(input.client_id);
+  const client = requireOAuthClient(input.client_id);
   if (input.device_code === undefined) throw new AppError('invalid_request');
-  if (!DEVICE_CODE_FORM.test(input.device_code)) throw new AppError('invalid_grant');
+  if (!client.deviceCodeForm.test(input.device_code)) throw new AppError('invalid_grant');
   const deviceCodeHash = sha256Hex(input.device_code);
   const now = deps.clock.now();
   const outcome = await withTransaction(deps.pool, async (db): Promise<TokenResponse | ErrorCode> => {
     const request = await findByDeviceCodeForUpdate(db, deviceCodeHash);
-    if (!request || request.status === 'exchanged') return 'invalid_grant';
+    // Another client's device code is not this client's to poll.
+    if (!request || request.oauthClientId !== client.id || request.status === 'exchanged') return 'invalid_grant';
     if (request.status === 'denied') return 'access_denied';
     if (request.expiresAt.getTime() <= now.getTime()) return 'expired_token';
     if (request.status === 'pending') {
@@ -205,7 +267,14 @@ export async function exchangeDeviceCode(deps: Deps, input: { client_id?: string
     }
     // Approved, so decided by a user (the table's CHECK).
     if (request.userId === null) return 'invalid_grant';
-    const { clientId, tokens } = await openCliClient(db, { userId: request.userId, scopes: request.scopes, now });
+    // A setup grant is bound at the exchange to the connection its approver may still manage.
+    let binding: { workspaceId: string; connectionId: string } | null = null;
+    if (request.connectionId !== null) {
+      const connection = await findSetupConnection(db, request.connectionId, request.userId);
+      if (!mayApproveSetup(connection)) return 'access_denied';
+      binding = { workspaceId: connection.workspaceId, connectionId: connection.connectionId };
+    }
+    const { clientId, tokens } = await openCliClient(db, { client, userId: request.userId, scopes: request.scopes, binding, now });
     await markExchanged(db, { deviceCodeHash, cliClientId: clientId });
     return tokens;
   });

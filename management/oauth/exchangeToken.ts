@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
 import { refreshCliTokens } from './cliTokens.js';
 import { exchangeDeviceCode } from './deviceGrant.js';
-import { requireCliOAuthClient } from './rules.js';
+import { requireOAuthClient } from './rules.js';
 import { tokenBody, tokenResponse } from './schemas.js';
 
 const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -44,7 +44,7 @@ export default function exchangeTokenRoute(app: FastifyInstance): void {
       reply.header('Pragma', 'no-cache');
       const body = request.body;
       if (body.grant_type === undefined) throw new AppError('invalid_request');
-      requireCliOAuthClient(body.client_id);
+      requireOAuthClient(body.client_id);
       if (body.grant_type === DEVICE_CODE_GRANT) return reply.send(await exchangeDeviceCode(app.deps, body));
       if (body.grant_type === 'refresh_token') return reply.send(await refreshCliTokens(app.deps, body));
       throw new AppError('unsupported_grant_type');

@@ -13,7 +13,7 @@ export default function getDeviceAuthorizationRoute(app: FastifyInstance): void 
     '/oauth/device/authorization',
     {
       onRequest: [sessionAuth()],
-      config: { validationError: 'invalid_request', errors: ['invalid_grant', 'rate_limited'] },
+      config: { validationError: 'invalid_request', errors: ['invalid_grant', 'forbidden', 'rate_limited'] },
       schema: { querystring: deviceAuthorizationQuery, response: { 200: deviceAuthorizationView } },
     },
     async (request, reply) => reply.send(await readDeviceAuthorization(app.deps, sessionOf(request), request.query.user_code, request.ip)),

@@ -9,7 +9,7 @@ import { deviceAuthorizationResponse, deviceCodeBody } from './schemas.js';
  * OAUTH_DEVICE_CODES_PER_ADDRESS_PER_HOUR requests an hour (429 `rate_limited`).
  */
 export default function requestDeviceCodeRoute(app: FastifyInstance): void {
-  app.post<{ Body: { client_id?: string; scope?: string } }>(
+  app.post<{ Body: { client_id?: string; scope?: string; connection_id?: string } }>(
     '/oauth/device/code',
     {
       config: { validationError: 'invalid_request', errors: ['invalid_client', 'invalid_scope', 'rate_limited'] },

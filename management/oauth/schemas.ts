@@ -10,7 +10,7 @@ const parameter = (maxLength: number) => ({ type: 'string', maxLength }) as cons
 
 export const deviceCodeBody = {
   type: 'object',
-  properties: { client_id: parameter(256), scope: parameter(4096) },
+  properties: { client_id: parameter(256), scope: parameter(4096), connection_id: parameter(256) },
 } as const;
 
 export const deviceAuthorizationResponse = {
@@ -45,6 +45,19 @@ export const deviceAuthorizationView = {
     clientName: { type: 'string' },
     scopes: { type: 'array', items: { type: 'string' } },
     expiresAt: { type: 'string' },
+    connection: {
+      type: 'object',
+      required: ['id', 'workspace', 'workspaceIntegrationId', 'integrationName', 'environmentId', 'environmentName', 'mode'],
+      properties: {
+        id: { type: 'string' },
+        workspace: { type: 'string' },
+        workspaceIntegrationId: { type: 'string' },
+        integrationName: { type: 'string' },
+        environmentId: { type: 'string' },
+        environmentName: { type: 'string' },
+        mode: { type: 'string', enum: ['sandbox', 'live'] },
+      },
+    },
   },
 } as const;
 

@@ -12,5 +12,5 @@ export interface Reviewer {
 
 export function reviewerOf(actor: OperationActor): Reviewer {
   if (actor.kind === 'api_key') return { apiKeyId: actor.keyId, userId: null, cliClientId: null };
-  return { apiKeyId: null, userId: actor.userId, cliClientId: actor.kind === 'cli' ? actor.clientId : null };
+  return { apiKeyId: null, userId: actor.userId, cliClientId: actor.kind === 'cli' || actor.kind === 'setup' ? actor.clientId : null };
 }

@@ -38,10 +38,10 @@ export async function recordAudit(db: Queryable, event: AuditEvent): Promise<voi
 
 /**
  * The audit actor of an operation's performer: an API key, or a user — through the console, or
- * through a CLI client, whose id goes with it (issue 28 item 7: one shape for every CLI write).
+ * through a CLI client or a setup grant, whose id goes with it (issue 28 item 7: one shape for every CLI write).
  */
 export function auditActorOf(actor: OperationActor): Pick<AuditEvent, 'actorType' | 'actorId' | 'actorClientId'> {
   if (actor.kind === 'api_key') return { actorType: 'api_key', actorId: actor.keyId };
-  if (actor.kind === 'cli') return { actorType: 'user', actorId: actor.userId, actorClientId: actor.clientId };
+  if (actor.kind === 'cli' || actor.kind === 'setup') return { actorType: 'user', actorId: actor.userId, actorClientId: actor.clientId };
   return { actorType: 'user', actorId: actor.userId };
 }
