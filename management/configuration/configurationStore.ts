@@ -5,7 +5,7 @@ import type { Queryable } from '../../shared/db/pool.js';
 import type { Direction, Protocol } from '../connections/connectionStore.js';
 import type { StoredOperation } from '../operations/idempotency.js';
 import type { CopiedArtifacts } from './artifacts.js';
-import type { Reviewer } from './reviewer.js';
+import { reviewerMatches, reviewerParams, type Reviewer } from '../operations/actor.js';
 import type { ReviewSnapshot } from './snapshot.js';
 
 export type ConfigurationAction = 'configuration.copy' | 'configuration.compensate';
@@ -130,9 +130,8 @@ export async function findOwnReview(
 ): Promise<ReviewRecord | null> {
   const { rows } = await db.query<ReviewRow>(
     `SELECT ${COLUMNS} FROM configuration_reviews
-      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4
-        AND cli_client_id IS NOT DISTINCT FROM $5${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, workspaceId, reviewer.apiKeyId, reviewer.userId, reviewer.cliClientId],
+      WHERE id = $1 AND workspace_id = $2 AND ${reviewerMatches(3)}${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [id, workspaceId, ...reviewerParams(reviewer)],
   );
   return rows[0] ? toRecord(rows[0]) : null;
 }

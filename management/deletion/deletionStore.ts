@@ -1,6 +1,6 @@
 import type { Queryable } from '../../shared/db/pool.js';
 import type { CredentialStatus, Direction, Mode, Protocol } from '../connections/connectionStore.js';
-import type { Reviewer } from '../configuration/reviewer.js';
+import { reviewerMatches, reviewerParams, type Reviewer } from '../operations/actor.js';
 import type { DeletionAction, DeletionEvidence, DeletionSnapshot } from './deletionSnapshot.js';
 
 /** One stored deletion review (03 "Integration deletion"). */
@@ -99,9 +99,8 @@ export async function findDeletionReview(
 ): Promise<DeletionReviewRecord | null> {
   const { rows } = await db.query<DeletionReviewRow>(
     `SELECT ${REVIEW_COLUMNS} FROM deletion_reviews
-      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4
-        AND cli_client_id IS NOT DISTINCT FROM $5${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [input.operationId, input.workspaceId, input.reviewer.apiKeyId, input.reviewer.userId, input.reviewer.cliClientId],
+      WHERE id = $1 AND workspace_id = $2 AND ${reviewerMatches(3)}${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [input.operationId, input.workspaceId, ...reviewerParams(input.reviewer)],
   );
   return rows[0] ? reviewOf(rows[0]) : null;
 }

@@ -8,7 +8,7 @@ import type { OperationActor } from '../auth/principal.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
 import { recheckWorkspaceUser, type WorkspaceUserLoss } from '../auth/workspaceUserAuth.js';
 import type { Deps } from '../deps.js';
-import { reviewerOf, type Reviewer } from './actor.js';
+import { reviewerMatches, reviewerOf, reviewerParams } from './actor.js';
 import { auditActorOf, recordAudit } from './audit.js';
 import type { RateSlot } from './rateWindow.js';
 
@@ -85,12 +85,8 @@ const OPERATION_COLUMNS =
   'id, kind, api_key_id, user_id, cli_client_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
 
 /** The operations columns that name the performer: the key, or the user (and the CLI client it acted through). */
-function actorColumns(actor: OperationActor): Reviewer {
-  return reviewerOf(actor);
-}
-
 function isPerformer(stored: StoredOperation, actor: OperationActor): boolean {
-  const { apiKeyId, userId, cliClientId } = actorColumns(actor);
+  const { apiKeyId, userId, cliClientId } = reviewerOf(actor);
   return stored.api_key_id === apiKeyId && stored.user_id === userId && stored.cli_client_id === cliClientId;
 }
 
@@ -162,7 +158,7 @@ export async function runOperation(
 
     const outcome = await work(db, { requestFingerprint });
     const now = deps.clock.now();
-    const performer = actorColumns(principal);
+    const performer = reviewerOf(principal);
     await db.query(
       `INSERT INTO operations (id, kind, workspace_id, api_key_id, user_id, idempotency_key, request_fingerprint,
                                integration_id, connection_id, recorded_revision, status_code, receipt, created_at, cli_client_id)
@@ -211,12 +207,9 @@ export async function readOwnOperation(
   operationId: string,
   kinds: readonly string[],
 ): Promise<StoredOperation> {
-  const performer = actorColumns(principal);
   const { rows } = await deps.pool.query<StoredOperation>(
-    `SELECT ${OPERATION_COLUMNS} FROM operations
-      WHERE id = $1 AND workspace_id = $2 AND api_key_id IS NOT DISTINCT FROM $3 AND user_id IS NOT DISTINCT FROM $4
-        AND cli_client_id IS NOT DISTINCT FROM $6 AND kind = ANY($5)`,
-    [operationId, principal.workspaceId, performer.apiKeyId, performer.userId, kinds, performer.cliClientId],
+    `SELECT ${OPERATION_COLUMNS} FROM operations WHERE id = $1 AND workspace_id = $2 AND kind = ANY($3) AND ${reviewerMatches(4)}`,
+    [operationId, principal.workspaceId, kinds, ...reviewerParams(reviewerOf(principal))],
   );
   if (!rows[0]) throw new AppError('operation_not_found');
   return rows[0];
