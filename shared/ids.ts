@@ -34,6 +34,8 @@ export type IdPrefix =
   | 'rp_'
   | 'rds_'
   | 'rrun_'
+  | 'rval_'
+  | 'rapr_'
   | 'del_'
   | 'ten_'
   | 'sess_'

@@ -143,7 +143,7 @@ export const ERROR_CATALOGUE = {
   replay_evidence_unavailable: e(409),
   replay_evidence_capacity_exceeded: e(409, { extra: ['limit', 'total'] }),
   replay_evidence_snapshot_changed: e(409),
-  repair_already_pending: e(409),
+  repair_already_pending: e(409, { extra: ['proposalId'] }),
   repair_proposal_in_progress: e(409, { extra: ['proposalId'] }),
   repair_capacity_exceeded: e(429, { retryAfter: 60 }),
   repair_generator_unavailable: e(503),
