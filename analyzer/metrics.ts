@@ -32,6 +32,12 @@ export function analyzerMetrics(registry: Registry) {
       labelNames: ['kind'],
       registers,
     }),
+    repairs: new Counter({
+      name: 'analyzer_repairs_total',
+      help: 'Repair proposals worked, by outcome (recorded, superseded by a later attempt, attempts exhausted)',
+      labelNames: ['outcome'],
+      registers,
+    }),
     incidentsOpened: new Counter({ name: 'analyzer_incidents_opened_total', help: 'Incidents opened', registers }),
     incidentsResolved: new Counter({ name: 'analyzer_incidents_resolved_total', help: 'Incidents resolved by reanalysis', registers }),
     comparisons: new Counter({ name: 'analyzer_comparisons_total', help: 'Shape comparisons computed (memo misses)', registers }),

@@ -17,6 +17,9 @@ import { ReanalysisReadRefused, runNextReanalysis } from './reanalysis.js';
 import { applyRuleChanges } from './ruleChanges.js';
 import { FIRE_BATCH, fireDueDeadlines, type RuleFiringDeps } from './ruleFiring.js';
 import { StreamTime } from './streamTime.js';
+import { claimRepair, loadRepairTask, recordRepairResult } from './repairJobs.js';
+import { RepairPool } from './repairPool.js';
+import { RepairWakeup } from './repairWakeup.js';
 
 export interface AnalyzerDeps {
   config: AnalyzerConfig;
@@ -61,6 +64,8 @@ function sleep(ms: number, stopped: AbortSignal): Promise<void> {
 export class Analyzer {
   readonly stream: JobStream;
   private readonly compare: ComparePool;
+  private readonly repairs: RepairPool;
+  private readonly repairWakeup: RepairWakeup;
   private readonly live: AnalysisDeps;
   private readonly firing: RuleFiringDeps;
   private readonly metrics: ReturnType<typeof analyzerMetrics>;
@@ -93,6 +98,10 @@ export class Analyzer {
     const streamTime = new StreamTime(deps.redis, deps.clock, {
       graceMs: deps.config.ruleGraceMs,
     });
+    // Repairs are rare and each is bounded (1,000 fixtures): one thread keeps them off the event
+    // loop without taking a core from live analysis.
+    this.repairs = new RepairPool(Math.min(1, deps.config.workerThreads));
+    this.repairWakeup = new RepairWakeup(deps.pool);
     this.firing = { pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, streamTime, graceMs: deps.config.ruleGraceMs };
     this.log = deps.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
@@ -110,22 +119,36 @@ export class Analyzer {
     this.loops.push(this.loop('reanalysis', () => this.reanalysisRound()));
     this.loops.push(this.loop('rules', () => this.ruleRound()));
     this.loops.push(this.loop('prune', () => this.pruneRound()));
+    await this.repairWakeup.start();
+    this.loops.push(
+      this.loop(
+        'repairs',
+        () => this.repairRound(),
+        (ms) => this.repairWakeup.wait(ms, this.stopping.signal),
+      ),
+    );
   }
 
   /** Stops taking work and waits for the rounds in progress (their entries are acknowledged or stay pending). */
   async stop(): Promise<void> {
     this.running = false;
     this.stopping.abort();
+    this.repairWakeup.stop();
     await Promise.allSettled(this.loops);
     for (const reader of this.readers) reader.disconnect();
     await this.compare.close();
+    await this.repairs.close();
   }
 
-  private async loop(name: string, round: () => Promise<number>): Promise<void> {
+  private async loop(
+    name: string,
+    round: () => Promise<number>,
+    pause: (ms: number) => Promise<void> = (ms) => sleep(ms, this.stopping.signal),
+  ): Promise<void> {
     while (this.running) {
       try {
         const waitMs = await round();
-        if (waitMs > 0 && this.running) await sleep(waitMs, this.stopping.signal);
+        if (waitMs > 0 && this.running) await pause(waitMs);
       } catch (error) {
         this.log(`analyzer ${name}: ${(error as Error).message}`);
         if (this.running) await sleep(IDLE_RETRY_MS, this.stopping.signal);
@@ -229,6 +252,30 @@ export class Analyzer {
     this.metrics.incidentsOpened.inc(opened);
     this.metrics.ruleDeadlines.inc({ outcome: 'cleared' }, taken - fired);
     return taken >= FIRE_BATCH || changes > 0 ? 0 : this.deps.config.rulePollMs;
+  }
+
+  /**
+   * Generates and validates one repair proposal (analyzer/repairJobs.ts) on the repair thread.
+   * A worker that throws leaves the proposal to be claimed again when its lease ends.
+   */
+  private async repairRound(): Promise<number> {
+    await this.deps.clock.sync();
+    const { config } = this.deps;
+    const claimed = await claimRepair(this.deps.pool, this.deps.clock.now(), config.repairLeaseMs);
+    if (claimed === null) return config.repairPollMs;
+    if (claimed === 'exhausted') {
+      this.metrics.repairs.inc({ outcome: 'exhausted' });
+      return 0;
+    }
+    if (config.holdRepairs) {
+      this.log(`analyzer repairs: holding ${claimed.id} (ANALYZER_TEST_HOLD_REPAIRS)`);
+      await new Promise<void>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
+      return 0;
+    }
+    const result = await this.repairs.run(await loadRepairTask(this.deps.pool, claimed));
+    await this.deps.clock.sync();
+    this.metrics.repairs.inc({ outcome: await recordRepairResult(this.deps.pool, claimed, result, this.deps.clock.now()) });
+    return 0;
   }
 
   private async pruneRound(): Promise<number> {

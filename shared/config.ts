@@ -150,6 +150,18 @@ export interface AnalyzerConfig {
    * covered by it.
    */
   ruleGraceMs: number;
+  /**
+   * A repair proposal a worker claimed is its own for this long (analyzer/repairJobs.ts); one
+   * whose worker died is claimed again after it, at most three times in all.
+   */
+  repairLeaseMs: number;
+  /** How often queued repair proposals are looked for when no notification wakes the loop. */
+  repairPollMs: number;
+  /**
+   * Test only, honoured with ENABLE_TEST_CLOCK=1: a claimed proposal is held and never worked,
+   * so a test can kill the process mid-generation.
+   */
+  holdRepairs: boolean;
 }
 
 /** Console login and sign-up throttles (management/session/authThrottle.ts; README lists the variables). */
@@ -339,6 +351,9 @@ export function loadConfig(env: Env = process.env): Config {
       rulePollMs: int(env, 'ANALYZER_RULE_POLL_MS', 1_000, 10, 60_000),
       // At least the longest an edge takes from a receipt to its admission (streamTime.ts).
       ruleGraceMs: int(env, 'ANALYZER_RULE_GRACE_MS', 10_000, RECEIPT_TO_ADMISSION_MAX_MS, 600_000),
+      repairLeaseMs: int(env, 'ANALYZER_REPAIR_LEASE_MS', 60_000, 1_000, 3_600_000),
+      repairPollMs: int(env, 'ANALYZER_REPAIR_POLL_MS', 1_000, 10, 60_000),
+      holdRepairs: bool(env, 'ENABLE_TEST_CLOCK', false) && bool(env, 'ANALYZER_TEST_HOLD_REPAIRS', false),
     },
     dataDir,
     secretEncryptionKey: encryptionKey(env, dataDir),
