@@ -62,6 +62,9 @@ export const REDIS_CLUSTER_TESTS = [
 /** Of those, the files that test the cluster itself: not run against the single Redis. */
 const CLUSTER_ONLY_TESTS = ['test/redisCluster.test.ts'];
 
+/** Test files that need no store: they run without the global setup (no migration, no flush). */
+export const STORELESS_TESTS = ['test/repairGenerate.test.ts'];
+
 const common = {
   globalSetup: ['test/globalSetup.ts'],
   setupFiles: ['test/setupLogDirs.ts'],
@@ -79,8 +82,16 @@ export default defineConfig({
           ...common,
           name: 'redis',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...CLUSTER_ONLY_TESTS],
+          exclude: [...configDefaults.exclude, ...CLUSTER_ONLY_TESTS, ...STORELESS_TESTS],
           env: TEST_ENV,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: 'storeless',
+          include: STORELESS_TESTS,
+          testTimeout: common.testTimeout,
           sequence: { groupOrder: 0 },
         },
       },

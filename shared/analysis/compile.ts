@@ -438,7 +438,7 @@ export function compileContract(operations: AnalysedOperation[]): CompiledContra
 }
 
 /** Kinds one stored schema object allows on its own: its `type`, else its `enum` values' types. */
-function kindsOf(schema: RawSchema): number {
+export function kindsOf(schema: RawSchema): number {
   const type = own(schema, 'type');
   if (typeof type === 'string') return TYPE_BITS[type] ?? 0;
   if (Array.isArray(type)) {
