@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { insertApiKey } from '../management/apiKeys/apiKeyStore.js';
-import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
+import { bootstrapWorkspace, callWithKey, type TestContext } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, registerDraft } from './helpers/contracts.js';
-import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
-import { findingsOf, incidentsOf, startAnalyzer, reanalysed, streamDrained, type RunningAnalyzer } from './helpers/analyzer.js';
+import { createCollector, envelope, sendEnvelopes, type Collector, type Edge } from './helpers/ingest.js';
+import { findingsOf, incidentsOf, reanalysed } from './helpers/analyzer.js';
+import { startAnalysisFixture, type AnalysisFixture } from './helpers/edgeFixture.js';
 import { waitFor } from './helpers/wait.js';
 
 // End to end: signed envelopes posted to the running edge, analysed by the analyzer (Piscina
@@ -316,36 +316,35 @@ function caseEnvelope(collector: Collector, c: Pick<ShapeCase, 'shape' | 'transp
 }
 
 describe('analyzer', () => {
+  let fixture: AnalysisFixture;
   let ctx: TestContext;
   let clickhouse: ClickHouseClient;
   let edge: Edge;
-  let running: RunningAnalyzer;
   let apiKey: string;
-  const stream = `analysis:test:${randomBytes(4).toString('hex')}`;
+  let stream: string;
 
   beforeAll(async () => {
-    ctx = await createTestContext();
-    clickhouse = testClickHouse(ctx);
-    edge = await startEdge(ctx, clickhouse, {
-      analysisStream: stream,
-      limits: { sandboxAccountEnvelopesPerMin: 100_000, sandboxAccountRequestsPerMin: 100_000, sandboxMonthlyAllowance: 1_000_000 },
+    fixture = await startAnalysisFixture({
+      edge: {
+        limits: { sandboxAccountEnvelopesPerMin: 100_000, sandboxAccountRequestsPerMin: 100_000, sandboxMonthlyAllowance: 1_000_000 },
+      },
+      // Batch markers older than the retention, and one within it, for the analyzer's start to find.
+      beforeAnalyzer: async (context, analysisStream) => {
+        const day = 24 * 3600 * 1000;
+        await context.deps.pool.query('INSERT INTO analysed_batches (batch_id, analysed_at) VALUES ($1, $2), ($3, $4)', [
+          `${analysisStream}:old`,
+          new Date(Date.now() - 2 * day),
+          `${analysisStream}:recent`,
+          new Date(Date.now() - day / 2),
+        ]);
+      },
+      analyzer: { batchMarkerRetentionSeconds: 24 * 3600 },
     });
-    const day = 24 * 3600 * 1000;
-    await ctx.deps.pool.query('INSERT INTO analysed_batches (batch_id, analysed_at) VALUES ($1, $2), ($3, $4)', [
-      `${stream}:old`,
-      new Date(Date.now() - 2 * day),
-      `${stream}:recent`,
-      new Date(Date.now() - day / 2),
-    ]);
-    running = await startAnalyzer(ctx, clickhouse, { stream, batchMarkerRetentionSeconds: 24 * 3600 });
-    apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
+    ({ ctx, clickhouse, edge, apiKey, stream } = fixture);
   });
 
   afterAll(async () => {
-    await running?.stop();
-    await edge?.close();
-    await clickhouse?.close();
-    await ctx?.close();
+    await fixture?.close();
   });
 
   async function collectorWith(contract: '3.0.3' | '3.1.0' | 'none'): Promise<{ collector: Collector; versionId: string | null }> {
@@ -354,10 +353,6 @@ describe('analyzer', () => {
     const draft = await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1', ordersContract(contract)));
     await activateOk(ctx, apiKey, collector.connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
     return { collector, versionId: draft.contract.id };
-  }
-
-  async function analysed(): Promise<void> {
-    await waitFor(async () => ((await streamDrained(ctx, stream)) ? true : undefined), 20_000, 'the analysis stream to drain');
   }
 
   async function incidentView(connectionId: string) {
@@ -383,7 +378,7 @@ describe('analyzer', () => {
       const answer = await sendEnvelopes(edge, collectors[i].collector, [caseEnvelope(collectors[i].collector, c)]);
       expect(answer.status, c.name).toBe(202);
     }
-    await analysed();
+    await fixture.analysed();
     for (const [i, c] of CASES.entries()) {
       const expected = c.expected.map((incident) => ({
         ...incident,
@@ -433,8 +428,7 @@ describe('analyzer', () => {
   it('shows as observed the traffic that the reanalysis of an activation counted before live analysis took it', async () => {
     // A paused analyzer (no read loop) still runs reanalysis: the activation's reanalysis counts the
     // stored rows and claims their batches before their jobs are read.
-    await running.stop();
-    running = await startAnalyzer(ctx, clickhouse, { stream, concurrency: 0 });
+    await fixture.restartAnalyzer({ concurrency: 0 });
     try {
       const { collector } = await collectorWith('none');
       expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: order() })])).status).toBe(202);
@@ -447,9 +441,8 @@ describe('analyzer', () => {
       await reanalysed(ctx, collector.connectionId);
       expect(await slotState(collector.connectionId)).toEqual({ observationState: 'observed', openIncidentCount: 0 });
     } finally {
-      await running.stop();
-      running = await startAnalyzer(ctx, clickhouse, { stream, batchMarkerRetentionSeconds: 24 * 3600 });
-      await analysed();
+      await fixture.restartAnalyzer();
+      await fixture.analysed();
     }
   });
 
@@ -460,7 +453,7 @@ describe('analyzer', () => {
     const drifted = () => caseEnvelope(collector, { shape: order({ extra: s('string') }) });
     expect((await sendEnvelopes(edge, collector, [drifted(), drifted()])).status).toBe(202);
     expect((await sendEnvelopes(edge, collector, [drifted(), drifted(), drifted()])).status).toBe(202);
-    await analysed();
+    await fixture.analysed();
     let [incident] = await incidentsOf(ctx, collector.connectionId);
     expect({
       kind: incident.kind,
@@ -476,7 +469,7 @@ describe('analyzer', () => {
     expect(jobs).toHaveLength(2);
     for (const job of jobs) await ctx.deps.redis.xadd(stream, '*', ...job);
     await ctx.deps.redis.xreadgroup('GROUP', 'analyzers', 'dead-consumer', 'COUNT', 1, 'STREAMS', stream, '>');
-    await analysed();
+    await fixture.analysed();
     [incident] = await incidentsOf(ctx, collector.connectionId);
     expect(incident.affected_records).toBe('5');
     expect((await findingsOf(ctx, incident.id)).map((f) => f.observation_count)).toEqual(['5']);
@@ -637,7 +630,7 @@ describe('analyzer', () => {
       caseEnvelope(collector, { transport: route, shape: obj(drifted) }),
     ]);
     expect(answer.status).toBe(202);
-    await analysed();
+    await fixture.analysed();
     expect(await incidentView(collector.connectionId)).toEqual([
       {
         kind: 'schema-drift',

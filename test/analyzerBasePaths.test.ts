@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClickHouseClient } from '@clickhouse/client';
-import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
+import { callWithKey, type TestContext } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, registerDraft } from './helpers/contracts.js';
-import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
-import { incidentsOf, reanalysed, startAnalyzer, streamDrained, type RunningAnalyzer } from './helpers/analyzer.js';
-import { waitFor } from './helpers/wait.js';
+import { createCollector, envelope, sendEnvelopes, type Collector, type Edge } from './helpers/ingest.js';
+import { incidentsOf, reanalysed } from './helpers/analyzer.js';
+import { startAnalysisFixture, type AnalysisFixture } from './helpers/edgeFixture.js';
 
 // Issue 26, item 1, end to end: envelopes through the running edge, the analyzer (its compiled
 // worker), incidents in PostgreSQL. An application whose base URL carries the vendor's `/v1`
@@ -32,31 +30,19 @@ const listShape = {
 };
 
 describe('analyzer: server base paths', () => {
+  let fixture: AnalysisFixture;
   let ctx: TestContext;
-  let clickhouse: ClickHouseClient;
   let edge: Edge;
-  let running: RunningAnalyzer;
   let apiKey: string;
-  const stream = `analysis:test:${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    ctx = await createTestContext();
-    clickhouse = testClickHouse(ctx);
-    edge = await startEdge(ctx, clickhouse, { analysisStream: stream });
-    running = await startAnalyzer(ctx, clickhouse, { stream });
-    apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
+    fixture = await startAnalysisFixture();
+    ({ ctx, edge, apiKey } = fixture);
   });
 
   afterAll(async () => {
-    await running?.stop();
-    await edge?.close();
-    await clickhouse?.close();
-    await ctx?.close();
+    await fixture?.close();
   });
-
-  async function analysed(): Promise<void> {
-    await waitFor(async () => ((await streamDrained(ctx, stream)) ? true : undefined), 20_000, 'the analysis stream to drain');
-  }
 
   function call(collector: Collector, routeTemplate: string): Record<string, unknown> {
     const base = envelope(collector);
@@ -78,7 +64,7 @@ describe('analyzer: server base paths', () => {
     const v1 = (await registerDraft(ctx, apiKey, collector.connectionId, openApiRegistration('v1', modelsDocument()))).contract.id;
     await activateOk(ctx, apiKey, collector.connectionId, v1, { expectedActiveContractVersionId: null, reason: 'promote' });
     expect((await sendEnvelopes(edge, collector, [call(collector, '/v1/models'), call(collector, '/v1/models')])).status).toBe(202);
-    await analysed();
+    await fixture.analysed();
     const [incident, ...others] = await incidentsOf(ctx, collector.connectionId);
     expect(others).toEqual([]);
     expect({
@@ -123,7 +109,7 @@ describe('analyzer: server base paths', () => {
 
     // New traffic, with and without the base path, matches `GET /models`: nothing opens.
     expect((await sendEnvelopes(edge, collector, [call(collector, '/v1/models'), call(collector, '/models')])).status).toBe(202);
-    await analysed();
+    await fixture.analysed();
     expect((await incidentsOf(ctx, collector.connectionId)).map((row) => [row.id, row.status])).toEqual([[incident.id, 'resolved']]);
     const connection = await callWithKey(ctx, apiKey, 'GET', `/v1/connections/${collector.connectionId}`);
     expect(connection.json()).toMatchObject({ observationState: 'observed', openIncidentCount: 0 });

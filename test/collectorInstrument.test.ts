@@ -8,15 +8,9 @@ import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { concreteSegment } from '../shared/envelope/validate.js';
 import * as lib from '../collector/src/index.js';
 import * as instrument from '../collector/src/instrument/index.js';
-import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
-import {
-  createCollector,
-  observationRows,
-  startEdge,
-  testClickHouse,
-  type Collector as IntegrationConfig,
-  type Edge,
-} from './helpers/ingest.js';
+import type { TestContext } from './helpers/context.js';
+import { startEdgeFixture, type EdgeFixture } from './helpers/edgeFixture.js';
+import { createCollector, observationRows, type Collector as IntegrationConfig, type Edge } from './helpers/ingest.js';
 import { waitFor } from './helpers/wait.js';
 
 // The collector's instrumentation helpers (collector/src/instrument) on real servers and real
@@ -26,6 +20,7 @@ import { waitFor } from './helpers/wait.js';
 // and compared with what the analyzer expects (route template, method, status, payloadLocation,
 // shape, schemaInspected). Nothing of the service is mocked.
 
+let fixture: EdgeFixture;
 let ctx: TestContext;
 let clickhouse: ClickHouseClient;
 let edge: Edge;
@@ -33,16 +28,12 @@ let apiKey: string;
 const opened: lib.Collector[] = [];
 
 beforeAll(async () => {
-  ctx = await createTestContext();
-  clickhouse = testClickHouse(ctx);
-  edge = await startEdge(ctx, clickhouse);
-  apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
+  fixture = await startEdgeFixture();
+  ({ ctx, clickhouse, edge, apiKey } = fixture);
 });
 afterAll(async () => {
   await Promise.all(opened.map((collector) => collector.close(2_000)));
-  await edge?.close();
-  await clickhouse?.close();
-  await ctx?.close();
+  await fixture?.close();
 });
 
 type Shape = { kind: string; fields?: Record<string, Shape>; items?: Shape };

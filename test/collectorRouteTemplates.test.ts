@@ -7,16 +7,10 @@ import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import * as lib from '../collector/src/index.js';
 import * as instrument from '../collector/src/instrument/index.js';
 import { learnedContract } from '../collector/src/contractRoutes.js';
-import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
+import type { TestContext } from './helpers/context.js';
+import { startEdgeFixture, type EdgeFixture } from './helpers/edgeFixture.js';
 import { activateOk, openApiRegistration, registerDraft } from './helpers/contracts.js';
-import {
-  checkConnection,
-  createCollector,
-  startEdge,
-  testClickHouse,
-  type Collector as IntegrationConfig,
-  type Edge,
-} from './helpers/ingest.js';
+import { checkConnection, createCollector, type Collector as IntegrationConfig, type Edge } from './helpers/ingest.js';
 import { waitFor } from './helpers/wait.js';
 
 // Issue 26 item 2: the connection check answers the active contract's route templates and base
@@ -25,6 +19,7 @@ import { waitFor } from './helpers/wait.js';
 // `routes` still win. The edge is the real one (in-process, as in collectorInstrument.test.ts), the
 // contracts are registered and activated through the management plane.
 
+let fixture: EdgeFixture;
 let ctx: TestContext;
 let clickhouse: ClickHouseClient;
 let edge: Edge;
@@ -34,10 +29,8 @@ let vendorOrigin: string;
 const opened: lib.Collector[] = [];
 
 beforeAll(async () => {
-  ctx = await createTestContext();
-  clickhouse = testClickHouse(ctx);
-  edge = await startEdge(ctx, clickhouse);
-  apiKey = (await bootstrapWorkspace(ctx)).apiKey.key;
+  fixture = await startEdgeFixture();
+  ({ ctx, clickhouse, edge, apiKey } = fixture);
   vendor = http.createServer((request, response) => {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ id: 'x', object: 'model', path: request.url }));
@@ -49,9 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(opened.map((collector) => collector.close(2_000)));
   await new Promise((resolve) => vendor?.close(resolve));
-  await edge?.close();
-  await clickhouse?.close();
-  await ctx?.close();
+  await fixture?.close();
 });
 
 const json = { content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' } } } } } };

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteOptions } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorCode } from '../shared/errors/index.js';
 import { BODY_LIMIT_BYTES, buildApp } from '../management/app.js';
-import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
+import { SETUP_BINDING_STATUS } from '../management/auth/workspaceAuth.js';
+import { SETUP_OAUTH_CLIENT_ID, SETUP_SCOPES } from '../management/oauth/rules.js';
+import { bootstrapWorkspace, callWithKey, callWithSession, createTestContext, type TestContext } from './helpers/context.js';
 import { createIntegration } from './helpers/integrations.js';
 import { contractUrl, openApiRegistration, registerVersion } from './helpers/contracts.js';
 
@@ -14,8 +16,9 @@ interface Operation {
   parameters?: { in: string; name: string; required?: boolean }[];
   'x-scopes'?: string[];
   'x-cli-scopes'?: string[];
+  'x-setup-scopes'?: string[];
   'x-error-codes'?: ErrorCode[];
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema: { $ref?: string } }> }>;
 }
 interface Document {
   openapi: string;
@@ -36,6 +39,28 @@ const UNDECLARED_ALLOWED = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics
 
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 const operation = (method: string, path: string) => document.paths[path]?.[method.toLowerCase()];
+
+/** The statuses under which an operation's error responses list `code` (each response's description names its codes). */
+const listedStatuses = (op: Operation, code: ErrorCode) =>
+  Object.entries(op.responses)
+    .filter(([, response]) => response.description?.split(', ').includes(`\`${code}\``))
+    .map(([status]) => Number(status));
+
+/** The catalogue's statuses of a code: its first, then those the spec gives it for other meanings. */
+const catalogueStatuses = (code: ErrorCode): number[] => {
+  const spec: { status: number; otherStatuses?: readonly number[] } = ERROR_CATALOGUE[code];
+  return [spec.status, ...(spec.otherStatuses ?? [])];
+};
+
+/** Whether an operation accepts a setup OAuth token, as the document says it. */
+const takesSetupTokens = (op: Operation) => (op.security ?? []).some((scheme) => 'setup' in scheme);
+
+/**
+ * The status a code is listed under: the catalogue's, but on a route that accepts setup tokens
+ * `integration_scope_mismatch` is that token's answer (01 Authentication 4), not an `expectedScope` 409.
+ */
+const expectedStatus = (op: Operation, code: ErrorCode) =>
+  code === 'integration_scope_mismatch' && takesSetupTokens(op) ? SETUP_BINDING_STATUS : ERROR_CATALOGUE[code].status;
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -80,7 +105,7 @@ describe('GET /openapi.json', () => {
   });
 
   it("names each route's authentication and scope", () => {
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'cli', 'session']);
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'cli', 'session', 'setup']);
     const register = operation('POST', '/v1/integrations/{integrationId}/contracts');
     // Contract registration takes a workspace API key or an account CLI token (03 Reviewed repairs 5).
     expect(register.security).toEqual([{ apiKey: [] }, { cli: [] }]);
@@ -127,7 +152,7 @@ describe('GET /openapi.json', () => {
     );
   });
 
-  it("lists each route's error codes, each under its catalogue status with the shared Error body", () => {
+  it("lists each route's error codes, each under its status with the shared Error body", () => {
     const register = operation('POST', '/v1/integrations/{integrationId}/contracts');
     expect(register['x-error-codes']).toEqual(
       expect.arrayContaining([
@@ -144,14 +169,16 @@ describe('GET /openapi.json', () => {
       for (const [method, op] of Object.entries(ops)) {
         expect(op['x-error-codes'], `${method} ${path}`).toContain('service_unavailable');
         for (const code of op['x-error-codes'] ?? []) {
-          const response = op.responses[String(ERROR_CATALOGUE[code].status)];
+          expect(listedStatuses(op, code), `${method} ${path} ${code}`).toEqual([expectedStatus(op, code)]);
+          expect(catalogueStatuses(code), `${method} ${path} ${code}`).toContain(expectedStatus(op, code));
+          const response = op.responses[String(expectedStatus(op, code))];
           expect(response?.content?.['application/json'].schema.$ref, `${method} ${path} ${code}`).toBe('#/components/schemas/Error');
         }
       }
     }
   });
 
-  it("declares each route's domain codes and lists them under their catalogue status", () => {
+  it("declares each route's domain codes and lists them under their status", () => {
     // A new route cannot be added without saying what it answers (`errors: []` when nothing).
     expect(undeclared, 'routes without config.errors').toEqual([]);
     expect(declared.size).toBeGreaterThan(60);
@@ -161,7 +188,8 @@ describe('GET /openapi.json', () => {
       for (const code of codes) {
         expect(ERROR_CATALOGUE[code], `${route} ${code} in the catalogue`).toBeDefined();
         expect(op['x-error-codes'], route).toContain(code);
-        expect(op.responses[String(ERROR_CATALOGUE[code].status)]?.content?.['application/json'].schema.$ref, `${route} ${code}`).toBe(
+        expect(listedStatuses(op, code), `${route} ${code}`).toEqual([expectedStatus(op, code)]);
+        expect(op.responses[String(expectedStatus(op, code))]?.content?.['application/json'].schema.$ref, `${route} ${code}`).toBe(
           '#/components/schemas/Error',
         );
       }
@@ -176,11 +204,90 @@ describe('GET /openapi.json', () => {
         'rate_limited',
       ]),
     );
-    expect(operation('POST', '/v1/integrations/{integrationId}/contracts').responses['409']).toBeDefined();
+    // Contract registration's is the `expectedScope` guard: 409.
+    expect(listedStatuses(operation('POST', '/v1/integrations/{integrationId}/contracts'), 'integration_scope_mismatch')).toEqual([409]);
     expect(codes('POST', '/v1/integrations/{integrationId}/contracts/{contractVersionId}/activate')).toEqual(
       expect.arrayContaining(['active_contract_changed', 'contract_not_activatable', 'invalid_contract_activation']),
     );
     expect(codes('GET', '/v1/incidents/{incidentId}')).toContain('incident_not_found');
+  });
+
+  it('documents the setup OAuth token: its scheme, the scope of each route that accepts it, and its 403 for another Integration', () => {
+    expect(document.components.securitySchemes.setup).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const setupRoutes = Object.entries(document.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => takesSetupTokens(op))
+        .map(([method, op]) => [`${method.toUpperCase()} ${path}`, op['x-setup-scopes']]),
+    );
+    const [contractsRead, integrationsDelete] = SETUP_SCOPES.map((scope) => [scope]);
+    expect(Object.fromEntries(setupRoutes)).toEqual({
+      'GET /v1/integrations/{integrationId}/contracts': contractsRead,
+      'POST /v1/integrations/{workspaceIntegrationId}/deletion-preview': integrationsDelete,
+      'POST /v1/integrations/{workspaceIntegrationId}/deletion': integrationsDelete,
+      'POST /v1/integrations/{workspaceIntegrationId}/connections/{connectionId}/deletion-preview': integrationsDelete,
+      'POST /v1/integrations/{workspaceIntegrationId}/connections/{connectionId}/deletion': integrationsDelete,
+      'GET /v1/deletion-operations/{operationId}': integrationsDelete,
+    });
+    const list = operation('GET', '/v1/integrations/{integrationId}/contracts');
+    expect(list.security).toEqual([{ apiKey: [] }, { cli: [] }, { setup: [] }]);
+    // The routes that check the binding answer another Integration 403, never 409 (01 Authentication 4).
+    for (const [method, path] of [
+      ['GET', '/v1/integrations/{integrationId}/contracts'],
+      ['POST', '/v1/integrations/{workspaceIntegrationId}/deletion-preview'],
+      ['POST', '/v1/integrations/{workspaceIntegrationId}/connections/{connectionId}/deletion'],
+    ]) {
+      const op = operation(method, path);
+      expect(listedStatuses(op, 'integration_scope_mismatch'), `${method} ${path}`).toEqual([403]);
+      expect(op.responses['409']?.description ?? '', `${method} ${path}`).not.toContain('integration_scope_mismatch');
+    }
+    // The receipt read has no path Integration to check: only the grant that previewed finds its review.
+    expect(operation('GET', '/v1/deletion-operations/{operationId}')['x-error-codes']).not.toContain('integration_scope_mismatch');
+    expect(ERROR_CATALOGUE.integration_scope_mismatch).toMatchObject({ status: 409, otherStatuses: [SETUP_BINDING_STATUS] });
+  });
+
+  it('lists the setup scheme on exactly the routes that accept a setup token', async () => {
+    const owner = await bootstrapWorkspace(ctx);
+    const { integration } = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox' });
+    const device = await ctx.app.inject({
+      method: 'POST',
+      url: '/oauth/device/code',
+      payload: { client_id: SETUP_OAUTH_CLIENT_ID, scope: [...SETUP_SCOPES].join(' '), connection_id: integration.connectionId },
+    });
+    const { device_code, user_code } = device.json();
+    const consent = await callWithSession(ctx, owner.sessionToken, 'POST', '/oauth/device/consent', {
+      body: { user_code, decision: 'approve' },
+    });
+    expect(consent.statusCode, consent.body).toBe(200);
+    const exchange = await ctx.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code, client_id: SETUP_OAUTH_CLIENT_ID },
+    });
+    expect(exchange.statusCode, exchange.body).toBe(200);
+    const token: string = exchange.json().access_token;
+    const ids: Record<string, string> = {
+      integrationId: integration.connectionId,
+      connectionId: integration.connectionId,
+      workspaceIntegrationId: integration.id,
+    };
+    let accepting = 0;
+    for (const [path, ops] of Object.entries(document.paths)) {
+      // Public routes (health, sign-in, the device grant's own endpoints) read no token at all.
+      for (const [method, op] of Object.entries(ops).filter(([, candidate]) => candidate.security !== undefined)) {
+        const url = path.replace(/\{([A-Za-z]+)\}/g, (_match, name: string) => ids[name] ?? 'x');
+        const res = await ctx.app.inject({
+          method: method.toUpperCase() as 'GET',
+          url,
+          headers: { authorization: `Bearer ${token}` },
+          ...(method === 'get' ? {} : { payload: {} }),
+        });
+        // A route that takes the token answers past authentication; any other refuses it there.
+        const refused = res.statusCode === 401 || (res.statusCode === 403 && res.json().error === 'insufficient_scope');
+        expect(refused, `${method.toUpperCase()} ${path} ${res.statusCode} ${res.body}`).toBe(!takesSetupTokens(op));
+        if (!refused) accepting += 1;
+      }
+    }
+    expect(accepting).toBe(6);
   });
 
   it("imports through the service's own contract importer", async () => {

@@ -23,7 +23,7 @@ export type CheckPool = ThreadPool<BatchCheckInput, BatchCheckOutput>;
 
 /** `slots`: the shared memory of the requests' slots; `file`: the worker entry (tests substitute one that misbehaves). */
 export function createCheckPool(size: number, slots: SlotMemory | null = null, file = checkWorkerFile()): CheckPool {
-  return new ThreadPool<BatchCheckInput, BatchCheckOutput>(file, size, slots);
+  return new ThreadPool<BatchCheckInput, BatchCheckOutput>({ name: 'batch', file, size, slots });
 }
 
 /**

@@ -33,7 +33,12 @@ class PoolThread<I, O> {
   answered = false;
   private readonly worker: Worker;
 
-  constructor(file: string, slots: SlotMemory | null, onExit: (thread: PoolThread<I, O>) => void) {
+  constructor(
+    private readonly name: string,
+    file: string,
+    slots: SlotMemory | null,
+    onExit: (thread: PoolThread<I, O>) => void,
+  ) {
     this.worker = new Worker(file, { workerData: { slots } });
     this.worker.unref();
     this.worker.on('message', (answer: AnswerMessage<O>) => {
@@ -41,7 +46,7 @@ class PoolThread<I, O> {
       if (task === undefined) return;
       this.answered = true;
       this.settled(answer.id);
-      if ('error' in answer) task.reject(new Error(`batch worker: ${answer.error}`));
+      if ('error' in answer) task.reject(new Error(`${this.name} worker: ${answer.error}`));
       else task.resolve(answer);
     });
     this.worker.on('error', () => {
@@ -49,7 +54,7 @@ class PoolThread<I, O> {
     });
     this.worker.on('exit', () => {
       this.alive = false;
-      for (const task of this.pending.values()) task.reject(new Error('batch worker exited'));
+      for (const task of this.pending.values()) task.reject(new Error(`${this.name} worker exited`));
       this.pending.clear();
       onExit(this);
     });
@@ -82,18 +87,29 @@ const NO_BYTES = new Uint8Array(0);
  * ones. Plain worker_threads rather than Piscina: Piscina's task handling cost more CPU per task
  * than the whole hand-off here (bench/RESULTS.md).
  */
+export interface ThreadPoolOptions {
+  /** What the pool's threads do (`batch`: the batch checks), the first word of its error messages. */
+  name: string;
+  /** The compiled worker entry. */
+  file: string;
+  size: number;
+  /** The shared memory of the requests' slots, if any. */
+  slots?: SlotMemory | null;
+}
+
 export class ThreadPool<I extends { body: Uint8Array }, O> {
   private threads: PoolThread<I, O>[] = [];
   private nextId = 0;
   private closed = false;
+  private readonly name: string;
+  private readonly file: string;
+  private readonly slots: SlotMemory | null;
 
-  /** `file`: the compiled worker entry; `slots`: the shared memory of the requests' slots, if any. */
-  constructor(
-    private readonly file: string,
-    size: number,
-    private readonly slots: SlotMemory | null = null,
-  ) {
-    for (let i = 0; i < size; i += 1) this.threads.push(this.spawn());
+  constructor(options: ThreadPoolOptions) {
+    this.name = options.name;
+    this.file = options.file;
+    this.slots = options.slots ?? null;
+    for (let i = 0; i < options.size; i += 1) this.threads.push(this.spawn());
   }
 
   /**
@@ -102,7 +118,7 @@ export class ThreadPool<I extends { body: Uint8Array }, O> {
    * build is missing) would otherwise be restarted in a tight loop.
    */
   private spawn(): PoolThread<I, O> {
-    return new PoolThread<I, O>(this.file, this.slots, (dead) => {
+    return new PoolThread<I, O>(this.name, this.file, this.slots, (dead) => {
       if (this.closed || !dead.answered) return;
       this.threads = this.threads.map((thread) => (thread === dead ? this.spawn() : thread));
     });
@@ -118,12 +134,12 @@ export class ThreadPool<I extends { body: Uint8Array }, O> {
    *   `input.body` is unusable once this is called; use the `body` of the result.
    */
   run(input: I, memory: RequestMemory): Promise<ThreadResult<O>> {
-    if (this.closed) return Promise.reject(new Error('batch pool closed'));
+    if (this.closed) return Promise.reject(new Error(`${this.name} pool closed`));
     let thread: PoolThread<I, O> | undefined;
     for (const candidate of this.threads) {
       if (candidate.alive && (thread === undefined || candidate.pending.size < thread.pending.size)) thread = candidate;
     }
-    if (thread === undefined) return Promise.reject(new Error('no batch worker thread is running'));
+    if (thread === undefined) return Promise.reject(new Error(`no ${this.name} worker thread is running`));
     const chosen = thread;
     const body = input.body;
     let bodySlot = memory.slotOf(body);

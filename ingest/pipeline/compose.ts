@@ -8,7 +8,7 @@ import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../../shared/redis.js';
 import { Admission } from '../admission/admission.js';
 import { AdmissionResolver } from '../admission/resolver.js';
 import { CredentialCache } from '../auth/credentials.js';
-import { BatchChecker, DEFAULT_BATCH_CHECKER_OPTIONS, createCheckPool } from '../check/checker.js';
+import { BatchChecker, createCheckPool } from '../check/checker.js';
 import { MAX_BODY_BYTES } from '../common/edgeHttp.js';
 import { IngestMetrics } from '../common/metrics.js';
 import { insertObservationRows } from '../common/observationsTable.js';
@@ -64,10 +64,7 @@ export async function createIngestPipeline(deps: EdgeDeps): Promise<IngestPipeli
   });
   const slots = ingest.sharedSlots > 0 ? new SharedSlots(ingest.sharedSlots) : null;
   if (slots !== null) metrics.slotsInUse = () => slots.count - slots.available;
-  const checker = new BatchChecker(
-    ingest.workerThreads > 0 ? createCheckPool(ingest.workerThreads, slots) : null,
-    DEFAULT_BATCH_CHECKER_OPTIONS,
-  );
+  const checker = new BatchChecker(ingest.workerThreads > 0 ? createCheckPool(ingest.workerThreads, slots) : null);
 
   await admission.load();
   await redis.xgroup('CREATE', analysisStream, ANALYSIS_CONSUMER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {

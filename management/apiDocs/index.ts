@@ -2,10 +2,13 @@ import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors/index.js';
-import { API_KEY_SCHEME, CLI_SCHEME, SESSION_SCHEME, errorResponses, routeDocs } from './routeDocs.js';
+import { API_KEY_SCHEME, CLI_SCHEME, SESSION_SCHEME, SETUP_SCHEME, errorResponses, routeDocs } from './routeDocs.js';
 
 export const OPENAPI_URL = '/openapi.json';
 export const API_REFERENCE_PREFIX = '/docs';
+
+/** An operation's `routeDocs().errorStatuses`, from `transform` to `transformObject`, which lists the codes by status. */
+const ERROR_STATUSES = 'x-error-statuses';
 
 /**
  * Everything the reference page loads comes from this origin (the UI's assets ship in
@@ -94,6 +97,12 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
             description:
               'Account CLI OAuth access token from the device grant (`/oauth/token`); each operation names its `service:cli:` scope in `x-scopes` (`cli`: any CLI access token), or in `x-cli-scopes` when it also takes a workspace API key.',
           },
+          [SETUP_SCHEME]: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'Setup OAuth access token of the local setup tool (`svc_setup_at_…`), from the device grant of the client `service-setup-tool` (`/oauth/token`), bound to the one connection its request named and an owner or admin approved; no `X-Service-Workspace`. Each operation that accepts it names its `service:setup:` scope in `x-setup-scopes`; another Integration or connection answers 403 `integration_scope_mismatch`, and every other route 403 `insufficient_scope`.',
+          },
         },
       },
     },
@@ -106,7 +115,9 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
         description: docs.description,
         'x-scopes': docs.scopes,
         ...(docs.cliScopes.length ? { 'x-cli-scopes': docs.cliScopes } : {}),
+        ...(docs.setupScopes.length ? { 'x-setup-scopes': docs.setupScopes } : {}),
         'x-error-codes': docs.errorCodes,
+        ...(Object.keys(docs.errorStatuses).length ? { [ERROR_STATUSES]: docs.errorStatuses } : {}),
         ...(docs.security.length ? { security: docs.security } : {}),
       };
       return { schema: documented, url };
@@ -116,13 +127,25 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
       const { openapiObject } = documentObject;
       const document = openapiObject as unknown as {
         components: { schemas: Record<string, unknown> };
-        paths: Record<string, Record<string, { responses?: Record<string, unknown>; 'x-error-codes'?: ErrorCode[] }>>;
+        paths: Record<
+          string,
+          Record<
+            string,
+            {
+              responses?: Record<string, unknown>;
+              'x-error-codes'?: ErrorCode[];
+              [ERROR_STATUSES]?: Partial<Record<ErrorCode, number>>;
+            }
+          >
+        >;
       };
       document.components.schemas.Error = errorComponent();
       for (const operations of Object.values(document.paths)) {
         for (const operation of Object.values(operations)) {
           const codes = operation['x-error-codes'];
-          if (codes) operation.responses = { ...errorResponses(codes), ...operation.responses };
+          if (codes) operation.responses = { ...errorResponses(codes, operation[ERROR_STATUSES]), ...operation.responses };
+          // Carried here from `transform` only: the responses say it.
+          delete operation[ERROR_STATUSES];
         }
       }
       return openapiObject;

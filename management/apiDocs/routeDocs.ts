@@ -2,11 +2,13 @@ import type { RouteOptions } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../shared/errors/index.js';
 import { WORKSPACE_HEADER, cliScope } from '../auth/cliApi.js';
 import { authRequirementOf, type AuthRequirement } from '../auth/requirement.js';
+import { SETUP_BINDING_STATUS } from '../auth/workspaceAuth.js';
 import { rejectPausedWrite } from '../maintenance.js';
 
 export const API_KEY_SCHEME = 'apiKey';
 export const SESSION_SCHEME = 'session';
 export const CLI_SCHEME = 'cli';
+export const SETUP_SCHEME = 'setup';
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** What the API reference says of one route beyond its JSON Schemas. */
@@ -22,6 +24,11 @@ export interface RouteDocs {
    * scope it needs (`service:cli:` + the API key scope); empty elsewhere.
    */
   cliScopes: string[];
+  /**
+   * `x-setup-scopes`: on a route that also accepts a setup OAuth token of the local setup tool, the
+   * setup scope it needs (`service:setup:…`); empty elsewhere.
+   */
+  setupScopes: string[];
   /** Request headers the route reads for one of its schemes only (`X-Service-Workspace` for a CLI token). */
   optionalHeaders: string[];
   /** Request headers the route's authentication requires (`X-Service-Workspace` on CLI workspace routes). */
@@ -29,6 +36,8 @@ export interface RouteDocs {
   description: string;
   /** The catalogue codes this route's own declaration can answer (docs/decisions/api-conventions.md). */
   errorCodes: ErrorCode[];
+  /** Codes this route answers under another of their catalogue statuses than the first (`otherStatuses`). */
+  errorStatuses: Partial<Record<ErrorCode, number>>;
 }
 
 function hooksOf(route: RouteOptions): unknown[] {
@@ -58,7 +67,9 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   let scopes: string[] = [];
   const requiredHeaders: string[] = [];
   const cliScopes: string[] = [];
+  const setupScopes: string[] = [];
   const optionalHeaders: string[] = [];
+  const errorStatuses: Partial<Record<ErrorCode, number>> = {};
   if (auth?.kind === 'apiKey') {
     security = [{ [API_KEY_SCHEME]: [] }];
     scopes = [auth.scope];
@@ -74,14 +85,19 @@ export function routeDocs(route: RouteOptions): RouteDocs {
       );
       codes.add('workspace_required').add('workspace_not_found');
       if (write) codes.add('cli_operation_forbidden');
-      if (auth.setup) {
-        lines.push(
-          `Or a setup OAuth token of the local setup tool (\`Authorization: Bearer svc_setup_at_…\`) with scope \`${auth.setup}\`, for the Integration it is bound to only: another answers 403 \`integration_scope_mismatch\`.`,
-        );
-      }
     } else if (auth.cli === 'deny') {
       lines.push('Account CLI OAuth access tokens are refused (dashboard setup only).');
       codes.add('cli_operation_forbidden');
+    }
+    if (auth.setup) {
+      security.push({ [SETUP_SCHEME]: [] });
+      setupScopes.push(auth.setup);
+      const bound = route.config?.errors?.includes('integration_scope_mismatch') ?? false;
+      lines.push(
+        `Or a setup OAuth token of the local setup tool (\`Authorization: Bearer svc_setup_at_…\`) with scope \`${auth.setup}\`, for the Integration and connection it is bound to only${bound ? `: another answers ${SETUP_BINDING_STATUS} \`integration_scope_mismatch\`` : ''}.`,
+      );
+      // The setup token's answer (01 Authentication 4), not the catalogue's 409 for an `expectedScope` guard.
+      errorStatuses.integration_scope_mismatch = SETUP_BINDING_STATUS;
     }
   } else if (auth?.kind === 'session') {
     security = [{ [SESSION_SCHEME]: [] }];
@@ -121,16 +137,27 @@ export function routeDocs(route: RouteOptions): RouteDocs {
   for (const code of route.config?.errors ?? []) codes.add(code);
   codes.add('service_unavailable');
   if (route.config?.validationError) lines.push(`A request that fails the schemas answers \`${route.config.validationError}\`.`);
-  return { security, scopes, cliScopes, optionalHeaders, requiredHeaders, description: lines.join('\n\n'), errorCodes: [...codes] };
+  return {
+    security,
+    scopes,
+    cliScopes,
+    setupScopes,
+    optionalHeaders,
+    requiredHeaders,
+    description: lines.join('\n\n'),
+    errorCodes: [...codes],
+    errorStatuses,
+  };
 }
 
-/** The error responses of an operation, by status, each naming its codes. */
+/** The error responses of an operation, by status (the catalogue's, or the route's own of `statuses`), each naming its codes. */
 export function errorResponses(
   codes: readonly ErrorCode[],
+  statuses: Partial<Record<ErrorCode, number>> = {},
 ): Record<string, { description: string; content: Record<string, { schema: { $ref: string } }> }> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
-    const status = ERROR_CATALOGUE[code].status;
+    const status = statuses[code] ?? ERROR_CATALOGUE[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(

@@ -105,10 +105,15 @@ export function workspaceAuth(scope: WorkspaceScope, options: WorkspaceAuthOptio
 }
 
 /**
+ * 01 Errors' 403 row of `integration_scope_mismatch`, one of its catalogue `otherStatuses`: "setup
+ * OAuth lacks the requested Integration". Its 409 row is an `expectedScope` guard (the first status).
+ */
+export const SETUP_BINDING_STATUS = 403;
+
+/**
  * 01 Authentication 4: a setup token reaches only what it is bound to. Another connection or
- * Integration than its own is 403 `integration_scope_mismatch` (the catalogue's code is 409 for
- * an `expectedScope` mismatch, 01 Contract API errors; here the spec's 403 row), whether or not
- * the other one exists. Other callers pass.
+ * Integration than its own is 403 `integration_scope_mismatch`, whether or not the other one
+ * exists. Other callers pass.
  */
 export function requireSetupBinding(
   principal: WorkspacePrincipal,
@@ -118,5 +123,5 @@ export function requireSetupBinding(
   const other =
     (target.connectionId !== undefined && target.connectionId !== principal.connectionId)
     || (target.workspaceIntegrationId !== undefined && target.workspaceIntegrationId !== principal.workspaceIntegrationId);
-  if (other) throw new AppError('integration_scope_mismatch', { status: 403 });
+  if (other) throw new AppError('integration_scope_mismatch', { status: SETUP_BINDING_STATUS });
 }

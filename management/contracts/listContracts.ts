@@ -16,7 +16,14 @@ export default async function listContractsRoute(app: FastifyInstance): Promise<
       onRequest: [workspaceAuth('contracts:read', { cli: 'allow', setup: 'service:setup:contracts:read' })],
       config: {
         validationError: 'invalid_contract_query',
-        errors: ['integration_not_found', 'invalid_contract_query', 'invalid_contract_cursor', 'workspace_modes_unavailable'],
+        // `integration_scope_mismatch`: a setup token's, for another connection (the reference lists it under 403).
+        errors: [
+          'integration_scope_mismatch',
+          'integration_not_found',
+          'invalid_contract_query',
+          'invalid_contract_cursor',
+          'workspace_modes_unavailable',
+        ],
       },
       schema: { params: integrationParams, querystring: listQuery, response: { 200: listResponse } },
     },

@@ -26,11 +26,15 @@ function targetOf(kind: DeletionKind, params: DeletionParams): DeletionTarget {
     : connectionTarget(params.workspaceIntegrationId, params.connectionId ?? '');
 }
 
-/** 03 "Integration deletion" codes of a preview beyond its hooks and schemas. */
-const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found', 'workspace_unavailable'];
+/**
+ * 03 "Integration deletion" codes of a preview beyond its hooks and schemas, and a setup token's
+ * answer for a target it is not bound to (deletionAuth.ts; the reference lists it under 403).
+ */
+const PREVIEW_ERRORS: readonly ErrorCode[] = ['integration_scope_mismatch', 'not_found', 'workspace_unavailable'];
 
-/** 03 "Integration deletion" codes of a confirmation, plus the keyed routes' conventions. */
+/** 03 "Integration deletion" codes of a confirmation, plus the keyed routes' conventions and the setup binding. */
 const CONFIRM_ERRORS: readonly ErrorCode[] = [
+  'integration_scope_mismatch',
   'not_found',
   'confirmation_mismatch',
   'deletion_preview_expired',

@@ -67,6 +67,9 @@ export interface RefreshTokenState {
   usedAt: Date | null;
   revokedAt: Date | null;
   clientRevokedAt: Date | null;
+  /** A setup grant's binding (null for the CLI). */
+  workspaceId: string | null;
+  connectionId: string | null;
 }
 
 /**
@@ -83,8 +86,11 @@ export async function findRefreshTokenForUpdate(db: Queryable, tokenHash: string
     used_at: Date | null;
     revoked_at: Date | null;
     client_revoked_at: Date | null;
+    workspace_id: string | null;
+    connection_id: string | null;
   }>(
-    `SELECT c.oauth_client_id, t.client_id, c.user_id, t.scopes, t.expires_at, t.used_at, t.revoked_at, c.revoked_at AS client_revoked_at
+    `SELECT c.oauth_client_id, t.client_id, c.user_id, t.scopes, t.expires_at, t.used_at, t.revoked_at, c.revoked_at AS client_revoked_at,
+            c.workspace_id, c.connection_id
        FROM cli_tokens t JOIN cli_clients c ON c.id = t.client_id
       WHERE t.token_hash = $1 AND t.kind = 'refresh'
       FOR UPDATE OF c, t`,
@@ -101,6 +107,8 @@ export async function findRefreshTokenForUpdate(db: Queryable, tokenHash: string
         usedAt: row.used_at,
         revokedAt: row.revoked_at,
         clientRevokedAt: row.client_revoked_at,
+        workspaceId: row.workspace_id,
+        connectionId: row.connection_id,
       }
     : null;
 }

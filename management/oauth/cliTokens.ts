@@ -26,6 +26,7 @@ import {
   REFRESH_TOKEN_LIFETIME_SECONDS,
   requireOAuthClient,
 } from './rules.js';
+import { currentSetupBinding } from './setupBindingStore.js';
 
 /** RFC 6749 §5.1 token response (00-decisions §3); the only answer that carries CLI tokens. */
 export interface TokenResponse {
@@ -122,8 +123,10 @@ export interface RefreshRequest {
  * is spent and a new refresh token and access token are issued. A spent token presented again is
  * taken for a stolen copy (RFC 9700 §4.14.2): the whole grant — the CLI client and every token
  * it holds — is revoked, and the answer is `invalid_grant`. A revoked client (03: revoked or
- * replaced consent), a revoked or expired token are `invalid_grant` too. `scope` may narrow the
- * new access token to part of the grant; the new refresh token keeps the whole grant.
+ * replaced consent), a revoked or expired token are `invalid_grant` too, and so is a setup grant
+ * whose approver is no longer an owner or admin of its workspace (the same current consent, 03
+ * Account CLI OAuth 2). `scope` may narrow the new access token to part of the grant; the new
+ * refresh token keeps the whole grant.
  */
 export async function refreshCliTokens(deps: Deps, input: RefreshRequest): Promise<TokenResponse> {
   const client = requireOAuthClient(input.client_id);
@@ -137,11 +140,12 @@ export async function refreshCliTokens(deps: Deps, input: RefreshRequest): Promi
     if (!token || token.oauthClientId !== client.id || token.clientRevokedAt !== null || token.revokedAt !== null) return 'invalid_grant';
     if (token.usedAt !== null) {
       await revokeClientAndTokens(db, token.clientId, now);
+      // A setup grant's revocation is its workspace's event, as its creation and RFC 7009 revocation are.
       await recordAudit(db, {
-        workspaceId: null,
+        workspaceId: token.workspaceId,
         actorType: 'system',
         actorId: null,
-        action: 'cli_client.revoke',
+        action: token.workspaceId === null ? 'cli_client.revoke' : 'setup_client.revoke',
         targetId: token.clientId,
         metadata: { reason: 'refresh_token_reuse', userId: token.userId },
         at: now,
@@ -149,6 +153,10 @@ export async function refreshCliTokens(deps: Deps, input: RefreshRequest): Promi
       return 'invalid_grant';
     }
     if (token.expiresAt.getTime() <= now.getTime()) return 'invalid_grant';
+    // 01 Authentication 4: a setup grant holds while its approver may still approve it. Refused,
+    // nothing is spent or revoked: the grant answers again if the role comes back, as its access
+    // tokens do. A CLI grant is bound to no workspace: membership is checked on each request.
+    if (client.bindsConnection && !(await currentSetupBinding(db, token))) return 'invalid_grant';
     if (requested !== null && !requested.every((scope) => token.scopes.includes(scope))) return 'invalid_scope';
     await spendRefreshToken(db, tokenHash, now);
     await touchCliClient(db, token.clientId, now);

@@ -72,3 +72,18 @@ export async function findSetupConnection(
 /** A workspace owner or admin may approve a setup grant (a viewer may not write, 03 Account CLI OAuth). */
 export const mayApproveSetup = (connection: SetupConnection | null): connection is SetupConnection =>
   connection !== null && (connection.role === 'owner' || connection.role === 'admin');
+
+/**
+ * The bound connection of a setup grant while the grant holds (01 Authentication 4): its approver
+ * still an owner or admin of the bound workspace, which is active. Null otherwise, and for a grant
+ * bound to nothing (the CLI's). A deleted bound connection still holds: the grant outlives what it
+ * deleted. Read on every request of its access tokens and at every refresh.
+ */
+export async function currentSetupBinding(
+  db: Queryable,
+  grant: { userId: string; workspaceId: string | null; connectionId: string | null },
+): Promise<SetupConnection | null> {
+  if (grant.workspaceId === null || grant.connectionId === null) return null;
+  const connection = await findSetupConnection(db, grant.connectionId, grant.userId, { includeDeleted: true });
+  return mayApproveSetup(connection) && connection.workspaceId === grant.workspaceId ? connection : null;
+}

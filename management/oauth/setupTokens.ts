@@ -4,7 +4,7 @@ import { sha256Hex } from '../../shared/secrets.js';
 import type { SetupWorkspacePrincipal } from '../auth/principal.js';
 import { findCurrentAccessToken } from './cliTokenStore.js';
 import { SETUP_CLIENT } from './rules.js';
-import { findSetupConnection, mayApproveSetup } from './setupBindingStore.js';
+import { currentSetupBinding } from './setupBindingStore.js';
 
 const BEARER = /^Bearer (\S+)$/;
 
@@ -31,12 +31,11 @@ export async function authenticateSetupAccessToken(
   const match = BEARER.exec(authorizationHeader ?? '');
   if (!match || !SETUP_CLIENT.accessTokenForm.test(match[1])) throw new AppError('unauthenticated');
   const grant = await findCurrentAccessToken(db, SETUP_CLIENT.id, sha256Hex(match[1]), new Date(nowMs));
-  if (!grant || grant.connectionId === null || grant.workspaceId === null) throw new AppError('unauthenticated');
-  const connection = await findSetupConnection(db, grant.connectionId, grant.userId, { includeDeleted: true });
-  if (!mayApproveSetup(connection) || connection.workspaceId !== grant.workspaceId) throw new AppError('unauthenticated');
+  const connection = grant ? await currentSetupBinding(db, grant) : null;
+  if (!grant || !connection) throw new AppError('unauthenticated');
   const { rows } = await db.query<{ tenant_id: string; account_id: string; model: 'canonical' | 'legacy'; auth_epoch: string }>(
     'SELECT tenant_id, account_id, model, auth_epoch FROM workspaces WHERE id = $1',
-    [grant.workspaceId],
+    [connection.workspaceId],
   );
   const workspace = rows[0];
   return {
@@ -45,7 +44,7 @@ export async function authenticateSetupAccessToken(
     clientId: grant.clientId,
     setupScopes: grant.scopes,
     admittedScope,
-    workspaceId: grant.workspaceId,
+    workspaceId: connection.workspaceId,
     tenantId: workspace.tenant_id,
     accountId: workspace.account_id,
     model: workspace.model,

@@ -9,6 +9,11 @@ export interface ErrorSpec {
   extra?: readonly string[];
   /** Retry-After seconds that the spec fixes for this code. */
   retryAfter?: number;
+  /**
+   * Further statuses the spec lists this code under, each with a meaning of its own; the thrower
+   * of that meaning names it (AppError's `status`) and the API reference lists the code there.
+   */
+  otherStatuses?: readonly number[];
 }
 
 const e = (status: number, more: Omit<ErrorSpec, 'status'> = {}): ErrorSpec => ({ status, ...more });
@@ -37,8 +42,8 @@ export const ERROR_CATALOGUE = {
   integration_not_found: e(404),
   contract_not_found: e(404),
   contract_version_already_exists: e(409),
-  // 403 for a setup OAuth token lacking the Integration; 409 for an expectedScope guard.
-  integration_scope_mismatch: e(409),
+  // 409 for an expectedScope guard; 403 for a setup OAuth token lacking the Integration (Authentication 4).
+  integration_scope_mismatch: e(409, { otherStatuses: [403] }),
   active_contract_changed: e(409, { extra: ['activeContractVersionId'] }),
   contract_not_activatable: e(409),
   connection_configuration_changed: e(409),

@@ -25,20 +25,24 @@ export function loginCli(
   return cliLogin(baseUrl, sessionToken, suffixes.map(cliScope));
 }
 
-type Method = 'GET' | 'POST' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** Calls a `/v1/cli` route with a CLI access token (null: none) and, when given, `X-Service-Workspace`. */
+/**
+ * Calls a route with a CLI access token (null: none) and, when given, `X-Service-Workspace`, a
+ * JSON body and an Idempotency-Key.
+ */
 export function callCli(
   ctx: TestContext,
   token: string | null,
   method: Method,
   url: string,
-  options: { workspace?: string; headers?: Record<string, string> } = {},
+  options: { workspace?: string; headers?: Record<string, string>; body?: unknown; idempotencyKey?: string } = {},
 ): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (token !== null) headers.authorization = `Bearer ${token}`;
   if (options.workspace !== undefined) headers[WORKSPACE_HEADER] = options.workspace;
-  return ctx.app.inject({ method, url, headers });
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+  return ctx.app.inject({ method, url, headers, ...(options.body === undefined ? {} : { payload: options.body as object }) });
 }
 
 /**
