@@ -163,6 +163,22 @@ describe('repair proposals', () => {
     expect(proposal).toMatchObject({ status: 'rejected', errorCode: 'service_unavailable', validation, decision });
     expect(Object.keys(proposal.validation).sort()).toEqual(Object.keys(validation).sort());
     expect(JSON.stringify(proposal)).not.toContain('secret');
+
+    // A validation recorded before its replay ran lacks the replay's members: they read as null.
+    await ctx.deps.pool.query('UPDATE repair_proposals SET validation = $2 WHERE id = $1', [
+      proposalIds[1],
+      { id: validation.id, valid: false },
+    ]);
+    const partial = await ok(await read(target, proposalUrl(target.connectionId, proposalIds[1])));
+    expect(partial.proposal.validation).toEqual({
+      id: validation.id,
+      valid: false,
+      replayPassed: false,
+      replayRunId: null,
+      replayStatus: null,
+      adapterFingerprint: null,
+      schemaChecksFingerprint: null,
+    });
   });
 
   it('answers 404 repair_proposal_not_found for an unknown, malformed or another connection’s proposal, and refuses query parameters', async () => {

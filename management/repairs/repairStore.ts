@@ -159,6 +159,30 @@ export function sanitizedErrorCode(code: string | null): string | null {
   return Object.hasOwn(ERROR_CATALOGUE, code) ? code : 'service_unavailable';
 }
 
+const textOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/**
+ * The stored validation as 03 names it: exactly its members, a missing one null (the worker's
+ * JSON is read, never trusted to be complete, so the serialiser never meets a gap).
+ */
+function validationView(stored: ProposalValidation | null): ProposalValidation | null {
+  if (stored === null || typeof stored !== 'object') return null;
+  return {
+    id: String(stored.id),
+    valid: stored.valid === true,
+    replayPassed: stored.replayPassed === true,
+    replayRunId: textOrNull(stored.replayRunId),
+    replayStatus: textOrNull(stored.replayStatus),
+    adapterFingerprint: textOrNull(stored.adapterFingerprint),
+    schemaChecksFingerprint: textOrNull(stored.schemaChecksFingerprint),
+  };
+}
+
+function decisionView(stored: ProposalDecision | null): ProposalDecision | null {
+  if (stored === null || typeof stored !== 'object') return null;
+  return { status: stored.status, approvalRecordId: String(stored.approvalRecordId), decidedAt: String(stored.decidedAt) };
+}
+
 export function proposalView(row: ProposalRow): ProposalView {
   return {
     id: row.id,
@@ -170,8 +194,8 @@ export function proposalView(row: ProposalRow): ProposalView {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     errorCode: sanitizedErrorCode(row.error_code),
-    validation: row.validation,
-    decision: row.decision,
+    validation: validationView(row.validation),
+    decision: decisionView(row.decision),
   };
 }
 
