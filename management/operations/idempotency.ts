@@ -5,7 +5,7 @@ import { AppError, type ErrorCode } from '../../shared/errors/index.js';
 import { fingerprint } from '../../shared/fingerprint.js';
 import { recheckAuthority, type AuthorityLoss } from '../auth/apiKeyAuth.js';
 import type { OperationActor } from '../auth/principal.js';
-import type { WorkspaceScope } from '../auth/scopes.js';
+import type { CliScopeSuffix, WorkspaceScope } from '../auth/scopes.js';
 import { recheckWorkspaceUser, type WorkspaceUserLoss } from '../auth/workspaceUserAuth.js';
 import type { Deps } from '../deps.js';
 import { reviewerMatches, reviewerOf, reviewerParams } from './actor.js';
@@ -39,8 +39,12 @@ export interface OperationOptions {
   kind: string;
   /** The performer: an API key, or a console user acting as owner or admin of the workspace. */
   principal: OperationActor;
-  /** The scope an API key needs; a workspace user needs the owner or admin role instead. */
-  scope: WorkspaceScope;
+  /**
+   * The scope an API key needs (a CLI token: `service:cli:` + it; a route only CLI tokens reach
+   * may name a CLI-only scope such as `repairs:create`); a workspace user needs the owner or
+   * admin role instead.
+   */
+  scope: WorkspaceScope | CliScopeSuffix;
   idempotencyKey: string;
   /** The normalised request (route target and body); its fingerprint binds the key. */
   request: unknown;
@@ -94,7 +98,7 @@ function recheckActor(
   db: pg.PoolClient,
   deps: Deps,
   actor: OperationActor,
-  scope: WorkspaceScope,
+  scope: WorkspaceScope | CliScopeSuffix,
 ): Promise<AuthorityLoss | WorkspaceUserLoss | null> {
   return actor.kind !== 'workspace_user'
     ? recheckAuthority(db, actor, scope, deps.clock.nowMs())
