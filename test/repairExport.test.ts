@@ -293,9 +293,51 @@ const JSON_SCHEMA: Case = {
   wrong: { orderId: 'o-1', address: { city: 'Oslo', zip: '0150' } },
 };
 
+// OpenAPI 3.1 webhooks: the message of an inbound webhook is its request body.
+const OPENAPI_31_WEBHOOK: Case = {
+  contract: {
+    format: 'openapi',
+    importedFrom: 'openapi 3.1.0',
+    declaredVersion: '5',
+    document: {
+      openapi: '3.1.0',
+      info: INFO,
+      webhooks: {
+        'invoice.paid': {
+          post: {
+            requestBody: {
+              content: {
+                'application/cloudevents+json': {
+                  schema: { type: 'object', required: ['id'], properties: { id: { type: 'string' }, amount: { type: 'integer' } } },
+                },
+              },
+            },
+            responses: { '200': { description: 'received' } },
+          },
+        },
+      },
+    },
+  },
+  operation: { method: 'POST', routeTemplate: 'invoice.paid', payloadLocation: 'message', statusSelector: 'default' },
+  patch: [
+    { op: 'replace', path: '/properties/amount/type', value: ['integer', 'number'] },
+    { op: 'add', path: '/properties/lines', value: { type: 'array', items: { type: 'string' } } },
+    // A member named as YAML 1.1 spells a boolean: quoted in the Overlay, so that it stays a name.
+    { op: 'add', path: '/properties/y', value: { type: 'number' } },
+  ],
+  changes: [
+    change('property_added', '/lines', '/properties/lines', 'undeclared', 'array', 1),
+    change('property_added', '/y', '/properties/y', 'undeclared', 'number', 1),
+    change('type_widened', '/amount', '/properties/amount', 'integer', 'number', 1),
+  ],
+  fixtures: [object({ id: S, amount: N, lines: array(S), y: N }), object({ id: S, amount: I })],
+  wrong: { amount: 5 },
+};
+
 const CASES: [string, Case][] = [
   ['OpenAPI 3.0', OPENAPI_30],
   ['OpenAPI 3.1', OPENAPI_31],
+  ['OpenAPI 3.1 webhook', OPENAPI_31_WEBHOOK],
   ['Swagger 2.0 (response)', SWAGGER_RESPONSE],
   ['Swagger 2.0 (request body)', SWAGGER_REQUEST],
   ['JSON Schema', JSON_SCHEMA],
@@ -538,6 +580,7 @@ describe('repair export bundle', () => {
 
     it('repair.overlay.yaml, applied to the registered document by another implementation, imports to the candidate schema', async () => {
       const overlay = parse(fileOf(bundle, 'repair.overlay.yaml'));
+      expect(fileOf(bundle, 'repair.overlay.yaml')).not.toMatch(/^\s*(?:y|n|yes|no|on|off):/m);
       expect(overlay).toMatchObject({ overlay: '1.0.0', info: { version: '1.0.0' } });
       const document = structuredClone(testCase.contract.document);
       const repaired = await applyOverlay(document, fileOf(bundle, 'repair.overlay.yaml'));
@@ -602,6 +645,59 @@ describe('repair export bundle', () => {
     expect(isHook({ orderId: 'o', address: { city: 'c' }, tags: ['refunded', 'new'] })).toBe(true);
     expect(isHook({ orderId: 'o', address: { city: 'c' }, tags: ['lost'] })).toBe(false);
     expect(() => normalise({ orderId: 'o', address: { city: 'c', zip: '1' } })).toThrow('/address/zip');
+  });
+
+  it('the same change written as whole members and array-index removals, in a shared response object, gives the same schema', async () => {
+    const document = structuredClone(OPENAPI_30.contract.document) as {
+      paths: Record<string, { get?: { responses: Record<string, unknown> } }>;
+      components: Record<string, unknown>;
+    };
+    const shared = (document.components as { schemas: { Order: unknown } }).schemas.Order;
+    document.components = {
+      responses: { OrderResponse: { description: 'an order', content: { 'application/json': { schema: shared } } } },
+    };
+    (document.paths['/v1/orders/{orderId}'].get as { responses: Record<string, unknown> }).responses = {
+      '200': { $ref: '#/components/responses/OrderResponse' },
+    };
+    delete document.paths['/v1/orders'];
+    const inline: Case = {
+      ...OPENAPI_30,
+      contract: { ...OPENAPI_30.contract, document },
+      patch: [
+        { op: 'replace', path: '/properties/total', value: { type: ['number', 'string'] } },
+        { op: 'replace', path: '/properties/note', value: { type: ['null', 'string'] } },
+        { op: 'add', path: '/properties/currency', value: { type: 'string' } },
+        {
+          op: 'add',
+          path: '/properties/shipping',
+          value: { type: 'object', required: ['city'], properties: { city: { type: 'string' } } },
+        },
+        { op: 'remove', path: '/required/1' },
+      ],
+    };
+    const input = inputOf(inline);
+    const order = (built('OpenAPI 3.0').input.candidate.schema.$defs as { Order: unknown }).Order;
+    expect(input.candidate.schemaFingerprint, 'the Order of the 3.0 case, patched the other way').toBe(fingerprint(order));
+    const bundle = buildRepairBundle(input);
+    const repaired = await applyOverlay(document, fileOf(bundle, 'repair.overlay.yaml'));
+    expect(importedOperation(inline.contract, inline.operation, repaired).fingerprint).toBe(input.candidate.schemaFingerprint);
+    expect(JSON.parse(fileOf(bundle, 'repair.json')).overlay.editedSchemas).toEqual([
+      '/components/responses/OrderResponse/content/application~1json/schema',
+    ]);
+  });
+
+  it('a candidate listing a type list or required in another order than the importer still exports', async () => {
+    const unsorted: Case = {
+      ...OPENAPI_31,
+      patch: [
+        { op: 'replace', path: '/properties/quantity/type', value: ['null', 'integer'] },
+        { op: 'replace', path: '/required', value: ['sku'] },
+      ],
+    };
+    const input = inputOf(unsorted);
+    const repaired = await applyOverlay(OPENAPI_31.contract.document, fileOf(buildRepairBundle(input), 'repair.overlay.yaml'));
+    const imported = importedOperation(unsorted.contract, unsorted.operation, repaired).schema as { properties: { quantity: unknown } };
+    expect(imported.properties.quantity).toEqual({ type: ['integer', 'null'] });
   });
 
   describe('refusals', () => {

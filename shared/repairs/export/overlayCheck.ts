@@ -1,13 +1,16 @@
 // The planned Overlay is checked before it is exported: applied to the registered document with
 // Overlay 1.0.0's rules and imported again, the operation must have exactly the candidate's
-// schema (its fingerprint). Anything else — a node the walk could not place, a form the importer
-// reads differently — refuses the export with `repair_export_operation_unsupported`.
+// schema (up to the order of `type` lists and `required`, which the importer sorts). Anything
+// else — a node the walk could not place, a form the importer reads differently — refuses the
+// export with `repair_export_operation_unsupported`.
 
 import { importJsonSchema } from '../../contracts/importJsonSchema.js';
 import { importOpenApi } from '../../contracts/importOpenApi.js';
 import { isPlainObject, resolveTokens, setOwn } from '../../contracts/jsonPointer.js';
 import { operationKey } from '../../contracts/operationKey.js';
 import { compare } from '../../contracts/schemaSubset.js';
+import type { ImportedOperation } from '../../contracts/types.js';
+import { fingerprint } from '../../fingerprint.js';
 import type { RepairBundleInput } from './types.js';
 import type { PlannedAction } from './overlayPlan.js';
 import { unsupported } from './schemaSource.js';
@@ -44,19 +47,40 @@ function merge(target: Record<string, unknown>, update: Record<string, unknown>)
   }
 }
 
-/** Operation keys → schema fingerprints of a document, as the contract import reads it. */
-function importedFingerprints(input: RepairBundleInput, document: Record<string, unknown>): Map<string, string> {
+/** The operations of a document, by key, as the contract import reads them. */
+function importedOperations(input: RepairBundleInput, document: Record<string, unknown>): Map<string, ImportedOperation> {
   const { operation } = input;
   const protocol = operation.payloadLocation === 'message' ? 'http-webhook' : 'http-api';
   try {
     if (input.contract.format === 'json-schema') {
       const imported = importJsonSchema(document, { ...operation }, protocol);
-      return new Map([[imported.operationKey, imported.fingerprint]]);
+      return new Map([[imported.operationKey, imported]]);
     }
-    return new Map(importOpenApi(document, protocol).operations.map((entry) => [entry.operationKey, entry.fingerprint]));
+    return new Map(importOpenApi(document, protocol).operations.map((entry) => [entry.operationKey, entry]));
   } catch {
     throw unsupported();
   }
+}
+
+/**
+ * A schema with its `type` lists and `required` sets in the order the importer writes them: a
+ * candidate that lists them otherwise means the same schema.
+ */
+function normalForm(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(normalForm);
+  if (!isPlainObject(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(schema)) {
+    const value = schema[key];
+    if ((key === 'type' || key === 'required') && Array.isArray(value) && value.every((entry) => typeof entry === 'string')) {
+      setOwn(out, key, [...new Set(value)].sort(compare));
+    } else if (key === 'enum' && Array.isArray(value)) {
+      setOwn(out, key, value);
+    } else {
+      setOwn(out, key, normalForm(value));
+    }
+  }
+  return out;
 }
 
 /**
@@ -68,11 +92,12 @@ export function checkOverlay(input: RepairBundleInput, actions: readonly Planned
   const { operation, candidate } = input;
   const key = operationKey(operation.method, operation.routeTemplate, operation.payloadLocation, operation.statusSelector);
   if (key !== input.proposal.operationKey) throw unsupported();
-  const before = importedFingerprints(input, input.contract.document);
-  if (before.get(key) !== candidate.baseSchemaFingerprint) throw unsupported();
-  const after = importedFingerprints(input, applyPlannedActions(input.contract.document, actions));
-  if (after.get(key) !== candidate.schemaFingerprint) throw unsupported();
+  const before = importedOperations(input, input.contract.document);
+  if (before.get(key)?.fingerprint !== candidate.baseSchemaFingerprint) throw unsupported();
+  const after = importedOperations(input, applyPlannedActions(input.contract.document, actions));
+  const repaired = after.get(key);
+  if (repaired === undefined || fingerprint(normalForm(repaired.schema)) !== fingerprint(normalForm(candidate.schema))) throw unsupported();
   const keys = new Set([...before.keys(), ...after.keys()]);
   keys.delete(key);
-  return [...keys].filter((other) => before.get(other) !== after.get(other)).sort(compare);
+  return [...keys].filter((other) => before.get(other)?.fingerprint !== after.get(other)?.fingerprint).sort(compare);
 }

@@ -2,12 +2,19 @@
 // JSONPath (RFC 9535) of name selectors from the document root, so that it selects exactly the one
 // node the plan edits.
 
-import { stringify, parse } from 'yaml';
+import { Document, parse, visit } from 'yaml';
 import { isPlainObject, resolveTokens } from '../../contracts/jsonPointer.js';
 import { canonicalJson } from '../../fingerprint.js';
 import type { PlannedAction } from './overlayPlan.js';
 
 export const OVERLAY_VERSION = '1.0.0';
+
+/**
+ * Plain scalars a YAML 1.1 parser (PyYAML, Go's yaml.v2, much Overlay tooling) reads as a boolean,
+ * null, number or date although YAML 1.2 reads them as strings (`y`, `on`, `no`, `0o17`, …): a
+ * member named `y` must stay a string. Quoting a few strings more than needed does no harm.
+ */
+const YAML_11_NON_STRING = /^(?:[-+]?\.?[0-9].*|[-+]?\.(?:inf|nan)|y|n|yes|no|true|false|on|off|null|~|<<|=|)$/i;
 
 export function overlayYaml(document: Record<string, unknown>, title: string, actions: readonly PlannedAction[]): string {
   const overlay = {
@@ -19,8 +26,14 @@ export function overlayYaml(document: Record<string, unknown>, title: string, ac
       ...(action.remove ? { remove: true } : { update: action.update }),
     })),
   };
-  // No folded lines (a target stays on one line) and no anchors (every action stands alone).
-  const text = stringify(overlay, { lineWidth: 0, aliasDuplicateObjects: false });
+  // No anchors (every action stands alone) and no folded lines (a target stays on one line).
+  const written = new Document(overlay, { aliasDuplicateObjects: false });
+  visit(written, {
+    Scalar(_, node) {
+      if (typeof node.value === 'string' && YAML_11_NON_STRING.test(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  const text = written.toString({ lineWidth: 0 });
   if (canonicalJson(parse(text)) !== canonicalJson(overlay)) throw new Error('the Overlay does not read back as written');
   return text;
 }

@@ -99,8 +99,8 @@ function siteOf(path: string, baseSchema: Record<string, unknown>, source: Schem
     node = defs[name];
     compiled = ['$defs', name];
     at = source.definition(name);
+    index = 2;
   }
-  if (compiled.length > 0) index = 2;
   for (;;) {
     const written = sourceNode(source, at, node);
     // The patch replaces a whole node: nothing in the document says which object that was.
