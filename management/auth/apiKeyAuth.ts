@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors/index.js';
 import { sha256Hex } from '../../shared/secrets.js';
 import { cliScope } from './cliApi.js';
 import type { ApiKeyPrincipal, CliWorkspacePrincipal, SetupWorkspacePrincipal, WorkspacePrincipal } from './principal.js';
-import type { WorkspaceScope } from './scopes.js';
+import type { CliScopeSuffix, WorkspaceScope } from './scopes.js';
 
 const API_KEY_PATTERN = /^svc_api_[A-Za-z0-9_-]{43}$/;
 
@@ -66,7 +66,7 @@ export type AuthorityLoss = 'key' | 'workspace' | 'epoch';
 export async function recheckAuthority(
   db: Queryable,
   principal: WorkspacePrincipal,
-  scope: WorkspaceScope,
+  scope: WorkspaceScope | CliScopeSuffix,
   nowMs: number,
 ): Promise<AuthorityLoss | null> {
   if (principal.kind === 'cli') return recheckCliAuthority(db, principal, scope);
@@ -79,7 +79,11 @@ export async function recheckAuthority(
   return null;
 }
 
-async function recheckCliAuthority(db: Queryable, principal: CliWorkspacePrincipal, scope: WorkspaceScope): Promise<AuthorityLoss | null> {
+async function recheckCliAuthority(
+  db: Queryable,
+  principal: CliWorkspacePrincipal,
+  scope: WorkspaceScope | CliScopeSuffix,
+): Promise<AuthorityLoss | null> {
   const { rows } = await db.query<{ status: string; auth_epoch: string; role: string | null; client_current: boolean }>(
     `SELECT w.status, w.auth_epoch, m.role,
             EXISTS (SELECT 1 FROM cli_clients c

@@ -5,7 +5,7 @@ import { AppError, type ErrorCode } from '../../shared/errors/index.js';
 import { fingerprint } from '../../shared/fingerprint.js';
 import { recheckAuthority, type AuthorityLoss } from '../auth/apiKeyAuth.js';
 import type { OperationActor } from '../auth/principal.js';
-import type { WorkspaceScope } from '../auth/scopes.js';
+import type { CliScopeSuffix, WorkspaceScope } from '../auth/scopes.js';
 import { recheckWorkspaceUser, type WorkspaceUserLoss } from '../auth/workspaceUserAuth.js';
 import type { Deps } from '../deps.js';
 import { reviewerMatches, reviewerOf, reviewerParams } from './actor.js';
@@ -39,8 +39,16 @@ export interface OperationOptions {
   kind: string;
   /** The performer: an API key, or a console user acting as owner or admin of the workspace. */
   principal: OperationActor;
-  /** The scope an API key needs; a workspace user needs the owner or admin role instead. */
-  scope: WorkspaceScope;
+  /**
+   * The scope an API key needs (a CLI token: `service:cli:` + it, so a CLI-only scope such as
+   * `repairs:approve` is allowed); a workspace user needs the owner or admin role instead.
+   */
+  scope: WorkspaceScope | CliScopeSuffix;
+  /**
+   * The workspace authorization epoch the operation is made under, recorded on its row (03
+   * Reviewed repairs 3: another authorization epoch cannot claim the receipt); unset, none is.
+   */
+  authEpoch?: string;
   idempotencyKey: string;
   /** The normalised request (route target and body); its fingerprint binds the key. */
   request: unknown;
@@ -73,6 +81,7 @@ export interface StoredOperation {
   integration_id: string | null;
   recorded_revision: string | null;
   receipt: Record<string, unknown>;
+  auth_epoch: string | null;
   created_at: Date;
 }
 
@@ -82,7 +91,7 @@ export interface OperationResponse {
 }
 
 const OPERATION_COLUMNS =
-  'id, kind, api_key_id, user_id, cli_client_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
+  'id, kind, api_key_id, user_id, cli_client_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, auth_epoch, created_at';
 
 /** The operations columns that name the performer: the key, or the user (and the CLI client it acted through). */
 function isPerformer(stored: StoredOperation, actor: OperationActor): boolean {
@@ -94,7 +103,7 @@ function recheckActor(
   db: pg.PoolClient,
   deps: Deps,
   actor: OperationActor,
-  scope: WorkspaceScope,
+  scope: WorkspaceScope | CliScopeSuffix,
 ): Promise<AuthorityLoss | WorkspaceUserLoss | null> {
   return actor.kind !== 'workspace_user'
     ? recheckAuthority(db, actor, scope, deps.clock.nowMs())
@@ -161,8 +170,8 @@ export async function runOperation(
     const performer = reviewerOf(principal);
     await db.query(
       `INSERT INTO operations (id, kind, workspace_id, api_key_id, user_id, idempotency_key, request_fingerprint,
-                               integration_id, connection_id, recorded_revision, status_code, receipt, created_at, cli_client_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+                               integration_id, connection_id, recorded_revision, status_code, receipt, created_at, cli_client_id, auth_epoch)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
         outcome.operationId,
         options.kind,
@@ -178,6 +187,7 @@ export async function runOperation(
         JSON.stringify(outcome.receipt),
         now,
         performer.cliClientId,
+        options.authEpoch ?? null,
       ],
     );
     await recordAudit(db, {
