@@ -99,6 +99,7 @@ beforeAll(async () => {
     eventId: 'evt_storable0',
     incidentId: newId('inc_'),
     ruleId: newId('rule_'),
+    proposalId: newId('rp_'),
     clientId: otherClient.clientId,
   });
   Object.assign(requiredQuery, {

@@ -28,12 +28,15 @@ export const operationParams = {
   properties: { operationId: string },
 } as const;
 
-/** 03 Reviewed repairs 1; the rationale's trimmed length is checked by the service. */
+/**
+ * 03 Reviewed repairs 1. The rationale's trimmed length (10 to 1000 characters) is checked by the
+ * service; untrimmed, it cannot be shorter.
+ */
 export const previewBody = {
   type: 'object',
   required: ['decision', 'rationale'],
   additionalProperties: false,
-  properties: { decision, rationale: string },
+  properties: { decision, rationale: { type: 'string', minLength: 10 } },
 } as const;
 
 export const applyBody = {
