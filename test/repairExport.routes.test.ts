@@ -332,6 +332,19 @@ describe('export refusals', () => {
       409,
       'repair_export_fingerprint_mismatch',
     );
+    // The candidate itself changed under its old fingerprint.
+    const third = await workspaceWithApproval();
+    await ctx.deps.pool.query(
+      `UPDATE repair_proposals SET candidate = jsonb_set(candidate, '{patch,0,value}', '{"type": "integer"}') WHERE id = $1`,
+      [third.proposal.proposalId],
+    );
+    await expectRefused(
+      third.ws,
+      third.proposal.proposalId,
+      () => exportRepair(third.ws, third.proposal.proposalId),
+      409,
+      'repair_export_fingerprint_mismatch',
+    );
   });
 
   it('refuses a viewer (403 cli_operation_forbidden) and a token without repairs:export (403 insufficient_scope)', async () => {

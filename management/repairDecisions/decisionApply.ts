@@ -10,8 +10,7 @@ import type { CliWorkspacePrincipal } from '../auth/principal.js';
 import { findConnectionForWorkspace } from '../connections/connectionStore.js';
 import type { Deps } from '../deps.js';
 import { runOperation, type OperationOutcome, type OperationResponse } from '../operations/idempotency.js';
-import { authorizationOf } from './decisionPreview.js';
-import { approvalFingerprint, isApprovable, reviewedFacts, sameFacts, type Decision } from './decisionReview.js';
+import { isApprovable, reviewedFacts, sameFacts, type Decision } from './decisionReview.js';
 import {
   decideProposal,
   findDecisionPreview,
@@ -21,6 +20,7 @@ import {
   type ProposalDecision,
 } from './decisionStore.js';
 import { findProposal, findReplayRun } from './evidenceStore.js';
+import { isSameAuthorization } from './previewAuthorization.js';
 import { retainedReceipt, type CliReceipt } from './receipts.js';
 
 export interface DecisionApplyInput {
@@ -32,23 +32,6 @@ export interface DecisionApplyInput {
 
 /** 03 CLI operation receipt of `repair.decision`. */
 export type DecisionReceipt = CliReceipt<{ proposalId: string; status: Decision; approvalRecordId: string }>;
-
-/**
- * Whether the preview still stands for this caller: its fingerprint, recomputed from what the
- * preview row keeps under the caller's current authorization, is the one it was issued with.
- * The user and client are those of the preview (it was found by them), so only the workspace
- * authorization epoch or the role can make it differ.
- */
-export function isSameAuthorization(preview: DecisionPreviewRecord, actor: CliWorkspacePrincipal): boolean {
-  const current = approvalFingerprint({
-    operationId: preview.id,
-    workspaceId: preview.workspaceId,
-    authorization: authorizationOf(actor),
-    review: preview.review,
-    expiresAt: preview.expiresAt.toISOString(),
-  });
-  return preview.authEpoch === actor.authEpoch && current === preview.approvalFingerprint;
-}
 
 /**
  * The checks of 03 CLI operations, in this order: a preview of this user and client in this

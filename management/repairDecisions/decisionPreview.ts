@@ -12,17 +12,11 @@ import type { Deps } from '../deps.js';
 import { auditActorOf, recordAudit } from '../operations/audit.js';
 import type { RateSlot } from '../operations/rateWindow.js';
 import { reserveRepairAdmission } from '../repairs/repairAdmission.js';
-import {
-  approvalFingerprint,
-  isApprovable,
-  reviewedFacts,
-  type Decision,
-  type DecisionReview,
-  type ReviewAuthorization,
-} from './decisionReview.js';
+import { approvalFingerprint, isApprovable, reviewedFacts, type Decision, type DecisionReview } from './decisionReview.js';
 import { insertDecisionPreview, type DecisionPreviewRecord } from './decisionStore.js';
 import { findReplayRun } from './evidenceStore.js';
 import { loadPathProposal } from './pathProposal.js';
+import { authorizationOf } from './previewAuthorization.js';
 
 /** 03 Limits: a decision preview lives ten minutes (service clock; reads never extend it). */
 export const DECISION_PREVIEW_LIFETIME_MS = 10 * 60_000;
@@ -61,11 +55,6 @@ export function previewView(preview: DecisionPreviewRecord, nowMs: number): Deci
     expiresAt: preview.expiresAt.toISOString(),
     review: preview.review,
   };
-}
-
-/** The authorization a preview binds: this user, this CLI client, the workspace epoch and the role now. */
-export function authorizationOf(actor: CliWorkspacePrincipal): ReviewAuthorization {
-  return { userId: actor.userId, clientId: actor.clientId, authEpoch: actor.authEpoch, role: actor.role };
 }
 
 /**

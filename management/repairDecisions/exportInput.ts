@@ -34,9 +34,13 @@ export async function loadExportInput(db: Queryable, connection: ConnectionRecor
   const operation = operations.find((candidate) => candidate.operationKey === proposal.operationKey);
   const contract = activeVersionId === null ? null : await findContractDocument(db, activeVersionId);
   if (!operation || !contract) throw new AppError('repair_export_not_available');
+  // The approval bound the candidate by its fingerprint (`fingerprint(candidate)`): the stored
+  // fingerprint and the stored candidate must both still be that one.
+  const approvedCandidate = approval.review.patchArtifactFingerprint;
   if (
     fingerprint(operation.schema) !== proposal.candidate.baseSchemaFingerprint
-    || approval.review.patchArtifactFingerprint !== proposal.candidateFingerprint
+    || proposal.candidateFingerprint !== approvedCandidate
+    || fingerprint(proposal.candidate) !== approvedCandidate
   ) {
     throw new AppError('repair_export_fingerprint_mismatch');
   }

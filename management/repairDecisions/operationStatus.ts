@@ -7,9 +7,9 @@ import type { CliWorkspacePrincipal } from '../auth/principal.js';
 import type { CliScopeSuffix } from '../auth/scopes.js';
 import type { Deps } from '../deps.js';
 import { readOwnOperation } from '../operations/idempotency.js';
-import { isSameAuthorization } from './decisionApply.js';
 import { previewView } from './decisionPreview.js';
 import { findDecisionPreview } from './decisionStore.js';
+import { isSameAuthorization } from './previewAuthorization.js';
 import { REPAIR_ACTIONS, SCOPE_OF_ACTION, retainedReceipt, type RepairAction } from './receipts.js';
 
 /**
