@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../shared/fingerprint.js';
 import { hasIdForm, newId } from '../shared/ids.js';
@@ -133,6 +134,12 @@ describe('export', () => {
     expect(receipt.data.files.map((file: { name: string }) => file.name)).toEqual(
       expect.arrayContaining(['repair.json', 'REPAIR.md', 'repair.ts']),
     );
+    for (const file of receipt.data.files) {
+      expect(file.sha256).toBe(createHash('sha256').update(file.content, 'utf8').digest('hex'));
+    }
+    expect(receipt.data.filename).toContain(proposal.proposalId);
+    // 03: reviewer identity is omitted from CLI exports.
+    expect(JSON.stringify(receipt)).not.toContain(ws.cli.clientId);
     expect(JSON.stringify(receipt)).not.toContain(ws.boot.user.id);
     const operation = await ctx.deps.pool.query(
       `SELECT o.kind, o.user_id, o.cli_client_id, o.auth_epoch, w.auth_epoch AS workspace_epoch
@@ -219,6 +226,24 @@ describe('export', () => {
     expectError(res, 429, 'workload_rate_limited');
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(await repairWriteState(ctx, ws.boot.workspace.id, proposal.proposalId)).toEqual(before);
+  });
+
+  it('answers 409 repair_export_operation_unsupported when the change has no exact place in the registered document', async () => {
+    // The response schema is an `allOf` the import flattened: the added property has no one place in it.
+    const document = ordersOpenApi();
+    const post = (document.paths as Record<string, Record<string, Record<string, Record<string, Record<string, unknown>>>>>)['/v1/orders']
+      .post;
+    post.responses['201'] = {
+      description: 'created',
+      content: {
+        'application/json': {
+          schema: { allOf: [{ $ref: '#/components/schemas/Order' }, { type: 'object', properties: { receipt: { type: 'string' } } }] },
+        },
+      },
+    };
+    const ws = await createRepairWorkspace(ctx, baseUrl, document);
+    const proposal = await approvedProposal(ws);
+    await expectRefused(ws, proposal.proposalId, () => exportRepair(ws, proposal.proposalId), 409, 'repair_export_operation_unsupported');
   });
 
   it('answers 409 repair_export_sensitive_content when a file would hold an e-mail address', async () => {
@@ -317,8 +342,10 @@ describe('export refusals', () => {
     const { ws, proposal } = await workspaceWithApproval();
     await activateAnotherVersion(ctx, ws, '2.0.0', ordersOpenApi(1));
     await expectRefused(ws, proposal.proposalId, () => exportRepair(ws, proposal.proposalId), 409, 'repair_export_fingerprint_mismatch');
-    // The same schema again (a version with the original document): available once more.
+    // The same schema again (a version with the original document): exported once more.
     await activateAnotherVersion(ctx, ws, '3.0.0', { ...ordersOpenApi(), info: { title: 'Orders', version: '3' } });
+    const again = await exportRepair(ws, proposal.proposalId);
+    expect(again.statusCode, again.body).toBe(200);
 
     const other = await workspaceWithApproval();
     await ctx.deps.pool.query('UPDATE repair_proposals SET candidate_fingerprint = $2 WHERE id = $1', [

@@ -27,7 +27,11 @@ import { createIntegration } from './integrations.js';
 /** The operation every proposal here repairs: the 201 response of `ordersOpenApi`. */
 export const REPAIRED_OPERATION_KEY = 'POST /v1/orders:response:201';
 
-/** A workspace of its own (its repair admissions are its own), signed in to the CLI with every scope. */
+/**
+ * A workspace of its own (its repair admissions are its own) with one connection whose active
+ * contract is `document` (an orders API with REPAIRED_OPERATION_KEY), signed in to the CLI with
+ * every scope.
+ */
 export interface RepairWorkspace {
   boot: BootstrapResult;
   cli: CliSession;
@@ -36,11 +40,15 @@ export interface RepairWorkspace {
   activeContractVersionId: string;
 }
 
-export async function createRepairWorkspace(ctx: TestContext, baseUrl: string): Promise<RepairWorkspace> {
+export async function createRepairWorkspace(
+  ctx: TestContext,
+  baseUrl: string,
+  document: Record<string, unknown> = ordersOpenApi(),
+): Promise<RepairWorkspace> {
   const boot = await bootstrapWorkspace(ctx);
   const created = await createIntegration(ctx, boot.apiKey.key, { mode: 'sandbox' });
   const connectionId = created.integration.connectionId;
-  const draft = await registerDraft(ctx, boot.apiKey.key, connectionId, openApiRegistration('1.0.0', ordersOpenApi()));
+  const draft = await registerDraft(ctx, boot.apiKey.key, connectionId, openApiRegistration('1.0.0', document));
   await activateOk(ctx, boot.apiKey.key, connectionId, draft.contract.id, { expectedActiveContractVersionId: null, reason: 'promote' });
   const cli = await loginCli(baseUrl, boot.sessionToken);
   return { boot, cli, connectionId, environmentId: created.integration.environmentId, activeContractVersionId: draft.contract.id };
