@@ -15,6 +15,7 @@ import apiKeysRoutes from './apiKeys/index.js';
 import billingRoutes from './billing/index.js';
 import cliAccountRoutes from './cliAccount/index.js';
 import cliEvidenceRoutes from './cliEvidence/index.js';
+import repairsRoutes from './repairs/index.js';
 import connectionsRoutes from './connections/index.js';
 import consoleRoutes from './console/index.js';
 import connectionSetupRoutes from './connectionSetup/index.js';
@@ -91,6 +92,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(incidentsRoutes);
   await app.register(cliAccountRoutes);
   await app.register(cliEvidenceRoutes);
+  await app.register(repairsRoutes);
   await app.register(repairDecisionRoutes);
   await app.register(consoleRoutes);
   return app;

@@ -115,6 +115,8 @@ export interface ManagementConfig {
   contractActivationsPerMin: number;
   /** Reconciliation rules one connection may hold. */
   rulesPerConnection: number;
+  /** 03 Reviewed repairs 2: whether repair proposals may be requested (503 `repair_generator_unavailable` when disabled). */
+  repairGeneration: 'enabled' | 'disabled';
 }
 
 /** The analyzer's address and tuning (README lists the variables). */
@@ -206,6 +208,14 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes'].includes(raw)) return true;
   if (['0', 'false', 'no'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true/false or 1/0, got "${raw}"`);
+}
+
+function oneOf<const T extends readonly string[]>(env: Env, name: string, values: T, fallback: T[number]): T[number] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = values.find((candidate) => candidate === raw);
+  if (value === undefined) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return value;
 }
 
 function url(env: Env, name: string, fallback: string, protocols: string[]): string {
@@ -323,6 +333,7 @@ export function loadConfig(env: Env = process.env): Config {
       contractRegistrationsPerMin: int(env, 'CONTRACT_REGISTRATIONS_PER_MIN', 60, 1),
       contractActivationsPerMin: int(env, 'CONTRACT_ACTIVATIONS_PER_MIN', 60, 1),
       rulesPerConnection: int(env, 'RULES_PER_CONNECTION', 200, 1, 100_000),
+      repairGeneration: oneOf(env, 'REPAIR_GENERATION', ['enabled', 'disabled'] as const, 'enabled'),
     },
     analyzer: {
       host: host('ANALYZER_HOST'),

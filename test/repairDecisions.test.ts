@@ -22,7 +22,7 @@ import {
   repairWriteState,
   type InsertedProposal,
   type RepairWorkspace,
-} from './helpers/repairs.js';
+} from './helpers/repairDecisions.js';
 
 // 03 Reviewed repairs: decision preview, apply and the operation read, through CLI tokens. Each
 // test works in a workspace of its own, so the repair admissions (5 per actor and minute) of one

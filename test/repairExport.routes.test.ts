@@ -26,7 +26,7 @@ import {
   type InsertedProposal,
   type ProposalInput,
   type RepairWorkspace,
-} from './helpers/repairs.js';
+} from './helpers/repairDecisions.js';
 
 // 03 Reviewed repairs, export: an approved, validated repair as a bundle of files in a
 // `repair.export` receipt, with every refusal in the order of the route. Each test works in a

@@ -40,8 +40,9 @@ export interface OperationOptions {
   /** The performer: an API key, or a console user acting as owner or admin of the workspace. */
   principal: OperationActor;
   /**
-   * The scope an API key needs (a CLI token: `service:cli:` + it, so a CLI-only scope such as
-   * `repairs:approve` is allowed); a workspace user needs the owner or admin role instead.
+   * The scope an API key needs (a CLI token: `service:cli:` + it; a route only CLI tokens reach
+   * may name a CLI-only scope such as `repairs:create`); a workspace user needs the owner or
+   * admin role instead.
    */
   scope: WorkspaceScope | CliScopeSuffix;
   /**

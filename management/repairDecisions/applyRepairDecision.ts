@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { cliAuth } from '../auth/cliAuth.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
-import { cliActorOf } from './cliActor.js';
+import { cliOperationActor } from '../repairs/repairActor.js';
 import { applyDecision } from './decisionApply.js';
 import { applyBody, decisionReceiptSchema, noQuery, operationParams } from './schemas.js';
 
@@ -34,7 +34,7 @@ export default async function applyRepairDecisionRoute(app: FastifyInstance): Pr
       schema: { params: operationParams, querystring: noQuery, body: applyBody, response: { 200: decisionReceiptSchema } },
     },
     async (request, reply) => {
-      const result = await applyDecision(app.deps, cliActorOf(request), {
+      const result = await applyDecision(app.deps, cliOperationActor(request), {
         operationId: request.params.operationId,
         approvalFingerprint: request.body.approvalFingerprint,
         idempotencyKey: readIdempotencyKey(request),

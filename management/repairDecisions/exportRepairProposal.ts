@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { cliAuth } from '../auth/cliAuth.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
-import { cliActorOf } from './cliActor.js';
+import { cliOperationActor } from '../repairs/repairActor.js';
 import { exportRepair, type ExportTarget } from './repairExport.js';
 import { exportBody, exportReceiptSchema, noQuery, proposalParams } from './schemas.js';
 
@@ -42,7 +42,7 @@ export default async function exportRepairProposalRoute(app: FastifyInstance): P
       schema: { params: proposalParams, querystring: noQuery, body: exportBody, response: { 200: exportReceiptSchema } },
     },
     async (request, reply) => {
-      const result = await exportRepair(app.deps, cliActorOf(request), {
+      const result = await exportRepair(app.deps, cliOperationActor(request), {
         ...request.params,
         target: request.body.target ?? 'files',
         idempotencyKey: readIdempotencyKey(request),

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { cliAuth } from '../auth/cliAuth.js';
-import { cliActorOf, hasCliScope } from './cliActor.js';
+import { cliScope } from '../auth/cliApi.js';
+import { cliAuth, cliPrincipalOf } from '../auth/cliAuth.js';
+import { cliOperationActor } from '../repairs/repairActor.js';
 import { readRepairOperation } from './operationStatus.js';
 import { noQuery, operationParams, operationSchema } from './schemas.js';
 
@@ -20,8 +21,8 @@ export default async function getRepairOperationRoute(app: FastifyInstance): Pro
     async (request, reply) => {
       const operation = await readRepairOperation(
         app.deps,
-        cliActorOf(request),
-        (scope) => hasCliScope(request, scope),
+        cliOperationActor(request),
+        (scope) => cliPrincipalOf(request).scopes.includes(cliScope(scope)),
         request.params.operationId,
       );
       return reply.send(operation);

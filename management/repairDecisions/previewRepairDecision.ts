@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { cliAuth } from '../auth/cliAuth.js';
-import { cliActorOf } from './cliActor.js';
+import { cliOperationActor } from '../repairs/repairActor.js';
 import { previewDecision } from './decisionPreview.js';
 import type { Decision } from './decisionReview.js';
 import { noQuery, previewBody, previewSchema, proposalParams } from './schemas.js';
@@ -27,7 +27,7 @@ export default async function previewRepairDecisionRoute(app: FastifyInstance): 
       schema: { params: proposalParams, querystring: noQuery, body: previewBody, response: { 201: previewSchema } },
     },
     async (request, reply) => {
-      const preview = await previewDecision(app.deps, cliActorOf(request), { ...request.params, ...request.body });
+      const preview = await previewDecision(app.deps, cliOperationActor(request), { ...request.params, ...request.body });
       return reply.code(201).send(preview);
     },
   );

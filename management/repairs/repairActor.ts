@@ -1,0 +1,31 @@
+import type { FastifyRequest } from 'fastify';
+import { cliPrincipalOf, cliWorkspaceOf } from '../auth/cliAuth.js';
+import type { CliWorkspacePrincipal } from '../auth/principal.js';
+import { isWorkspaceScope, type WorkspaceScope } from '../auth/scopes.js';
+
+const CLI_PREFIX = 'service:cli:';
+
+/**
+ * The performer of a CLI repair operation (runOperation): the user's current membership of the
+ * workspace of `X-Service-Workspace`, through the CLI client of the access token, as cliAuth
+ * established it for this request. The user and the client own the receipt together.
+ */
+export function cliOperationActor(request: FastifyRequest): CliWorkspacePrincipal {
+  const principal = cliPrincipalOf(request);
+  const workspace = cliWorkspaceOf(request);
+  return {
+    kind: 'cli',
+    userId: principal.userId,
+    clientId: principal.clientId,
+    role: workspace.role,
+    workspaceId: workspace.id,
+    tenantId: workspace.tenantId,
+    accountId: workspace.accountId,
+    model: workspace.model,
+    scopes: principal.scopes.flatMap((name): WorkspaceScope[] => {
+      const suffix = name.startsWith(CLI_PREFIX) ? name.slice(CLI_PREFIX.length) : '';
+      return isWorkspaceScope(suffix) ? [suffix] : [];
+    }),
+    authEpoch: workspace.authEpoch,
+  };
+}
