@@ -177,9 +177,6 @@ export async function insertProposal(ctx: TestContext, workspace: RepairWorkspac
     [workspace.activeContractVersionId, REPAIRED_OPERATION_KEY],
   );
   const operationId = operationRows[0].id;
-  const baseSchema = (await loadOperations(db, workspace.activeContractVersionId)).find(
-    (operation) => operation.operationKey === REPAIRED_OPERATION_KEY,
-  )!.schema;
 
   const fixtures: ReplayFixture[] = observationIds.map((observationId) => ({
     observationId,
@@ -208,27 +205,12 @@ export async function insertProposal(ctx: TestContext, workspace: RepairWorkspac
     ],
   );
 
-  const validated = input.validated ?? true;
-  const candidate = validated ? candidateAdding(baseSchema, property, fixtures.length) : null;
-  const runId = validated ? newId('rrun_') : null;
-  const adapterFingerprint = fingerprint({ adapter: REPLAY_ADAPTER_VERSION });
-  const validation = validated
-    ? {
-        id: newId('rval_'),
-        valid: input.valid ?? true,
-        replayPassed: input.replayPassed ?? true,
-        replayRunId: runId,
-        replayStatus: input.runStatus ?? 'passed',
-        adapterFingerprint,
-        schemaChecksFingerprint: fingerprint({ schema: candidate?.schemaFingerprint }),
-      }
-    : null;
   const proposalId = newId('rp_');
   await db.query(
     `INSERT INTO repair_proposals (id, workspace_id, account_id, connection_id, incident_id, mode, environment_id, dataset_id, contract_version_id,
-                                   contract_operation_id, operation_key, status, candidate, candidate_fingerprint, validation, validation_run_id,
-                                   requested_by_user_id, requested_by_client_id, request_operation_id, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, 'sandbox', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)`,
+                                   contract_operation_id, operation_key, status, requested_by_user_id, requested_by_client_id,
+                                   request_operation_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, 'sandbox', $6, $7, $8, $9, $10, 'queued', $11, $12, $13, $14, $14)`,
     [
       proposalId,
       target.workspaceId,
@@ -240,38 +222,96 @@ export async function insertProposal(ctx: TestContext, workspace: RepairWorkspac
       workspace.activeContractVersionId,
       operationId,
       REPAIRED_OPERATION_KEY,
-      input.status ?? (validated ? 'awaiting_approval' : 'generating'),
-      candidate === null ? null : JSON.stringify(candidate),
-      candidate === null ? null : fingerprint(candidate),
-      validation === null ? null : JSON.stringify(validation),
-      runId,
       workspace.boot.user.id,
       workspace.cli.clientId,
       newId('cliop_'),
       now,
     ],
   );
-  if (runId !== null) {
-    await db.query(
-      `INSERT INTO replay_runs (id, workspace_id, dataset_id, proposal_id, connection_id, mode, status, adapter_fingerprint, adapter_version,
-                                fixture_count, conforming_count, queued_at, started_at, finished_at)
-       VALUES ($1, $2, $3, $4, $5, 'sandbox', $6, $7, $8, $9, $10, $11, $11, $11)`,
-      [
-        runId,
-        target.workspaceId,
-        datasetId,
-        proposalId,
-        workspace.connectionId,
-        input.runStatus ?? 'passed',
-        adapterFingerprint,
-        REPLAY_ADAPTER_VERSION,
-        fixtures.length,
-        input.runStatus === 'failed' ? 0 : fixtures.length,
-        now,
-      ],
-    );
+  if (input.validated === false) {
+    if (input.status !== undefined) await db.query('UPDATE repair_proposals SET status = $2 WHERE id = $1', [proposalId, input.status]);
+    return { proposalId, incidentId, datasetId, runId: null, candidate: null };
   }
-  return { proposalId, incidentId, datasetId, runId, candidate };
+  const generated = await recordGeneration(ctx, proposalId, { ...input, property });
+  return { proposalId, incidentId, datasetId, ...generated };
+}
+
+/**
+ * Completes a proposal as the repair worker would: a candidate adding the optional string
+ * property `input.property` to the operation schema of its contract version, the validation and
+ * the replay run over its dataset's fixtures (passed, unless `input` says otherwise), and the
+ * status (`awaiting_approval` unless given).
+ */
+export async function recordGeneration(
+  ctx: TestContext,
+  proposalId: string,
+  input: ProposalInput & { property: string },
+): Promise<{ runId: string; candidate: RepairCandidate }> {
+  const db = ctx.deps.pool;
+  const { rows } = await db.query<{
+    workspace_id: string;
+    connection_id: string;
+    mode: string;
+    dataset_id: string;
+    contract_version_id: string;
+    operation_key: string;
+    fixture_count: number;
+  }>(
+    `SELECT p.workspace_id, p.connection_id, p.mode, p.dataset_id, p.contract_version_id, p.operation_key, d.fixture_count
+       FROM repair_proposals p JOIN replay_datasets d ON d.id = p.dataset_id WHERE p.id = $1`,
+    [proposalId],
+  );
+  const proposal = rows[0];
+  const baseSchema = (await loadOperations(db, proposal.contract_version_id)).find(
+    (operation) => operation.operationKey === proposal.operation_key,
+  )!.schema;
+  const candidate = candidateAdding(baseSchema, input.property, proposal.fixture_count);
+  const runId = newId('rrun_');
+  const adapterFingerprint = fingerprint({ adapter: REPLAY_ADAPTER_VERSION });
+  const validation = {
+    id: newId('rval_'),
+    valid: input.valid ?? true,
+    replayPassed: input.replayPassed ?? true,
+    replayRunId: runId,
+    replayStatus: input.runStatus ?? 'passed',
+    adapterFingerprint,
+    schemaChecksFingerprint: fingerprint({ schema: candidate.schemaFingerprint }),
+  };
+  const now = ctx.deps.clock.now();
+  await db.query(
+    `UPDATE repair_proposals
+        SET status = $2, candidate = $3, candidate_fingerprint = $4, validation = $5, validation_run_id = $6, updated_at = $7
+      WHERE id = $1`,
+    [
+      proposalId,
+      input.status ?? 'awaiting_approval',
+      JSON.stringify(candidate),
+      fingerprint(candidate),
+      JSON.stringify(validation),
+      runId,
+      now,
+    ],
+  );
+  await db.query(
+    `INSERT INTO replay_runs (id, workspace_id, dataset_id, proposal_id, connection_id, mode, status, adapter_fingerprint, adapter_version,
+                              fixture_count, conforming_count, queued_at, started_at, finished_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12)`,
+    [
+      runId,
+      proposal.workspace_id,
+      proposal.dataset_id,
+      proposalId,
+      proposal.connection_id,
+      proposal.mode,
+      input.runStatus ?? 'passed',
+      adapterFingerprint,
+      REPLAY_ADAPTER_VERSION,
+      proposal.fixture_count,
+      input.runStatus === 'failed' ? 0 : proposal.fixture_count,
+      now,
+    ],
+  );
+  return { runId, candidate };
 }
 
 /** Calls a `/v1/cli` route with a CLI access token, the workspace header, a JSON body and an Idempotency-Key when given. */
