@@ -29,6 +29,7 @@ import incidentsRoutes from './incidents/index.js';
 import integrationsRoutes from './integrations/index.js';
 import observationsRoutes from './observations/index.js';
 import oauthRoutes from './oauth/index.js';
+import repairDecisionRoutes from './repairDecisions/index.js';
 import sessionRoutes from './session/index.js';
 import usageRoutes from './usage/index.js';
 import workspacesRoutes from './workspaces/index.js';
@@ -92,6 +93,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(cliAccountRoutes);
   await app.register(cliEvidenceRoutes);
   await app.register(repairsRoutes);
+  await app.register(repairDecisionRoutes);
   await app.register(consoleRoutes);
   return app;
 }

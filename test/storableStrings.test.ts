@@ -99,11 +99,15 @@ beforeAll(async () => {
     eventId: 'evt_storable0',
     incidentId: newId('inc_'),
     ruleId: newId('rule_'),
+    proposalId: newId('rp_'),
+    datasetId: newId('rds_'),
+    runId: newId('rrun_'),
     clientId: otherClient.clientId,
   });
   Object.assign(requiredQuery, {
     '/v1/observations/:eventId': `integrationId=${created.integration.connectionId}`,
     '/v1/incidents/:incidentId': 'mode=sandbox',
+    '/v1/repair-proposals/:proposalId': 'mode=sandbox',
   });
 });
 afterAll(async () => {

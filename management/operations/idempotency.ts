@@ -45,6 +45,11 @@ export interface OperationOptions {
    * admin role instead.
    */
   scope: WorkspaceScope | CliScopeSuffix;
+  /**
+   * The workspace authorization epoch the operation is made under, recorded on its row (03
+   * Reviewed repairs 3: another authorization epoch cannot claim the receipt); unset, none is.
+   */
+  authEpoch?: string;
   idempotencyKey: string;
   /** The normalised request (route target and body); its fingerprint binds the key. */
   request: unknown;
@@ -77,6 +82,7 @@ export interface StoredOperation {
   integration_id: string | null;
   recorded_revision: string | null;
   receipt: Record<string, unknown>;
+  auth_epoch: string | null;
   created_at: Date;
 }
 
@@ -86,7 +92,7 @@ export interface OperationResponse {
 }
 
 const OPERATION_COLUMNS =
-  'id, kind, api_key_id, user_id, cli_client_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, created_at';
+  'id, kind, api_key_id, user_id, cli_client_id, request_fingerprint, connection_id, integration_id, recorded_revision, receipt, auth_epoch, created_at';
 
 /** The operations columns that name the performer: the key, or the user (and the CLI client it acted through). */
 function isPerformer(stored: StoredOperation, actor: OperationActor): boolean {
@@ -165,8 +171,8 @@ export async function runOperation(
     const performer = reviewerOf(principal);
     await db.query(
       `INSERT INTO operations (id, kind, workspace_id, api_key_id, user_id, idempotency_key, request_fingerprint,
-                               integration_id, connection_id, recorded_revision, status_code, receipt, created_at, cli_client_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+                               integration_id, connection_id, recorded_revision, status_code, receipt, created_at, cli_client_id, auth_epoch)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
         outcome.operationId,
         options.kind,
@@ -182,6 +188,7 @@ export async function runOperation(
         JSON.stringify(outcome.receipt),
         now,
         performer.cliClientId,
+        options.authEpoch ?? null,
       ],
     );
     await recordAudit(db, {
