@@ -172,7 +172,8 @@ export async function recordRepairResult(
         status,
         errorCode,
         JSON.stringify(candidate),
-        fingerprint({ baseSchemaFingerprint: candidate.baseSchemaFingerprint, patch: candidate.patch }),
+        // What a decision binds and an export checks (management/repairDecisions/exportInput.ts).
+        fingerprint(candidate),
         JSON.stringify(validation),
         runId,
         finishedAt,
