@@ -64,7 +64,7 @@ function sleep(ms: number, stopped: AbortSignal): Promise<void> {
 export class Analyzer {
   readonly stream: JobStream;
   private readonly compare: ComparePool;
-  private readonly repairs: RepairPool;
+  private readonly repairs: RepairPool | null;
   private readonly repairWakeup: RepairWakeup;
   private readonly live: AnalysisDeps;
   private readonly firing: RuleFiringDeps;
@@ -100,7 +100,7 @@ export class Analyzer {
     });
     // Repairs are rare and each is bounded (1,000 fixtures): one thread keeps them off the event
     // loop without taking a core from live analysis.
-    this.repairs = new RepairPool(Math.min(1, deps.config.workerThreads));
+    this.repairs = deps.config.repairs === 'enabled' ? new RepairPool(Math.min(1, deps.config.workerThreads)) : null;
     this.repairWakeup = new RepairWakeup(deps.pool);
     this.firing = { pool: deps.pool, clickhouse: deps.clickhouse, clock: deps.clock, streamTime, graceMs: deps.config.ruleGraceMs };
     this.log = deps.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -119,14 +119,17 @@ export class Analyzer {
     this.loops.push(this.loop('reanalysis', () => this.reanalysisRound()));
     this.loops.push(this.loop('rules', () => this.ruleRound()));
     this.loops.push(this.loop('prune', () => this.pruneRound()));
-    await this.repairWakeup.start();
-    this.loops.push(
-      this.loop(
-        'repairs',
-        () => this.repairRound(),
-        (ms) => this.repairWakeup.wait(ms, this.stopping.signal),
-      ),
-    );
+    const repairs = this.repairs;
+    if (repairs) {
+      await this.repairWakeup.start();
+      this.loops.push(
+        this.loop(
+          'repairs',
+          () => this.repairRound(repairs),
+          (ms) => this.repairWakeup.wait(ms, this.stopping.signal),
+        ),
+      );
+    }
   }
 
   /** Stops taking work and waits for the rounds in progress (their entries are acknowledged or stay pending). */
@@ -137,7 +140,7 @@ export class Analyzer {
     await Promise.allSettled(this.loops);
     for (const reader of this.readers) reader.disconnect();
     await this.compare.close();
-    await this.repairs.close();
+    await this.repairs?.close();
   }
 
   private async loop(
@@ -258,7 +261,7 @@ export class Analyzer {
    * Generates and validates one repair proposal (analyzer/repairJobs.ts) on the repair thread.
    * A worker that throws leaves the proposal to be claimed again when its lease ends.
    */
-  private async repairRound(): Promise<number> {
+  private async repairRound(repairs: RepairPool): Promise<number> {
     await this.deps.clock.sync();
     const { config } = this.deps;
     const claimed = await claimRepair(this.deps.pool, this.deps.clock.now(), config.repairLeaseMs);
@@ -272,7 +275,7 @@ export class Analyzer {
       await new Promise<void>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
       return 0;
     }
-    const result = await this.repairs.run(await loadRepairTask(this.deps.pool, claimed));
+    const result = await repairs.run(await loadRepairTask(this.deps.pool, claimed));
     await this.deps.clock.sync();
     this.metrics.repairs.inc({ outcome: await recordRepairResult(this.deps.pool, claimed, result, this.deps.clock.now()) });
     return 0;

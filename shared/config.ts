@@ -157,6 +157,8 @@ export interface AnalyzerConfig {
    * whose worker died is claimed again after it, at most three times in all.
    */
   repairLeaseMs: number;
+  /** `disabled`: this analyzer never claims repair proposals (others, or dedicated instances, do). */
+  repairs: 'enabled' | 'disabled';
   /** How often queued repair proposals are looked for when no notification wakes the loop. */
   repairPollMs: number;
   /**
@@ -363,6 +365,7 @@ export function loadConfig(env: Env = process.env): Config {
       // At least the longest an edge takes from a receipt to its admission (streamTime.ts).
       ruleGraceMs: int(env, 'ANALYZER_RULE_GRACE_MS', 10_000, RECEIPT_TO_ADMISSION_MAX_MS, 600_000),
       repairLeaseMs: int(env, 'ANALYZER_REPAIR_LEASE_MS', 60_000, 1_000, 3_600_000),
+      repairs: oneOf(env, 'ANALYZER_REPAIRS', ['enabled', 'disabled'] as const, 'enabled'),
       repairPollMs: int(env, 'ANALYZER_REPAIR_POLL_MS', 1_000, 10, 60_000),
       holdRepairs: bool(env, 'ENABLE_TEST_CLOCK', false) && bool(env, 'ANALYZER_TEST_HOLD_REPAIRS', false),
     },

@@ -62,7 +62,8 @@ export async function startRepairWorld(ctx: TestContext): Promise<RepairWorld> {
     analysisStream: stream,
     limits: { sandboxAccountEnvelopesPerMin: 100_000, sandboxAccountRequestsPerMin: 100_000, sandboxMonthlyAllowance: 1_000_000 },
   });
-  const analyzer = await startAnalyzer(ctx, clickhouse, { stream });
+  // No repair worker: these tests hold proposals where the request left them.
+  const analyzer = await startAnalyzer(ctx, clickhouse, { stream, repairs: 'disabled' });
   return {
     ctx,
     baseUrl,
