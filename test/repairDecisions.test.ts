@@ -502,10 +502,26 @@ describe('apply', () => {
       403,
       'authorization_changed',
     );
-    // Back to owner: the authorization is the reviewed one again.
+    // Back to owner: the role is the reviewed one, but the membership revision (the workspace
+    // authorization epoch, moved by each role change) is not.
     await setRole(ws, ws.boot.user.id, 'owner');
-    const readBack = await readOperation(ws, byOwner.operationId);
-    expect(readBack.statusCode, readBack.body).toBe(200);
+    expectError(await readOperation(ws, byOwner.operationId), 403, 'authorization_changed');
+
+    // An admin removed and re-added with the same role.
+    const readded = await memberCli(ws, 'admin');
+    const byReadded = await previewOk(ws, proposal.proposalId, 'approved', readded.cli.accessToken);
+    await ctx.deps.pool.query('DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [
+      ws.boot.workspace.id,
+      readded.userId,
+    ]);
+    await addWorkspaceMember(ctx, ws.boot.workspace.id, readded.userId, 'admin');
+    await expectRefused(
+      ws,
+      proposal.proposalId,
+      () => apply(ws, byReadded.operationId, byReadded.approvalFingerprint, undefined, readded.cli.accessToken),
+      403,
+      'authorization_changed',
+    );
 
     // An admin removed and re-added as owner.
     const admin = await memberCli(ws, 'admin');
