@@ -21,7 +21,7 @@ import {
 } from './decisionStore.js';
 import { findProposal, findReplayRun } from './evidenceStore.js';
 import { isSameAuthorization } from './previewAuthorization.js';
-import { retainedReceipt, type CliReceipt } from './receipts.js';
+import { retainedReceipt, type CliReceipt } from '../repairs/receipts.js';
 
 export interface DecisionApplyInput {
   /** The preview's `cliop_` id (the path's operation). */

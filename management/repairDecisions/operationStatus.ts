@@ -10,7 +10,7 @@ import { readOwnOperation } from '../operations/idempotency.js';
 import { previewView } from './decisionPreview.js';
 import { findDecisionPreview } from './decisionStore.js';
 import { isSameAuthorization } from './previewAuthorization.js';
-import { REPAIR_ACTIONS, SCOPE_OF_ACTION, retainedReceipt, type RepairAction } from './receipts.js';
+import { REPAIR_ACTIONS, SCOPE_OF_ACTION, retainedReceipt, type RepairAction } from '../repairs/receipts.js';
 
 /**
  * In order: an operation of this user and client in this workspace (404 `operation_not_found`),

@@ -13,7 +13,7 @@ import { runOperation, type OperationResponse } from '../operations/idempotency.
 import { reserveRepairAdmission } from '../repairs/repairAdmission.js';
 import { loadExportInput } from './exportInput.js';
 import { loadPathProposal } from './pathProposal.js';
-import { retainedReceipt, type CliReceipt } from './receipts.js';
+import { retainedReceipt, type CliReceipt } from '../repairs/receipts.js';
 
 /** Where an export goes: files in the receipt, or a code-host pull request (not configured here). */
 export type ExportTarget = 'files' | 'pull_request';

@@ -6,24 +6,15 @@ import { FIXTURE_REDACTION_POLICY } from '../../shared/repairs/types.js';
 import type { CliWorkspacePrincipal } from '../auth/principal.js';
 import { loadWorkspaceConnection, requirePathConnection } from '../connections/workspaceConnection.js';
 import type { AppDeps } from '../deps.js';
-import { runOperation, type OperationOutcome, type StoredOperation } from '../operations/idempotency.js';
+import { runOperation, type OperationOutcome } from '../operations/idempotency.js';
+import { retainedReceipt, type CliReceipt, type RepairAction } from './receipts.js';
 import { reserveRepairAdmission } from './repairAdmission.js';
 import { freezeEvidence, type FrozenEvidence } from './repairEvidence.js';
 import { checkRepairCapacity } from './repairLimits.js';
 import { ACTIVE_PROPOSAL_STATUSES } from './repairStore.js';
 
 /** 03 "CLI operation receipt" of `repair.request`. */
-export interface RepairRequestReceipt {
-  schemaVersion: 1;
-  operationId: string;
-  action: 'repair.request';
-  targetId: string;
-  connectionId: string;
-  status: 'completed';
-  data: { proposalId: string; datasetId: string; status: 'queued' };
-  completedAt: string;
-  replayed: boolean;
-}
+export type RepairRequestReceipt = CliReceipt<{ proposalId: string; datasetId: string; status: 'queued' }> & { replayed: boolean };
 
 export interface RepairRequestInput {
   connectionId: string;
@@ -34,7 +25,7 @@ export interface RepairRequestInput {
 }
 
 /** The kind of operation (operations.kind) and the receipt's action. */
-export const REPAIR_REQUEST_ACTION = 'repair.request';
+export const REPAIR_REQUEST_ACTION = 'repair.request' satisfies RepairAction;
 
 /** The PostgreSQL channel the analyzer's repair worker listens on (it also polls, so a lost notification costs only latency). */
 export const REPAIR_PROPOSALS_CHANNEL = 'repair_proposals';
@@ -137,17 +128,6 @@ async function datasetFor(
 }
 
 /**
- * A replay answers the original receipt with `replayed: true`, for the user and CLI client that
- * made it and under the authorization epoch it was made under (03 Reviewed repairs 3: another
- * epoch cannot claim the receipt: 403 `authorization_changed`).
- */
-async function replayReceipt(db: pg.PoolClient, actor: CliWorkspacePrincipal, stored: StoredOperation): Promise<Record<string, unknown>> {
-  const { rows } = await db.query<{ auth_epoch: string | null }>('SELECT auth_epoch FROM operations WHERE id = $1', [stored.id]);
-  if (rows[0]?.auth_epoch === null || String(rows[0]?.auth_epoch) !== actor.authEpoch) throw new AppError('authorization_changed');
-  return { ...stored.receipt, replayed: true };
-}
-
-/**
  * POST /v1/cli/connections/{connectionId}/incidents/{incidentId}/repair-proposals (03 Reviewed
  * repairs): an Idempotency-Key replay answers the original receipt; otherwise, in one
  * transaction and in this order, each refusal writing nothing and giving the admission back:
@@ -164,9 +144,8 @@ export async function requestRepairProposal(
   actor: CliWorkspacePrincipal,
   input: RepairRequestInput,
 ): Promise<RepairRequestReceipt> {
-  // What the work leaves for the steps runOperation takes after it: its transaction (for
-  // beforeCommit) and the queued proposal (to notify after COMMIT).
-  const queued: { db?: pg.PoolClient; proposalId?: string } = {};
+  // The queued proposal, notified after COMMIT.
+  const queued: { proposalId?: string } = {};
   const result = await runOperation(
     deps,
     {
@@ -176,7 +155,8 @@ export async function requestRepairProposal(
       idempotencyKey: input.idempotencyKey,
       request: { connectionId: input.connectionId, incidentId: input.incidentId, datasetId: input.datasetId },
       epochChangedCode: 'authorization_changed',
-      replay: (stored, db) => replayReceipt(db, actor, stored),
+      authEpoch: actor.authEpoch,
+      replay: (stored) => retainedReceipt(stored, actor),
       reserve: async () => {
         if (deps.config.management.repairGeneration !== 'enabled') throw new AppError('repair_generator_unavailable');
         return reserveRepairAdmission(deps, {
@@ -187,13 +167,8 @@ export async function requestRepairProposal(
           action: 'request',
         });
       },
-      beforeCommit: async (outcome) => {
-        // runOperation writes the operations row after the work: the epoch it was made under goes with it.
-        await queued.db?.query('UPDATE operations SET auth_epoch = $2 WHERE id = $1', [outcome.operationId, actor.authEpoch]);
-      },
     },
     async (db) => {
-      queued.db = db;
       const outcome = await queueProposal(deps, db, actor, input);
       queued.proposalId = (outcome.receipt.data as { proposalId: string }).proposalId;
       return outcome;
