@@ -98,12 +98,12 @@ export async function loadRepairTask(pool: pg.Pool, claimed: ClaimedRepair): Pro
 
 /**
  * What a finished worker leaves: a proposal `awaiting_approval` with its candidate and a passed
- * run; `failed` with `repair_evidence_unavailable` when the fixtures already conform (nothing to
- * change), or `repair_proposal_not_patchable` when the candidate's replay does not pass.
+ * run; `failed` with `repair_proposal_not_patchable` when the candidate's replay does not pass,
+ * or `repair_evidence_unavailable` when the fixtures already conform (nothing to change).
  */
 function outcomeOf(result: RepairWorkResult): { status: 'awaiting_approval' | 'failed'; errorCode: string | null } {
-  if (result.candidate.patch.length === 0) return { status: 'failed', errorCode: 'repair_evidence_unavailable' };
   if (result.replay.status !== 'passed') return { status: 'failed', errorCode: 'repair_proposal_not_patchable' };
+  if (result.candidate.patch.length === 0) return { status: 'failed', errorCode: 'repair_evidence_unavailable' };
   return { status: 'awaiting_approval', errorCode: null };
 }
 

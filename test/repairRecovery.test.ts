@@ -7,6 +7,7 @@ import { callCli, loginCli, serveOnLoopback, type CliSession } from './helpers/c
 import {
   advanceClock,
   bootstrapWorkspace,
+  countRows,
   createTestContext,
   newIdempotencyKey,
   resetClockAndHooks,
@@ -16,6 +17,7 @@ import { activateOk, registerDraft } from './helpers/contracts.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
+import { endProposalsInProgress } from './helpers/repairs.js';
 
 // Issue 29, item 7: a worker that dies mid-generation is retried, at most three attempts, then
 // `execution_attempts_exhausted` on the proposal. The proposal is the queue (analyzer/repairJobs.ts):
@@ -50,10 +52,13 @@ beforeAll(async () => {
   clickhouse = testClickHouse(ctx);
   edge = await startEdge(ctx, clickhouse);
   baseUrl = await serveOnLoopback(ctx);
+  // Analyzers claim the oldest proposal in progress: these tests need the queue to themselves.
+  expect(await countRows(ctx, 'repair_proposals', "status IN ('queued', 'generating', 'validating')", []), 'proposals in progress').toBe(0);
 });
 
 afterEach(async () => {
   await resetClockAndHooks(ctx);
+  await endProposalsInProgress(ctx);
 });
 
 afterAll(async () => {
@@ -70,7 +75,7 @@ interface Drifted {
 }
 
 /** A live connection with an active contract and an open schema-drift incident, analysed in-process. */
-async function driftedIncident(): Promise<Drifted> {
+async function driftedIncident(shape: SchemaShape = DRIFTED): Promise<Drifted> {
   const owner = await bootstrapWorkspace(ctx);
   const collector = await createCollector(ctx, owner.apiKey.key, { mode: 'live' });
   const draft = await registerDraft(ctx, owner.apiKey.key, collector.connectionId, {
@@ -87,7 +92,7 @@ async function driftedIncident(): Promise<Drifted> {
     const payload = {
       storage: 'none',
       schemaFingerprint: `sha256:${'ef'.repeat(32)}`,
-      schemaShape: DRIFTED,
+      schemaShape: shape,
       redactionPolicyVersion: '2025-01',
     };
     const sent = await sendEnvelopes(edge, collector, [envelope(collector, { payload }), envelope(collector, { payload })]);
@@ -224,5 +229,41 @@ describe('repair recovery', () => {
     expect(read.json()).toMatchObject({ proposal: { status: 'failed', errorCode: 'execution_attempts_exhausted' } });
     // The incident is free for a new request.
     expect(await requestRepair(drifted)).not.toBe(proposalId);
+  });
+
+  it('fails a proposal whose candidate does not pass its replay: repair_proposal_not_patchable, with the failed run', async () => {
+    // A field named __proto__ is drift no JSON Patch may write (the patch library refuses the
+    // path): the candidate leaves it out and its replay fails.
+    const shape = JSON.parse('{"kind":"object","fields":{"id":{"kind":"string"},"__proto__":{"kind":"string"}}}') as SchemaShape;
+    const drifted = await driftedIncident(shape);
+    const proposalId = await requestRepair(drifted);
+    const analyzer = await startAnalyzer(ctx, clickhouse, { repairPollMs: 20 });
+    try {
+      const failed = await waitFor(
+        async () => {
+          const state = await proposalState(proposalId);
+          return state.status === 'failed' ? state : undefined;
+        },
+        30_000,
+        'the proposal failed',
+      );
+      expect(failed).toMatchObject({ attempts: 1, error_code: 'repair_proposal_not_patchable', runs: '1' });
+    } finally {
+      await analyzer.stop();
+    }
+    const { rows } = await ctx.deps.pool.query('SELECT status, error_code FROM replay_runs WHERE proposal_id = $1', [proposalId]);
+    expect(rows).toEqual([{ status: 'failed', error_code: 'repair_proposal_not_patchable' }]);
+    const read = await callCli(
+      ctx,
+      drifted.cli.accessToken,
+      'GET',
+      `/v1/cli/connections/${drifted.collector.connectionId}/repair-proposals/${proposalId}`,
+      {
+        workspace: drifted.owner.workspace.slug,
+      },
+    );
+    expect(read.json()).toMatchObject({
+      proposal: { status: 'failed', errorCode: 'repair_proposal_not_patchable', validation: { replayPassed: false } },
+    });
   });
 });

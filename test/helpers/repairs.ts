@@ -72,11 +72,23 @@ export async function startRepairWorld(ctx: TestContext): Promise<RepairWorld> {
     analyzer,
     stream,
     async close() {
+      await endProposalsInProgress(ctx);
       await analyzer.stop();
       await edge.close();
       await clickhouse.close();
     },
   };
+}
+
+/**
+ * Files run one by one on one database: proposals a test left in progress would be the next
+ * test's analyzers' first work (they claim the oldest). They end as a worker ends one it cannot
+ * finish.
+ */
+export async function endProposalsInProgress(ctx: TestContext): Promise<void> {
+  await ctx.deps.pool.query(
+    "UPDATE repair_proposals SET status = 'failed', error_code = 'execution_interrupted', lease_until = NULL WHERE status IN ('queued', 'generating', 'validating')",
+  );
 }
 
 /** A workspace with one Integration of the items contract (active), its owner and a CLI login with every scope. */
