@@ -16,6 +16,7 @@ import { newId } from '../shared/ids.js';
 import { buildRepairBundle, type RepairBundle, type RepairBundleInput } from '../shared/repairs/export/bundle.js';
 import type { JsonPatchOperation, RepairChange } from '../shared/repairs/types.js';
 import { applyOverlay } from './helpers/overlay.js';
+import { sampleOf } from './helpers/shapeSamples.js';
 
 // 03 "Repair export bundle" and issue 29 item 5: an approved, validated candidate as repair.json,
 // REPAIR.md, repair.ts and repair.overlay.yaml. Each contract dialect the importer reads (OpenAPI
@@ -448,26 +449,6 @@ function fileOf(bundle: RepairBundle, name: string): string {
   const file = bundle.files.find((entry) => entry.name === name);
   if (!file) throw new Error(`the bundle has no ${name}`);
   return file.content;
-}
-
-/** A value of the observed shape: shapes carry no values, so any value of each kind serves. */
-function sampleOf(shape: SchemaShape): unknown {
-  switch (shape.kind) {
-    case 'object':
-      return Object.fromEntries(Object.entries(shape.fields).map(([name, field]) => [name, sampleOf(field)]));
-    case 'array':
-      return shape.items === undefined ? [] : [sampleOf(shape.items), sampleOf(shape.items)];
-    case 'string':
-      return 'sample';
-    case 'number':
-      return 1.5;
-    case 'integer':
-      return 2;
-    case 'boolean':
-      return true;
-    default:
-      return null;
-  }
 }
 
 interface GuardModule {
