@@ -125,7 +125,7 @@ export async function recordRepairResult(
       [claimed.id],
     );
     const row = current.rows[0];
-    if (!row || row.status !== 'generating' || row.attempts !== claimed.attempts) return 'superseded';
+    if (row?.status !== 'generating' || row.attempts !== claimed.attempts) return 'superseded';
 
     const { status, errorCode } = outcomeOf(result);
     const runId = newId('rrun_');
