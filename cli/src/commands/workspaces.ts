@@ -1,0 +1,4 @@
+import type { Command } from 'commander';
+
+// Placeholder until the commands of this noun land (issue 30).
+export function registerWorkspaceCommands(_program: Command): void {}
