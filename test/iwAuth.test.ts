@@ -136,7 +136,7 @@ describe('iw sessions', () => {
 
     const table = await runIw(['sessions', 'list'], iw);
     expect(table.code).toBe(0);
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+CURRENT\s+CREATED\s+LAST USED\s+SCOPES$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+CURRENT\s+CREATED \(UTC\)\s+LAST USED\s+SCOPES$/);
     expect(table.stdout).toContain(others[0].clientId);
 
     const revoked = await runIw(['sessions', 'revoke', others[0].clientId, '--json'], iw);
