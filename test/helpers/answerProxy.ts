@@ -8,12 +8,18 @@ import type { AddressInfo } from 'node:net';
  */
 export type ProxyAction = 'pass' | 'lose' | { rewrite: (body: Record<string, unknown>) => Record<string, unknown> };
 
+export interface SeenRequest {
+  method: string;
+  path: string;
+  idempotencyKey: string | undefined;
+}
+
 export interface AnswerProxy {
   url: string;
   /** Decides what happens to the next requests; the rule stays until replaced (`() => 'pass'` by default). */
   rule(decide: (method: string, path: string) => ProxyAction): void;
-  /** The requests the proxy has seen, as `METHOD path`, in order (what the CLI actually sent). */
-  seen: string[];
+  /** The requests the proxy has seen, in order (what the CLI actually sent). */
+  seen: SeenRequest[];
   close(): Promise<void>;
 }
 
@@ -33,14 +39,15 @@ function forwardable(headers: IncomingHttpHeaders): Record<string, string | stri
 export async function startAnswerProxy(target: string): Promise<AnswerProxy> {
   const upstream = new URL(target);
   let decide: (method: string, path: string) => ProxyAction = () => 'pass';
-  const seen: string[] = [];
+  const seen: SeenRequest[] = [];
   const server: Server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
       const method = incoming.method ?? 'GET';
       const path = incoming.url ?? '/';
-      seen.push(`${method} ${path}`);
+      const key = incoming.headers['idempotency-key'];
+      seen.push({ method, path, idempotencyKey: typeof key === 'string' ? key : undefined });
       const action = decide(method, path);
       const body = Buffer.concat(chunks);
       const forward = httpRequest(

@@ -75,6 +75,24 @@ async function readRun(api: ApiClient, workspace: string, proposal: Proposal): P
   }
 }
 
+/**
+ * After apply answered `review_stale`: the retained `repair.decision` receipt when this preview was
+ * applied already (operations are this user's and client's, and `approval_mismatch` comes before
+ * `review_stale`, so it was this very apply, settled by an earlier run), else null.
+ */
+async function appliedDecision(api: ApiClient, workspace: string, operationId: string): Promise<DecisionReceipt | null> {
+  try {
+    const operation = await api.request<Partial<DecisionReceipt>>({
+      method: 'GET',
+      path: `/v1/cli/operations/${segment(operationId)}`,
+      workspace,
+    });
+    return operation.action === 'repair.decision' && operation.status === 'completed' ? (operation as DecisionReceipt) : null;
+  } catch {
+    return null;
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Reads the proposal until it leaves queued/generating/validating, reporting each status on stderr. */
@@ -105,30 +123,29 @@ async function waitForProposal(
 
 function positiveSeconds(value: string): number {
   const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds <= 0)
-    throw new InvalidArgumentError('a whole number of seconds is expected.');
+  if (!Number.isInteger(seconds) || seconds <= 0) throw new InvalidArgumentError('a whole number of seconds is expected.');
   return seconds;
 }
 
 function integrationOption(): Option {
-  return new Option('--integration <id>', 'the Integration (int_…) the incident or proposal belongs to').makeOptionMandatory();
+  return new Option('--integration <int_id>', 'the connection (int_…) of the incident or proposal').makeOptionMandatory();
 }
 
 export function registerRepairCommands(program: Command): void {
   const repairs = program
     .command('repairs')
-    .description('Reviewed repairs: request a repair of an incident, review it, decide and export it as files.');
+    .description('Reviewed repairs: request a repair of an incident, review it, decide and export it as files');
   withExample(
     repairs,
-    'iw repairs request inc_01... --integration int_01... --wait',
-    'iw repairs preview rp_01... --integration int_01... --decision approved --rationale "The vendor now sends these shapes."',
+    'iw repairs request inc_01jx… --integration int_01jx… --wait',
+    'iw repairs preview rp_01jx… --integration int_01jx… --decision approved --rationale "The vendor now sends these shapes."',
   );
 
   withExample(
     repairs
       .command('request')
       .description(
-        'Request a repair proposal for an incident: the service freezes its evidence and queues the proposal for generation and validation (202 receipt).',
+        'Request a repair proposal for an incident: the service freezes its evidence and queues the proposal for generation and validation (202 receipt)',
       )
       .argument('<incidentId>', 'the incident to repair (inc_…)')
       .addOption(integrationOption())
@@ -164,14 +181,14 @@ export function registerRepairCommands(program: Command): void {
           throw new CliError(`repair proposal ${proposalId} failed${read.proposal.errorCode ? `: ${read.proposal.errorCode}` : ''}`);
         }
       }),
-    'iw repairs request inc_01... --integration int_01...',
-    'iw repairs request inc_01... --integration int_01... --dataset rds_01... --wait --json',
+    'iw repairs request inc_01jx… --integration int_01jx…',
+    'iw repairs request inc_01jx… --integration int_01jx… --dataset rds_01jx… --wait --json',
   );
 
   withExample(
     repairs
       .command('show')
-      .description("Show a repair proposal: its status, validation, decision and (when it has one) its validation's replay run.")
+      .description("Show a repair proposal: its status, validation, decision and (when it has one) its validation's replay run")
       .argument('<proposalId>', 'the repair proposal (rp_…)')
       .addOption(integrationOption())
       .action(async function (this: Command, proposalId: string, options: IntegrationOption) {
@@ -182,15 +199,15 @@ export function registerRepairCommands(program: Command): void {
         const { run, note } = await readRun(api, workspace, read.proposal);
         ctx.output.result({ ...read, run }, () => proposalInWords(read.proposal, run, note));
       }),
-    'iw repairs show rp_01... --integration int_01...',
-    'iw repairs show rp_01... --integration int_01... --json | jq .proposal.status',
+    'iw repairs show rp_01jx… --integration int_01jx…',
+    'iw repairs show rp_01jx… --integration int_01jx… --json | jq .proposal.status',
   );
 
   withExample(
     repairs
       .command('preview')
       .description(
-        'Preview a decision on a proposal awaiting approval: nothing is decided yet; prints the review, its expiry, and the operation id and approval fingerprint `iw repairs apply` needs.',
+        'Preview a decision on a proposal awaiting approval: nothing is decided yet; prints the review, its expiry, and the operation id and approval fingerprint `iw repairs apply` needs',
       )
       .argument('<proposalId>', 'the repair proposal (rp_…)')
       .addOption(integrationOption())
@@ -211,14 +228,14 @@ export function registerRepairCommands(program: Command): void {
         const workspaceFlag = ctx.options.workspace === undefined ? '' : ` --workspace ${ctx.options.workspace}`;
         ctx.output.result(preview, () => previewInWords(preview, workspaceFlag, Date.now()));
       }),
-    'iw repairs preview rp_01... --integration int_01... --decision approved --rationale "The vendor now sends a string total."',
+    'iw repairs preview rp_01jx… --integration int_01jx… --decision approved --rationale "The vendor now sends a string total."',
   );
 
   withExample(
     repairs
       .command('apply')
       .description(
-        'Apply a previewed decision before it expires. Safe to repeat after a lost answer: the same command reuses its idempotency key and gets the original receipt back.',
+        'Apply a previewed decision before it expires. Safe to repeat after a lost answer: the same command reuses its idempotency key and gets the original receipt back',
       )
       .argument('<operationId>', 'the operation id the preview printed (cliop_…)')
       .requiredOption('--fingerprint <approvalFingerprint>', 'the approval fingerprint the preview printed (sha256:…)')
@@ -226,22 +243,31 @@ export function registerRepairCommands(program: Command): void {
         const ctx = contextOf(this);
         const workspace = await ctx.workspace();
         const api = await ctx.api();
-        const receipt = await sendKeyed<DecisionReceipt>(ctx, api, {
-          method: 'POST',
-          path: `/v1/cli/operations/${segment(operationId)}/apply`,
-          body: { approvalFingerprint: options.fingerprint },
-          workspace,
-        });
+        let receipt: DecisionReceipt;
+        try {
+          receipt = await sendKeyed<DecisionReceipt>(ctx, api, {
+            method: 'POST',
+            path: `/v1/cli/operations/${segment(operationId)}/apply`,
+            body: { approvalFingerprint: options.fingerprint },
+            workspace,
+          });
+        } catch (error) {
+          const applied =
+            error instanceof ApiError && error.code === 'review_stale' ? await appliedDecision(api, workspace, operationId) : null;
+          if (!applied) throw error;
+          ctx.output.progress(`Operation ${operationId} was applied already (by an earlier run of this command); its receipt:`);
+          receipt = applied;
+        }
         ctx.output.result(receipt, () => decisionInWords(receipt));
       }),
-    'iw repairs apply cliop_01... --fingerprint sha256:4f2a...',
+    'iw repairs apply cliop_01jx… --fingerprint sha256:4f2a...',
   );
 
   withExample(
     repairs
       .command('export')
       .description(
-        "Export an approved, validated repair as files into <dir> (created if missing) and check each file's SHA-256 on disk. Never edits your project, opens a pull request or deploys.",
+        "Export an approved, validated repair as files into <dir> (created if missing) and check each file's SHA-256 on disk. Never edits your project, opens a pull request or deploys",
       )
       .argument('<proposalId>', 'the approved repair proposal (rp_…)')
       .argument('<dir>', 'the directory to write the files into')
@@ -281,7 +307,7 @@ export function registerRepairCommands(program: Command): void {
           ].join('\n'),
         );
       }),
-    'iw repairs export rp_01... --integration int_01... ./repair',
-    'iw repairs export rp_01... --integration int_01... ./repair --force --json',
+    'iw repairs export rp_01jx… --integration int_01jx… ./repair',
+    'iw repairs export rp_01jx… --integration int_01jx… ./repair --force --json',
   );
 }
