@@ -186,8 +186,13 @@ describe('iw repairs', () => {
   it('request --wait: queues the proposal, follows it through generation and validation, prints its final state', async () => {
     const result = await iwRun(['repairs', 'request', incidentId, '--integration', collector.connectionId, '--wait', '--json'], 120_000);
     expect(result.code, result.stderr).toBe(0);
-    const read = JSON.parse(result.stdout) as { schemaVersion: number; proposal: Proposal & { incidentId: string } };
+    const read = JSON.parse(result.stdout) as {
+      schemaVersion: number;
+      proposal: Proposal & { incidentId: string };
+      run: { id: string; status: string };
+    };
     expect(read.schemaVersion).toBe(1);
+    expect(read.run).toMatchObject({ id: read.proposal.validation?.replayRunId, status: 'passed' });
     expect(read.proposal).toMatchObject({ incidentId, status: 'awaiting_approval', validation: { valid: true, replayPassed: true } });
     proposalId = read.proposal.id;
     // The receipt went to stderr, with the operation and the queued status.
@@ -295,6 +300,7 @@ describe('iw repairs', () => {
 
   it('apply after a lost answer: the same command again reuses its key and gets the original receipt (replayed)', async () => {
     const applyPath = `/v1/cli/operations/${preview.operationId}/apply`;
+    const seenBefore = proxy.seen.length;
     let lost = false;
     proxy.rule((method, path) => {
       if (method === 'POST' && path === applyPath && !lost) {
@@ -326,7 +332,7 @@ describe('iw repairs', () => {
       data: { proposalId, status: 'approved', approvalRecordId: decided.rows[0].id },
     });
     approvalRecordId = receipt.data.approvalRecordId;
-    const applies = proxy.seen.filter((seen) => seen.method === 'POST' && seen.path === applyPath);
+    const applies = proxy.seen.slice(seenBefore).filter((seen) => seen.method === 'POST' && seen.path === applyPath);
     expect(applies).toHaveLength(2);
     expect(applies[1].idempotencyKey).toBeDefined();
     expect(applies[1].idempotencyKey).toBe(applies[0].idempotencyKey);
@@ -374,7 +380,9 @@ describe('iw repairs', () => {
     const human = await iwRun(['repairs', 'export', proposalId, '--integration', collector.connectionId, dir]);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toContain("every file's SHA-256 matches the bundle");
-    for (const name of names) expect(human.stdout).toMatch(new RegExp(`${join(dir, name).replace(/[.]/g, '\\.')}\\s+unchanged`));
+    expect(human.stdout).toContain(`into ${dir} `);
+    for (const file of receipt.data.files)
+      expect(human.stdout).toMatch(new RegExp(`^${file.name.replace(/[.]/g, '\\.')}\\s+unchanged\\s+${file.sha256}$`, 'm'));
   });
 
   it('export: refuses to overwrite a different file unless --force, then replaces it (same receipt)', async () => {

@@ -176,7 +176,7 @@ export function registerRepairCommands(program: Command): void {
         );
         const read = await waitForProposal(ctx, api, workspace, receipt.connectionId, proposalId, options.timeout ?? DEFAULT_WAIT_SECONDS);
         const { run, note } = await readRun(api, workspace, read.proposal);
-        ctx.output.result(read, () => proposalInWords(read.proposal, run, note));
+        ctx.output.result({ ...read, run }, () => proposalInWords(read.proposal, run, note));
         if (read.proposal.status === 'failed') {
           throw new CliError(`repair proposal ${proposalId} failed${read.proposal.errorCode ? `: ${read.proposal.errorCode}` : ''}`);
         }
@@ -296,9 +296,8 @@ export function registerRepairCommands(program: Command): void {
             renderTable(
               written,
               [
-                { header: 'FILE', value: (file) => file.path },
+                { header: 'FILE', value: (file) => file.name },
                 { header: 'STATE', value: (file) => file.state },
-                { header: 'BYTES', value: (file) => String(file.bytes) },
                 { header: 'SHA-256', value: (file) => file.sha256 },
               ],
               ctx.output.columns,

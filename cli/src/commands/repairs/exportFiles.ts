@@ -11,9 +11,7 @@ import type { Bundle } from './types.js';
 export interface WrittenFile {
   name: string;
   path: string;
-  mediaType: string;
   sha256: string;
-  bytes: number;
   /** `written` (new), `replaced` (a different file was there; --force), `unchanged` (the same bytes were there). */
   state: 'written' | 'replaced' | 'unchanged';
 }
@@ -96,12 +94,5 @@ export async function writeBundle(dir: string, bundle: Bundle, options: { force:
     );
   }
 
-  return plan.map(({ file, path, bytes, state }) => ({
-    name: file.name,
-    path,
-    mediaType: file.mediaType,
-    sha256: file.sha256,
-    bytes: bytes.length,
-    state,
-  }));
+  return plan.map(({ file, path, state }) => ({ name: file.name, path, sha256: file.sha256, state }));
 }

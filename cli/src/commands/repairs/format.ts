@@ -70,7 +70,9 @@ export function previewInWords(preview: DecisionPreview, workspaceFlag: string, 
   const verb = review.decision === 'approved' ? 'Approve' : 'Reject';
   const validation = review.validation;
   const replay = validation
-    ? `${validation.replayPassed ? 'passed' : 'did not pass'}${validation.replayRunId ? ` (run ${validation.replayRunId}, ${validation.replayStatus ?? 'no status'})` : ''}`
+    ? validation.replayPassed
+      ? `passed${validation.replayRunId ? ` (run ${validation.replayRunId})` : ''}`
+      : `did not pass (${[validation.replayRunId, validation.replayStatus].filter(Boolean).join(', ') || 'no run'})`
     : 'no validation';
   const expired = preview.status === 'expired';
   return [
