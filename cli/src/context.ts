@@ -3,7 +3,7 @@
 // (so `--help` and local commands load nothing else).
 
 import type { Command } from 'commander';
-import type { ApiClient } from './api.js';
+import { type ApiClient, ApiError } from './api.js';
 import { CliError, EXIT } from './errors.js';
 import { createOutput, type Output } from './output.js';
 
@@ -53,6 +53,17 @@ export interface CommandContext {
   keyed<T>(request: unknown, send: (idempotencyKey: string) => Promise<T>): Promise<T>;
 }
 
+/**
+ * Whether a failed keyed write settles its key: a definite answer of the service does (the
+ * operation happened or never will with this request: 4xx other than 429). A network failure, an
+ * answer that is not the service's JSON, a 5xx or a 429 (nothing done, "retry the same request
+ * and key": 03 CLI API errors) keeps the key for the retry. A 401 settles it: the request was
+ * not authorized, and after `iw login` the new login's client could not claim the old key anyway.
+ */
+export function settlesKey(error: unknown): boolean {
+  return error instanceof ApiError && error.status < 500 && error.status !== 429;
+}
+
 let session: Session | undefined;
 
 /** Set once by main.ts: the profile store and token handling the commands use. */
@@ -92,7 +103,13 @@ export function contextOf(command: Command): CommandContext {
     async keyed(request, send) {
       const current = await loadProfile();
       const key = await currentSession().idempotencyKey(current, request);
-      const result = await send(key);
+      let result: Awaited<ReturnType<typeof send>>;
+      try {
+        result = await send(key);
+      } catch (error) {
+        if (settlesKey(error)) await currentSession().settled(current, key);
+        throw error;
+      }
       await currentSession().settled(current, key);
       return result;
     },

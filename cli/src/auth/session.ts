@@ -1,10 +1,32 @@
-import type { Session } from '../context.js';
-import { CliError, EXIT } from '../errors.js';
+// The Session of context.ts: profiles from config.json, the API client of a profile's login (its
+// token source refreshes as needed), and the idempotency keys of keyed writes.
 
-// Placeholder until the profile store and the login land (issue 30).
+import { createApiClient } from '../api.js';
+import { loadProfile, updateConfig } from '../config.js';
+import type { Session } from '../context.js';
+import { idempotencyKey, settled } from './idempotency.js';
+import { checkTransport } from './oauth.js';
+import { createTokenSource } from './tokenSource.js';
+
 export function createSession(): Session {
-  const missing = (): never => {
-    throw new CliError('not logged in: run `iw login`', EXIT.authentication);
+  return {
+    profile(name) {
+      return loadProfile(name);
+    },
+    async saveWorkspace(profile, slug) {
+      await updateConfig((config) => {
+        config.profiles[profile.name] = {
+          ...config.profiles[profile.name],
+          baseUrl: config.profiles[profile.name]?.baseUrl ?? profile.baseUrl,
+          workspace: slug,
+        };
+      });
+    },
+    async api(profile) {
+      checkTransport(profile.baseUrl);
+      return createApiClient(profile.baseUrl, createTokenSource(profile));
+    },
+    idempotencyKey,
+    settled,
   };
-  return { profile: missing, saveWorkspace: missing, api: missing, idempotencyKey: missing, settled: missing };
 }
