@@ -129,7 +129,7 @@ function readDocument(file: string): Record<string, unknown> {
 }
 
 interface ImportOptions extends ConnectionOptions {
-  version: string;
+  declaredVersion: string;
   format?: 'openapi' | 'json-schema';
   method?: string;
   route?: string;
@@ -143,7 +143,7 @@ interface ImportOptions extends ConnectionOptions {
 function registrationOf(file: string, options: ImportOptions): Record<string, unknown> {
   const document = readDocument(file);
   const format = options.format ?? ('openapi' in document || 'swagger' in document ? 'openapi' : 'json-schema');
-  const body: Record<string, unknown> = { declaredVersion: options.version, format, document };
+  const body: Record<string, unknown> = { declaredVersion: options.declaredVersion, format, document };
   if (format === 'json-schema') {
     const { method, route, payloadLocation } = options;
     if (method === undefined || route === undefined || payloadLocation === undefined) {
@@ -326,7 +326,9 @@ export function registerContractCommands(program: Command): void {
       .argument('<file>', 'an OpenAPI document, or a JSON Schema, as JSON or YAML')
       .description('Register a contract version as a draft (analysis changes only when it is activated)')
       .requiredOption(...integration)
-      .requiredOption('--version <declaredVersion>', 'your label for this version, unique per connection')
+      // Not `--version`: commander reads the root's options anywhere on the line, and the root's
+      // --version prints iw's version and exits 0, so `--version 2.0` would import nothing, silently.
+      .requiredOption('--declared-version <label>', "your label for this version, unique per connection (the API's declaredVersion)")
       .option(
         '--format <format>',
         'openapi or json-schema (default: openapi when the document has an openapi or swagger member)',
@@ -347,8 +349,8 @@ export function registerContractCommands(program: Command): void {
         oneOf('http-api', 'http-webhook', 'scheduled-feed', 'queue'),
       )
       .action(importCommand),
-    'iw contracts import openapi.yaml --integration int_01jx… --version 2.0',
-    'iw contracts import order.schema.json --integration int_01jx… --version 3 --method POST --route orders.created --payload-location message',
+    'iw contracts import openapi.yaml --integration int_01jx… --declared-version 2.0',
+    'iw contracts import order.schema.json --integration int_01jx… --declared-version 3 --method POST --route orders.created --payload-location message',
   );
 
   const reviewOptions = (command: Command) =>
