@@ -18,6 +18,8 @@ export function createProgram(version: string): Command {
     .option('-w, --workspace <slug>', 'the workspace to act in (default: IW_WORKSPACE, then the one `iw use` saved)')
     .option('--json', "print the API's own JSON instead of tables")
     .showHelpAfterError()
+    // Every command's --help lists the global options it accepts too (copied to each subcommand).
+    .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', '\nExample:\n  $ iw login\n  $ iw use acme\n  $ iw incidents list --integration int_01...');
   registerAuthCommands(program);
   registerWorkspaceCommands(program);
