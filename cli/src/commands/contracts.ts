@@ -309,6 +309,12 @@ export function registerContractCommands(program: Command): void {
   const contracts = program
     .command('contracts')
     .description("A connection's contract versions: import, review the impact, activate, roll back");
+  withExample(
+    contracts,
+    'iw contracts import openapi.yaml --integration int_01jx… --declared-version 2.0',
+    'iw contracts activate cv_01jx… --integration int_01jx…',
+    'iw contracts rollback --integration int_01jx…',
+  );
   const integration = ['--integration <int_id>', 'the connection (int_…, see iw integrations show)'] as const;
 
   withExample(

@@ -136,6 +136,7 @@ export function registerIncidentCommands(program: Command): void {
   const incidents = program
     .command('incidents')
     .description("A connection's incidents: what its traffic did against its contract and rules");
+  withExample(incidents, 'iw incidents list --integration int_01jx… --status open', 'iw incidents list --integration int_01jx… --watch');
   const integration = ['--integration <int_id>', 'the connection (int_…)'] as const;
 
   withExample(

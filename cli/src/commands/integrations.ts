@@ -263,6 +263,7 @@ async function deleteIntegration(this: Command, id: string): Promise<void> {
 
 export function registerIntegrationCommands(program: Command): void {
   const integrations = program.command('integrations').description("The workspace's Integrations and their Sandbox and Live connections");
+  withExample(integrations, 'iw integrations list', 'iw integrations show wint_01jx…', 'iw integrations delete wint_01jx…');
 
   withExample(
     integrations

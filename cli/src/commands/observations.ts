@@ -77,6 +77,7 @@ export function registerObservationCommands(program: Command): void {
   const observations = program
     .command('observations')
     .description("A connection's observed traffic (structure and hashes, never payload values)");
+  withExample(observations, 'iw observations list --integration int_01jx… --from 2h');
 
   withExample(
     observations

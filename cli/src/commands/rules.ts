@@ -208,6 +208,11 @@ export function registerRuleCommands(program: Command): void {
   const rules = program
     .command('rules')
     .description("A connection's reconciliation rules: a source event must be followed by an object of the expected type in time");
+  withExample(
+    rules,
+    'iw rules list --integration int_01jx…',
+    'iw rules create --integration int_01jx… --source-event order.created --expected-object invoice --max-delay 15m',
+  );
   const integration = ['--integration <int_id>', 'the connection (int_…)'] as const;
   const revision = ['--revision <revision>', 'the connection revision you reviewed (default: the current one, read first)'] as const;
   const definition = (command: Command) =>

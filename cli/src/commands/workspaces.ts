@@ -51,6 +51,7 @@ async function useWorkspace(this: Command, slug: string): Promise<void> {
 
 export function registerWorkspaceCommands(program: Command): void {
   const workspaces = program.command('workspaces').description('The workspaces you belong to');
+  withExample(workspaces, 'iw workspaces list', 'iw use acme');
 
   withExample(
     workspaces
