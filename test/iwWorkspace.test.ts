@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,41 @@ async function iwJson<T = Record<string, unknown>>(args: string[], env: IwEnv = 
   return { result, body: JSON.parse(result.stdout) as T };
 }
 
+/** The environment of a spawned `iw`: the test's, without IW_ variables, and the login's. */
+function iwProcessEnv(env: IwEnv): Record<string, string> {
+  const base: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('IW_')) base[name] = value;
+  return { ...base, NO_COLOR: '1', ...env.env, IW_CONFIG_DIR: env.configDir };
+}
+
+/** util-linux `script` runs a command on a pseudo-terminal: how a person's answers reach iw's questions. */
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+/**
+ * Runs `iw args…` on a terminal (`script`), typing `answer` once `question` is on the screen;
+ * resolves with the exit code and what the terminal showed.
+ */
+function iwOnTerminal(args: string[], question: string, answer: string): Promise<{ code: number | null; screen: string }> {
+  const quoted = [process.execPath, IW_BIN, ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+  const child = spawn('script', ['-qec', quoted, '/dev/null'], { env: iwProcessEnv(iw), stdio: ['pipe', 'pipe', 'pipe'] });
+  let screen = '';
+  let typed = false;
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    screen += chunk;
+    if (!typed && screen.includes(question)) {
+      typed = true;
+      child.stdin.write(answer);
+    }
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, screen });
+    }),
+  );
+}
+
 function tempFile(name: string, content: string): string {
   const path = join(iw.configDir, name);
   writeFileSync(path, content);
@@ -96,6 +131,7 @@ describe('workspaces', () => {
     expect(saved.body.items.map((i) => i.id)).toContain(collector.workspaceIntegrationId);
 
     const overridden = await runIw(['integrations', 'list', '--json', '--workspace', second.workspace.slug], own);
+    expect(overridden.code, overridden.stderr).toBe(0);
     expect(JSON.parse(overridden.stdout).items).toEqual([]);
     const fromEnv = await runIw(['integrations', 'list', '--json'], { ...own, env: { ...own.env, IW_WORKSPACE: second.workspace.slug } });
     expect(fromEnv.code).toBe(0);
@@ -164,6 +200,27 @@ describe('integrations', () => {
     expect(body.credentials).toEqual([expect.objectContaining({ connectionId: doomed.connectionId, status: 'revoked' })]);
     expect(await stillThere()).toBe(404);
     expect(await confirmed()).toBe(1);
+  });
+
+  it.skipIf(!hasScript)('delete on a terminal asks for the name: a wrong one or Ctrl-C cancels (2), the exact one deletes', async () => {
+    const doomed = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox', name: 'Typed name' });
+    const args = ['integrations', 'delete', doomed.workspaceIntegrationId, '-w', owner.workspace.slug];
+    const status = async () =>
+      (await callWithKey(ctx, owner.apiKey.key, 'GET', `/v1/integrations/${doomed.workspaceIntegrationId}`)).statusCode;
+    const question = "Type the Integration's name (Typed name) to delete it:";
+
+    const wrong = await iwOnTerminal(args, question, 'typed name\r');
+    expect(wrong.code, wrong.screen).toBe(2);
+    expect(wrong.screen).toContain('not deleted');
+    expect(await status()).toBe(200);
+    const interrupted = await iwOnTerminal(args, question, '\u0003');
+    expect(interrupted.code, interrupted.screen).toBe(2);
+    expect(await status()).toBe(200);
+
+    const typed = await iwOnTerminal(args, question, 'Typed name\r');
+    expect(typed.code, typed.screen).toBe(0);
+    expect(typed.screen).toContain(`Deleted "Typed name" (${doomed.workspaceIntegrationId})`);
+    expect(await status()).toBe(404);
   });
 });
 
@@ -449,8 +506,6 @@ describe('incidents', () => {
   });
 
   it('--watch prints a line for a new incident and for its resolution, one JSON object each, and exits 0 on Ctrl-C', async () => {
-    const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('IW_')) env[name] = value;
     const child = spawn(
       process.execPath,
       [
@@ -466,7 +521,7 @@ describe('incidents', () => {
         '-w',
         owner.workspace.slug,
       ],
-      { env: { ...env, NO_COLOR: '1', ...iw.env, IW_CONFIG_DIR: iw.configDir }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: iwProcessEnv(iw), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
     let stderr = '';

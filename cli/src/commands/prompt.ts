@@ -18,8 +18,8 @@ export function ask(question: string): Promise<string> {
     // Whichever comes first settles the promise; closing after an answer changes nothing.
     rl.on('SIGINT', () => {
       process.stderr.write('\n');
-      rl.close();
       reject(new CliError('cancelled', EXIT.cancelled));
+      rl.close();
     });
     rl.on('close', () => reject(new CliError('cancelled: no answer', EXIT.cancelled)));
     rl.question(question, (answer) => {
