@@ -32,8 +32,12 @@ const server = createServer((request, response) => {
 await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
 const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-const configDir = await mkdtemp(join(tmpdir(), 'iw-bench-'));
-await mkdir(join(configDir, 'tokens'), { mode: 0o700 });
+// The platform's config directory as a user has it (env-paths resolves it, as without
+// IW_CONFIG_DIR): $XDG_CONFIG_HOME/iw on Linux; elsewhere IW_CONFIG_DIR points at it.
+const configHome = await mkdtemp(join(tmpdir(), 'iw-bench-'));
+const configDir = join(configHome, 'iw');
+const configEnv: Record<string, string> = process.platform === 'linux' ? { XDG_CONFIG_HOME: configHome } : { IW_CONFIG_DIR: configDir };
+await mkdir(join(configDir, 'tokens'), { recursive: true, mode: 0o700 });
 await writeFile(join(configDir, 'config.json'), JSON.stringify({ profiles: { default: { baseUrl, storage: 'file' } } }), { mode: 0o600 });
 await writeFile(
   join(configDir, 'tokens', 'default.json'),
@@ -53,7 +57,7 @@ async function run(): Promise<{ firstRequestMs: number; exitMs: number; code: nu
   });
   const start = performance.now();
   const child = spawn(process.execPath, [IW_BIN, 'whoami'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', IW_CONFIG_DIR: configDir, NO_COLOR: '1' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...configEnv, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -86,4 +90,4 @@ console.log(
 );
 
 server.close();
-await rm(configDir, { recursive: true, force: true });
+await rm(configHome, { recursive: true, force: true });

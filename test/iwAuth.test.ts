@@ -7,7 +7,7 @@ import { callCli, serveOnLoopback } from './helpers/cli.js';
 import { cliLogin } from './helpers/cliLogin.js';
 import { type ConsoleUser, createConsoleUser } from './helpers/consoleUsers.js';
 import { advanceClock, createTestContext, resetClockAndHooks, type TestContext } from './helpers/context.js';
-import { freshIwEnv, type IwEnv, loginIw, runIw } from './helpers/iw.js';
+import { freshIwEnv, type IwEnv, loginIw, removeIwEnvs, runIw } from './helpers/iw.js';
 
 // Issue 30 items 1 and 4: the built `iw` (a subprocess, file token storage, a config directory of
 // each test's own) against the management plane served on loopback. Logins run the real device
@@ -24,6 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await ctx.close();
+  await removeIwEnvs();
 });
 afterEach(async () => {
   await resetClockAndHooks(ctx);
@@ -80,6 +81,13 @@ describe('iw login', () => {
     const other = await runIw(['whoami', '--profile', 'default'], iw);
     expect(other.code).toBe(4);
     expect(other.stderr).toContain('run `iw login`');
+    // The tokens go only to the base URL they were issued by, and never over plain http off this machine.
+    const elsewhere = await runIw(['whoami'], { ...iw, env: { ...iw.env, IW_BASE_URL: 'http://127.0.0.1:9/' } });
+    expect(elsewhere.code).toBe(4);
+    expect(elsewhere.stderr).toContain(`is for ${base}, not http://127.0.0.1:9`);
+    const plain = await runIw(['whoami'], { ...iw, env: { ...iw.env, IW_BASE_URL: 'http://watch.example.com' } });
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain('refusing to send credentials over plain http');
   });
 
   it('refuses an unknown scope before asking the service for a code', async () => {
@@ -136,7 +144,7 @@ describe('iw sessions', () => {
 
     const table = await runIw(['sessions', 'list'], iw);
     expect(table.code).toBe(0);
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+CURRENT\s+CREATED\s+LAST USED\s+SCOPES$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+CURRENT\s+CREATED \(UTC\)\s+LAST USED\s+SCOPES$/);
     expect(table.stdout).toContain(others[0].clientId);
 
     const revoked = await runIw(['sessions', 'revoke', others[0].clientId, '--json'], iw);

@@ -1,6 +1,6 @@
 import type { Command, Option } from 'commander';
-import { describe, expect, it } from 'vitest';
-import { freshIwEnv, runIw } from './helpers/iw.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freshIwEnv, removeIwEnvs, runIw } from './helpers/iw.js';
 
 // Issue 30 "Done means": every command's --help names every flag the command accepts. The command
 // tree is the BUILT program's (cli/dist/program.js, `npm run build` first); each command's help is
@@ -24,6 +24,8 @@ function acceptedOptions(command: Command): Option[] {
 
 const program = createProgram('0.0.0');
 const commands = walk(program);
+
+afterAll(removeIwEnvs);
 
 describe('iw --help', () => {
   it('covers the command tree (the auth commands at least)', () => {

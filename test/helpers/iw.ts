@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,10 +32,18 @@ function baseEnv(): Record<string, string> {
   return { ...env, NO_COLOR: '1' };
 }
 
-/** A fresh, empty configuration directory. */
+const created: string[] = [];
+
+/** A fresh, empty configuration directory (removed by `removeIwEnvs`). */
 export async function freshIwEnv(): Promise<IwEnv> {
   const configDir = await mkdtemp(join(tmpdir(), 'iw-test-'));
+  created.push(configDir);
   return { configDir, env: { IW_CONFIG_DIR: configDir } };
+}
+
+/** Removes every configuration directory `freshIwEnv` and `loginIw` made in this test file (afterAll). */
+export async function removeIwEnvs(): Promise<void> {
+  await Promise.all(created.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 }
 
 /**

@@ -3,6 +3,7 @@
 
 import type { Command } from 'commander';
 import type { ApiClient } from '../api.js';
+import { CLI_SCOPE_SUFFIXES } from '../auth/oauth.js';
 import { normalizeBaseUrl } from '../config.js';
 import { contextOf } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
@@ -30,6 +31,15 @@ interface Page<T> {
 }
 
 const shortScope = (scope: string) => scope.replace(/^service:cli:/, '');
+
+/** The scopes of a session for a table: `all` for the twelve, else their suffixes (offline_access, always there, left out). */
+function scopeSummary(scopes: readonly string[]): string {
+  const suffixes = scopes.map(shortScope).filter((scope) => scope !== 'offline_access');
+  return suffixes.length === CLI_SCOPE_SUFFIXES.length ? 'all' : suffixes.join(',');
+}
+
+/** `2026-11-29T08:58:19.123Z` as `2026-11-29 08:58` (UTC), short enough to leave the ids whole. */
+const shortTime = (iso: string | null) => (iso === null ? '-' : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`);
 
 /** Every page of a `{items, nextCursor}` list, as one page with `nextCursor: null`. */
 async function allPages<T>(api: ApiClient, path: string): Promise<Page<T>> {
@@ -178,9 +188,9 @@ export function registerAuthCommands(program: Command): void {
             [
               { header: 'ID', value: (row) => row.id },
               { header: 'CURRENT', value: (row) => (row.current ? 'yes' : '') },
-              { header: 'CREATED', value: (row) => row.createdAt },
-              { header: 'LAST USED', value: (row) => row.lastUsedAt ?? '-' },
-              { header: 'SCOPES', value: (row) => row.scopes.map(shortScope).join(',') },
+              { header: 'CREATED (UTC)', value: (row) => shortTime(row.createdAt) },
+              { header: 'LAST USED', value: (row) => shortTime(row.lastUsedAt) },
+              { header: 'SCOPES', value: (row) => scopeSummary(row.scopes) },
             ],
             ctx.output.columns,
             ctx.output.color,
