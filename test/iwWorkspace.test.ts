@@ -10,7 +10,7 @@ import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } 
 import { ordersOpenApi } from './helpers/contracts.js';
 import { insertIncident, type IncidentTarget } from './helpers/incidents.js';
 import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
-import { IW_BIN, loginIw, runIw, type IwEnv, type IwResult } from './helpers/iw.js';
+import { IW_BIN, loginIw, removeIwEnvs, runIw, type IwEnv, type IwResult } from './helpers/iw.js';
 
 // The workspace commands of `iw` (issue 30 item 2), each run once with --json as the built
 // binary, a process of its own, against the management plane served on loopback (the stores are
@@ -49,6 +49,7 @@ afterAll(async () => {
   await edge?.close();
   await clickhouse?.close();
   await ctx?.close();
+  await removeIwEnvs();
 });
 
 /** `iw … --json` in the first workspace (unless the arguments name one); the parsed stdout when it exits 0. */
