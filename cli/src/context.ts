@@ -44,6 +44,8 @@ export interface CommandContext {
   api(): Promise<ApiClient>;
   /** `--workspace`, then `IW_WORKSPACE`, then the profile's saved one; else a CliError saying how to choose. */
   workspace(): Promise<string>;
+  /** Saves `slug` as the profile's workspace (`iw use`), through the session's `saveWorkspace`. */
+  saveWorkspace(slug: string): Promise<void>;
   /**
    * Runs one keyed write with an Idempotency-Key that survives a lost answer: the same request
    * run again reuses it (the service then replays the original result).
@@ -94,6 +96,9 @@ export function contextOf(command: Command): CommandContext {
       const slug = options.workspace ?? process.env.IW_WORKSPACE ?? (await loadProfile()).workspace;
       if (!slug) throw new CliError('no workspace chosen: run `iw use <slug>`, or pass --workspace or set IW_WORKSPACE', EXIT.failure);
       return slug;
+    },
+    async saveWorkspace(slug) {
+      await currentSession().saveWorkspace(await loadProfile(), slug);
     },
     async keyed(request, send) {
       const current = await loadProfile();
