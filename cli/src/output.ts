@@ -10,7 +10,7 @@ export interface Column<T> {
 export interface Output {
   json: boolean;
   color: boolean;
-  /** Width of stdout's terminal, 100 when it is not one. */
+  /** Width of stdout's terminal; unbounded when it is not one (a pipe gets whole ids, never `…`). */
   columns: number;
   /** Prints a command's result: `value` as JSON with --json, else `human()` (a table or lines of text). */
   result(value: unknown, human: () => string): void;
@@ -24,7 +24,7 @@ export function createOutput(json: boolean): Output {
   return {
     json,
     color,
-    columns: tty && process.stdout.columns ? process.stdout.columns : 100,
+    columns: tty && process.stdout.columns ? process.stdout.columns : Number.POSITIVE_INFINITY,
     result(value, human) {
       process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
     },
