@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
-import type { SchemaShape } from '../shared/analysis/types.js';
 import { type AnswerProxy, startAnswerProxy } from './helpers/answerProxy.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
 import { createCollector, envelope, sendEnvelopes, type Collector } from './helpers/ingest.js';
 import { type IwEnv, type IwResult, loginIw, runIw } from './helpers/iw.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
+import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
 
 // Issue 30, `iw repairs request|show|preview|apply|export`: the built binary against the running
 // processes (the compiled edge, management plane and analyzer, as in test/repairJourney.test.ts).
@@ -19,36 +19,6 @@ import { waitFor } from './helpers/wait.js';
 // answer recovered by running the same command again), and exports the bundle as files whose
 // SHA-256 are checked on disk. The CLI talks to the plane through a proxy of the test's own
 // (test/helpers/answerProxy.ts) that can lose or change one answer.
-
-const ORDER = {
-  type: 'object',
-  required: ['id', 'total', 'status'],
-  properties: { id: { type: 'string' }, total: { type: 'number' }, status: { type: 'string' } },
-  additionalProperties: false,
-};
-
-const DOCUMENT = {
-  openapi: '3.0.3',
-  info: { title: 'Orders', version: '1.0.0' },
-  paths: {
-    '/v1/orders/{orderId}': {
-      get: {
-        parameters: [{ name: 'orderId', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: {
-          '200': { description: 'the order', content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } },
-        },
-      },
-    },
-  },
-  components: { schemas: { Order: ORDER } },
-};
-
-const S: SchemaShape = { kind: 'string' };
-const N: SchemaShape = { kind: 'number' };
-const DRIFTED: SchemaShape[] = [
-  { kind: 'object', fields: { id: S, total: S, status: S } },
-  { kind: 'object', fields: { id: S, total: N, currency: S } },
-];
 
 const SCOPES = ['incidents:read', 'repairs:read', 'repairs:create', 'repairs:approve', 'repairs:export', 'replays:read'];
 const FINGERPRINT = /^sha256:[0-9a-f]{64}$/;
@@ -113,7 +83,7 @@ beforeAll(async () => {
 
   const contracts = `/v1/integrations/${collector.connectionId}/contracts`;
   const v1 = await callWithKey(ctx, owner.apiKey.key, 'POST', contracts, {
-    body: { declaredVersion: '1', format: 'openapi', document: DOCUMENT },
+    body: { declaredVersion: '1', format: 'openapi', document: ORDERS_DOCUMENT },
   });
   expect(v1.statusCode, v1.body).toBe(201);
   const activated = await callWithKey(ctx, owner.apiKey.key, 'POST', `${contracts}/${v1.json().contract.id}/activate`, {
@@ -124,7 +94,7 @@ beforeAll(async () => {
   const sent = await sendEnvelopes(
     { url: edge.url, clock: ctx.deps.clock },
     collector,
-    DRIFTED.map((shape) =>
+    DRIFTED_ORDERS.map((shape) =>
       envelope(collector, {
         payload: { storage: 'none', schemaFingerprint: `sha256:${'cd'.repeat(32)}`, schemaShape: shape, redactionPolicyVersion: '2025-01' },
       }),
@@ -137,7 +107,7 @@ beforeAll(async () => {
         "SELECT id, affected_records FROM incidents WHERE connection_id = $1 AND kind = 'schema-drift' AND status = 'open'",
         [collector.connectionId],
       );
-      return rows[0] && Number(rows[0].affected_records) === DRIFTED.length ? rows[0].id : undefined;
+      return rows[0] && Number(rows[0].affected_records) === DRIFTED_ORDERS.length ? rows[0].id : undefined;
     },
     30_000,
     'the schema-drift incident with every drifted observation',

@@ -7,7 +7,6 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
-import type { SchemaShape } from '../shared/analysis/types.js';
 import type { ReplayFixture } from '../shared/repairs/types.js';
 import { cliLogin, type CliLogin } from './helpers/cliLogin.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
@@ -17,6 +16,7 @@ import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { sampleOf } from './helpers/shapeSamples.js';
 import { waitFor } from './helpers/wait.js';
+import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
 
 // Issue 29, "Done means": one journey against the running processes (the compiled edge,
 // management plane and analyzer). Drifted envelopes open an incident; a repair is requested with
@@ -26,38 +26,6 @@ import { waitFor } from './helpers/wait.js';
 // reanalysis resolve the incident. Receipts read back after a restart of the management plane.
 
 const execFileAsync = promisify(execFile);
-
-const ORDER = {
-  type: 'object',
-  required: ['id', 'total', 'status'],
-  properties: { id: { type: 'string' }, total: { type: 'number' }, status: { type: 'string' } },
-  additionalProperties: false,
-};
-
-const DOCUMENT = {
-  openapi: '3.0.3',
-  info: { title: 'Orders', version: '1.0.0' },
-  paths: {
-    '/v1/orders/{orderId}': {
-      get: {
-        parameters: [{ name: 'orderId', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: {
-          '200': { description: 'the order', content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } },
-        },
-      },
-    },
-  },
-  components: { schemas: { Order: ORDER } },
-};
-
-const S: SchemaShape = { kind: 'string' };
-const N: SchemaShape = { kind: 'number' };
-/** What the vendor now sends: a string total, a new currency, a status left out, a nested shipping object. */
-const DRIFTED: SchemaShape[] = [
-  { kind: 'object', fields: { id: S, total: S, status: S } },
-  { kind: 'object', fields: { id: S, total: N, currency: S } },
-  { kind: 'object', fields: { id: S, total: N, status: S, shipping: { kind: 'object', fields: { city: S } } } },
-];
 
 const SCOPES = ['incidents:read', 'repairs:read', 'repairs:create', 'repairs:approve', 'repairs:export', 'replays:read']
   .concat(['contracts:read', 'contracts:write', 'contracts:activate'])
@@ -134,12 +102,12 @@ afterAll(async () => {
 describe('a reviewed repair, from drift to a resolved incident', () => {
   it('repairs the contract from the evidence and resolves the incident once the repair is applied', async () => {
     const contracts = `/v1/integrations/${collector.connectionId}/contracts`;
-    const v1 = await expectStatus(call('POST', contracts, { declaredVersion: '1', format: 'openapi', document: DOCUMENT }), 201);
+    const v1 = await expectStatus(call('POST', contracts, { declaredVersion: '1', format: 'openapi', document: ORDERS_DOCUMENT }), 201);
     const v1Id = (v1.contract as { id: string }).id;
     await expectStatus(call('POST', `${contracts}/${v1Id}/activate`, { expectedActiveContractVersionId: null, reason: 'promote' }), 200);
 
     const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, collector, [
-      ...DRIFTED.map((shape) =>
+      ...DRIFTED_ORDERS.map((shape) =>
         envelope(collector, {
           payload: {
             storage: 'none',
@@ -156,7 +124,7 @@ describe('a reviewed repair, from drift to a resolved incident', () => {
     await waitFor(
       async () => {
         const detail = await call('GET', `${base}/incidents/${incident.id}`);
-        return (detail.body.incident as { affectedRecords: number }).affectedRecords === DRIFTED.length || undefined;
+        return (detail.body.incident as { affectedRecords: number }).affectedRecords === DRIFTED_ORDERS.length || undefined;
       },
       30_000,
       'every drifted observation in the incident',
@@ -184,7 +152,7 @@ describe('a reviewed repair, from drift to a resolved incident', () => {
     >;
     expect(run).toMatchObject({ datasetId, status: 'passed' });
     const dataset = (await expectStatus(call('GET', `${base}/replay-datasets/${datasetId}`), 200)).dataset as Record<string, unknown>;
-    expect(dataset).toMatchObject({ incidentId: incident.id, fixtureCount: DRIFTED.length });
+    expect(dataset).toMatchObject({ incidentId: incident.id, fixtureCount: DRIFTED_ORDERS.length });
 
     // Decision: preview, then apply with its exact fingerprint.
     const preview = await expectStatus(
@@ -225,7 +193,7 @@ describe('a reviewed repair, from drift to a resolved incident', () => {
 
     // The Overlay, applied to the registered document, registered and activated as a new version,
     // resolves the incident by reanalysis.
-    const repaired = await applyOverlay(DOCUMENT, fileOf('repair.overlay.yaml'));
+    const repaired = await applyOverlay(ORDERS_DOCUMENT, fileOf('repair.overlay.yaml'));
     const v2 = await expectStatus(call('POST', contracts, { declaredVersion: '2', format: 'openapi', document: repaired }), 201);
     await expectStatus(
       call('POST', `${contracts}/${(v2.contract as { id: string }).id}/activate`, {
