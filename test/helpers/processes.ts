@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { newLogDir } from './logDirs.js';
 import { freePort } from './ports.js';
 import { waitFor } from './wait.js';
 
@@ -26,7 +27,13 @@ export async function spawnProcess(
   port?: number,
 ): Promise<SpawnedProcess> {
   const listenPort = port ?? (await freePort());
-  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env, [portVar]: String(listenPort) }, stdio: 'ignore' });
+  // An edge holds its write-ahead log folder alone (a lock file): each spawned edge gets its own
+  // unless the test names one, so test runs on one machine never share the default folder.
+  const logDir = file === 'dist/ingest/main.js' && env.INGEST_WAL_DIR === undefined ? { INGEST_WAL_DIR: newLogDir() } : {};
+  const child = spawn(process.execPath, [file], {
+    env: { ...process.env, ...logDir, ...env, [portVar]: String(listenPort) },
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const url = `http://127.0.0.1:${listenPort}`;
   const kill = async (signal: NodeJS.Signals) => {
