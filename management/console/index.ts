@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import accountPages from './accountPages.js';
+import apiKeysPage from './apiKeysPage.js';
 import { loadAssets } from './assets.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
-import { registerConsoleSecurityHeaders } from './securityHeaders.js';
+import { registerConsoleSecurityHeaders, registerServerTiming } from './securityHeaders.js';
 
 /**
  * The console's pages and their static files: server-rendered views over the JSON routes and
@@ -11,7 +13,10 @@ import { registerConsoleSecurityHeaders } from './securityHeaders.js';
  */
 export default async function consoleRoutes(app: FastifyInstance): Promise<void> {
   registerConsoleSecurityHeaders(app);
+  registerServerTiming(app);
   const assets = await loadAssets();
   getAssetRoutes(app, assets);
   devicePageRoute(app);
+  accountPages(app);
+  apiKeysPage(app);
 }
