@@ -2,7 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { loadAssets } from './assets.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
+import incidentsPageRoutes from './incidentsPage.js';
+import integrationsPageRoute from './integrationsPage.js';
 import { registerConsoleSecurityHeaders } from './securityHeaders.js';
+import usagePageRoutes from './usagePage.js';
 
 /**
  * The console's pages and their static files: server-rendered views over the JSON routes and
@@ -14,4 +17,7 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   const assets = await loadAssets();
   getAssetRoutes(app, assets);
   devicePageRoute(app);
+  integrationsPageRoute(app);
+  incidentsPageRoutes(app);
+  usagePageRoutes(app);
 }
