@@ -2,8 +2,10 @@ import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { CONSOLE_INCIDENT_PAGE } from '../management/console/incidentsPage.js';
 import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
+import { credentialErrorInWords } from '../management/console/credentialWords.js';
 import { REFUSED_CONSOLE_CALLERS, auditActions } from './helpers/consoleUsers.js';
 import { activateOk, registerDraft } from './helpers/contracts.js';
 import {
@@ -14,6 +16,7 @@ import {
   newIdempotencyKey,
   type TestContext,
 } from './helpers/context.js';
+import { insertIncident } from './helpers/incidents.js';
 import { type Collector, createCollector, envelope, sendEnvelopes } from './helpers/ingest.js';
 import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
 import { freePort } from './helpers/ports.js';
@@ -231,6 +234,82 @@ describe('the Integrations page in a browser', () => {
     expect(await bars.last().locator('title').textContent()).toBe(`${today}: ${DRIFTED_ORDERS.length} observations`);
     noProblems(browser.problems());
   }, 60_000);
+});
+
+describe('more of the pages in a browser', () => {
+  it('shows a stale credential change in words beside the form, and changes nothing', async () => {
+    const sandbox = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox', name: 'Refunds' });
+    const page = await signedInPage(owner.sessionToken);
+    await open(page, `/console/${owner.workspace.slug}/integrations`, 'integrations-two');
+    const slot = page.locator(`.slot[data-connection="${sandbox.connectionId}"]`);
+    expect(await slot.locator('.credential-status').textContent()).toBe('active');
+    // The connection changes after the page was loaded: the page's reviewed revision is stale.
+    const { revision } = await credentialState(sandbox.connectionId);
+    const rotated = await callWithKey(ctx, owner.apiKey.key, 'POST', `/v1/connections/${sandbox.connectionId}/credentials/rotate`, {
+      body: { expectedRevision: revision },
+      idempotencyKey: newIdempotencyKey(),
+    });
+    expect(rotated.statusCode, rotated.body).toBe(201);
+    await slot.getByRole('button', { name: 'Revoke' }).click();
+    const error = slot.locator('.error');
+    await error.waitFor();
+    expect(await error.textContent()).toBe(credentialErrorInWords('connection_configuration_changed'));
+    expect(await error.textContent()).toMatch(/^This connection changed since the page was loaded/);
+    expect(await slot.locator('.credential-status').textContent()).toBe('active');
+    expect((await credentialState(sandbox.connectionId)).status).toBe('active');
+    await page.screenshot({ path: `${ARTIFACTS}/integrations-stale-error.png`, fullPage: true });
+    // The route's 409 is the one thing Chromium logs: a network line, not a script error.
+    expect(browser.problems()).toEqual([
+      expect.objectContaining({ kind: 'console', text: expect.stringMatching(/status of 409 \(Conflict\)/) }),
+    ]);
+  });
+
+  it('pages the incidents of a connection, newest first, with a cursor bound to its list', async () => {
+    const paged = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox', name: 'Paged' });
+    const target = {
+      workspaceId: owner.workspace.id,
+      integrationId: paged.workspaceIntegrationId,
+      connectionId: paged.connectionId,
+      environmentId: paged.environmentId,
+      mode: 'sandbox' as const,
+    };
+    const total = CONSOLE_INCIDENT_PAGE + 3;
+    const ids: string[] = [];
+    for (let index = 0; index < total; index++) {
+      const createdAt = new Date(Date.UTC(2026, 0, 1, 0, index)).toISOString();
+      ids.push(await insertIncident(ctx, target, { createdAt, status: index % 2 === 0 ? 'open' : 'resolved' }));
+    }
+    const newestFirst = [...ids].reverse();
+    const page = await signedInPage(owner.sessionToken);
+    await open(page, `/console/${owner.workspace.slug}/incidents?integration=${paged.connectionId}`, 'incidents-paged');
+    const listed = () => page.locator('tr.incident').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-incident')));
+    expect(await listed()).toEqual(newestFirst.slice(0, CONSOLE_INCIDENT_PAGE));
+    const older = page.getByRole('link', { name: 'Older incidents' });
+    const cursor = new URL((await older.getAttribute('href')) ?? '', management.url).searchParams.get('cursor') ?? '';
+    await Promise.all([page.waitForEvent('load'), older.click()]);
+    expect(await listed()).toEqual(newestFirst.slice(CONSOLE_INCIDENT_PAGE));
+    expect(await page.getByRole('link', { name: 'Older incidents' }).count()).toBe(0);
+
+    await Promise.all([page.waitForEvent('load'), page.getByRole('link', { name: 'Open', exact: true }).click()]);
+    expect(await listed()).toEqual(newestFirst.filter((id) => ids.indexOf(id) % 2 === 0));
+    noProblems(browser.problems());
+
+    // The cursor of the whole list does not read the open one, nor another reader's list.
+    const base = `/console/${owner.workspace.slug}/incidents?integration=${paged.connectionId}`;
+    for (const url of [`${base}&status=open&cursor=${encodeURIComponent(cursor)}`]) {
+      const res = await callWithSession(ctx, owner.sessionToken, 'GET', url);
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json()).toEqual({ error: 'invalid_incident_cursor' });
+    }
+    const cli = await callWithKey(
+      ctx,
+      owner.apiKey.key,
+      'GET',
+      `/v1/incidents?integrationId=${paged.connectionId}&mode=sandbox&cursor=${encodeURIComponent(cursor)}`,
+    );
+    expect(cli.statusCode, cli.body).toBe(400);
+    expect(cli.json()).toEqual({ error: 'invalid_incident_cursor' });
+  });
 });
 
 describe('the console credential routes', () => {
