@@ -6,7 +6,7 @@ import { CONSOLE_INCIDENT_PAGE } from '../management/console/incidentsPage.js';
 import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
 import { credentialErrorInWords } from '../management/console/credentialWords.js';
-import { REFUSED_CONSOLE_CALLERS, auditActions } from './helpers/consoleUsers.js';
+import { REFUSED_CONSOLE_CALLERS, addWorkspaceMember, auditActions, createConsoleUser } from './helpers/consoleUsers.js';
 import { activateOk, registerDraft } from './helpers/contracts.js';
 import {
   bootstrapWorkspace,
@@ -123,7 +123,7 @@ describe('the Integrations page in a browser', () => {
     expect(revoked.statusCode, revoked.body).toBe(201);
 
     const page = await signedInPage(owner.sessionToken);
-    await open(page, `/console/${owner.workspace.slug}/integrations`, 'integrations');
+    await open(page, `/console/workspaces/${owner.workspace.slug}/integrations`, 'integrations');
     const article = page.locator('article.integration');
     expect(await article.locator('h2').textContent()).toBe('Orders <sync> & "co"');
     expect(await article.locator('.integration-key').textContent()).toBe(collector.integrationKey);
@@ -131,33 +131,37 @@ describe('the Integrations page in a browser', () => {
     const live = page.locator(`.slot[data-connection="${collector.connectionId}"]`);
     expect(await live.locator('.observation-state').getAttribute('data-state')).toBe('waiting_for_observation');
     expect(await live.locator('.credential-status').textContent()).toBe('revoked');
-    expect(await live.getByRole('button', { name: 'Rotate' }).isHidden()).toBe(true);
+    expect(await live.getByRole('button', { name: 'Rotate' }).count()).toBe(0);
 
     await live.getByRole('button', { name: 'Issue credential' }).click();
     const token = live.locator('.token-value');
     await token.waitFor();
-    const ingestToken = await token.inputValue();
+    const ingestToken = (await token.textContent()) ?? '';
     expect(ingestToken).toMatch(/^svc_ing_/);
-    expect(await live.locator('.credential-status').textContent()).toBe('active');
-    expect(await live.getByRole('button', { name: 'Issue credential' }).isHidden()).toBe(true);
-    const snippet = (await live.locator('.snippet').inputValue()).split('\n');
-    expect(snippet).toEqual([
+    expect((await live.locator('.snippet').textContent())?.split('\n')).toEqual([
       `INTEGRATION_KEY=${collector.integrationKey}`,
       `CONNECTION_KEY=${collector.connectionKey}`,
       `INGEST_TOKEN=${ingestToken}`,
     ]);
-    await live.getByRole('button', { name: 'Copy', exact: true }).click();
-    await expect.poll(() => live.locator('.copied').textContent()).toBe('Copied to the clipboard.');
+    // The button says it copied (its name changes, so it is found by what it copies).
+    const copy = live.locator(`button[data-copy="#token-value-${collector.connectionId}"]`);
+    expect(await copy.textContent()).toBe('Copy');
+    await copy.click();
+    await expect.poll(() => copy.textContent()).toBe('Copied');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ingestToken);
     await page.screenshot({ path: `${ARTIFACTS}/integrations-token-shown.png`, fullPage: true });
+    await live.getByRole('button', { name: 'Copy configuration' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await live.locator('.snippet').textContent());
     expect((await credentialState(collector.connectionId)).status).toBe('active');
     expect((await auditActions(ctx, owner.workspace.id))[0]).toBe('credential.issue');
 
     // Shown once: a reload has no token, and offers rotation and revocation.
-    await open(page, `/console/${owner.workspace.slug}/integrations`, 'integrations-after-issue');
+    await open(page, `/console/workspaces/${owner.workspace.slug}/integrations`, 'integrations-after-issue');
     expect(await page.content()).not.toContain(ingestToken);
     expect(await live.locator('.token').isHidden()).toBe(true);
+    expect(await live.locator('.credential-status').textContent()).toBe('active');
     expect(await live.getByRole('button', { name: 'Rotate' }).isVisible()).toBe(true);
+    expect(await live.getByRole('button', { name: 'Issue credential' }).count()).toBe(0);
 
     // The copied token is the collector's: drifted orders sent with it open an incident.
     const issued = { ...collector, ingestToken };
@@ -185,7 +189,7 @@ describe('the Integrations page in a browser', () => {
       'the schema-drift incident with every drifted observation',
     );
 
-    await open(page, `/console/${owner.workspace.slug}/integrations`, 'integrations-incident-open');
+    await open(page, `/console/workspaces/${owner.workspace.slug}/integrations`, 'integrations-incident-open');
     expect(await live.locator('.observation-state').getAttribute('data-state')).toBe('incident_open');
     expect(await live.locator('.open-incidents').textContent()).toBe('1');
 
@@ -221,11 +225,11 @@ describe('the Integrations page in a browser', () => {
       'the drifted observations',
     );
     const page = await signedInPage(owner.sessionToken);
-    await open(page, `/console/${owner.workspace.slug}/connections/${collector.connectionId}/coverage`, 'coverage');
+    await open(page, `/console/workspaces/${owner.workspace.slug}/connections/${collector.connectionId}/coverage`, 'coverage');
     const operation = page.locator('section.operation[data-operation="GET /v1/orders/{orderId}:response:200"]');
     expect(await operation.textContent()).toContain(`${DRIFTED_ORDERS.length} observations`);
 
-    await open(page, `/console/${owner.workspace.slug}/usage?integration=${collector.connectionId}`, 'usage');
+    await open(page, `/console/workspaces/${owner.workspace.slug}/usage?integration=${collector.connectionId}`, 'usage');
     expect(await page.locator('.live-total').textContent()).toBe(String(DRIFTED_ORDERS.length));
     expect(await page.locator('.daily-total').textContent()).toBe(String(DRIFTED_ORDERS.length));
     const bars = page.locator('figure.chart svg g.bar');
@@ -240,7 +244,7 @@ describe('more of the pages in a browser', () => {
   it('shows a stale credential change in words beside the form, and changes nothing', async () => {
     const sandbox = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox', name: 'Refunds' });
     const page = await signedInPage(owner.sessionToken);
-    await open(page, `/console/${owner.workspace.slug}/integrations`, 'integrations-two');
+    await open(page, `/console/workspaces/${owner.workspace.slug}/integrations`, 'integrations-two');
     const slot = page.locator(`.slot[data-connection="${sandbox.connectionId}"]`);
     expect(await slot.locator('.credential-status').textContent()).toBe('active');
     // The connection changes after the page was loaded: the page's reviewed revision is stale.
@@ -251,7 +255,7 @@ describe('more of the pages in a browser', () => {
     });
     expect(rotated.statusCode, rotated.body).toBe(201);
     await slot.getByRole('button', { name: 'Revoke' }).click();
-    const error = slot.locator('.error');
+    const error = page.locator(`#revoke-${sandbox.connectionId}-error`);
     await error.waitFor();
     expect(await error.textContent()).toBe(credentialErrorInWords('connection_configuration_changed'));
     expect(await error.textContent()).toMatch(/^This connection changed since the page was loaded/);
@@ -281,21 +285,21 @@ describe('more of the pages in a browser', () => {
     }
     const newestFirst = [...ids].reverse();
     const page = await signedInPage(owner.sessionToken);
-    await open(page, `/console/${owner.workspace.slug}/incidents?integration=${paged.connectionId}`, 'incidents-paged');
+    await open(page, `/console/workspaces/${owner.workspace.slug}/incidents?integration=${paged.connectionId}`, 'incidents-paged');
     const listed = () => page.locator('tr.incident').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-incident')));
     expect(await listed()).toEqual(newestFirst.slice(0, CONSOLE_INCIDENT_PAGE));
-    const older = page.getByRole('link', { name: 'Older incidents' });
+    const older = page.getByRole('link', { name: 'Next page' });
     const cursor = new URL((await older.getAttribute('href')) ?? '', management.url).searchParams.get('cursor') ?? '';
     await Promise.all([page.waitForEvent('load'), older.click()]);
     expect(await listed()).toEqual(newestFirst.slice(CONSOLE_INCIDENT_PAGE));
-    expect(await page.getByRole('link', { name: 'Older incidents' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Next page' }).count()).toBe(0);
 
     await Promise.all([page.waitForEvent('load'), page.getByRole('link', { name: 'Open', exact: true }).click()]);
     expect(await listed()).toEqual(newestFirst.filter((id) => ids.indexOf(id) % 2 === 0));
     noProblems(browser.problems());
 
     // The cursor of the whole list does not read the open one, nor another reader's list.
-    const base = `/console/${owner.workspace.slug}/incidents?integration=${paged.connectionId}`;
+    const base = `/console/workspaces/${owner.workspace.slug}/incidents?integration=${paged.connectionId}`;
     for (const url of [`${base}&status=open&cursor=${encodeURIComponent(cursor)}`]) {
       const res = await callWithSession(ctx, owner.sessionToken, 'GET', url);
       expect(res.statusCode, url).toBe(400);
@@ -348,16 +352,28 @@ describe('the console credential routes', () => {
     expect(foreign.json()).toEqual({ error: 'connection_not_found' });
     // The console pages answer the same 404 for it.
     for (const page of [
-      `/console/${owner.workspace.slug}/incidents?integration=${theirs.connectionId}`,
-      `/console/${owner.workspace.slug}/connections/${theirs.connectionId}/coverage`,
+      `/console/workspaces/${owner.workspace.slug}/incidents?integration=${theirs.connectionId}`,
+      `/console/workspaces/${owner.workspace.slug}/connections/${theirs.connectionId}/coverage`,
     ]) {
       const res = await callWithSession(ctx, owner.sessionToken, 'GET', page);
       expect(res.statusCode, page).toBe(404);
       expect(res.json()).toEqual({ error: 'connection_not_found' });
     }
-    const otherWorkspace = await callWithSession(ctx, owner.sessionToken, 'GET', `/console/${other.workspace.slug}/integrations`);
+    const otherWorkspace = await callWithSession(
+      ctx,
+      owner.sessionToken,
+      'GET',
+      `/console/workspaces/${other.workspace.slug}/integrations`,
+    );
     expect(otherWorkspace.statusCode).toBe(404);
-    expect(otherWorkspace.json()).toEqual({ error: 'workspace_not_found' });
+    expect(otherWorkspace.body).toContain('<h1>Not found</h1>');
+    // A viewer of the workspace is told the pages are for owners and admins, and sees no Integration.
+    const viewer = await createConsoleUser(ctx);
+    await addWorkspaceMember(ctx, owner.workspace.id, viewer.userId, 'viewer');
+    const viewed = await callWithSession(ctx, viewer.sessionToken, 'GET', `/console/workspaces/${owner.workspace.slug}/integrations`);
+    expect(viewed.statusCode).toBe(200);
+    expect(viewed.body).toContain('Only owners and admins of this workspace');
+    expect(viewed.body).not.toContain(collector.connectionId);
   });
 
   it.each(REFUSED_CONSOLE_CALLERS)('refuses %s', async (_label, sessionOf, status, error) => {

@@ -1,36 +1,34 @@
 import type { ErrorCode } from '../../shared/errors/index.js';
-import { html, type SafeHtml } from './html.js';
-import { NETWORK_ERROR_WORDS, UNKNOWN_ERROR_WORDS } from './errorWords.js';
+import type { FormError } from './consoleForm.js';
 
 /**
- * The catalogue errors of the console's credential routes (consoleCredentialMutation.ts) in
- * words, rendered once per page in an inert template for the credentials script.
+ * The catalogue errors of the console's credential routes (consoleCredentialMutation.ts) in the
+ * credential forms' words; the codes without words here read as errorWords.ts says.
  */
 const CREDENTIAL_WORDS: Partial<Record<ErrorCode, string>> = {
-  credential_already_issued: 'This connection already has an active credential. Rotate it to get a new token.',
-  credential_not_issued: 'This connection has no active credential to rotate. Issue one instead.',
+  credential_already_issued: 'This connection already has an active credential. Reload the page, then rotate it to get a new token.',
+  credential_not_issued: 'This connection has no active credential any more. Reload the page, then issue one.',
   connection_configuration_changed: 'This connection changed since the page was loaded. Reload the page, review it and try again.',
   connection_not_found: 'This connection no longer exists. Reload the page.',
   workspace_unavailable: 'This workspace is archived: its credentials cannot change.',
-  workspace_modes_unavailable: 'This workspace has no Sandbox and Live environments, so its credentials are managed elsewhere.',
-  workspace_not_found: 'This workspace no longer exists, or you are no longer a member of it.',
-  forbidden: 'Only an owner or admin of this workspace can change credentials. Reload the page if you just signed in.',
-  unauthenticated: 'Your session has ended. Sign in again to continue.',
-  email_verification_required: 'Verify your e-mail address first, then reload this page.',
+  workspace_modes_unavailable: 'This workspace has no Sandbox and Live environments: its credentials cannot be managed here.',
+  forbidden: 'Only an owner or admin of this workspace can change credentials, from this page. Reload and try again.',
   idempotency_conflict: 'This request was already used for another change. Reload the page and try again.',
   idempotency_key_required: 'The page sent an incomplete request. Reload the page and try again.',
   invalid_credential_request: 'The page sent an incomplete request. Reload the page and try again.',
-  mode_cutover_write_paused: 'The service is paused for a moment of maintenance. Try again in a few seconds.',
-  service_unavailable: 'The service is unavailable right now. Try again in a moment.',
 };
 
-/** The words of one credential route error. */
-export function credentialErrorInWords(code: string): string {
-  return CREDENTIAL_WORDS[code as ErrorCode] ?? UNKNOWN_ERROR_WORDS;
-}
+/** The codes the credential routes answer, with the forms' words, for `errorTemplate`. */
+export const CREDENTIAL_FORM_ERRORS: readonly FormError[] = [
+  ...Object.entries(CREDENTIAL_WORDS).map(([code, words]) => ({ code: code as ErrorCode, words })),
+  { code: 'workspace_not_found' },
+  { code: 'unauthenticated' },
+  { code: 'email_verification_required' },
+  { code: 'mode_cutover_write_paused' },
+  { code: 'service_unavailable' },
+];
 
-/** The template the credentials script reads the words from. */
-export function credentialErrorTemplate(): SafeHtml {
-  const entries = Object.entries(CREDENTIAL_WORDS).map(([code, words]) => html`<span data-error="${code}">${words}</span>`);
-  return html`<template class="error-words" data-form="credential">${entries}<span data-error="network">${NETWORK_ERROR_WORDS}</span><span data-error="unknown">${UNKNOWN_ERROR_WORDS}</span></template>`;
+/** The words of one credential route error (for tests and the page alike). */
+export function credentialErrorInWords(code: ErrorCode): string | undefined {
+  return CREDENTIAL_WORDS[code];
 }

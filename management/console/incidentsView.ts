@@ -1,15 +1,8 @@
 import type { FindingView, IncidentView } from '../incidents/incidentStore.js';
-import { timeOf, workspaceNav } from './consoleWorkspace.js';
+import { localTime, pager } from './consoleRoute.js';
 import { html, type SafeHtml } from './html.js';
-import type { IncidentPageData, IncidentsPageData } from './incidentsPage.js';
-import { layout } from './layout.js';
-
-const KIND_WORDS: Record<IncidentView['kind'], string> = {
-  'schema-drift': 'Schema drift',
-  'unknown-operation': 'Unknown operation',
-  'transport-errors': 'Transport errors',
-  'expected-outcome-missing': 'Expected outcome missing',
-};
+import { type IncidentPageData, type IncidentsPageData, titleOf } from './incidentsPage.js';
+import { workspacePagePath } from './layout.js';
 
 const FINDING_WORDS: Record<string, string> = {
   undeclared_field: 'Undeclared field',
@@ -20,55 +13,50 @@ const FINDING_WORDS: Record<string, string> = {
   expected_outcome_missing: 'Expected outcome missing',
 };
 
+const modeName = (mode: string) => (mode === 'live' ? 'Live' : 'Sandbox');
+
 function incidentHref(slug: string, connectionId: string, incidentId: string): string {
-  return `/console/${slug}/incidents/${encodeURIComponent(incidentId)}?integration=${encodeURIComponent(connectionId)}`;
+  return workspacePagePath(slug, `incidents/${encodeURIComponent(incidentId)}?integration=${encodeURIComponent(connectionId)}`);
 }
 
-function listHref(slug: string, connectionId: string, status: string | null, cursor?: string): string {
+function listHref(slug: string, connectionId: string, status: string | null): string {
   const query = new URLSearchParams({ integration: connectionId });
   if (status) query.set('status', status);
-  if (cursor) query.set('cursor', cursor);
-  return `/console/${slug}/incidents?${query.toString()}`;
+  return workspacePagePath(slug, `incidents?${query.toString()}`);
 }
 
 function incidentRow(slug: string, connectionId: string, incident: IncidentView): SafeHtml {
   return html`<tr class="incident" data-incident="${incident.id}">
-<td><a href="${incidentHref(slug, connectionId, incident.id)}">${KIND_WORDS[incident.kind] ?? incident.kind}</a></td>
+<td><a href="${incidentHref(slug, connectionId, incident.id)}">${titleOf(incident.kind)}</a></td>
 <td><code>${incident.operationKey}</code></td>
 <td class="status-${incident.status}">${incident.status}</td>
 <td class="number">${incident.affectedRecords}</td>
-<td>${timeOf(incident.lastObservedAt)}</td>
+<td>${localTime(incident.lastObservedAt)}</td>
 </tr>`;
 }
 
 function statusFilter(slug: string, connectionId: string, current: string | null): SafeHtml {
   const option = (status: string | null, label: string) =>
-    status === current
-      ? html`<a href="${listHref(slug, connectionId, status)}" aria-current="page">${label}</a>`
-      : html`<a href="${listHref(slug, connectionId, status)}">${label}</a>`;
+    html`<a href="${listHref(slug, connectionId, status)}"${status === current ? html` aria-current="page"` : null}>${label}</a>`;
   return html`<p class="filters">Show: ${option(null, 'All')} ${option('open', 'Open')} ${option('resolved', 'Resolved')}</p>`;
 }
 
 /** A connection's incidents, one page. */
-export function renderIncidentsPage(data: IncidentsPageData): string {
+export function incidentsBody(data: IncidentsPageData): SafeHtml {
   const { slug } = data.workspace;
-  const { page, connectionId, status } = data;
+  const { page, connectionId, query } = data;
+  const status = query.status ?? null;
   const table =
     page.items.length === 0
-      ? html`<p class="empty">No incidents${status ? html` ${status === 'open' ? 'open' : 'resolved'}` : null}.</p>`
+      ? html`<p class="empty">No incidents${status ? ` ${status}` : ''}.</p>`
       : html`<div class="table-scroll"><table class="incidents">
 <thead><tr><th scope="col">Incident</th><th scope="col">Operation</th><th scope="col">Status</th><th scope="col" class="number">Affected records</th><th scope="col">Last observed</th></tr></thead>
 <tbody>${page.items.map((incident) => incidentRow(slug, connectionId, incident))}</tbody>
 </table></div>`;
-  return layout({
-    title: 'Incidents',
-    body: html`${workspaceNav(slug, 'incidents')}
-<h1>Incidents</h1>
-<p class="hint">Connection <code class="connection-id">${connectionId}</code> (${page.mode === 'live' ? 'Live' : 'Sandbox'})</p>
+  return html`<p class="hint">Connection <code class="connection-id">${connectionId}</code> (${modeName(page.mode)})</p>
 ${statusFilter(slug, connectionId, status)}
 ${table}
-${page.nextCursor ? html`<p class="pager"><a rel="next" href="${listHref(slug, connectionId, status, page.nextCursor)}">Older incidents</a></p>` : null}`,
-  });
+${pager(workspacePagePath(slug, 'incidents'), { integration: connectionId, status: query.status, cursor: query.cursor }, page.nextCursor)}`;
 }
 
 function findingRow(finding: FindingView): SafeHtml {
@@ -78,30 +66,25 @@ function findingRow(finding: FindingView): SafeHtml {
 <td><code>${finding.expected}</code></td>
 <td><code>${finding.observed}</code></td>
 <td class="number">${finding.observationCount}</td>
-<td>${timeOf(finding.lastObservedAt)}</td>
+<td>${localTime(finding.lastObservedAt)}</td>
 </tr>`;
 }
 
 /** One incident: what it is, its findings and its evidence. */
-export function renderIncidentPage(data: IncidentPageData): string {
+export function incidentBody(data: IncidentPageData): SafeHtml {
   const { slug } = data.workspace;
   const { incident, connectionId } = data;
-  const title = KIND_WORDS[incident.kind] ?? incident.kind;
-  return layout({
-    title: `${title} incident`,
-    body: html`${workspaceNav(slug, 'incidents')}
-<p><a href="${listHref(slug, connectionId, null)}">All incidents of this connection</a></p>
-<h1>${title}</h1>
+  return html`<p><a href="${listHref(slug, connectionId, null)}">All incidents of this connection</a></p>
 <p class="summary">${incident.summary}</p>
 <dl class="incident-facts">
 <dt>Incident</dt><dd><code>${incident.id}</code></dd>
 <dt>Operation</dt><dd><code>${incident.operationKey}</code></dd>
 <dt>Status</dt><dd class="status-${incident.status}">${incident.status}${incident.resolutionState === 'resolved_by_contract' ? ' (resolved by a newer contract)' : ''}</dd>
 <dt>Affected records</dt><dd class="affected-records">${incident.affectedRecords}</dd>
-<dt>Connection</dt><dd><code>${incident.connectionId}</code> (${incident.mode === 'live' ? 'Live' : 'Sandbox'})</dd>
-<dt>First observed</dt><dd>${timeOf(incident.firstObservedAt)}</dd>
-<dt>Last observed</dt><dd>${timeOf(incident.lastObservedAt)}</dd>
-${incident.resolvedAt ? html`<dt>Resolved</dt><dd>${timeOf(incident.resolvedAt)}</dd>` : null}
+<dt>Connection</dt><dd><code>${incident.connectionId}</code> (${modeName(incident.mode)})</dd>
+<dt>First observed</dt><dd>${localTime(incident.firstObservedAt)}</dd>
+<dt>Last observed</dt><dd>${localTime(incident.lastObservedAt)}</dd>
+${incident.resolvedAt ? html`<dt>Resolved</dt><dd>${localTime(incident.resolvedAt)}</dd>` : null}
 </dl>
 <h2>Findings</h2>
 ${
@@ -114,6 +97,5 @@ ${
 }
 <h2>Evidence</h2>
 <p class="hint">The observations this incident was found in${incident.evidenceTruncated ? ' (the first ones: the list is cut)' : ''}.</p>
-<ul class="evidence">${incident.observationIds.map((id) => html`<li><code>${id}</code></li>`)}</ul>`,
-  });
+<ul class="evidence">${incident.observationIds.map((id) => html`<li><code>${id}</code></li>`)}</ul>`;
 }

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import accountPages from './accountPages.js';
+import apiKeysPage from './apiKeysPage.js';
 import { loadAssets } from './assets.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
-import incidentsPageRoutes from './incidentsPage.js';
-import integrationsPageRoute from './integrationsPage.js';
-import { registerConsoleSecurityHeaders } from './securityHeaders.js';
-import usagePageRoutes from './usagePage.js';
+import incidentsPages from './incidentsPage.js';
+import integrationsPage from './integrationsPage.js';
+import { registerConsoleSecurityHeaders, registerServerTiming } from './securityHeaders.js';
+import usagePages from './usagePage.js';
 
 /**
  * The console's pages and their static files: server-rendered views over the JSON routes and
@@ -14,10 +16,13 @@ import usagePageRoutes from './usagePage.js';
  */
 export default async function consoleRoutes(app: FastifyInstance): Promise<void> {
   registerConsoleSecurityHeaders(app);
+  registerServerTiming(app);
   const assets = await loadAssets();
   getAssetRoutes(app, assets);
   devicePageRoute(app);
-  integrationsPageRoute(app);
-  incidentsPageRoutes(app);
-  usagePageRoutes(app);
+  accountPages(app);
+  apiKeysPage(app);
+  integrationsPage(app);
+  incidentsPages(app);
+  usagePages(app);
 }

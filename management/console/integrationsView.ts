@@ -1,9 +1,10 @@
 import type { ConfiguredSlot, MissingSlot } from '../integrations/integrationStore.js';
-import { credentialErrorTemplate } from './credentialWords.js';
-import { timeOf, workspaceNav } from './consoleWorkspace.js';
+import { errorTemplate, formError } from './consoleForm.js';
+import { localTime, pager } from './consoleRoute.js';
+import { CREDENTIAL_FORM_ERRORS } from './credentialWords.js';
 import { html, type SafeHtml } from './html.js';
 import type { ConsoleIntegration, IntegrationsPageData } from './integrationsPage.js';
-import { layout } from './layout.js';
+import { workspacePagePath } from './layout.js';
 
 const MODE_NAMES = { sandbox: 'Sandbox', live: 'Live' } as const;
 
@@ -13,38 +14,49 @@ const OBSERVATION_WORDS: Record<ConfiguredSlot['observationState'], string> = {
   incident_open: 'Incident open',
 };
 
-const CREDENTIAL_WORDS: Record<ConfiguredSlot['credentialStatus'], string> = {
+const CREDENTIAL_STATUS_WORDS: Record<ConfiguredSlot['credentialStatus'], string> = {
   not_issued: 'not issued',
   active: 'active',
   revoked: 'revoked',
 };
 
-/** The credential actions of one configured slot: the buttons its status allows, posting to the session route. */
-function credentialForm(slug: string, integration: ConsoleIntegration, slot: ConfiguredSlot): SafeHtml {
-  const active = slot.credentialStatus === 'active';
-  const id = `credential-${slot.connectionId}`;
-  return html`<form id="${id}" class="credential" data-form="credential" method="post"
- action="/workspaces/${slug}/connections/${slot.connectionId}/credentials/" data-revision="${slot.revision}"
- data-integration-key="${integration.integrationKey}" data-mode="${slot.mode}">
-<p>Credential: <strong class="credential-status">${CREDENTIAL_WORDS[slot.credentialStatus]}</strong></p>
-<div class="actions">
-<button type="submit" name="action" value="issue" class="primary"${active ? html` hidden` : null}>Issue credential</button>
-<button type="submit" name="action" value="rotate"${active ? null : html` hidden`}>Rotate</button>
-<button type="submit" name="action" value="revoke"${active ? null : html` hidden`}>Revoke</button>
-</div>
-<p class="error" id="${id}-error" role="alert" hidden></p>
-<section class="token" hidden aria-live="polite">
-<h4>New ingest token</h4>
-<p class="hint">Shown once: copy it now. The service keeps no copy it can show again; a lost token needs a rotation.</p>
-<label for="${id}-token">Ingest token</label>
-<div class="copy-row"><input id="${id}-token" class="token-value" type="text" readonly spellcheck="false" autocomplete="off">
-<button type="button" class="copy" data-copy="${id}-token">Copy</button></div>
-<p class="copied hint" role="status" hidden data-done="Copied to the clipboard." data-failed="The browser did not allow copying: the text is selected, copy it with your keyboard."></p>
-<label for="${id}-snippet">Collector configuration (put it in your application's environment)</label>
-<textarea id="${id}-snippet" class="snippet" rows="3" readonly spellcheck="false"></textarea>
-<button type="button" class="copy" data-copy="${id}-snippet">Copy configuration</button>
-</section>
+const ACTION_LABELS = { issue: 'Issue credential', rotate: 'Rotate', revoke: 'Revoke' } as const;
+
+/** One credential action of a slot: a form posting the reviewed revision to the session route. */
+function actionForm(slug: string, slot: ConfiguredSlot, action: keyof typeof ACTION_LABELS): SafeHtml {
+  const id = `${action}-${slot.connectionId}`;
+  const shows = action === 'revoke' ? null : html` data-show="#token-${slot.connectionId}"`;
+  return html`<form id="${id}" class="inline credential-action" data-action="${action}" data-idempotent
+ data-api="POST /workspaces/${slug}/connections/${slot.connectionId}/credentials/${action}"${shows}>
+<input type="hidden" name="expectedRevision" value="${slot.revision}">
+<button type="submit"${action === 'issue' ? html` class="primary"` : null}>${ACTION_LABELS[action]}</button>
+${formError(id)}
+${errorTemplate(CREDENTIAL_FORM_ERRORS)}
 </form>`;
+}
+
+/**
+ * A slot's credential: its status, the actions the status allows, and the section the script
+ * fills with a new token (shown once: the page never has it again) and the collector configuration.
+ */
+function credential(slug: string, integration: ConsoleIntegration, slot: ConfiguredSlot): SafeHtml {
+  const active = slot.credentialStatus === 'active';
+  const id = slot.connectionId;
+  return html`<div class="credential">
+<p>Credential: <strong class="credential-status">${CREDENTIAL_STATUS_WORDS[slot.credentialStatus]}</strong></p>
+<div class="actions">${active ? [actionForm(slug, slot, 'rotate'), actionForm(slug, slot, 'revoke')] : actionForm(slug, slot, 'issue')}</div>
+<section id="token-${id}" class="outcome token" role="status" hidden>
+<h3 tabindex="-1">New ingest token</h3>
+<p>Copy it now: it is shown this once and cannot be shown again. A lost token needs a rotation.</p>
+<p class="secret"><code id="token-value-${id}" class="token-value" data-result="ingestToken"></code></p>
+<div class="actions"><button type="button" data-copy="#token-value-${id}" data-copied="Copied">Copy</button></div>
+<p>The collector configuration, for your application's environment:</p>
+<pre class="snippet" id="snippet-${id}">INTEGRATION_KEY=${integration.integrationKey}
+CONNECTION_KEY=<span data-result="connectionKey"></span>
+INGEST_TOKEN=<span data-result="ingestToken"></span></pre>
+<div class="actions"><button type="button" data-copy="#snippet-${id}" data-copied="Copied">Copy configuration</button> <a href="">Done</a></div>
+</section>
+</div>`;
 }
 
 function slotCard(slug: string, integration: ConsoleIntegration, slot: ConfiguredSlot | MissingSlot): SafeHtml {
@@ -57,14 +69,14 @@ function slotCard(slug: string, integration: ConsoleIntegration, slot: Configure
 <h3>${name} <code class="connection-id">${slot.connectionId}</code></h3>
 <dl>
 <dt>Observation state</dt><dd class="observation-state" data-state="${slot.observationState}">${OBSERVATION_WORDS[slot.observationState]}</dd>
-<dt>Last observation</dt><dd>${timeOf(slot.latestObservationAt)}</dd>
+<dt>Last observation</dt><dd>${slot.latestObservationAt ? localTime(slot.latestObservationAt) : html`<span class="none">never</span>`}</dd>
 <dt>Open incidents</dt><dd class="open-incidents">${slot.openIncidentCount}</dd>
 <dt>Active contract</dt><dd>${slot.activeContractVersionId ? html`<code>${slot.activeContractVersionId}</code>` : html`<span class="none">none</span>`}</dd>
 </dl>
-<p class="links"><a href="/console/${slug}/incidents?integration=${connection}">Incidents</a>
- <a href="/console/${slug}/connections/${connection}/coverage">Field coverage</a>
- <a href="/console/${slug}/usage?integration=${connection}">Usage</a></p>
-${credentialForm(slug, integration, slot)}
+<p class="links"><a href="${workspacePagePath(slug, `incidents?integration=${connection}`)}">Incidents</a>
+ <a href="${workspacePagePath(slug, `connections/${connection}/coverage`)}">Field coverage</a>
+ <a href="${workspacePagePath(slug, `usage?integration=${connection}`)}">Usage</a></p>
+${credential(slug, integration, slot)}
 </section>`;
 }
 
@@ -77,22 +89,10 @@ function integrationCard(slug: string, integration: ConsoleIntegration): SafeHtm
 </article>`;
 }
 
-/** The Integrations page of a workspace. */
-export function renderIntegrationsPage(data: IntegrationsPageData): string {
+/** The Integrations page's content. */
+export function integrationsBody(data: IntegrationsPageData): SafeHtml {
   const { slug } = data.workspace;
-  const list =
-    data.integrations.length === 0
-      ? html`<p>No Integrations yet.</p>`
-      : data.integrations.map((integration) => integrationCard(slug, integration));
-  return layout({
-    title: 'Integrations',
-    script: 'credentials.js',
-    body: html`${workspaceNav(slug, 'integrations')}
-<h1>Integrations</h1>
-${data.workspace.status === 'archived' ? html`<p class="hint">This workspace is archived: its credentials cannot change.</p>` : null}
-${list}
-${data.nextCursor ? html`<p class="pager"><a rel="next" href="/console/${slug}/integrations?cursor=${encodeURIComponent(data.nextCursor)}">Next page</a></p>` : null}
-${credentialErrorTemplate()}
-<template class="status-words">${Object.entries(CREDENTIAL_WORDS).map(([status, words]) => html`<span data-status="${status}">${words}</span>`)}</template>`,
-  });
+  return html`${data.workspace.status === 'archived' ? html`<p class="hint">This workspace is archived: its credentials cannot change.</p>` : null}
+${data.integrations.length === 0 ? html`<p>No Integrations yet.</p>` : data.integrations.map((integration) => integrationCard(slug, integration))}
+${pager(workspacePagePath(slug, 'integrations'), { cursor: data.cursor }, data.nextCursor)}`;
 }
