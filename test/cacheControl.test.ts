@@ -22,9 +22,20 @@ let owner: BootstrapResult;
 const routes: RouteOptions[] = [];
 
 /** The routes whose own answers are not `no-store`. */
-const CACHEABLE = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/assets/console.css', '/assets/device.js', '/assets/icon.svg'];
+const CACHEABLE = [
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/openapi.json',
+  '/assets/console.css',
+  '/assets/console.js',
+  '/assets/device.js',
+  '/assets/icon.svg',
+];
 /** The console pages: they answer a page (a sign-in form) to anyone, so no request without input fails. */
-const PAGES = ['/device'];
+const PAGES = ['/device', '/', '/console/signup', '/console/verify-email'];
+/** A workspace's console pages (management/console/consoleRoute.ts): a redirect to sign-in without a session. */
+const isWorkspacePage = (url: string) => url.startsWith('/console/workspaces/');
 const isDocs = (url: string) => url === '/docs' || url.startsWith('/docs/');
 
 beforeAll(async () => {
@@ -103,6 +114,24 @@ describe('Cache-Control: no-store', () => {
     }
   });
 
+  it("is on a workspace's console pages: the page, the 404 page and the redirect to sign-in", async () => {
+    const pages = routes.filter((route) => isWorkspacePage(route.url));
+    expect(pages.length).toBeGreaterThan(0);
+    const cookie = `session=${owner.sessionToken}`;
+    for (const route of pages) {
+      for (const [slug, headers, status] of [
+        [owner.workspace.slug, { cookie }, 200],
+        ['x', { cookie }, 404],
+        [owner.workspace.slug, {}, 303],
+      ] as const) {
+        const url = route.url.replace(':workspaceSlug', slug);
+        const res = await ctx.app.inject({ method: 'GET', url, headers });
+        expect(res.statusCode, url).toBe(status);
+        expect(res.headers['cache-control'], url).toBe('no-store');
+      }
+    }
+  });
+
   it('is on the errors of the probe, documentation and console routes too', async () => {
     for (const [method, url, status] of [
       ['POST', '/healthz', 404],
@@ -118,7 +147,9 @@ describe('Cache-Control: no-store', () => {
   });
 
   it('is on the error answer of every registered route but the probes, the documentation and the console pages', async () => {
-    const checked = routes.filter((route) => !CACHEABLE.includes(route.url) && !isDocs(route.url) && !PAGES.includes(route.url));
+    const checked = routes.filter(
+      (route) => !CACHEABLE.includes(route.url) && !isDocs(route.url) && !PAGES.includes(route.url) && !isWorkspacePage(route.url),
+    );
     expect(checked.length).toBeGreaterThan(60);
     for (const route of checked) {
       for (const method of [route.method].flat()) {

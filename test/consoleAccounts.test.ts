@@ -6,7 +6,7 @@ import { sha256Hex } from '../shared/secrets.js';
 import { localTime, pager, safeNext } from '../management/console/consoleRoute.js';
 import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
-import { createUserWithPassword } from './helpers/consoleUsers.js';
+import { addWorkspaceMember, createConsoleUser, createUserWithPassword } from './helpers/consoleUsers.js';
 import { bootstrapWorkspace, createTestContext, resetClockAndHooks, type TestContext, uniqueEmail } from './helpers/context.js';
 import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
@@ -337,6 +337,39 @@ describe('the console: accounts and workspaces', () => {
     expect(width.scroll).toBeLessThanOrEqual(width.client);
     await page.screenshot({ path: `${ARTIFACTS}/phone-switcher.png`, fullPage: true });
     noProblems(browser.problems());
+  });
+});
+
+describe('the API keys page for those who cannot manage keys', () => {
+  const page = (slug: string, sessionToken: string) =>
+    ctx.app.inject({ method: 'GET', url: `/console/workspaces/${slug}/api-keys`, headers: { cookie: `session=${sessionToken}` } });
+
+  it('tells a viewer that owners and admins manage keys, with no form', async () => {
+    const owner = await bootstrapWorkspace(ctx);
+    const viewer = await createConsoleUser(ctx);
+    await addWorkspaceMember(ctx, owner.workspace.id, viewer.userId, 'viewer');
+    const res = await page(owner.workspace.slug, viewer.sessionToken);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Only owners and admins of this workspace manage its API keys.');
+    expect(res.body).not.toContain('id="create-api-key"');
+    expect(res.body).not.toContain(owner.apiKey.id);
+  });
+
+  it('tells the owner of an archived workspace to restore it first', async () => {
+    const owner = await bootstrapWorkspace(ctx);
+    await ctx.deps.pool.query("UPDATE workspaces SET status = 'archived' WHERE id = $1", [owner.workspace.id]);
+    const res = await page(owner.workspace.slug, owner.sessionToken);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('This workspace is archived. Restore it to manage its API keys.');
+    expect(res.body).not.toContain('id="create-api-key"');
+  });
+
+  it('asks an unverified user to verify the e-mail address first', async () => {
+    const user = await createConsoleUser(ctx, { verified: false });
+    const res = await page('any-workspace', user.sessionToken);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Open the link in the verification e-mail we sent you');
+    expect(res.body).not.toContain('any-workspace');
   });
 });
 
