@@ -4,7 +4,7 @@ import { listConnectionIncidents, readConnectionIncident, type IncidentListPage 
 import type { IncidentDetailView } from '../incidents/incidentStore.js';
 import { consoleWorkspacePage } from './consoleRoute.js';
 import { asWorkspaceManager, type ConsoleWorkspace, requiredQuery } from './consoleWorkspace.js';
-import { incidentBody, incidentsBody } from './incidentsView.js';
+import { chooseConnectionBody, incidentBody, incidentsBody } from './incidentsView.js';
 
 /** Incidents a page lists at once (the CLI's default page). */
 export const CONSOLE_INCIDENT_PAGE = 25;
@@ -60,7 +60,7 @@ const ID = { type: 'string', maxLength: 64 } as const;
 
 /**
  * GET /console/workspaces/{slug}/incidents?integration=int_…[&status][&cursor]: a connection's
- * incidents, newest first, paged; GET /console/workspaces/{slug}/incidents/{incidentId}?integration=int_…:
+ * incidents, newest first, paged (without `integration`: where to choose one); GET /console/workspaces/{slug}/incidents/{incidentId}?integration=int_…:
  * one incident with its findings and evidence. A foreign or unknown connection or incident is the
  * reads' catalogue 404.
  */
@@ -71,7 +71,9 @@ export default function incidentsPages(app: FastifyInstance): void {
     { query: { integration: ID, status: { type: 'string', pattern: '^(open|resolved)$' }, cursor: { type: 'string', maxLength: 2048 } } },
     async (request, ctx) => {
       const body = await asWorkspaceManager(app.deps, ctx, async (workspace) =>
-        incidentsBody(await incidentsPageData(app.deps, workspace, request.query)),
+        request.query.integration === undefined
+          ? chooseConnectionBody(workspace.slug)
+          : incidentsBody(await incidentsPageData(app.deps, workspace, request.query)),
       );
       return ctx.render({ title: 'Incidents', nav: 'integrations', body });
     },

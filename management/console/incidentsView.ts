@@ -41,6 +41,11 @@ function statusFilter(slug: string, connectionId: string, current: string | null
   return html`<p class="filters">Show: ${option(null, 'All')} ${option('open', 'Open')} ${option('resolved', 'Resolved')}</p>`;
 }
 
+/** The incidents page without a connection: incidents are read per connection (03 Evidence reads). */
+export function chooseConnectionBody(slug: string): SafeHtml {
+  return html`<p>Incidents are kept per connection. Open a connection's Incidents link on the <a href="${workspacePagePath(slug, 'integrations')}">Integrations</a> page.</p>`;
+}
+
 /** A connection's incidents, one page. */
 export function incidentsBody(data: IncidentsPageData): SafeHtml {
   const { slug } = data.workspace;
