@@ -8,6 +8,7 @@ import type { SchemaShape } from '../../shared/analysis/types.js';
 import { principalOf } from '../auth/apiKeyAuth.js';
 import { workspaceAuth } from '../auth/workspaceAuth.js';
 import { parseTimeRange } from '../observations/observationQuery.js';
+import type { AppDeps } from '../deps.js';
 import { loadWorkspaceConnection } from './workspaceConnection.js';
 
 const coverageResponse = {
@@ -59,45 +60,71 @@ export default async function getConnectionCoverageRoute(app: FastifyInstance): 
     },
     async (request, reply) => {
       const { connectionId } = request.params;
-      const range = parseTimeRange(request.query.from, request.query.to, 'invalid_evidence_query');
-      const connection = await loadWorkspaceConnection(app.deps.pool, principalOf(request).workspaceId, connectionId);
-      const { fromMs, toMs } = analysisWindow(app.deps.clock.nowMs(), range);
-      const versionId = connection.activeContractVersionId;
-      const operations = versionId === null ? [] : await loadOperations(app.deps.pool, versionId);
-      const contract = compileContract(operations);
-      const matched = new Map<string, { observations: number; inspected: number; seen: Set<string> }>(
-        operations.map((operation) => [operation.id, { observations: 0, inspected: 0, seen: new Set<string>() }]),
-      );
-      if (operations.length > 0) {
-        for (const group of await groupsOfWindow(app.deps.clickhouse, connection.id, fromMs, toMs)) {
-          const operation = contract.match(group);
-          if (operation === null) continue;
-          const entry = matched.get(operation.id)!;
-          entry.observations += group.count;
-          if (!group.schemaInspected) continue;
-          entry.inspected += group.count;
-          observedPointers(JSON.parse(group.shape!) as SchemaShape, entry.seen);
-        }
-      }
-      return reply.send({
-        connectionId: connection.id,
-        contractVersionId: versionId,
-        from: new Date(fromMs).toISOString(),
-        to: new Date(toMs).toISOString(),
-        operations: operations.map((operation) => {
-          const entry = matched.get(operation.id)!;
-          const fields = fieldCoverage(contract.schemaOf(operation));
-          return {
-            operationKey: operation.operationKey,
-            observations: entry.observations,
-            inspectedObservations: entry.inspected,
-            declaredProperties: fields.declared.length,
-            unobservedProperties: fields.declared.filter((pointer) => !entry.seen.has(pointer)),
-            uncheckedProperties: fields.unchecked,
-            truncated: fields.truncated,
-          };
-        }),
-      });
+      return reply.send(await readConnectionCoverage(app.deps, principalOf(request).workspaceId, connectionId, request.query));
     },
   );
+}
+
+export interface ConnectionCoverage {
+  connectionId: string;
+  contractVersionId: string | null;
+  from: string;
+  to: string;
+  operations: {
+    operationKey: string;
+    observations: number;
+    inspectedObservations: number;
+    declaredProperties: number;
+    unobservedProperties: string[];
+    uncheckedProperties: string[];
+    truncated: boolean;
+  }[];
+}
+
+/** The coverage of one connection of the workspace (the route's answer, also the console's coverage page). */
+export async function readConnectionCoverage(
+  deps: AppDeps,
+  workspaceId: string,
+  connectionId: string,
+  query: { from?: string; to?: string },
+): Promise<ConnectionCoverage> {
+  const range = parseTimeRange(query.from, query.to, 'invalid_evidence_query');
+  const connection = await loadWorkspaceConnection(deps.pool, workspaceId, connectionId);
+  const { fromMs, toMs } = analysisWindow(deps.clock.nowMs(), range);
+  const versionId = connection.activeContractVersionId;
+  const operations = versionId === null ? [] : await loadOperations(deps.pool, versionId);
+  const contract = compileContract(operations);
+  const matched = new Map<string, { observations: number; inspected: number; seen: Set<string> }>(
+    operations.map((operation) => [operation.id, { observations: 0, inspected: 0, seen: new Set<string>() }]),
+  );
+  if (operations.length > 0) {
+    for (const group of await groupsOfWindow(deps.clickhouse, connection.id, fromMs, toMs)) {
+      const operation = contract.match(group);
+      if (operation === null) continue;
+      const entry = matched.get(operation.id)!;
+      entry.observations += group.count;
+      if (!group.schemaInspected) continue;
+      entry.inspected += group.count;
+      observedPointers(JSON.parse(group.shape!) as SchemaShape, entry.seen);
+    }
+  }
+  return {
+    connectionId: connection.id,
+    contractVersionId: versionId,
+    from: new Date(fromMs).toISOString(),
+    to: new Date(toMs).toISOString(),
+    operations: operations.map((operation) => {
+      const entry = matched.get(operation.id)!;
+      const fields = fieldCoverage(contract.schemaOf(operation));
+      return {
+        operationKey: operation.operationKey,
+        observations: entry.observations,
+        inspectedObservations: entry.inspected,
+        declaredProperties: fields.declared.length,
+        unobservedProperties: fields.declared.filter((pointer) => !entry.seen.has(pointer)),
+        uncheckedProperties: fields.unchecked,
+        truncated: fields.truncated,
+      };
+    }),
+  };
 }

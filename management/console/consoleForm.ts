@@ -9,6 +9,8 @@ import { html, type SafeHtml } from './html.js';
  *   route, with the session cookie and this origin's `Origin` header (00-decisions §2). Empty
  *   fields are left out; `data-type="integer"` sends a number, checkboxes sharing a name with
  *   `data-array` send a list of their checked values.
+ * - `data-idempotent` sends a fresh `Idempotency-Key` header with each submission (keyed routes:
+ *   credential issue, rotate and revoke).
  * - On success: `data-next="/path"` is followed, else `data-show="#id"` unhides that element and
  *   fills its `[data-result="a.b"]` children from the answer (a key shown once), else a reload.
  * - On a catalogue error: the words of `errorTemplate` (an inert `<template>`: the script has no

@@ -3,4 +3,8 @@
  * `/console/workspaces/{slug}/{path}` registered with `consoleWorkspacePage` (consoleRoute.ts).
  * A new page adds its line here.
  */
-export const WORKSPACE_NAV: readonly { path: string; label: string }[] = [{ path: 'api-keys', label: 'API keys' }];
+export const WORKSPACE_NAV: readonly { path: string; label: string }[] = [
+  { path: 'api-keys', label: 'API keys' },
+  { path: 'integrations', label: 'Integrations' },
+  { path: 'usage', label: 'Usage' },
+];

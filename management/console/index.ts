@@ -4,7 +4,10 @@ import apiKeysPage from './apiKeysPage.js';
 import { loadAssets } from './assets.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
+import incidentsPages from './incidentsPage.js';
+import integrationsPage from './integrationsPage.js';
 import { registerConsoleSecurityHeaders, registerServerTiming } from './securityHeaders.js';
+import usagePages from './usagePage.js';
 
 /**
  * The console's pages and their static files: server-rendered views over the JSON routes and
@@ -19,4 +22,7 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   devicePageRoute(app);
   accountPages(app);
   apiKeysPage(app);
+  integrationsPage(app);
+  incidentsPages(app);
+  usagePages(app);
 }

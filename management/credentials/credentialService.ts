@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { bumpCredentialEpoch } from '../../shared/redis.js';
 import { constantTimeEqual, sha256Hex } from '../../shared/secrets.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { ApiKeyPrincipal, OperationActor } from '../auth/principal.js';
 import type { Deps } from '../deps.js';
 import { readOwnOperation, runOperation, type OperationResponse, type StoredOperation } from '../operations/idempotency.js';
 import type { ConnectionRecord, CredentialStatus } from '../connections/connectionStore.js';
@@ -34,7 +34,7 @@ function requireConnectionId(connectionId: string): void {
 
 function loadConnection(
   db: pg.Pool | pg.PoolClient,
-  principal: ApiKeyPrincipal,
+  principal: Pick<OperationActor, 'workspaceId'>,
   connectionId: string,
   forUpdate = false,
 ): Promise<ConnectionRecord> {
@@ -77,7 +77,7 @@ function planTransition(action: CredentialAction, status: CredentialStatus): Tra
  */
 export async function credentialReceiptReplay(
   db: pg.Pool | pg.PoolClient,
-  principal: ApiKeyPrincipal,
+  principal: Pick<OperationActor, 'workspaceId'>,
   stored: StoredOperation,
 ): Promise<Record<string, unknown>> {
   return {
@@ -96,14 +96,15 @@ export interface CredentialActionInput {
 }
 
 /**
- * Issue, rotate or revoke under the one idempotency mechanism: the connection row is locked, the
+ * Issue, rotate or revoke under the one idempotency mechanism, for a workspace API key or, through
+ * the console's session route, the signed-in owner or admin (consoleCredentialMutation.ts): the connection row is locked, the
  * reviewed revision must still be current, the change takes a new revision and credential epoch,
  * and the receipt and audit commit with it. The ingest edge's epoch is bumped before COMMIT and
  * again after it (shared/redis.ts explains why both).
  */
 export async function performCredentialAction(
   deps: Deps,
-  principal: ApiKeyPrincipal,
+  principal: OperationActor,
   input: CredentialActionInput,
 ): Promise<OperationResponse> {
   requireCanonicalWorkspace(principal);

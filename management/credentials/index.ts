@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import consoleCredentialMutation from './consoleCredentialMutation.js';
 import getCredentialOperation from './getCredentialOperation.js';
 import getCredentialStatus from './getCredentialStatus.js';
 import issueCredential from './issueCredential.js';
@@ -16,4 +17,5 @@ export default async function credentialsRoutes(app: FastifyInstance): Promise<v
   await app.register(verifyCredentialRoute);
   await app.register(getCredentialOperation);
   await app.register(legacyCredentialMutation);
+  await app.register(consoleCredentialMutation);
 }

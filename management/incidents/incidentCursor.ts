@@ -24,14 +24,16 @@ interface CursorPayload {
 }
 
 /**
- * Who reads the list: the `/v1` read of API keys or the CLI's connection read. Each has its own
- * cursor domain, so a cursor is bound to the route that issued it as well as to its list.
+ * Who reads the list: the `/v1` read of API keys, the CLI's connection read or the console's
+ * incidents page. Each has its own cursor domain, so a cursor is bound to the route that issued
+ * it as well as to its list.
  */
-export type IncidentListReader = 'api_key' | 'cli';
+export type IncidentListReader = 'api_key' | 'cli' | 'console';
 
 const DOMAINS: Record<IncidentListReader, string> = {
   api_key: 'incident-list-cursor/v1',
   cli: 'cli-incident-list-cursor/v1',
+  console: 'console-incident-list-cursor/v1',
 };
 const MICROS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 

@@ -121,7 +121,7 @@ export async function readIncident(
 }
 
 /**
- * The CLI's list (03 Evidence reads): the incidents of one exact connection of the workspace, in
+ * The CLI's list (03 Evidence reads), and the console's incidents page (`reader`): the incidents of one exact connection of the workspace, in
  * the connection's own mode. Order of answers: an empty connection segment (400
  * `connection_required`), bad `status` or `limit` (400 `invalid_incident_query`), a connection
  * that is not a live `int_` connection of the workspace (404 `connection_not_found`), a cursor of
@@ -132,12 +132,13 @@ export async function listConnectionIncidents(
   workspaceId: string,
   connectionId: string,
   query: IncidentPageQuery,
+  reader: Extract<IncidentListReader, 'cli' | 'console'> = 'cli',
 ): Promise<IncidentListPage> {
   requirePathConnection(connectionId);
   const filters = pageFilters(query);
   return inReadSnapshot(deps.pool, async (db) => {
     const connection = await loadWorkspaceConnection(db, workspaceId, connectionId);
-    return pageOfConnection(db, deps.config.secretEncryptionKey, 'cli', connection, { ...filters, cursor: query.cursor });
+    return pageOfConnection(db, deps.config.secretEncryptionKey, reader, connection, { ...filters, cursor: query.cursor });
   });
 }
 

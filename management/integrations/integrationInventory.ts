@@ -35,7 +35,11 @@ export type InventoryPage =
  * `invalid_inventory_query`), then the topology (409 for `view=canonical` on a legacy,
  * incomplete or mixed workspace), then the cursor's binding (400 `invalid_inventory_cursor`).
  */
-export async function listInventory(deps: Deps, principal: WorkspacePrincipal, query: InventoryQuery): Promise<InventoryPage> {
+export async function listInventory(
+  deps: Deps,
+  principal: Pick<WorkspacePrincipal, 'workspaceId' | 'model'>,
+  query: InventoryQuery,
+): Promise<InventoryPage> {
   const limit = pageLimit(query.limit, DEFAULT_INVENTORY_LIMIT, 'invalid_inventory_query');
   if (query.view === 'canonical' && query.environmentId !== undefined) throw new AppError('invalid_inventory_query');
   if (query.cursor !== undefined) assertCursorSyntax(query.cursor);

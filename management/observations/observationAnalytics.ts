@@ -75,7 +75,7 @@ function cell(row: AnalyticsBucketRow | undefined): AnalyticsCell {
  */
 export async function readConnectionAnalytics(
   deps: AppDeps,
-  principal: WorkspacePrincipal,
+  principal: Pick<WorkspacePrincipal, 'workspaceId'>,
   connectionId: string,
   query: AnalyticsQuery,
 ): Promise<ConnectionAnalyticsView> {

@@ -54,7 +54,11 @@ export function requireConnectionParam(integrationId: string | undefined): strin
   return integrationId;
 }
 
-export function loadReadableConnection(deps: AppDeps, principal: WorkspacePrincipal, connectionId: string): Promise<ConnectionRecord> {
+export function loadReadableConnection(
+  deps: AppDeps,
+  principal: Pick<WorkspacePrincipal, 'workspaceId'>,
+  connectionId: string,
+): Promise<ConnectionRecord> {
   return loadWorkspaceConnection(deps.pool, principal.workspaceId, connectionId);
 }
 

@@ -36,7 +36,10 @@ const counter = (raw: string | null | undefined): number => (raw && /^\d+$/.test
  * workspaces of the account are not listed to a workspace key (docs/decisions/analysis.md); the console's
  * account usage route lists them to account administrators.
  */
-export async function workspaceUsage(deps: AppDeps, principal: WorkspacePrincipal): Promise<WorkspaceUsage> {
+export async function workspaceUsage(
+  deps: AppDeps,
+  principal: Pick<WorkspacePrincipal, 'workspaceId' | 'accountId'>,
+): Promise<WorkspaceUsage> {
   const { period, periodStart, resetAt } = usagePeriodOf(deps.clock.now());
   const [account, values] = await Promise.all([
     deps.pool.query<{ sandbox_monthly_allowance: number | null }>('SELECT sandbox_monthly_allowance FROM accounts WHERE id = $1', [

@@ -31,13 +31,16 @@ function bodyOf(form) {
 }
 
 /** Sends `body` as JSON to this origin: `{ok, body}` or `{error: code}` (`network` when unreachable). */
-async function send(method, url, body) {
+async function send(method, url, body, idempotent) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  // A keyed route (`data-idempotent`): a fresh key for each submission (its buttons are disabled meanwhile).
+  if (idempotent) headers['idempotency-key'] = crypto.randomUUID();
   let response;
   try {
     response = await fetch(url, {
       method,
       credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers,
       body: JSON.stringify(body),
     });
   } catch {
@@ -110,7 +113,7 @@ for (const form of document.querySelectorAll('form[data-api]')) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    const result = await busy(form, () => send(method, url, bodyOf(form)));
+    const result = await busy(form, () => send(method, url, bodyOf(form), form.hasAttribute('data-idempotent')));
     // Signing out of a session that has already ended is as good as signing out now.
     if (result.ok || (url === '/auth/logout' && result.error === 'unauthenticated')) return onSuccess(form, result.body);
     showError(form, result.error);
