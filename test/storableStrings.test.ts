@@ -61,6 +61,8 @@ beforeAll(async () => {
   const lister = await buildApp(ctx.deps, {
     onRoute: (route: RouteOptions) => {
       if (['/healthz', '/readyz', '/metrics'].includes(route.url)) return;
+      // The console pages answer a sign-in page without a session; their unstorable ids: test/consoleContracts.test.ts.
+      if (route.url.startsWith('/console/')) return;
       const schema = (route.schema ?? {}) as { body?: Schema; querystring?: Schema };
       const params = [...route.url.matchAll(/:([A-Za-z]+)/g)].map((match) => match[1]);
       for (const method of [route.method].flat()) {

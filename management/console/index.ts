@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { loadAssets } from './assets.js';
+import contractsPageRoutes from './contractsPage.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
 import { registerConsoleSecurityHeaders } from './securityHeaders.js';
@@ -14,4 +15,5 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   const assets = await loadAssets();
   getAssetRoutes(app, assets);
   devicePageRoute(app);
+  contractsPageRoutes(app);
 }
