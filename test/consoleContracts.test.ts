@@ -258,6 +258,65 @@ describe('the contract pages in a browser', () => {
   });
 });
 
+const rulesPath = (slug: string, connectionId: string) => `/console/workspaces/${slug}/integrations/${connectionId}/rules`;
+
+async function rulesOf(connectionId: string): Promise<string[]> {
+  const { rows } = await ctx.deps.pool.query<{ source_event_type: string }>(
+    'SELECT source_event_type FROM reconciliation_rules WHERE connection_id = $1 ORDER BY source_event_type',
+    [connectionId],
+  );
+  return rows.map((row) => row.source_event_type);
+}
+
+describe('the reconciliation rules page in a browser', () => {
+  it('adds a rule, shows a duplicate in words beside its field, and removes the rule', async () => {
+    const owner = await bootstrapWorkspace(ctx);
+    const collector = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox' });
+    const page = await signedInPage(owner.sessionToken);
+    await open(page, rulesPath(owner.workspace.slug, collector.connectionId), 'rules-empty');
+    expect(await page.locator('#no-rules').count()).toBe(1);
+
+    await page.getByLabel('When this event arrives').fill('order.paid');
+    await page.getByLabel('Expect this object').fill('shipment');
+    await page.getByLabel('Within (seconds)').fill('120');
+    await page.getByLabel('Watch it now').check();
+    await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Add the rule' }).click()]);
+    await settle(page, 'rules-one');
+    expect(await rulesOf(collector.connectionId)).toEqual(['order.paid']);
+    const cells = await page.locator('#rules tbody tr td').evaluateAll((items) => items.slice(0, 4).map((item) => item.textContent));
+    expect(cells).toEqual(['order.paid', 'shipment', '2 minutes', 'On']);
+
+    // The same rule again, at the page's new revision: refused, in words beside the event field.
+    await page.getByLabel('When this event arrives').fill('order.paid');
+    await page.getByLabel('Expect this object').fill('shipment');
+    await page.getByRole('button', { name: 'Add the rule' }).click();
+    await expect.poll(() => page.locator('#sourceEventType-error').textContent()).toContain('already expects this object for this event');
+    expect(await page.getByLabel('When this event arrives').getAttribute('aria-invalid')).toBe('true');
+    await page.screenshot({ path: `${ARTIFACTS}/rules-duplicate.png`, fullPage: true });
+
+    await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Remove the rule for order.paid' }).click()]);
+    await settle(page, 'rules-after-remove');
+    expect(await rulesOf(collector.connectionId)).toEqual([]);
+    expect(await page.locator('#no-rules').count()).toBe(1);
+    const problems = browser.problems();
+    expect(problems.map((problem) => problem.text.replace(/\(.*\)/, '()'))).toEqual([
+      'Failed to load resource: the server responded with a status of 409 ()',
+    ]);
+  });
+
+  it('answers 404 for a foreign connection and shows a viewer nothing', async () => {
+    const owner = await bootstrapWorkspace(ctx);
+    const other = await bootstrapWorkspace(ctx);
+    const foreign = await createCollector(ctx, other.apiKey.key, { mode: 'sandbox' });
+    const res = await callWithSession(ctx, owner.sessionToken, 'GET', rulesPath(owner.workspace.slug, foreign.connectionId));
+    expect([res.statusCode, res.json()]).toEqual([404, { error: 'connection_not_found' }]);
+    const viewer = await createConsoleUser(ctx);
+    await addWorkspaceMember(ctx, other.workspace.id, viewer.userId, 'viewer');
+    const seen = await callWithSession(ctx, viewer.sessionToken, 'GET', rulesPath(other.workspace.slug, foreign.connectionId));
+    expect([seen.statusCode, seen.json()]).toEqual([403, { error: 'forbidden' }]);
+  });
+});
+
 describe('the console contract routes and pages, over HTTP', () => {
   it('answer 404 for a foreign connection or version, 403 for a viewer, and never show another workspace', async () => {
     const owner = await bootstrapWorkspace(ctx);

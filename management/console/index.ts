@@ -3,6 +3,7 @@ import { loadAssets } from './assets.js';
 import contractsPageRoutes from './contractsPage.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
+import rulesPageRoute from './rulesPage.js';
 import { registerConsoleSecurityHeaders } from './securityHeaders.js';
 
 /**
@@ -16,4 +17,5 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   getAssetRoutes(app, assets);
   devicePageRoute(app);
   contractsPageRoutes(app);
+  rulesPageRoute(app);
 }

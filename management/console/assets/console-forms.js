@@ -9,16 +9,19 @@ function entryFor(form, code) {
   return entries.find((item) => item.dataset.error === code) ?? entries.find((item) => item.dataset.error === 'unknown') ?? null;
 }
 
-/** POSTs `body` as JSON to a route of this origin: `{ok, body}` or `{error: code}` (`network` when unreachable). */
-async function post(url, body) {
+/** A fresh Idempotency-Key for one change (a retry of the same click is not sent: buttons are disabled meanwhile). */
+const newIdempotencyKey = () => `console-${crypto.randomUUID()}`;
+
+/**
+ * Sends `body` as JSON to a route of this origin (POST unless told), with an Idempotency-Key when
+ * given: `{ok, body}` or `{error: code}` (`network` when unreachable).
+ */
+async function post(url, body, options = {}) {
   let response;
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
-    });
+    response = await fetch(url, { method: options.method ?? 'POST', credentials: 'same-origin', headers, body: JSON.stringify(body) });
   } catch {
     return { error: 'network' };
   }
@@ -125,11 +128,41 @@ function onActivate(form) {
   });
 }
 
+function onRuleCreate(form) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    const value = (name) => form.elements.namedItem(name).value.trim();
+    const body = {
+      expectedRevision: value('expectedRevision'),
+      sourceEventType: value('sourceEventType'),
+      expectedObjectType: value('expectedObjectType'),
+      maxDelayMs: Number(value('maxDelaySeconds')) * 1000,
+      enabled: form.elements.namedItem('enabled').checked,
+    };
+    const result = await busy(form, () => post(form.action, body, { idempotencyKey: newIdempotencyKey() }));
+    // The page is rendered again at the connection's new revision.
+    if (result.ok) return window.location.reload();
+    showError(form, result.error);
+  });
+}
+
+function onRuleDelete(form) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    const body = { expectedRevision: form.elements.namedItem('expectedRevision').value };
+    const result = await busy(form, () => post(form.action, body, { method: 'DELETE', idempotencyKey: newIdempotencyKey() }));
+    if (result.ok) return window.location.reload();
+    showError(form, result.error);
+  });
+}
+
 /** Times are rendered in UTC; the viewer reads them in their own time zone. */
 for (const element of document.querySelectorAll('time[datetime]')) {
   const date = new Date(element.getAttribute('datetime'));
   if (!Number.isNaN(date.getTime())) element.textContent = date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-const handlers = { 'sign-in': onSignIn, import: onImport, activate: onActivate };
+const handlers = { 'sign-in': onSignIn, import: onImport, activate: onActivate, 'rule-create': onRuleCreate, 'rule-delete': onRuleDelete };
 for (const form of document.querySelectorAll('form[data-form]')) handlers[form.dataset.form]?.(form);
