@@ -10,6 +10,8 @@ import {
   type TestContext,
 } from './helpers/context.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { registerDraft } from './helpers/contracts.js';
+import { createCollector } from './helpers/ingest.js';
 
 // Issue 27 item 6: `Cache-Control: no-store` comes from one onSend hook (management/plugins/noStore.ts),
 // not from each route. Every answer carries it (01 and 02 Conventions, docs/decisions/api-conventions.md), errors
@@ -28,14 +30,15 @@ const CACHEABLE = [
   '/metrics',
   '/openapi.json',
   '/assets/console.css',
-  '/assets/device.js',
+  '/assets/console.js',
   '/assets/console-forms.js',
+  '/assets/device.js',
   '/assets/icon.svg',
 ];
 /** The console pages: they answer a page (a sign-in form) to anyone, so no request without input fails. */
-const PAGES = ['/device'];
-/** The console pages under `/console/`, which also answer a sign-in page to anyone (test/consoleContracts.test.ts covers their errors). */
-const isConsolePage = (url: string) => url.startsWith('/console/');
+const PAGES = ['/device', '/', '/console/signup', '/console/verify-email'];
+/** A workspace's console pages (management/console/consoleRoute.ts): a redirect to sign-in without a session. */
+const isWorkspacePage = (url: string) => url.startsWith('/console/workspaces/');
 const isDocs = (url: string) => url === '/docs' || url.startsWith('/docs/');
 
 beforeAll(async () => {
@@ -114,6 +117,38 @@ describe('Cache-Control: no-store', () => {
     }
   });
 
+  it("is on a workspace's console pages: the page, the 404 page and the redirect to sign-in", async () => {
+    const pages = routes.filter((route) => isWorkspacePage(route.url));
+    expect(pages.length).toBeGreaterThan(0);
+    const cookie = `session=${owner.sessionToken}`;
+    // The pages of one connection or contract version (the contract and rule pages) get real ones of the owner's.
+    const collector = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox' });
+    const draft = await registerDraft(ctx, owner.apiKey.key, collector.connectionId, {
+      declaredVersion: '1',
+      format: 'openapi',
+      document: {
+        openapi: '3.0.3',
+        info: { title: 'x', version: '1' },
+        paths: {
+          '/x': { get: { responses: { '200': { description: 'x', content: { 'application/json': { schema: { type: 'object' } } } } } } },
+        },
+      },
+    });
+    const known: Record<string, string> = { connectionId: collector.connectionId, contractVersionId: draft.contract.id };
+    for (const route of pages) {
+      for (const [slug, headers, status] of [
+        [owner.workspace.slug, { cookie }, 200],
+        ['x', { cookie }, 404],
+        [owner.workspace.slug, {}, 303],
+      ] as const) {
+        const url = route.url.replace(':workspaceSlug', slug).replace(/:([A-Za-z]+)/g, (_, name: string) => known[name] ?? `:${name}`);
+        const res = await ctx.app.inject({ method: 'GET', url, headers });
+        expect(res.statusCode, url).toBe(status);
+        expect(res.headers['cache-control'], url).toBe('no-store');
+      }
+    }
+  });
+
   it('is on the errors of the probe, documentation and console routes too', async () => {
     for (const [method, url, status] of [
       ['POST', '/healthz', 404],
@@ -130,7 +165,7 @@ describe('Cache-Control: no-store', () => {
 
   it('is on the error answer of every registered route but the probes, the documentation and the console pages', async () => {
     const checked = routes.filter(
-      (route) => !CACHEABLE.includes(route.url) && !isDocs(route.url) && !PAGES.includes(route.url) && !isConsolePage(route.url),
+      (route) => !CACHEABLE.includes(route.url) && !isDocs(route.url) && !PAGES.includes(route.url) && !isWorkspacePage(route.url),
     );
     expect(checked.length).toBeGreaterThan(60);
     for (const route of checked) {

@@ -247,12 +247,13 @@ describe('the contract pages in a browser', () => {
     ]);
   });
 
-  it('asks a visitor without a session to sign in, then shows the page', async () => {
+  it('sends a visitor without a session to sign in, and back here after', async () => {
     const owner = await bootstrapWorkspace(ctx);
     const collector = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox' });
     const page = await browser.newPage();
-    await open(page, pagePath(owner.workspace.slug, collector.connectionId), 'contracts-sign-in');
-    expect(await page.locator('h1').textContent()).toBe('Sign in');
+    const path = pagePath(owner.workspace.slug, collector.connectionId);
+    await open(page, path, 'contracts-sign-in');
+    expect(page.url()).toBe(`${management.url}/?next=${encodeURIComponent(path)}`);
     expect(await page.locator('#versions, #import').count()).toBe(0);
     noProblems(browser.problems());
   });
@@ -342,20 +343,25 @@ describe('the console contract routes and pages, over HTTP', () => {
       expect(res.statusCode, url).toBe(404);
       expect(JSON.stringify(res.json()), url).not.toContain(foreignDraft.contract.id);
     }
-    // A value PostgreSQL cannot store names nothing: the same 404 as any unknown one.
-    expect((await get(pagePath(`${slug}%00`, collector.connectionId))).json()).toEqual({ error: 'workspace_not_found' });
+    // A value PostgreSQL cannot store names nothing: the same 404 as any unknown one (the console's 404 page for a slug).
+    const nulSlug = await get(pagePath(`${slug}%00`, collector.connectionId));
+    expect([nulSlug.statusCode, nulSlug.headers['content-type']]).toEqual([404, 'text/html; charset=utf-8']);
     expect((await get(pagePath(slug, `${collector.connectionId}%00`))).json()).toEqual({ error: 'integration_not_found' });
     expect((await get(`${pagePath(slug, collector.connectionId)}/cv_%00`)).json()).toEqual({ error: 'contract_not_found' });
     // Another workspace's slug is not found for this user, on the page and the route.
-    expect((await get(pagePath(other.workspace.slug, foreign.connectionId))).json()).toEqual({ error: 'workspace_not_found' });
+    const otherPage = await get(pagePath(other.workspace.slug, foreign.connectionId));
+    expect([otherPage.statusCode, otherPage.body]).toEqual([404, nulSlug.body]);
+    expect((await get(`/workspaces/${other.workspace.slug}/integrations/${foreign.connectionId}/contracts`)).json()).toEqual({
+      error: 'workspace_not_found',
+    });
     const viewer = await createConsoleUser(ctx);
     await addWorkspaceMember(ctx, owner.workspace.id, viewer.userId, 'viewer');
     expect((await get(`/workspaces/${slug}/integrations/${collector.connectionId}/contracts`, viewer.sessionToken)).json()).toEqual({
       error: 'forbidden',
     });
-    // Without a session: the route is 401, the page a sign-in form.
+    // Without a session: the route is 401, the page a redirect to sign in.
     expect((await get(`/workspaces/${slug}/integrations/${collector.connectionId}/contracts`, null)).statusCode).toBe(401);
-    expect((await get(pagePath(slug, collector.connectionId), null)).body).toContain('<form id="sign-in"');
+    expect((await get(pagePath(slug, collector.connectionId), null)).statusCode).toBe(303);
   });
 
   it('registers and activates through the same services as the API, audited as the user', async () => {

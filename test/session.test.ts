@@ -57,7 +57,7 @@ describe('POST /auth/signup', () => {
     expect(token).toMatch(/^svc_ver_/);
     const mail = await ctx.deps.pool.query('SELECT to_email, body FROM email_outbox WHERE user_id = $1', [user.id]);
     expect(mail.rows[0].to_email).toBe(email);
-    expect(mail.rows[0].body.link).toBe(`${ctx.deps.config.consoleOrigin}/verify-email?token=${token}`);
+    expect(mail.rows[0].body.link).toBe(`${ctx.deps.config.consoleOrigin}/console/verify-email?token=${token}`);
     const verification = await ctx.deps.pool.query('SELECT token_hash, expires_at FROM email_verifications WHERE user_id = $1', [user.id]);
     expect(verification.rows).toHaveLength(1);
     expect(verification.rows[0].token_hash).toBe(sha256Hex(token));

@@ -55,14 +55,19 @@ const routes: Route[] = [];
 const known: Record<string, string> = {};
 /** The query a route needs before it looks its path parameter up. */
 const requiredQuery: Record<string, string> = {};
+/** The workspace pages of the console (management/console/consoleRoute.ts). */
+const consolePages: string[] = [];
 
 beforeAll(async () => {
   ctx = await createTestContext();
   const lister = await buildApp(ctx.deps, {
     onRoute: (route: RouteOptions) => {
       if (['/healthz', '/readyz', '/metrics'].includes(route.url)) return;
-      // The console pages answer a sign-in page without a session; their unstorable ids: test/consoleContracts.test.ts.
-      if (route.url.startsWith('/console/')) return;
+      // A workspace's console pages answer HTML (a redirect, the 404 page): checked on their own below.
+      if (route.url.startsWith('/console/workspaces/')) {
+        consolePages.push(route.url);
+        return;
+      }
       const schema = (route.schema ?? {}) as { body?: Schema; querystring?: Schema };
       const params = [...route.url.matchAll(/:([A-Za-z]+)/g)].map((match) => match[1]);
       for (const method of [route.method].flat()) {
@@ -252,6 +257,20 @@ describe('strings PostgreSQL cannot store', () => {
     expect(checked).toBeGreaterThan(30);
     // The one route whose ids of the wrong form are a 400 of their own (billing.test.ts, 01 Errors).
     expect(refusedAsMalformed).toEqual(['GET /billing-accounts/:accountId/usage :accountId invalid_billing_account_id']);
+  });
+
+  it('answers a console page whose workspace slug holds U+0000 like an unknown slug: the 404 page', async () => {
+    expect(consolePages.length).toBeGreaterThan(0);
+    const headers = { cookie: `session=${owner.sessionToken}` };
+    for (const url of consolePages) {
+      const nul = await ctx.app.inject({ method: 'GET', url: url.replace(':workspaceSlug', `${owner.workspace.slug}%00`), headers });
+      const unknown = await ctx.app.inject({ method: 'GET', url: url.replace(':workspaceSlug', `${owner.workspace.slug}~`), headers });
+      for (const res of [nul, unknown]) {
+        expect(res.statusCode, url).toBe(404);
+        expect(res.headers['content-type'], url).toBe('text/html; charset=utf-8');
+      }
+      expect(nul.body, url).toBe(unknown.body);
+    }
   });
 
   it("answers the issue's legacy credential case like an unknown slug", async () => {

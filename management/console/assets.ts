@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
  */
 const ASSET_TYPES = {
   'console.css': 'text/css; charset=utf-8',
+  'console.js': 'text/javascript; charset=utf-8',
   'device.js': 'text/javascript; charset=utf-8',
   'console-forms.js': 'text/javascript; charset=utf-8',
   'icon.svg': 'image/svg+xml',

@@ -2,9 +2,8 @@ import type { BreakingChange } from '../../shared/contracts/breakingChanges.js';
 import type { ContractVersionView } from '../contracts/contractViews.js';
 import { type ActivationReviewData, type ContractsPageData, activationMove } from './contractsData.js';
 import { CONTRACT_NETWORK_WORDS, CONTRACT_UNKNOWN_WORDS, type ContractForm, contractFormWords } from './contractWords.js';
-import { errorInWords, wordedCodes } from './errorWords.js';
 import { html, type SafeHtml } from './html.js';
-import { layout } from './layout.js';
+import type { AssetName } from './assets.js';
 
 /** Where the console shows a connection's contracts, and one version's activation review. */
 export const contractsPagePath = (slug: string, connectionId: string) =>
@@ -32,26 +31,6 @@ function wordsTemplate(form: ContractForm): SafeHtml {
     (entry) => html`<span data-error="${entry.code}"${entry.field ? html` data-field="${entry.field}"` : null}>${entry.words}</span>`,
   );
   return html`<template class="error-words" data-form="${form}">${entries}<span data-error="network">${CONTRACT_NETWORK_WORDS}</span><span data-error="unknown">${CONTRACT_UNKNOWN_WORDS}</span></template>`;
-}
-
-/** The page a visitor without a session sees: sign in, then the page reloads as itself. */
-export function renderSignInPage(title: string): string {
-  const entries = wordedCodes('sign-in').map((code) => html`<span data-error="${code}">${errorInWords('sign-in', code)}</span>`);
-  return layout({
-    title,
-    script: 'console-forms.js',
-    body: html`<h1>Sign in</h1>
-<p>Sign in to see ${title.toLowerCase()}.</p>
-<form id="sign-in" class="stack" method="post" action="/auth/login" data-form="sign-in">
-<label for="email">E-mail address</label>
-<input id="email" name="email" type="email" autocomplete="username" autofocus required maxlength="320" aria-describedby="sign-in-error">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024" aria-describedby="sign-in-error">
-<p class="error" id="sign-in-error" role="alert" hidden></p>
-<button type="submit" class="primary">Sign in</button>
-<template class="error-words" data-form="sign-in">${entries}<span data-error="network">${CONTRACT_NETWORK_WORDS}</span><span data-error="unknown">${CONTRACT_UNKNOWN_WORDS}</span></template>
-</form>`,
-  });
 }
 
 const CHANGE_WORDS: Record<BreakingChange['kind'], string> = {
@@ -113,18 +92,24 @@ ${wordsTemplate('import')}
 </form>`;
 }
 
+/** A page for the console frame (consoleRoute.ts `render`): its title (the frame's heading), body and script. */
+export interface ConsolePageParts {
+  title: string;
+  body: SafeHtml;
+  script: AssetName;
+}
+
 /** GET /console/workspaces/{slug}/integrations/{connectionId}/contracts */
-export function renderContractsPage(data: ContractsPageData): string {
+export function renderContractsPage(data: ContractsPageData): ConsolePageParts {
   const title = `Contracts of ${data.connection.name}`;
   const rows = data.versions.map((entry) => versionRow(data, entry));
   const next = data.nextCursor
     ? html`<p><a href="${contractsPagePath(data.workspaceSlug, data.connection.id)}?cursor=${encodeURIComponent(data.nextCursor)}">Older versions</a></p>`
     : null;
-  return layout({
+  return {
     title,
     script: 'console-forms.js',
-    body: html`<h1>${title}</h1>
-<p>Connection <code class="connection-id">${data.connection.id}</code> of the workspace <code>${data.workspaceSlug}</code>.</p>
+    body: html`<p>Connection <code class="connection-id">${data.connection.id}</code> of the workspace <code>${data.workspaceSlug}</code>.</p>
 <p id="active-version">${data.active ? html`Active version: <strong>${data.active.declaredVersion}</strong> (<code>${data.active.id}</code>)` : 'No version is active yet.'}</p>
 ${
   rows.length === 0
@@ -137,7 +122,7 @@ ${
 }
 ${next}
 ${importForm(data)}`,
-  });
+  };
 }
 
 function incidentItems(items: readonly { incidentId?: string; kind: string; operationKey: string; affectedRecords: number }[]): SafeHtml {
@@ -183,7 +168,7 @@ ${wordsTemplate('activate')}
 }
 
 /** GET /console/workspaces/{slug}/integrations/{connectionId}/contracts/{contractVersionId} */
-export function renderActivationReview(data: ActivationReviewData): string {
+export function renderActivationReview(data: ActivationReviewData): ConsolePageParts {
   const { version, move } = data;
   const title =
     move === 'rollback'
@@ -195,11 +180,10 @@ export function renderActivationReview(data: ActivationReviewData): string {
     ? html`Active now: <strong>${data.active.declaredVersion}</strong> (<code class="expected-active">${data.active.id}</code>). The activation applies only while it still is.`
     : html`No version is active now. The activation applies only while none is.`;
   const operations = version.operations.map((operation) => html`<li><code>${operation.operationKey}</code></li>`);
-  return layout({
+  return {
     title,
     script: 'console-forms.js',
-    body: html`<h1>${title}</h1>
-<dl class="facts">
+    body: html`<dl class="facts">
 <dt>Version</dt><dd><code>${version.id}</code> · ${STATUS_WORDS[version.lifecycleStatus]}</dd>
 <dt>Fingerprint</dt><dd><code class="fingerprint">${version.fingerprint}</code></dd>
 <dt>Imported</dt><dd>${time(version.createdAt)}</dd>
@@ -213,5 +197,5 @@ ${
 }
 <details><summary>${operations.length} ${operations.length === 1 ? 'operation' : 'operations'}</summary><ul>${operations}</ul></details>
 ${activationForm(data)}`,
-  });
+  };
 }

@@ -69,3 +69,37 @@ export function errorInWords(form: DeviceForm, code: string): string {
 export function wordedCodes(form: DeviceForm): readonly ErrorCode[] {
   return FORM_CODES[form];
 }
+
+/**
+ * The console pages' words for the catalogue errors of the JSON routes their forms post to
+ * (consoleForm.ts renders them into each form's inert template). A page passes its own words for
+ * a code that reads differently on its form; a code without words here reads UNKNOWN_ERROR_WORDS.
+ * Add the codes of a new page's routes here.
+ */
+const CONSOLE_WORDS: Partial<Record<ErrorCode, string>> = {
+  ...COMMON,
+  invalid_request: 'Some of what you entered is not in the right form. Check the fields and try again.',
+  invalid_signup: 'Enter your name, a valid e-mail address and a password of 8 to 256 characters.',
+  email_unavailable: 'An account with this e-mail address already exists. Sign in instead.',
+  invalid_verification_token: 'This verification link is wrong, has expired or was already used. Sign in to have a new one sent.',
+  invalid_workspace_name: 'Enter a workspace name of 2 to 80 characters.',
+  invalid_workspace_slug:
+    'The address must be up to 48 lower-case letters, digits and hyphens, not starting or ending with a hyphen (or leave it empty).',
+  invalid_billing_account_id: 'That billing account id is not in the right form.',
+  account_required: 'You administer more than one billing account: choose the one this workspace belongs to.',
+  account_not_found: 'There is no billing account with that id that you administer.',
+  account_unavailable: 'That billing account cannot take new workspaces.',
+  workspace_limit_reached: 'The billing account has reached its number of workspaces. Archive one, or change the plan.',
+  workspace_slug_unavailable: 'This address is taken. Choose another one.',
+  workspace_creation_rate_limited: 'Too many workspaces created in a short time. Wait a while, then try again.',
+  workspace_not_found: 'This workspace does not exist or you are not a member of it.',
+  workspace_unavailable: 'This workspace is archived: restore it first.',
+  forbidden: 'Your role in this workspace does not allow this, or the request did not come from this page. Reload and try again.',
+  invalid_api_key_request: 'Choose at least one permission, a name of up to 120 characters and a valid lifetime.',
+  api_key_not_found: 'This API key does not exist any more. Reload the page.',
+};
+
+/** The words of `code` on a console form, `own` first (the page's wording for its form). */
+export function consoleErrorWords(code: string, own: Partial<Record<ErrorCode, string>> = {}): string {
+  return own[code as ErrorCode] ?? CONSOLE_WORDS[code as ErrorCode] ?? UNKNOWN_ERROR_WORDS;
+}

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import accountPages from './accountPages.js';
+import apiKeysPage from './apiKeysPage.js';
 import { loadAssets } from './assets.js';
 import contractsPageRoutes from './contractsPage.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
 import rulesPageRoute from './rulesPage.js';
-import { registerConsoleSecurityHeaders } from './securityHeaders.js';
+import { registerConsoleSecurityHeaders, registerServerTiming } from './securityHeaders.js';
 
 /**
  * The console's pages and their static files: server-rendered views over the JSON routes and
@@ -13,9 +15,12 @@ import { registerConsoleSecurityHeaders } from './securityHeaders.js';
  */
 export default async function consoleRoutes(app: FastifyInstance): Promise<void> {
   registerConsoleSecurityHeaders(app);
+  registerServerTiming(app);
   const assets = await loadAssets();
   getAssetRoutes(app, assets);
   devicePageRoute(app);
   contractsPageRoutes(app);
   rulesPageRoute(app);
+  accountPages(app);
+  apiKeysPage(app);
 }

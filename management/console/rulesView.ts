@@ -1,7 +1,7 @@
 import type { ExpectedOutcomesView } from '../rules/console/consoleRuleService.js';
 import { CONTRACT_NETWORK_WORDS, CONTRACT_UNKNOWN_WORDS } from './contractWords.js';
 import { html, type SafeHtml } from './html.js';
-import { layout } from './layout.js';
+import type { ConsolePageParts } from './contractsView.js';
 import { type RuleForm, ruleFormWords } from './rulesWords.js';
 
 /** Where the console shows a connection's reconciliation rules. */
@@ -66,16 +66,15 @@ ${wordsTemplate('rule-create')}
 }
 
 /** GET /console/workspaces/{slug}/integrations/{connectionId}/rules */
-export function renderRulesPage(view: ExpectedOutcomesView, slug: string): string {
+export function renderRulesPage(view: ExpectedOutcomesView, slug: string): ConsolePageParts {
   const title = `Reconciliation rules of ${view.integrationName}`;
   const next = view.nextCursor
     ? html`<p><a href="${rulesPagePath(slug, view.connectionId)}?cursor=${encodeURIComponent(view.nextCursor)}">More rules</a></p>`
     : null;
-  return layout({
+  return {
     title,
     script: 'console-forms.js',
-    body: html`<h1>${title}</h1>
-<p>Connection <code class="connection-id">${view.connectionId}</code> (${view.mode === 'live' ? 'Live' : 'Sandbox'}), revision <code class="revision">${view.revision}</code>.</p>
+    body: html`<p>Connection <code class="connection-id">${view.connectionId}</code> (${view.mode === 'live' ? 'Live' : 'Sandbox'}), revision <code class="revision">${view.revision}</code>.</p>
 ${
   view.expectedOutcomes.length === 0
     ? html`<p id="no-rules">No rule yet: add one below.</p>`
@@ -87,5 +86,5 @@ ${
 }
 ${next}
 ${createForm(view, slug)}`,
-  });
+  };
 }

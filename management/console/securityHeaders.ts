@@ -28,3 +28,18 @@ export function registerConsoleSecurityHeaders(app: FastifyInstance): void {
     reply.header('Referrer-Policy', 'no-referrer');
   });
 }
+
+/**
+ * `Server-Timing: app;dur=<ms>` on every console answer: the time from the request's arrival to
+ * its answer, which the browser tests read (and a person sees in the developer tools).
+ */
+export function registerServerTiming(app: FastifyInstance): void {
+  const started = new WeakMap<object, bigint>();
+  app.addHook('onRequest', async (request) => {
+    started.set(request, process.hrtime.bigint());
+  });
+  app.addHook('onSend', async (request, reply) => {
+    const start = started.get(request);
+    if (start !== undefined) reply.header('Server-Timing', `app;dur=${(Number(process.hrtime.bigint() - start) / 1e6).toFixed(1)}`);
+  });
+}

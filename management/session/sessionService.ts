@@ -44,7 +44,7 @@ export async function signup(deps: Deps, input: { email: string; password: strin
       user.id,
       new Date(now.getTime() + VERIFICATION_TTL_MS),
     ]);
-    const link = `${deps.config.consoleOrigin}/verify-email?token=${encodeURIComponent(token)}`;
+    const link = `${deps.config.consoleOrigin}/console/verify-email?token=${encodeURIComponent(token)}`;
     await db.query(`INSERT INTO email_outbox (user_id, to_email, kind, body, created_at) VALUES ($1, $2, 'email_verification', $3, $4)`, [
       user.id,
       email,

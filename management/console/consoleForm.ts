@@ -1,0 +1,48 @@
+import type { ErrorCode } from '../../shared/errors/index.js';
+import { NETWORK_ERROR_WORDS, UNKNOWN_ERROR_WORDS, consoleErrorWords } from './errorWords.js';
+import { html, type SafeHtml } from './html.js';
+
+/**
+ * The markup contract of `assets/console.js`, the console's one form script:
+ *
+ * - `<form id="…" data-api="POST /path">` (any method) posts the form's fields as JSON to the
+ *   route, with the session cookie and this origin's `Origin` header (00-decisions §2). Empty
+ *   fields are left out; `data-type="integer"` sends a number, checkboxes sharing a name with
+ *   `data-array` send a list of their checked values.
+ * - On success: `data-next="/path"` is followed, else `data-show="#id"` unhides that element and
+ *   fills its `[data-result="a.b"]` children from the answer (a key shown once), else a reload.
+ * - On a catalogue error: the words of `errorTemplate` (an inert `<template>`: the script has no
+ *   text of its own) shown in the field's `fieldError` box, or the form's `formError` box.
+ */
+
+/** One catalogue code a form's route can answer: the field it is about, and the page's own words if any. */
+export interface FormError {
+  code: ErrorCode;
+  /** The `name` of the field the error is about; none: the form's own error box. */
+  field?: string;
+  words?: string;
+}
+
+/** The words of every error `errors` lists, plus `network` and `unknown`, for the script. */
+export function errorTemplate(errors: readonly (ErrorCode | FormError)[]): SafeHtml {
+  const entries = errors.map((entry) => {
+    const { code, field, words } = typeof entry === 'string' ? { code: entry, field: undefined, words: undefined } : entry;
+    return html`<span data-error="${code}"${field ? html` data-field="${field}"` : null}>${words ?? consoleErrorWords(code)}</span>`;
+  });
+  return html`<template class="error-words">${entries}<span data-error="network">${NETWORK_ERROR_WORDS}</span><span data-error="unknown">${UNKNOWN_ERROR_WORDS}</span></template>`;
+}
+
+/** The id of the error box of `field` on form `formId` (for the field's `aria-describedby`). */
+export function fieldErrorId(formId: string, field: string): string {
+  return `${formId}-${field}-error`;
+}
+
+/** The error box beside one field: the script fills it and marks the field `aria-invalid`. */
+export function fieldError(formId: string, field: string): SafeHtml {
+  return html`<p class="error" id="${fieldErrorId(formId, field)}" data-error-for="${field}" role="alert" hidden></p>`;
+}
+
+/** The form's own error box, for errors about no single field. */
+export function formError(formId: string): SafeHtml {
+  return html`<p class="error" id="${formId}-error" data-error-for="" role="alert" hidden></p>`;
+}
