@@ -58,7 +58,7 @@ function createForm(view: ExpectedOutcomesView, slug: string): SafeHtml {
 <input id="expectedObjectType" name="expectedObjectType" type="text" required maxlength="120" pattern="[A-Za-z0-9._:\\-]+" autocomplete="off" placeholder="shipment">
 <label for="maxDelaySeconds">Within (seconds)</label>
 <input id="maxDelaySeconds" name="maxDelaySeconds" type="number" required min="1" max="86400" step="1" value="3600">
-<p class="check"><input id="enabled" name="enabled" type="checkbox"> <label for="enabled">Watch it now (a rule is off until enabled)</label></p>
+<label class="check"><input id="enabled" name="enabled" type="checkbox"> Watch it now (a rule is off until enabled)</label>
 <p class="error" id="rule-create-error" role="alert" hidden></p>
 <button type="submit" class="primary">Add the rule</button>
 ${wordsTemplate('rule-create')}
