@@ -63,7 +63,12 @@ export const REDIS_CLUSTER_TESTS = [
 const CLUSTER_ONLY_TESTS = ['test/redisCluster.test.ts'];
 
 /** Test files that need no store: they run without the global setup (no migration, no flush). */
-export const STORELESS_TESTS = ['test/repairGenerate.test.ts', 'test/repairExport.test.ts', 'test/repairExportSensitive.test.ts'];
+export const STORELESS_TESTS = [
+  'test/repairGenerate.test.ts',
+  'test/repairExport.test.ts',
+  'test/repairExportSensitive.test.ts',
+  'test/breakingChanges.test.ts',
+];
 
 const common = {
   globalSetup: ['test/globalSetup.ts'],

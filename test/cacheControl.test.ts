@@ -10,6 +10,8 @@ import {
   type TestContext,
 } from './helpers/context.js';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
+import { registerDraft } from './helpers/contracts.js';
+import { createCollector } from './helpers/ingest.js';
 
 // Issue 27 item 6: `Cache-Control: no-store` comes from one onSend hook (management/plugins/noStore.ts),
 // not from each route. Every answer carries it (01 and 02 Conventions, docs/decisions/api-conventions.md), errors
@@ -29,6 +31,7 @@ const CACHEABLE = [
   '/openapi.json',
   '/assets/console.css',
   '/assets/console.js',
+  '/assets/console-forms.js',
   '/assets/device.js',
   '/assets/icon.svg',
 ];
@@ -118,13 +121,27 @@ describe('Cache-Control: no-store', () => {
     const pages = routes.filter((route) => isWorkspacePage(route.url));
     expect(pages.length).toBeGreaterThan(0);
     const cookie = `session=${owner.sessionToken}`;
+    // The pages of one connection or contract version (the contract and rule pages) get real ones of the owner's.
+    const collector = await createCollector(ctx, owner.apiKey.key, { mode: 'sandbox' });
+    const draft = await registerDraft(ctx, owner.apiKey.key, collector.connectionId, {
+      declaredVersion: '1',
+      format: 'openapi',
+      document: {
+        openapi: '3.0.3',
+        info: { title: 'x', version: '1' },
+        paths: {
+          '/x': { get: { responses: { '200': { description: 'x', content: { 'application/json': { schema: { type: 'object' } } } } } } },
+        },
+      },
+    });
+    const known: Record<string, string> = { connectionId: collector.connectionId, contractVersionId: draft.contract.id };
     for (const route of pages) {
       for (const [slug, headers, status] of [
         [owner.workspace.slug, { cookie }, 200],
         ['x', { cookie }, 404],
         [owner.workspace.slug, {}, 303],
       ] as const) {
-        const url = route.url.replace(':workspaceSlug', slug);
+        const url = route.url.replace(':workspaceSlug', slug).replace(/:([A-Za-z]+)/g, (_, name: string) => known[name] ?? `:${name}`);
         const res = await ctx.app.inject({ method: 'GET', url, headers });
         // A page of one resource (`:incidentId`, `:connectionId`) named by its literal parameter
         // finds none: its own 4xx, as no-store as any answer.

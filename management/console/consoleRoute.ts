@@ -11,6 +11,7 @@ import type { SessionPrincipal } from '../auth/principal.js';
 import { currentSession } from '../auth/sessionAuth.js';
 import { type WorkspaceSummary, listWorkspaces } from '../workspaces/workspaceService.js';
 import { errorTemplate, formError } from './consoleForm.js';
+import type { AssetName } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 import { consoleLayout, layout } from './layout.js';
 
@@ -22,7 +23,7 @@ export interface ConsolePageContext {
   session: SessionPrincipal;
   workspaces: WorkspaceSummary[];
   /** Renders `body` in the console's frame (header, switcher, this workspace's navigation). */
-  render(page: { title: string; body: SafeHtml; nav?: string }): string;
+  render(page: { title: string; body: SafeHtml; nav?: string; script?: AssetName }): string;
 }
 
 export interface WorkspacePageContext extends ConsolePageContext {

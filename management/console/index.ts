@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import accountPages from './accountPages.js';
 import apiKeysPage from './apiKeysPage.js';
 import { loadAssets } from './assets.js';
+import contractsPageRoutes from './contractsPage.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
 import incidentsPages from './incidentsPage.js';
 import integrationsPage from './integrationsPage.js';
+import rulesPageRoute from './rulesPage.js';
 import { registerConsoleSecurityHeaders, registerServerTiming } from './securityHeaders.js';
 import usagePages from './usagePage.js';
 
@@ -20,6 +22,8 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   const assets = await loadAssets();
   getAssetRoutes(app, assets);
   devicePageRoute(app);
+  contractsPageRoutes(app);
+  rulesPageRoute(app);
   accountPages(app);
   apiKeysPage(app);
   integrationsPage(app);

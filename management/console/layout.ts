@@ -18,7 +18,7 @@ ${page.body}
   );
 }
 
-function document(title: string, script: AssetName | undefined, body: SafeHtml): string {
+function document(title: string, script: AssetName | undefined, body: SafeHtml, pageScript?: AssetName): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -28,6 +28,7 @@ function document(title: string, script: AssetName | undefined, body: SafeHtml):
 <link rel="icon" href="${assetPath('icon.svg')}" type="image/svg+xml">
 <link rel="stylesheet" href="${assetPath('console.css')}">
 ${script ? html`<script type="module" src="${assetPath(script)}"></script>` : null}
+${pageScript ? html`<script type="module" src="${assetPath(pageScript)}"></script>` : null}
 </head>
 <body>
 ${body}
@@ -53,6 +54,8 @@ export interface ConsolePageFrame {
   workspace?: LayoutWorkspace;
   /** The `WORKSPACE_NAV` path of the page, marked current. */
   nav?: string;
+  /** A script of the page's own beside `console.js` (the contract and rule pages' `console-forms.js`). */
+  script?: AssetName;
   body: SafeHtml;
 }
 
@@ -110,5 +113,6 @@ ${workspaceNav(frame)}
 <h1>${frame.title}</h1>
 ${frame.body}
 </main>`,
+    frame.script,
   );
 }

@@ -1,7 +1,7 @@
 import { nextRevision } from '../../shared/db/revision.js';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
-import type { WorkspacePrincipal } from '../auth/principal.js';
+import type { ContractCaller } from './contractConnection.js';
 import type { Deps } from '../deps.js';
 import { auditActorOf, recordAudit } from '../operations/audit.js';
 import { requireCanonicalWorkspace } from '../workspaces/rules.js';
@@ -49,7 +49,7 @@ const VALID_SOURCE: Record<ActivationReason, LifecycleStatus> = { promote: 'draf
  */
 export async function activateContract(
   deps: Deps,
-  principal: WorkspacePrincipal,
+  principal: ContractCaller,
   integrationId: string,
   contractVersionId: string,
   input: ActivationInput,

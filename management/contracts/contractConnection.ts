@@ -2,9 +2,16 @@ import type { Queryable } from '../../shared/db/pool.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
 import { recheckAuthority } from '../auth/apiKeyAuth.js';
-import type { WorkspacePrincipal } from '../auth/principal.js';
+import type { WorkspacePrincipal, WorkspaceUserActor } from '../auth/principal.js';
+import { recheckWorkspaceUser } from '../auth/workspaceUserAuth.js';
 import type { WorkspaceScope } from '../auth/scopes.js';
 import { findConnectionForWorkspace, type ConnectionRecord } from '../connections/connectionStore.js';
+
+/**
+ * Who calls the contract services: a `/v1` caller (API key, CLI or setup token), or a console
+ * owner or admin through the session routes of `management/contracts/console/`.
+ */
+export type ContractCaller = WorkspacePrincipal | WorkspaceUserActor;
 
 /**
  * The live connection named by a Contract API path (`{integrationId}` is its `int_` id, 01
@@ -12,7 +19,7 @@ import { findConnectionForWorkspace, type ConnectionRecord } from '../connection
  */
 export async function loadContractConnection(
   db: Queryable,
-  principal: WorkspacePrincipal,
+  principal: ContractCaller,
   integrationId: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<ConnectionRecord> {
@@ -35,10 +42,19 @@ export function requireVersionIdForm(contractVersionId: string): void {
  */
 export async function recheckContractAuthority(
   db: Queryable,
-  principal: WorkspacePrincipal,
+  principal: ContractCaller,
   scope: WorkspaceScope,
   nowMs: number,
 ): Promise<void> {
+  if (principal.kind === 'workspace_user') {
+    // The console owner or admin (02 Authentication 3): session, role and workspace still hold;
+    // as for a key, a moved epoch changes nothing a contract write depends on.
+    const lost = await recheckWorkspaceUser(db, principal, new Date(nowMs));
+    if (lost === 'session') throw new AppError('unauthenticated');
+    if (lost === 'role') throw new AppError('forbidden');
+    if (lost === 'workspace') throw new AppError('workspace_unavailable');
+    return;
+  }
   const loss = await recheckAuthority(db, principal, scope, nowMs);
   if (loss === 'key') throw new AppError('insufficient_scope');
   if (loss === 'workspace') throw new AppError('unauthenticated');

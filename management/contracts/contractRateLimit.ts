@@ -1,4 +1,4 @@
-import type { WorkspacePrincipal } from '../auth/principal.js';
+import type { ContractCaller } from './contractConnection.js';
 import type { AppDeps } from '../deps.js';
 import { reserveSlot } from '../operations/rateWindow.js';
 import { RedisKeys } from '../../shared/redis.js';
@@ -11,11 +11,7 @@ import { RedisKeys } from '../../shared/redis.js';
  * same work. Past the budget: 429 `rate_limited` with `Retry-After` = seconds until a slot frees,
  * before anything is read or written.
  */
-export async function reserveContractWrite(
-  deps: AppDeps,
-  principal: WorkspacePrincipal,
-  kind: 'registration' | 'activation',
-): Promise<void> {
+export async function reserveContractWrite(deps: AppDeps, principal: ContractCaller, kind: 'registration' | 'activation'): Promise<void> {
   const { contractRegistrationsPerMin, contractActivationsPerMin } = deps.config.management;
   const window =
     kind === 'registration'

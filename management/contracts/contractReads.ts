@@ -1,6 +1,6 @@
 import { inReadSnapshot } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
-import type { WorkspacePrincipal } from '../auth/principal.js';
+import type { ContractCaller } from './contractConnection.js';
 import type { Deps } from '../deps.js';
 import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import { loadContractConnection, requireVersionIdForm } from './contractConnection.js';
@@ -32,7 +32,7 @@ export interface ContractListPage {
  */
 export async function listContracts(
   deps: Deps,
-  principal: WorkspacePrincipal,
+  principal: ContractCaller,
   integrationId: string,
   query: ContractListQuery,
 ): Promise<ContractListPage> {
@@ -65,7 +65,7 @@ export async function listContracts(
  */
 export async function readContract(
   deps: Deps,
-  principal: WorkspacePrincipal,
+  principal: ContractCaller,
   integrationId: string,
   contractVersionId: string,
 ): Promise<ContractVersionView> {

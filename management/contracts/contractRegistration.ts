@@ -4,7 +4,7 @@ import { nextRevision } from '../../shared/db/revision.js';
 import { isUniqueViolation } from '../../shared/db/sqlstate.js';
 import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
-import type { WorkspacePrincipal } from '../auth/principal.js';
+import type { ContractCaller } from './contractConnection.js';
 import type { ConnectionRecord, Direction, Protocol } from '../connections/connectionStore.js';
 import type { AppDeps } from '../deps.js';
 import { auditActorOf, recordAudit } from '../operations/audit.js';
@@ -68,7 +68,7 @@ function isIdenticalRetry(
 async function registerLocked(
   deps: AppDeps,
   db: pg.PoolClient,
-  principal: WorkspacePrincipal,
+  principal: ContractCaller,
   integrationId: string,
   input: RegistrationInput,
   imported: ImportedContract,
@@ -133,7 +133,7 @@ async function registerLocked(
  */
 export async function registerContract(
   deps: AppDeps,
-  principal: WorkspacePrincipal,
+  principal: ContractCaller,
   integrationId: string,
   input: RegistrationInput,
 ): Promise<RegistrationResult> {

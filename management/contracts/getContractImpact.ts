@@ -12,6 +12,8 @@ import { requireCanonicalWorkspace } from '../workspaces/rules.js';
 import { loadContractConnection, requireVersionIdForm } from './contractConnection.js';
 import { findVersion } from './contractStore.js';
 import { versionParams } from './schemas.js';
+import type { AppDeps } from '../deps.js';
+import type { ContractCaller } from './contractConnection.js';
 
 const findingSchema = {
   type: 'object',
@@ -37,7 +39,7 @@ const incidentChange = {
   },
 } as const;
 
-const impactResponse = {
+export const impactResponse = {
   type: 'object',
   required: ['contractVersionId', 'activeContractVersionId', 'from', 'to', 'resolves', 'continues', 'opens'],
   properties: {
@@ -68,6 +70,62 @@ const findingsOf = (aggregate: IncidentAggregate) =>
     .map(({ finding, count }) => ({ ...finding, observationCount: count }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.kind < b.kind ? -1 : 1));
 
+/** 01 "Contract impact" body: what activating the version would do to the open incidents. */
+export type ContractImpact = Awaited<ReturnType<typeof contractImpact>>;
+
+/**
+ * What activating `contractVersionId` would do, computed exactly as the analyzer's reanalysis
+ * computes it, changing nothing: the `/v1` route's and the console's (management/contracts/console/).
+ */
+export async function contractImpact(
+  deps: AppDeps,
+  principal: ContractCaller,
+  integrationId: string,
+  contractVersionId: string,
+  query: { from?: string; to?: string },
+) {
+  requireCanonicalWorkspace(principal);
+  const range = parseTimeRange(query.from, query.to, 'invalid_contract_query');
+  const window = analysisWindow(deps.clock.nowMs(), range);
+  const connection = await loadContractConnection(deps.pool, principal, integrationId);
+  requireVersionIdForm(contractVersionId);
+  const version = await findVersion(deps.pool, connection.id, contractVersionId);
+  if (!version) throw new AppError('contract_not_found');
+  const compiled = compileContract(await loadOperations(deps.pool, version.id));
+  const plan = await planReanalysis(
+    deps.clickhouse,
+    connection.id,
+    { versionId: version.id, match: (observed) => compiled.match(observed) },
+    window,
+    await openIncidentsOf(deps.pool, connection.id, { lock: false }),
+    inlineCompare(compiled),
+  );
+  return {
+    contractVersionId: version.id,
+    activeContractVersionId: connection.activeContractVersionId,
+    from: new Date(window.fromMs).toISOString(),
+    to: new Date(window.toMs).toISOString(),
+    resolves: plan.resolved.map((incident) => ({
+      incidentId: incident.id,
+      kind: incident.kind,
+      operationKey: incident.operationKey,
+      affectedRecords: incident.affectedRecords,
+    })),
+    continues: plan.continued.map(({ incident, aggregate }) => ({
+      incidentId: incident.id,
+      kind: incident.kind,
+      operationKey: incident.operationKey,
+      affectedRecords: aggregate.count,
+    })),
+    opens: plan.opened.map((aggregate) => ({
+      kind: aggregate.kind,
+      operationKey: aggregate.operationKey,
+      affectedRecords: aggregate.count,
+      findings: findingsOf(aggregate),
+    })),
+  };
+}
+
 /**
  * GET /v1/integrations/{integrationId}/contracts/{contractVersionId}/impact?from&to: what
  * activating the version would do to the connection's open incidents, computed exactly as the
@@ -86,48 +144,8 @@ export default async function getContractImpactRoute(app: FastifyInstance): Prom
       schema: { params: versionParams, response: { 200: impactResponse } },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      requireCanonicalWorkspace(principal);
       const { integrationId, contractVersionId } = request.params;
-      const range = parseTimeRange(request.query.from, request.query.to, 'invalid_contract_query');
-      const window = analysisWindow(app.deps.clock.nowMs(), range);
-      const connection = await loadContractConnection(app.deps.pool, principal, integrationId);
-      requireVersionIdForm(contractVersionId);
-      const version = await findVersion(app.deps.pool, connection.id, contractVersionId);
-      if (!version) throw new AppError('contract_not_found');
-      const compiled = compileContract(await loadOperations(app.deps.pool, version.id));
-      const plan = await planReanalysis(
-        app.deps.clickhouse,
-        connection.id,
-        { versionId: version.id, match: (observed) => compiled.match(observed) },
-        window,
-        await openIncidentsOf(app.deps.pool, connection.id, { lock: false }),
-        inlineCompare(compiled),
-      );
-      return reply.send({
-        contractVersionId: version.id,
-        activeContractVersionId: connection.activeContractVersionId,
-        from: new Date(window.fromMs).toISOString(),
-        to: new Date(window.toMs).toISOString(),
-        resolves: plan.resolved.map((incident) => ({
-          incidentId: incident.id,
-          kind: incident.kind,
-          operationKey: incident.operationKey,
-          affectedRecords: incident.affectedRecords,
-        })),
-        continues: plan.continued.map(({ incident, aggregate }) => ({
-          incidentId: incident.id,
-          kind: incident.kind,
-          operationKey: incident.operationKey,
-          affectedRecords: aggregate.count,
-        })),
-        opens: plan.opened.map((aggregate) => ({
-          kind: aggregate.kind,
-          operationKey: aggregate.operationKey,
-          affectedRecords: aggregate.count,
-          findings: findingsOf(aggregate),
-        })),
-      });
+      return reply.send(await contractImpact(app.deps, principalOf(request), integrationId, contractVersionId, request.query));
     },
   );
 }
