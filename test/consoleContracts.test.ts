@@ -5,15 +5,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
 import type { SchemaShape } from '../shared/analysis/types.js';
-import { startAnalyzer } from './helpers/analyzer.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
 import { addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
 import { bootstrapWorkspace, callWithSession, createTestContext, resetClockAndHooks, type TestContext } from './helpers/context.js';
-import { activateOk, registerDraft } from './helpers/contracts.js';
-import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
+import { registerDraft } from './helpers/contracts.js';
+import { createCollector, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
-import { waitFor } from './helpers/wait.js';
+import { openDriftIncident } from './helpers/driftIncident.js';
 
 // Issue 31: the console's contract pages in a real browser (Debian's Chromium through
 // playwright-core) against the compiled management plane over HTTP: a connection with an active
@@ -80,42 +79,8 @@ interface Drifted {
 
 /** A live connection with V1 active and an open drift incident (two orders with a currency), analysed by the real analyzer. */
 async function driftedConnection(): Promise<Drifted> {
-  const owner = await bootstrapWorkspace(ctx);
-  const collector = await createCollector(ctx, owner.apiKey.key, { mode: 'live' });
-  const draft = await registerDraft(ctx, owner.apiKey.key, collector.connectionId, {
-    declaredVersion: '1',
-    format: 'openapi',
-    document: V1,
-  });
-  await activateOk(ctx, owner.apiKey.key, collector.connectionId, draft.contract.id, {
-    expectedActiveContractVersionId: null,
-    reason: 'promote',
-  });
-  const analyzer = await startAnalyzer(ctx, clickhouse, { roundIntervalMs: 20 });
-  try {
-    const payload = {
-      storage: 'none',
-      schemaFingerprint: `sha256:${'ef'.repeat(32)}`,
-      schemaShape: DRIFTED,
-      redactionPolicyVersion: '2025-01',
-    };
-    const sent = await sendEnvelopes(edge, collector, [envelope(collector, { payload }), envelope(collector, { payload })]);
-    expect(sent.status, sent.text).toBe(202);
-    const incidentId = await waitFor(
-      async () => {
-        const { rows } = await ctx.deps.pool.query<{ id: string; affected_records: string }>(
-          "SELECT id, affected_records FROM incidents WHERE connection_id = $1 AND status = 'open'",
-          [collector.connectionId],
-        );
-        return rows[0]?.affected_records === '2' ? rows[0].id : undefined;
-      },
-      30_000,
-      'the drift incident',
-    );
-    return { owner, collector, v1: draft.contract.id, incidentId };
-  } finally {
-    await analyzer.stop();
-  }
+  const { owner, collector, versionId, incidentId } = await openDriftIncident(ctx, clickhouse, edge, { document: V1, shape: DRIFTED });
+  return { owner, collector, v1: versionId, incidentId };
 }
 
 /** A page signed in as the holder of `sessionToken` (the cookie `POST /auth/login` sets). */

@@ -4,19 +4,11 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import type { SchemaShape } from '../shared/analysis/types.js';
 import { startAnalyzer } from './helpers/analyzer.js';
 import { callCli, loginCli, serveOnLoopback, type CliSession } from './helpers/cli.js';
-import {
-  advanceClock,
-  bootstrapWorkspace,
-  countRows,
-  createTestContext,
-  newIdempotencyKey,
-  resetClockAndHooks,
-  type TestContext,
-} from './helpers/context.js';
-import { activateOk, registerDraft } from './helpers/contracts.js';
-import { createCollector, envelope, sendEnvelopes, startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
+import { advanceClock, countRows, createTestContext, newIdempotencyKey, resetClockAndHooks, type TestContext } from './helpers/context.js';
+import { startEdge, testClickHouse, type Collector, type Edge } from './helpers/ingest.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
+import { openDriftIncident } from './helpers/driftIncident.js';
 import { endProposalsInProgress } from './helpers/repairs.js';
 
 // Issue 29, item 7: a worker that dies mid-generation is retried, at most three attempts, then
@@ -74,45 +66,11 @@ interface Drifted {
   incidentId: string;
 }
 
-/** A live connection with an active contract and an open schema-drift incident, analysed in-process. */
+/** A live connection with an active contract and an open schema-drift incident, and a CLI login of its owner. */
 async function driftedIncident(shape: SchemaShape = DRIFTED): Promise<Drifted> {
-  const owner = await bootstrapWorkspace(ctx);
-  const collector = await createCollector(ctx, owner.apiKey.key, { mode: 'live' });
-  const draft = await registerDraft(ctx, owner.apiKey.key, collector.connectionId, {
-    declaredVersion: '1',
-    format: 'openapi',
-    document: DOCUMENT,
-  });
-  await activateOk(ctx, owner.apiKey.key, collector.connectionId, draft.contract.id, {
-    expectedActiveContractVersionId: null,
-    reason: 'promote',
-  });
-  const analyzer = await startAnalyzer(ctx, clickhouse, { roundIntervalMs: 20 });
-  try {
-    const payload = {
-      storage: 'none',
-      schemaFingerprint: `sha256:${'ef'.repeat(32)}`,
-      schemaShape: shape,
-      redactionPolicyVersion: '2025-01',
-    };
-    const sent = await sendEnvelopes(edge, collector, [envelope(collector, { payload }), envelope(collector, { payload })]);
-    expect(sent.status, sent.text).toBe(202);
-    const incidentId = await waitFor(
-      async () => {
-        const { rows } = await ctx.deps.pool.query<{ id: string; affected_records: string }>(
-          'SELECT id, affected_records FROM incidents WHERE connection_id = $1',
-          [collector.connectionId],
-        );
-        return rows[0]?.affected_records === '2' ? rows[0].id : undefined;
-      },
-      30_000,
-      'the drift incident',
-    );
-    const cli = await loginCli(baseUrl, owner.sessionToken, ['repairs:create', 'repairs:read', 'replays:read']);
-    return { owner, collector, cli, incidentId };
-  } finally {
-    await analyzer.stop();
-  }
+  const { owner, collector, incidentId } = await openDriftIncident(ctx, clickhouse, edge, { document: DOCUMENT, shape });
+  const cli = await loginCli(baseUrl, owner.sessionToken, ['repairs:create', 'repairs:read', 'replays:read']);
+  return { owner, collector, cli, incidentId };
 }
 
 async function requestRepair(drifted: Drifted): Promise<string> {
