@@ -1,11 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { compareShape } from '../../shared/analysis/compare.js';
-import { compileSchema } from '../../shared/analysis/compile.js';
 import type { AnalysedOperation, SchemaShape } from '../../shared/analysis/types.js';
 import { clickHouseErrorCode } from '../../shared/clickhouse/client.js';
 import { sqlLiteral } from '../../shared/clickhouse/escape.js';
 import { AppError } from '../../shared/errors/index.js';
 import { fingerprint } from '../../shared/fingerprint.js';
+import { replayFixtures } from '../../shared/repairs/replay.js';
 import { MAX_REPLAY_FIXTURES, type ReplayFixture } from '../../shared/repairs/types.js';
 
 /** What an incident offers as replay evidence (its `incidents` row). */
@@ -92,7 +91,9 @@ export async function freezeEvidence(
     shape: JSON.parse(row.schema_shape) as SchemaShape,
   }));
 
-  const schema = compileSchema(operation.schema, operation.uncheckedPointers);
-  if (!fixtures.some((fixture) => compareShape(schema, fixture.shape).length > 0)) throw new AppError('repair_evidence_unavailable');
+  // The replay a validation runs, against the schema as it stands: evidence that already passes has nothing to repair.
+  if (replayFixtures(operation.schema, operation.uncheckedPointers ?? [], fixtures).status === 'passed') {
+    throw new AppError('repair_evidence_unavailable');
+  }
   return { fixtures, manifestHash: fingerprint({ incidentId: incident.incidentId, contractOperationId: operation.id, fixtures }) };
 }
