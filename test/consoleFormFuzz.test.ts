@@ -55,6 +55,7 @@ const PAGES: { name: string; signedIn?: false; path: (f: Fixture) => string; for
     name: 'Integrations',
     path: (f) => `/console/workspaces/${f.slug}/integrations`,
     forms: (f) => [
+      `/workspaces/${f.slug}/integrations`,
       `/workspaces/${f.slug}/connections/${f.sandboxId}/credentials/rotate`,
       `/workspaces/${f.slug}/connections/${f.sandboxId}/credentials/revoke`,
       `/workspaces/${f.slug}/connections/${f.liveId}/credentials/issue`,
@@ -85,8 +86,11 @@ interface FormField {
   name: string;
   /** `input` type (`text` for a textarea or select). */
   inputType: string;
-  /** `data-type` (`integer`: the script sends a number). */
+  /** `data-type`: `integer` sends a number (times `data-scale`), `json` the parsed text. */
   dataType: string | null;
+  scale: number;
+  /** `data-empty="null"`: an empty field is sent as null. */
+  emptyNull: boolean;
   /** `data-array`: checkboxes sent as a list of their checked values. */
   array: boolean;
   /** The values the page offers (a hidden value, checkbox values, options). */
@@ -116,13 +120,7 @@ function consoleForms(page: string, markup: string): ConsoleForm[] {
   const forms: ConsoleForm[] = [];
   for (const [, tag, inner] of markup.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)) {
     const attrs = attributes(tag);
-    // Until the contract and rules pages move to `data-api`: their `data-form` forms post to
-    // `action` (assets/console-forms.js; a rule's removal as DELETE).
-    const legacy =
-      attrs.has('data-form') && attrs.has('action')
-        ? `${attrs.get('data-form') === 'rule-delete' ? 'DELETE' : 'POST'} ${attrs.get('action')}`
-        : undefined;
-    const api = attrs.get('data-api') ?? legacy;
+    const api = attrs.get('data-api');
     if (api === undefined) continue;
     const [method, url] = api.split(' ');
     const fields = new Map<string, FormField>();
@@ -133,6 +131,8 @@ function consoleForms(page: string, markup: string): ConsoleForm[] {
         name,
         inputType,
         dataType: fieldAttrs.get('data-type') ?? null,
+        scale: Number(fieldAttrs.get('data-scale') ?? 1),
+        emptyNull: fieldAttrs.get('data-empty') === 'null',
         array: fieldAttrs.has('data-array'),
         values: [],
       };
@@ -165,22 +165,28 @@ function typedValues(name: string): unknown[] {
     name: ['Fuzz', 'Orders <sync> & "co"'],
     slug: ['fuzz-space', 'Not A Slug'],
     declaredVersion: ['2.0', 'v-fuzz'],
-    document: [JSON.stringify(ordersOpenApi(7)), ordersOpenApi(8), '{"openapi":"3.1.0"}', '{'],
-    sourceEventType: ['order.paid', 'order paid!'],
+    provider: ['Acme'],
+    document: [ordersOpenApi(7), ordersOpenApi(8), { openapi: '3.1.0' }, JSON.stringify(ordersOpenApi(9))],
+    sourceEventType: ['order.shipped', 'order.refunded', 'order paid!'],
     expectedObjectType: ['shipment'],
-    maxDelaySeconds: ['3600', 3600, 0, 86401],
+    maxDelayMs: ['3600', '0', '86401'],
     token: ['abc'],
   };
   return samples[name] ?? ['x'];
 }
 
-/** A value as the form's script would send it: the page's own, or a typed one. */
+/** A value as the form's script sends it (consoleForm.ts): the page's own, or a typed one. */
 function validLooking(field: FormField): fc.Arbitrary<unknown> {
   if (field.array) return fc.subarray(field.values);
   if (field.inputType === 'checkbox') return fc.boolean();
+  if (field.emptyNull && field.values.includes('')) return fc.constant(null);
   const offered = field.values.filter((value) => value !== '');
   const values = offered.length > 0 ? offered : typedValues(field.name);
-  return fc.constantFrom(...values).map((value) => (field.dataType === 'integer' && typeof value === 'string' ? Number(value) : value));
+  return fc.constantFrom(...values).map((value) => {
+    if (typeof value !== 'string') return value;
+    if (field.dataType === 'integer') return Number(value) * field.scale;
+    return value;
+  });
 }
 
 /** Anything else a client could send in the field's place. */
