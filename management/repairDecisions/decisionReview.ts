@@ -29,7 +29,8 @@ export type ReviewedFacts = Omit<DecisionReview, 'decision' | 'rationale'>;
 /** Who a preview is made for, as it stood when it was made. */
 export interface ReviewAuthorization {
   userId: string;
-  clientId: string;
+  /** The CLI client; null for a decision made through the console. */
+  clientId: string | null;
   authEpoch: string;
   role: string;
 }
