@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../shared/errors/index.js';
-import { requireWorkspaceManager } from '../auth/workspaceUserAuth.js';
 import type { Deps } from '../deps.js';
 import type { DecisionPreviewView } from '../repairDecisions/decisionPreview.js';
 import { hasPassedValidation, isApprovable } from '../repairDecisions/decisionReview.js';
 import type { DecisionReceipt } from '../repairDecisions/decisionApply.js';
 import { findApproval } from '../repairDecisions/decisionStore.js';
 import { findProposal, findReplayRun, type ProposalRecord, type ReplayRunRecord } from '../repairDecisions/evidenceStore.js';
-import { readRepairOperation } from '../repairDecisions/operationStatus.js';
-import { consoleOperationActor } from '../repairs/repairActor.js';
+import { readConsoleRepairOperation } from '../repairDecisions/console/consoleOperationRead.js';
 import { readConnectionDataset, readConnectionProposal } from '../repairs/repairReads.js';
 import type { DatasetView, ProposalView } from '../repairs/repairStore.js';
 import { consoleWorkspacePage, type WorkspacePageContext } from './consoleRoute.js';
@@ -103,9 +101,9 @@ export interface ReviewPageData {
 }
 
 /**
- * The signed-in owner's or admin's own console review of this proposal: the CLI's operation read
- * with the console actor (another user's or a CLI client's operation is 404 `operation_not_found`,
- * as is one of another proposal or connection). A viewer is 403 `forbidden`, whom the page tells.
+ * The signed-in owner's or admin's own console review of this proposal: the console's operation
+ * read (another user's or a CLI client's operation is 404 `operation_not_found`, as is one of
+ * another proposal or connection).
  */
 export async function reviewPageData(
   deps: Deps,
@@ -115,8 +113,7 @@ export async function reviewPageData(
   operationId: string,
 ): Promise<ReviewPageData> {
   const connectionId = requiredQuery(integration, 'connection_required');
-  const { actor, status } = await requireWorkspaceManager(deps.pool, ctx.session, ctx.workspace.slug);
-  const answer = await readRepairOperation(deps, consoleOperationActor(actor), () => true, operationId);
+  const answer = await readConsoleRepairOperation(deps, ctx.session, ctx.workspace.slug, operationId);
   const operation: RepairOperationView | null =
     'review' in answer
       ? { kind: 'preview', preview: answer as unknown as DecisionPreviewView }
@@ -127,7 +124,7 @@ export async function reviewPageData(
   if (!operation || !target || target.proposalId !== proposalId || answer.connectionId !== connectionId) {
     throw new AppError('operation_not_found');
   }
-  return { slug: ctx.workspace.slug, connectionId, proposalId, operation, active: status === 'active' };
+  return { slug: ctx.workspace.slug, connectionId, proposalId, operation, active: ctx.workspace.status === 'active' };
 }
 
 const ID = { type: 'string', maxLength: 64 } as const;
@@ -150,9 +147,8 @@ export default function repairsPages(app: FastifyInstance): void {
     { query: { integration: ID } },
     async (request, ctx) => {
       const { proposalId = '', operationId = '' } = request.params;
-      if (ctx.workspace.role === 'viewer') {
-        throw new AppError('operation_not_found');
-      }
+      // A viewer has made no review: theirs is not found.
+      if (ctx.workspace.role === 'viewer') throw new AppError('operation_not_found');
       const data = await reviewPageData(app.deps, ctx, request.query.integration, proposalId, operationId);
       return ctx.render({ title: 'Review the decision', nav: 'integrations', body: reviewBody(data) });
     },
