@@ -1,4 +1,7 @@
-import type { LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse, RouteOptions } from 'fastify';
+import { buildApp } from '../management/app.js';
+import { APPLY_FORM_ERRORS, DECISION_FORM_ERRORS, EXPORT_FORM_ERRORS, REQUEST_FORM_ERRORS } from '../management/console/repairWords.js';
+import type { FormError } from '../management/console/consoleForm.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback } from './helpers/cli.js';
 import { REFUSED_CONSOLE_CALLERS, addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
@@ -399,5 +402,34 @@ describe('a console decision and export', () => {
       'idempotency_key_required',
     );
     expect(await writeState(s)).toEqual(before);
+  });
+});
+
+describe('the console forms that post to these routes', () => {
+  it('have words for every catalogue code their route can answer', async () => {
+    const answers = new Map<string, string[]>();
+    const app = await buildApp(ctx.deps, {
+      onRoute: (route: RouteOptions) => {
+        if (typeof route.url !== 'string' || !route.url.startsWith('/workspaces/:workspaceSlug/')) return;
+        const config = route.config as { validationError?: string; errors?: readonly string[] } | undefined;
+        answers.set(`${route.method} ${route.url}`, [config?.validationError ?? 'invalid_request', ...(config?.errors ?? [])]);
+      },
+    });
+    await app.close();
+    const forms: [string, readonly FormError[]][] = [
+      ['POST /workspaces/:workspaceSlug/connections/:connectionId/incidents/:incidentId/repair-proposals', REQUEST_FORM_ERRORS],
+      ['POST /workspaces/:workspaceSlug/connections/:connectionId/repair-proposals/:proposalId/decision-preview', DECISION_FORM_ERRORS],
+      ['POST /workspaces/:workspaceSlug/repair-operations/:operationId/apply', APPLY_FORM_ERRORS],
+      ['POST /workspaces/:workspaceSlug/connections/:connectionId/repair-proposals/:proposalId/export', EXPORT_FORM_ERRORS],
+    ];
+    for (const [route, words] of forms) {
+      const codes = answers.get(route);
+      expect(codes, route).toBeDefined();
+      const worded = new Set(words.map((entry) => entry.code));
+      // The session's own answers (401, unverified e-mail, the write pause) come from its hook.
+      for (const code of [...(codes ?? []), 'unauthenticated', 'email_verification_required', 'mode_cutover_write_paused']) {
+        expect(worded.has(code as FormError['code']), `${route}: ${code}`).toBe(true);
+      }
+    }
   });
 });

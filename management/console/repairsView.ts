@@ -216,6 +216,7 @@ function applyForm(data: ReviewPageData, approvalFingerprint: string, operationI
   return html`<form id="${id}" class="stack" data-idempotent data-hide-on-success data-show="#repair-receipt"
  data-api="POST ${slugPath(data.slug)}/repair-operations/${encodeURIComponent(operationId)}/apply">
 <input type="hidden" name="approvalFingerprint" value="${approvalFingerprint}">
+<p class="hint">Nothing is recorded until you apply the decision, before the review expires.</p>
 <div class="actions"><button type="submit" class="primary">Apply the decision</button></div>
 ${formError(id)}
 ${errorTemplate(APPLY_FORM_ERRORS)}
@@ -225,9 +226,8 @@ ${errorTemplate(APPLY_FORM_ERRORS)}
 <dl class="incident-facts">
 <dt>Decision</dt><dd class="receipt-decision" data-result="data.status"></dd>
 <dt>Approval record</dt><dd><code data-result="data.approvalRecordId"></code></dd>
-<dt>Recorded</dt><dd><span data-result="completedAt"></span></dd>
+<dt>Recorded at (UTC)</dt><dd><span data-result="completedAt"></span></dd>
 </dl>
-<p><a href="${repairPagePath(data.slug, data.connectionId, data.proposalId)}">Back to the repair</a></p>
 </section>`;
 }
 
@@ -246,7 +246,7 @@ ${back}`;
   const { preview } = data.operation;
   const { review } = preview;
   const expired = preview.status === 'expired';
-  return html`<p>You are about to <strong class="review-decision" data-decision="${review.decision}">${review.decision === 'approved' ? 'approve' : 'reject'}</strong> repair <code>${data.proposalId}</code>. Nothing is recorded until you apply it.</p>
+  return html`<p>Your decision on repair <code>${data.proposalId}</code>: <strong class="review-decision" data-decision="${review.decision}">${review.decision === 'approved' ? 'approve it' : 'reject it'}</strong>.</p>
 <dl class="incident-facts review-facts">
 <dt>Decision</dt><dd>${review.decision === 'approved' ? 'Approve' : 'Reject'}</dd>
 <dt>Rationale</dt><dd class="review-rationale">${review.rationale}</dd>
