@@ -1,11 +1,19 @@
 import type { LightMyRequestResponse, RouteOptions } from 'fastify';
 import { buildApp } from '../management/app.js';
-import { APPLY_FORM_ERRORS, DECISION_FORM_ERRORS, EXPORT_FORM_ERRORS, REQUEST_FORM_ERRORS } from '../management/console/repairWords.js';
+import {
+  APPLY_FORM_ERRORS,
+  DECISION_FORM_ERRORS,
+  EXPORT_FORM_ERRORS,
+  REQUEST_FORM_ERRORS,
+  failureInWords,
+} from '../management/console/repairWords.js';
 import type { FormError } from '../management/console/consoleForm.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serveOnLoopback } from './helpers/cli.js';
+import { endProposalsInProgress } from './helpers/repairs.js';
 import { REFUSED_CONSOLE_CALLERS, addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
 import {
+  advanceClock,
   callWithSession,
   createTestContext,
   expectError,
@@ -36,6 +44,8 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await resetClockAndHooks(ctx);
+  // Analyzers of later files claim proposals in progress: none of this file's is left in progress.
+  await endProposalsInProgress(ctx);
 });
 afterAll(async () => {
   await ctx?.close();
@@ -431,5 +441,83 @@ describe('the console forms that post to these routes', () => {
         expect(worded.has(code as FormError['code']), `${route}: ${code}`).toBe(true);
       }
     }
+  });
+});
+
+// The console's proposal page, served by this app (no analyzer runs here to move a proposal on).
+describe('the proposal page in the states a browser run does not stop at', () => {
+  const pageOf = (w: RepairWorkspace, proposalId: string, connectionId = w.connectionId) =>
+    `/console/workspaces/${w.boot.workspace.slug}/repairs/${proposalId}?integration=${connectionId}`;
+  const get = (w: RepairWorkspace, path: string) => callWithSession(ctx, w.boot.sessionToken, 'GET', path);
+
+  it('says a proposal in progress is being generated, with a Reload link; a failed one why; neither has a form', async () => {
+    const w = await createRepairWorkspace(ctx, baseUrl);
+    const generating = await insertProposal(ctx, w, { validated: false, status: 'generating' });
+    const inProgress = await get(w, pageOf(w, generating.proposalId));
+    expect(inProgress.statusCode).toBe(200);
+    expect(inProgress.body).toContain('data-status="generating">Being generated and validated<');
+    expect(inProgress.body).toContain(`<a href="${pageOf(w, generating.proposalId).replace(/&/g, '&amp;')}">Reload</a>`);
+    expect(inProgress.body).not.toContain('<form id="repair-');
+
+    const failed = await insertProposal(ctx, w, { validated: false, status: 'failed' });
+    await ctx.deps.pool.query("UPDATE repair_proposals SET error_code = 'execution_attempts_exhausted' WHERE id = $1", [failed.proposalId]);
+    const failedPage = await get(w, pageOf(w, failed.proposalId));
+    expect(failedPage.statusCode).toBe(200);
+    expect(failedPage.body).toContain(failureInWords('execution_attempts_exhausted'));
+    expect(failedPage.body).not.toContain('<form id="repair-');
+
+    const notPassed = await insertProposal(ctx, w, { replayPassed: false, runStatus: 'failed' });
+    const notPassedPage = await get(w, pageOf(w, notPassed.proposalId));
+    expect(notPassedPage.body).toContain('The validation did not pass: this candidate cannot be approved.');
+    expect(notPassedPage.body).not.toContain('<form id="repair-');
+  });
+
+  it('answers the 404 page for another workspace’s proposal, or a proposal named with another connection', async () => {
+    const w = await createRepairWorkspace(ctx, baseUrl);
+    const foreign = await createRepairWorkspace(ctx, baseUrl);
+    const own = await insertProposal(ctx, w);
+    const theirs = await insertProposal(ctx, foreign);
+    for (const path of [pageOf(w, theirs.proposalId), pageOf(w, own.proposalId, foreign.connectionId), pageOf(w, own.proposalId, '')]) {
+      const res = await get(w, path);
+      expect(res.statusCode, path).toBe(path.endsWith('integration=') ? 400 : 404);
+    }
+    expect((await get(w, pageOf(w, theirs.proposalId))).body).toContain('<h1>Not found</h1>');
+    expect((await get(w, pageOf(w, own.proposalId))).statusCode).toBe(200);
+  });
+});
+
+describe('the decision review page', () => {
+  const reviewPage = (s: Setup, operationId: string) =>
+    `/console/workspaces/${s.slug}/repairs/${s.p.proposalId}/review/${operationId}?integration=${s.w.connectionId}`;
+
+  it('shows the preview with its Apply button, then says when it expired, with no button', async () => {
+    const s = await setup();
+    const preview = await sessionPreview(s);
+    const fresh = await callWithSession(ctx, s.w.boot.sessionToken, 'GET', reviewPage(s, preview.operationId));
+    expect(fresh.statusCode).toBe(200);
+    expect(fresh.body).toContain(`<code class="approval-fingerprint">${preview.approvalFingerprint}</code>`);
+    expect(fresh.body).toContain(`<input type="hidden" name="approvalFingerprint" value="${preview.approvalFingerprint}">`);
+    await advanceClock(ctx, 10 * 60_000);
+    const expired = await callWithSession(ctx, s.w.boot.sessionToken, 'GET', reviewPage(s, preview.operationId));
+    expect(expired.statusCode).toBe(200);
+    expect(expired.body).toContain('This review expired ten minutes after it was made.');
+    expect(expired.body).not.toContain('<form id="repair-apply"');
+  });
+
+  it('is the 404 page for a viewer, another admin, and the review of another proposal', async () => {
+    const s = await setup();
+    const preview = await sessionPreview(s);
+    const viewer = await createConsoleUser(ctx);
+    await addWorkspaceMember(ctx, s.w.boot.workspace.id, viewer.userId, 'viewer');
+    const admin = await createConsoleUser(ctx);
+    await addWorkspaceMember(ctx, s.w.boot.workspace.id, admin.userId, 'admin');
+    for (const token of [viewer.sessionToken, admin.sessionToken]) {
+      const res = await callWithSession(ctx, token, 'GET', reviewPage(s, preview.operationId));
+      expect(res.statusCode).toBe(404);
+      expect(res.body).toContain('<h1>Not found</h1>');
+    }
+    const other: Setup = { ...s, p: await insertProposal(ctx, s.w, { property: 'voucher' }) };
+    expect((await callWithSession(ctx, s.w.boot.sessionToken, 'GET', reviewPage(other, preview.operationId))).statusCode).toBe(404);
+    expect((await callWithSession(ctx, s.w.boot.sessionToken, 'GET', reviewPage(s, preview.operationId))).statusCode).toBe(200);
   });
 });
