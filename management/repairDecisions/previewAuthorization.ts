@@ -2,7 +2,7 @@ import type { RepairActor } from '../repairs/repairActor.js';
 import { approvalFingerprint, type ReviewAuthorization } from './decisionReview.js';
 import type { DecisionPreviewRecord } from './decisionStore.js';
 
-/** The authorization a preview binds: this user, this CLI client, the workspace epoch and the role now. */
+/** The authorization a preview binds: this user, this CLI client (null: the console), the workspace epoch and the role now. */
 export function authorizationOf(actor: RepairActor): ReviewAuthorization {
   return { userId: actor.userId, clientId: actor.clientId, authEpoch: actor.authEpoch, role: actor.role };
 }
