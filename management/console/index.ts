@@ -8,6 +8,7 @@ import getAssetRoutes from './getAsset.js';
 import incidentsPages from './incidentsPage.js';
 import integrationsPage from './integrationsPage.js';
 import rulesPageRoute from './rulesPage.js';
+import repairsPages from './repairsPage.js';
 import { registerConsoleSecurityHeaders, registerServerTiming } from './securityHeaders.js';
 import usagePages from './usagePage.js';
 
@@ -28,5 +29,6 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   apiKeysPage(app);
   integrationsPage(app);
   incidentsPages(app);
+  repairsPages(app);
   usagePages(app);
 }
