@@ -5,6 +5,7 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { CONSOLE_INCIDENT_PAGE } from '../management/console/incidentsPage.js';
 import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
+import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import { credentialErrorInWords } from '../management/console/credentialWords.js';
 import { REFUSED_CONSOLE_CALLERS, addWorkspaceMember, auditActions, createConsoleUser } from './helpers/consoleUsers.js';
 import { activateOk, registerDraft } from './helpers/contracts.js';
@@ -70,16 +71,8 @@ afterAll(async () => {
 
 const noProblems = (problems: PageProblem[]) => expect(problems, JSON.stringify(problems, null, 2)).toEqual([]);
 
-/** A browser page signed in as `sessionToken` (the session cookie `POST /auth/login` sets). */
-async function signedInPage(sessionToken: string, options: { phone?: boolean } = {}): Promise<Page> {
-  const page = await browser.newPage(options);
-  const url = new URL(management.url);
-  await page
-    .context()
-    .addCookies([{ name: 'session', value: sessionToken, domain: url.hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
-  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: management.url });
-  return page;
-}
+const signedInPage = (sessionToken: string, options: { phone?: boolean } = {}): Promise<Page> =>
+  openSignedInPage(browser, management.url, sessionToken, options);
 
 /**
  * Opens a console page: 200 HTML with the console's CSP; prints the server's time (request to
