@@ -3,7 +3,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
-import { setupCopyErrorInWords } from '../management/console/setupWords.js';
+import { setupCopyErrorInWords, setupCopyFormErrors, type SetupCopyForm } from '../management/console/setupWords.js';
+import type { ErrorCode } from '../shared/errors/index.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
 import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import {
@@ -252,6 +253,37 @@ describe('second-mode setup in the console', () => {
     await settle(page, 'setup-preview-again');
     noProblems(browser.problems());
   }, 60_000);
+
+  it('says an expired copy review has expired, and previews again with the same selection checked', async () => {
+    const source = await sandboxOnly('Expiring copy');
+    const live = await insertSlotConnection(ctx, {
+      workspaceId: owner.workspace.id,
+      integrationId: source.integrationId,
+      category: 'live',
+    });
+    const res = await callWithSession(
+      ctx,
+      owner.sessionToken,
+      'POST',
+      `/workspaces/${owner.workspace.slug}/connections/${live.connectionId}/configuration-copy/preview`,
+      { body: { sourceConnectionId: source.sandboxId, ruleIds: [source.ruleId] } },
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    await advanceClock(ctx, 10 * 60_000);
+    const page = await signedInPage();
+    await open(page, consolePath(`configuration-operations/${res.json().operationId}`), 'copy-review-expired');
+    expect(await page.locator('.review-status').getAttribute('data-status')).toBe('expired');
+    expect(await page.locator('.review-status').textContent()).toContain('This review has expired');
+    expect(await page.getByRole('button', { name: /^Apply/ }).count()).toBe(0);
+    // The expired review still shows what it was, with its original fingerprint.
+    await expectReviewOf(page, await statusOf('configuration-operations', res.json().operationId));
+    await Promise.all([page.waitForURL(/\/configuration-copy\?/), page.getByRole('link', { name: 'Preview again' }).click()]);
+    await settle(page, 'copy-preview-again');
+    expect(await page.getByLabel('order.paid → shipment').isChecked()).toBe(true);
+    expect(await page.getByLabel('2024-01').isChecked()).toBe(false);
+    expect(await rulesOf(live.connectionId)).toEqual([]);
+    noProblems(browser.problems());
+  }, 60_000);
 });
 
 describe('configuration copy in the console', () => {
@@ -385,4 +417,75 @@ describe('configuration copy in the console', () => {
     await fits(`connection-setup/${setup.json().operationId}`, 'setup-review-phone');
     noProblems(browser.problems());
   }, 60_000);
+});
+
+describe('the words of the setup and copy forms', () => {
+  // 02 "Errors": the Setup table and the Configuration copy and compensation table.
+  const SETUP_CODES = [
+    'invalid_connection_setup',
+    'configuration_scope_mismatch',
+    'configuration_selection_invalid',
+    'idempotency_key_required',
+    'unauthenticated',
+    'insufficient_scope',
+    'integration_not_found',
+    'operation_not_found',
+    'workspace_modes_unavailable',
+    'workspace_unavailable',
+    'configuration_snapshot_too_large',
+    'connection_already_configured',
+    'approval_mismatch',
+    'connection_preview_expired',
+    'connection_preview_stale',
+    'idempotency_conflict',
+    'rate_limited',
+  ] as const;
+  const COPY_CODES = [
+    'invalid_configuration_request',
+    'configuration_selection_invalid',
+    'configuration_scope_mismatch',
+    'idempotency_key_required',
+    'unauthenticated',
+    'insufficient_scope',
+    'connection_not_found',
+    'integration_not_found',
+    'operation_not_found',
+    'configuration_destination_conflict',
+    'configuration_snapshot_too_large',
+    'configuration_preview_stale',
+    'configuration_preview_expired',
+    'approval_mismatch',
+    'configuration_compensation_unavailable',
+    'idempotency_conflict',
+    'workspace_unavailable',
+    'workspace_modes_unavailable',
+    'rate_limited',
+  ] as const;
+  const worded = (forms: SetupCopyForm[]) => new Set(forms.flatMap((form) => setupCopyFormErrors(form).map((entry) => entry.code)));
+
+  it('has words for every code of both error tables on the forms that can get it', () => {
+    const setup = worded(['setup-preview', 'setup-apply']);
+    expect(SETUP_CODES.filter((code) => !setup.has(code))).toEqual([]);
+    const copy = worded(['copy-preview', 'copy-apply', 'compensation-preview']);
+    expect(COPY_CODES.filter((code) => !copy.has(code))).toEqual([]);
+  });
+
+  it('puts selection errors beside the selections and review errors beside Apply', () => {
+    const field = (form: SetupCopyForm, code: string) => setupCopyFormErrors(form).find((entry) => entry.code === code)?.field ?? null;
+    for (const form of ['setup-preview', 'copy-preview'] as const) {
+      for (const code of ['configuration_selection_invalid', 'configuration_scope_mismatch', 'configuration_snapshot_too_large']) {
+        expect(field(form, code), `${form} ${code}`).toBe('selection');
+      }
+    }
+    expect(field('copy-preview', 'configuration_destination_conflict')).toBe('selection');
+    // The apply forms' own box follows the Apply button.
+    for (const code of ['approval_mismatch', 'connection_preview_expired', 'connection_preview_stale']) {
+      expect(setupCopyErrorInWords('setup-apply', code as ErrorCode), code).toBeDefined();
+      expect(field('setup-apply', code), code).toBeNull();
+    }
+    for (const code of ['approval_mismatch', 'configuration_preview_expired', 'configuration_preview_stale']) {
+      expect(setupCopyErrorInWords('copy-apply', code as ErrorCode), code).toBeDefined();
+      expect(field('copy-apply', code), code).toBeNull();
+    }
+  });
 });

@@ -11,6 +11,7 @@ import { html, type SafeHtml } from './html.js';
 import { workspacePagePath } from './layout.js';
 import {
   applyForm,
+  artifactCount,
   buttonForm,
   fingerprintFacts,
   MODE_NAMES,
@@ -115,12 +116,18 @@ function reviewBody(slug: string, review: ReviewView): SafeHtml {
     : html`<h2>What the reversal removes</h2>
 <p>From ${MODE_NAMES[snapshot.destination.mode]}, exactly what <a href="${operationPagePath(slug, review.originalOperationId!)}">the copy</a> created, as long as none of it changed:</p>
 ${mappingTables(review.copiedArtifacts!, 'Will be removed')}`;
+  const to = MODE_NAMES[snapshot.destination.mode];
+  const summary = copy
+    ? html`<p class="summary">Applying copies ${artifactCount(snapshot)} of <strong>${snapshot.identity.name}</strong> to ${to}.</p>`
+    : null;
   return html`${reviewStatus(review.status, review.expiresAt, copy ? 'nothing was copied' : 'nothing was removed')}
+${summary}
 <p class="hint">Review <code class="operation-id">${review.operationId}</code></p>
-${fingerprintFacts(review.fingerprint, snapshot.fingerprint)}
-${action}
 ${removal}
-${snapshotView(snapshot)}`;
+${snapshotView(snapshot)}
+<h2>Approval</h2>
+${fingerprintFacts(review.fingerprint, snapshot.fingerprint)}
+${action}`;
 }
 
 function receiptBody(slug: string, receipt: ConfigurationReceiptView): SafeHtml {

@@ -182,6 +182,16 @@ ${rulesTable(snapshot.rules)}
 </section>`;
 }
 
+/** "1 contract version (as a draft) and 2 rules (turned off)", or "nothing" for an empty snapshot. */
+export function artifactCount(snapshot: Pick<AnySnapshot, 'contracts' | 'rules'>): string {
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  const parts = [
+    snapshot.contracts.length ? `${count(snapshot.contracts.length, 'contract version', 'contract versions')} (as drafts)` : null,
+    snapshot.rules.length ? `${count(snapshot.rules.length, 'rule', 'rules')} (turned off)` : null,
+  ].filter((part) => part !== null);
+  return parts.length ? parts.join(' and ') : 'nothing';
+}
+
 /** The review's two fingerprints: the one Apply presents, and the snapshot's. */
 export function fingerprintFacts(approvalFingerprint: string, configurationFingerprint: string): SafeHtml {
   return html`<dl class="facts" id="fingerprints">

@@ -2,6 +2,7 @@
 // the review (snapshot, fingerprint, Apply), the new connection's token shown once, and the
 // credential-free receipt a completed setup reads as.
 
+import { otherMode } from '../connectionSetup/setupService.js';
 import type { SetupSnapshot } from '../connectionSetup/setupSnapshot.js';
 import type { SetupReceipt, SetupReviewView } from '../connectionSetup/setupViews.js';
 import { errorTemplate, formError } from './consoleForm.js';
@@ -9,6 +10,7 @@ import { html, type SafeHtml } from './html.js';
 import { workspacePagePath } from './layout.js';
 import {
   applyForm,
+  artifactCount,
   fingerprintFacts,
   MODE_NAMES,
   mappingTables,
@@ -109,11 +111,14 @@ function reviewBody(slug: string, review: SetupReviewView): SafeHtml {
           show: '#setup-applied',
         })}
 ${tokenOnce()}`;
+  const source = snapshot.source ? `copies ${artifactCount(snapshot)} from ${MODE_NAMES[otherMode(review.mode)]}` : 'starts empty';
   return html`${reviewStatus(review.status, review.expiresAt, 'nothing was created')}
+<p class="summary">Applying creates the ${MODE_NAMES[review.mode]} connection of <strong>${snapshot.identity.name}</strong> with an ingest token of its own, shown once; it ${source}.</p>
 <p class="hint">Review <code class="operation-id">${review.operationId}</code></p>
+${snapshotView(snapshot)}
+<h2>Approval</h2>
 ${fingerprintFacts(review.fingerprint, snapshot.fingerprint)}
-${action}
-${snapshotView(snapshot)}`;
+${action}`;
 }
 
 function receiptBody(slug: string, receipt: SetupReceipt & { historical: boolean }): SafeHtml {
