@@ -31,7 +31,6 @@ const CACHEABLE = [
   '/openapi.json',
   '/assets/console.css',
   '/assets/console.js',
-  '/assets/console-forms.js',
   '/assets/device.js',
   '/assets/icon.svg',
 ];

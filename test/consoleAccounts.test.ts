@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { sha256Hex } from '../shared/secrets.js';
 import { localTime, pager, safeNext } from '../management/console/consoleRoute.js';
-import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
+import { CONSOLE_ARTIFACTS, openConsolePage, settleConsolePage } from './helpers/consolePages.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
 import { addWorkspaceMember, createConsoleUser, createUserWithPassword } from './helpers/consoleUsers.js';
 import { bootstrapWorkspace, createTestContext, resetClockAndHooks, type TestContext, uniqueEmail } from './helpers/context.js';
@@ -18,13 +18,11 @@ import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 // to test-artifacts/console/; each page's server time and load time are printed (not asserted).
 
 const PASSWORD = 'correct horse battery staple';
-const ARTIFACTS = 'test-artifacts/console';
+const ARTIFACTS = CONSOLE_ARTIFACTS;
 
 let ctx: TestContext;
 let management: SpawnedProcess;
 let browser: TestBrowser;
-/** Each page load's server time (Server-Timing) and load time, printed after the tests. */
-const timings: { page: string; serverMs: number; ttfbMs: number; loadMs: number }[] = [];
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -39,10 +37,6 @@ afterEach(async () => {
   await resetClockAndHooks(ctx);
 });
 afterAll(async () => {
-  if (timings.length) {
-    const rows = timings.map((t) => `| ${t.page} | ${t.serverMs.toFixed(1)} | ${t.ttfbMs.toFixed(1)} | ${t.loadMs.toFixed(1)} |`);
-    console.log(['| page | server ms | TTFB ms | load ms |', '| --- | --- | --- | --- |', ...rows].join('\n'));
-  }
   await browser?.close();
   await management?.stop();
   await ctx?.close();
@@ -50,34 +44,8 @@ afterAll(async () => {
 
 const noProblems = (problems: PageProblem[]) => expect(problems, JSON.stringify(problems, null, 2)).toEqual([]);
 
-/**
- * Records the current page's server time (its `Server-Timing`), time to first byte and load time
- * under `name`, and saves its screenshot.
- */
-async function measure(page: Page, name: string): Promise<void> {
-  await page.waitForLoadState('load');
-  const navigation = await page.evaluate(() => {
-    const entry = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-    return {
-      server: entry.serverTiming.find((timing) => timing.name === 'app')?.duration ?? Number.NaN,
-      ttfb: entry.responseStart - entry.requestStart,
-      load: entry.loadEventEnd - entry.startTime,
-    };
-  });
-  timings.push({ page: name, serverMs: navigation.server, ttfbMs: navigation.ttfb, loadMs: navigation.load });
-  await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
-}
-
-/** Opens `url` (200 HTML with the console's headers), then measures it as `name`. */
-async function open(page: Page, url: string, name: string): Promise<void> {
-  const response = await page.goto(url);
-  expect(response?.status(), url).toBe(200);
-  const headers = response!.headers();
-  expect(headers['content-type']).toBe('text/html; charset=utf-8');
-  expect(headers['content-security-policy']).toBe(CONSOLE_CSP);
-  expect(headers['server-timing']).toMatch(/^app;dur=\d+\.\d$/);
-  await measure(page, name);
-}
+const measure = settleConsolePage;
+const open = openConsolePage;
 
 /**
  * Runs `action`, which makes the page navigate, and waits for the next page's load; an error the

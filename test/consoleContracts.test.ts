@@ -3,8 +3,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
-import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
 import type { SchemaShape } from '../shared/analysis/types.js';
+import { CONSOLE_ARTIFACTS, openConsolePage, settleConsolePage } from './helpers/consolePages.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
 import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import { addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
@@ -22,7 +22,7 @@ import { openDriftIncident } from './helpers/driftIncident.js';
 // against the active version), the activation, and the errors in words beside their fields.
 // `npm run build` first. Screenshots go to test-artifacts/console/.
 
-const ARTIFACTS = 'test-artifacts/console';
+const ARTIFACTS = CONSOLE_ARTIFACTS;
 
 const orderDocument = (version: string, order: Record<string, unknown>) => ({
   openapi: '3.0.3',
@@ -86,26 +86,12 @@ async function driftedConnection(): Promise<Drifted> {
 
 const signedInPage = (sessionToken: string): Promise<Page> => openSignedInPage(browser, management.url, sessionToken);
 
-/** Opens `path`, checks the console page headers, and prints its server and load times. */
+/** Opens `path` of the spawned plane (consolePages.ts: headers, timings, screenshot). */
 async function open(page: Page, path: string, name: string): Promise<void> {
-  const response = await page.goto(`${management.url}${path}`);
-  expect(response?.status(), path).toBe(200);
-  await settle(page, name);
-  const headers = response!.headers();
-  expect(headers['content-type']).toBe('text/html; charset=utf-8');
-  expect(headers['content-security-policy']).toBe(CONSOLE_CSP);
+  await openConsolePage(page, `${management.url}${path}`, name);
 }
 
-/** After a load (by `goto` or by the page's script): prints the page's timings and saves its screenshot. */
-async function settle(page: Page, name: string): Promise<void> {
-  await page.waitForLoadState('load');
-  const timing = await page.evaluate(() => {
-    const [entry] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
-    return { server: entry.responseStart - entry.requestStart, load: entry.loadEventEnd - entry.startTime };
-  });
-  console.log(`[console page] ${name}: server ${timing.server.toFixed(1)} ms, load ${timing.load.toFixed(1)} ms`);
-  await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
-}
+const settle = settleConsolePage;
 
 const pagePath = (slug: string, connectionId: string) => `/console/workspaces/${slug}/integrations/${connectionId}/contracts`;
 const noProblems = (problems: PageProblem[]) => expect(problems, JSON.stringify(problems, null, 2)).toEqual([]);
@@ -184,19 +170,19 @@ describe('the contract pages in a browser', () => {
     await label.fill('1');
     await documentField.fill('openapi: 3.0.3');
     await page.getByRole('button', { name: 'Import as a draft' }).click();
-    await expect.poll(() => page.locator('#document-error').textContent()).toContain('This document is not JSON');
+    await expect.poll(() => page.locator('#import-document-error').textContent()).toContain('This document is not JSON');
     expect(await documentField.getAttribute('aria-invalid')).toBe('true');
     // A label already used by another document: beside the label.
     await documentField.fill(JSON.stringify(V2));
     await page.getByRole('button', { name: 'Import as a draft' }).click();
-    await expect.poll(() => page.locator('#declaredVersion-error').textContent()).toContain('This version label is already used');
+    await expect.poll(() => page.locator('#import-declaredVersion-error').textContent()).toContain('This version label is already used');
     expect(await label.getAttribute('aria-invalid')).toBe('true');
-    expect(await page.locator('#document-error').isHidden()).toBe(true);
+    expect(await page.locator('#import-document-error').isHidden()).toBe(true);
     // A document without an operation: beside the document.
     await label.fill('3');
     await documentField.fill(JSON.stringify({ openapi: '3.0.3', info: { title: 'x', version: '1' }, paths: {} }));
     await page.getByRole('button', { name: 'Import as a draft' }).click();
-    await expect.poll(() => page.locator('#document-error').textContent()).toContain('This document cannot be imported');
+    await expect.poll(() => page.locator('#import-document-error').textContent()).toContain('This document cannot be imported');
     await page.screenshot({ path: `${ARTIFACTS}/contracts-import-errors.png`, fullPage: true });
     const { rows } = await ctx.deps.pool.query('SELECT id FROM contract_versions WHERE connection_id = $1', [collector.connectionId]);
     expect(rows).toHaveLength(1);
@@ -252,7 +238,9 @@ describe('the reconciliation rules page in a browser', () => {
     await page.getByLabel('When this event arrives').fill('order.paid');
     await page.getByLabel('Expect this object').fill('shipment');
     await page.getByRole('button', { name: 'Add the rule' }).click();
-    await expect.poll(() => page.locator('#sourceEventType-error').textContent()).toContain('already expects this object for this event');
+    await expect
+      .poll(() => page.locator('#rule-create-sourceEventType-error').textContent())
+      .toContain('already expects this object for this event');
     expect(await page.getByLabel('When this event arrives').getAttribute('aria-invalid')).toBe('true');
     await page.screenshot({ path: `${ARTIFACTS}/rules-duplicate.png`, fullPage: true });
 
@@ -271,7 +259,8 @@ describe('the reconciliation rules page in a browser', () => {
     const other = await bootstrapWorkspace(ctx);
     const foreign = await createCollector(ctx, other.apiKey.key, { mode: 'sandbox' });
     const res = await callWithSession(ctx, owner.sessionToken, 'GET', rulesPath(owner.workspace.slug, foreign.connectionId));
-    expect([res.statusCode, res.json()]).toEqual([404, { error: 'connection_not_found' }]);
+    expect([res.statusCode, res.headers['content-type']]).toEqual([404, 'text/html; charset=utf-8']);
+    expect(res.body).toContain('<h1>Not found</h1>');
     const viewer = await createConsoleUser(ctx);
     await addWorkspaceMember(ctx, other.workspace.id, viewer.userId, 'viewer');
     const seen = await callWithSession(ctx, viewer.sessionToken, 'GET', rulesPath(other.workspace.slug, foreign.connectionId));
@@ -302,13 +291,16 @@ describe('the console contract routes and pages, over HTTP', () => {
     ]) {
       const res = await get(url);
       expect(res.statusCode, url).toBe(404);
-      expect(JSON.stringify(res.json()), url).not.toContain(foreignDraft.contract.id);
+      expect(res.body, url).not.toContain(foreignDraft.contract.id);
     }
     // A value PostgreSQL cannot store names nothing: the same 404 as any unknown one (the console's 404 page for a slug).
     const nulSlug = await get(pagePath(`${slug}%00`, collector.connectionId));
     expect([nulSlug.statusCode, nulSlug.headers['content-type']]).toEqual([404, 'text/html; charset=utf-8']);
-    expect((await get(pagePath(slug, `${collector.connectionId}%00`))).json()).toEqual({ error: 'integration_not_found' });
-    expect((await get(`${pagePath(slug, collector.connectionId)}/cv_%00`)).json()).toEqual({ error: 'contract_not_found' });
+    // An unknown connection or version under the user's own workspace: the same 404 page.
+    for (const url of [pagePath(slug, `${collector.connectionId}%00`), `${pagePath(slug, collector.connectionId)}/cv_%00`]) {
+      const res = await get(url);
+      expect([res.statusCode, res.body], url).toEqual([404, nulSlug.body]);
+    }
     // Another workspace's slug is not found for this user, on the page and the route.
     const otherPage = await get(pagePath(other.workspace.slug, foreign.connectionId));
     expect([otherPage.statusCode, otherPage.body]).toEqual([404, nulSlug.body]);

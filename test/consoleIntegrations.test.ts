@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { CONSOLE_INCIDENT_PAGE } from '../management/console/incidentsPage.js';
-import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
+import { CONSOLE_ARTIFACTS, openConsolePage } from './helpers/consolePages.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
 import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import { credentialErrorInWords } from '../management/console/credentialWords.js';
@@ -30,7 +30,7 @@ import { waitFor } from './helpers/wait.js';
 // its findings; field coverage and the month's usage with its chart. In Debian's Chromium against
 // the compiled processes (`npm run build` first). Screenshots: test-artifacts/console/.
 
-const ARTIFACTS = 'test-artifacts/console';
+const ARTIFACTS = CONSOLE_ARTIFACTS;
 
 let ctx: TestContext;
 let edge: SpawnedProcess;
@@ -74,25 +74,9 @@ const noProblems = (problems: PageProblem[]) => expect(problems, JSON.stringify(
 const signedInPage = (sessionToken: string, options: { phone?: boolean } = {}): Promise<Page> =>
   openSignedInPage(browser, management.url, sessionToken, options);
 
-/**
- * Opens a console page: 200 HTML with the console's CSP; prints the server's time (request to
- * first byte) and the load time the browser measured, and saves a screenshot.
- */
+/** Opens a console page of the spawned plane (consolePages.ts: headers, timings, screenshot). */
 async function open(page: Page, path: string, screenshot: string): Promise<void> {
-  const response = await page.goto(`${management.url}${path}`);
-  expect(response?.status(), path).toBe(200);
-  expect(response!.headers()['content-type']).toBe('text/html; charset=utf-8');
-  expect(response!.headers()['content-security-policy']).toBe(CONSOLE_CSP);
-  expect(response!.headers()['server-timing']).toMatch(/^app;dur=\d+\.\d$/);
-  const timing = await page.evaluate(() => {
-    const entry = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-    const server = entry.serverTiming.find((item) => item.name === 'app')?.duration ?? Number.NaN;
-    return { server, firstByte: entry.responseStart - entry.requestStart, load: entry.loadEventEnd - entry.startTime };
-  });
-  console.log(
-    `console page ${path.replace(/\?.*/, '')}: server ${timing.server.toFixed(1)} ms, first byte ${timing.firstByte.toFixed(1)} ms, load ${timing.load.toFixed(1)} ms`,
-  );
-  await page.screenshot({ path: `${ARTIFACTS}/${screenshot}.png`, fullPage: true });
+  await openConsolePage(page, `${management.url}${path}`, screenshot);
 }
 
 async function credentialState(connectionId: string): Promise<{ status: string; revision: string }> {
@@ -357,14 +341,15 @@ describe('the console credential routes', () => {
     });
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json()).toEqual({ error: 'connection_not_found' });
-    // The console pages answer the same 404 for it.
+    // The console pages answer it with their 404 page, as for a workspace the user is not in.
     for (const page of [
       `/console/workspaces/${owner.workspace.slug}/incidents?integration=${theirs.connectionId}`,
       `/console/workspaces/${owner.workspace.slug}/connections/${theirs.connectionId}/coverage`,
     ]) {
       const res = await callWithSession(ctx, owner.sessionToken, 'GET', page);
-      expect(res.statusCode, page).toBe(404);
-      expect(res.json()).toEqual({ error: 'connection_not_found' });
+      expect([res.statusCode, res.headers['content-type']], page).toEqual([404, 'text/html; charset=utf-8']);
+      expect(res.body, page).toContain('<h1>Not found</h1>');
+      expect(res.body, page).not.toContain(theirs.connectionId);
     }
     const otherWorkspace = await callWithSession(
       ctx,

@@ -131,7 +131,9 @@ describe('GET /device', () => {
     const user = await createConsoleUser(ctx);
     const res = await getPage('/device', user.sessionToken);
     expect(res.statusCode).toBe(200);
-    expect(res.body).toContain(`Signed in as <strong>${user.email}</strong>`);
+    // In the console's frame: the signed-in user and sign-out in its header.
+    expect(res.body).toContain(`<span class="email">${user.email}</span>`);
+    expect(res.body).toContain('<form id="sign-out" class="user" data-api="POST /auth/logout"');
     expect(res.body).toContain('<label for="user_code">');
     expect(res.body).toMatch(/<input id="user_code" name="user_code" type="text" value="" required/);
     expect(res.body).not.toMatch(/<input id="user_code"[^>]*readonly/);
@@ -206,7 +208,8 @@ describe('the consent step', () => {
 
   it('names the client, escaped, and lists each permission in words beside its literal name', () => {
     expect(page).toContain('<strong class="client-name">Integration watch &lt;CLI&gt; &amp; &quot;friends&quot;</strong>');
-    const items = [...page.matchAll(/<li>(.*?)<\/li>/g)].map(([, item]) => item);
+    const scopes = page.slice(page.indexOf('<ul class="scopes">'), page.indexOf('</ul>', page.indexOf('<ul class="scopes">')));
+    const items = [...scopes.matchAll(/<li>(.*?)<\/li>/g)].map(([, item]) => item);
     expect(items).toEqual([
       '<span class="scope-words">See your Integrations, their connections and modes</span> <code class="scope-name">service:cli:integrations:read</code>',
       '<span class="scope-words">Approve or reject repair proposals</span> <code class="scope-name">service:cli:repairs:approve</code>',

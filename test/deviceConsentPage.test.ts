@@ -135,7 +135,7 @@ describe('the device page in a browser', () => {
     const listed = await listedScopes(page);
     expect(listed.map((scope) => scope.name).sort()).toEqual([...REQUESTED].sort());
     for (const scope of listed) expect(scope.words, scope.name).toBe(scopeInWords(scope.name));
-    expect(await page.locator('body').textContent()).toContain(`Signed in as ${user.email}`);
+    expect(await page.locator('header .email').textContent()).toBe(user.email);
 
     await pressButtonWithKeyboard(page, 'Approve');
     await page.locator('#approved').waitFor();

@@ -1,12 +1,14 @@
 // Console page helpers (use these to add a page under /console/…):
 //   consoleWorkspacePage(app, path, options, handler) — GET /console/workspaces/:workspaceSlug/<path>:
-//     session (else 303 to sign-in, back after), verified e-mail, membership (else 404 page)
+//     session (else 303 to sign-in, back after), verified e-mail, membership (else 404 page);
+//     a catalogue 404 the handler throws (a foreign connection, incident, version) is the 404 page too
 //   consoleAccountPage(app, path, options, handler) — a signed-in page about no one workspace
 //   pager(basePath, query, nextCursor) — "First page" / "Next page" links of a cursor list
 //   localTime(iso) — a <time datetime> the script shows in the viewer's time zone
 // with consoleLayout (layout.ts), errorTemplate/fieldError/formError (consoleForm.ts),
 // WORKSPACE_NAV (consoleNav.ts) and consoleErrorWords (errorWords.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isAppError } from '../../shared/errors/index.js';
 import type { SessionPrincipal } from '../auth/principal.js';
 import { currentSession } from '../auth/sessionAuth.js';
 import { type WorkspaceSummary, listWorkspaces } from '../workspaces/workspaceService.js';
@@ -148,7 +150,14 @@ export function consoleWorkspacePage<Q = Record<string, never>>(
         workspace,
         render: (page) => consoleLayout({ ...page, email: signed.session.email, workspaces: signed.workspaces, workspace }),
       };
-      return sendHtml(reply, await handler(request, ctx));
+      try {
+        return sendHtml(reply, await handler(request, ctx));
+      } catch (error) {
+        // A connection, incident or version of another workspace, or none: the same page as a
+        // workspace the user is not in. Other errors are the catalogue's answer.
+        if (isAppError(error) && error.status === 404) return sendHtml(reply, notFoundPage(), 404);
+        throw error;
+      }
     },
   );
 }

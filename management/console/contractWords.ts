@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../../shared/errors/index.js';
+import type { FormError } from './consoleForm.js';
 
 /** The contract page's forms. */
 export type ContractForm = 'import' | 'activate';
@@ -49,14 +50,15 @@ const COMMON: Partial<Record<ErrorCode, string>> = {
   service_unavailable: 'The service is unavailable right now. Try again in a moment.',
 };
 
-export const CONTRACT_NETWORK_WORDS = 'The service could not be reached. Check your connection and try again.';
-export const CONTRACT_UNKNOWN_WORDS = 'Something went wrong. Reload the page and try again.';
-
-/** Every code `form` has words for, with its words and field, for the page's inert template. */
-export function contractFormWords(form: ContractForm): { code: string; words: string; field: string | null }[] {
-  const own = Object.entries(WORDS[form]).map(([code, entry]) => ({ code, words: entry!.words, field: entry!.field }));
+/** Every code `form` has words for, with its field, for the form's `errorTemplate`. */
+export function contractFormErrors(form: ContractForm): FormError[] {
+  const own = Object.entries(WORDS[form]).map(([code, entry]) => ({
+    code: code as FormError['code'],
+    words: entry!.words,
+    field: entry!.field ?? undefined,
+  }));
   const common = Object.entries(COMMON)
     .filter(([code]) => !Object.hasOwn(WORDS[form], code))
-    .map(([code, words]) => ({ code, words: words!, field: null }));
+    .map(([code, words]) => ({ code: code as ErrorCode, words: words! }));
   return [...own, ...common];
 }

@@ -1,9 +1,10 @@
 import type { BreakingChange } from '../../shared/contracts/breakingChanges.js';
 import type { ContractVersionView } from '../contracts/contractViews.js';
 import { type ActivationReviewData, type ContractsPageData, activationMove } from './contractsData.js';
-import { CONTRACT_NETWORK_WORDS, CONTRACT_UNKNOWN_WORDS, type ContractForm, contractFormWords } from './contractWords.js';
+import { localTime } from './consoleRoute.js';
+import { errorTemplate, fieldError, fieldErrorId, formError } from './consoleForm.js';
+import { contractFormErrors } from './contractWords.js';
 import { html, type SafeHtml } from './html.js';
-import type { AssetName } from './assets.js';
 
 /** Where the console shows a connection's contracts, and one version's activation review. */
 export const contractsPagePath = (slug: string, connectionId: string) =>
@@ -19,19 +20,6 @@ const STATUS_WORDS: Record<ContractVersionView['lifecycleStatus'], string> = {
   active: 'Active',
   superseded: 'Superseded',
 };
-
-/** A time in UTC, which the page's script rewrites in the viewer's time zone. */
-function time(iso: string | null): SafeHtml | null {
-  if (!iso) return null;
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
-}
-
-function wordsTemplate(form: ContractForm): SafeHtml {
-  const entries = contractFormWords(form).map(
-    (entry) => html`<span data-error="${entry.code}"${entry.field ? html` data-field="${entry.field}"` : null}>${entry.words}</span>`,
-  );
-  return html`<template class="error-words" data-form="${form}">${entries}<span data-error="network">${CONTRACT_NETWORK_WORDS}</span><span data-error="unknown">${CONTRACT_UNKNOWN_WORDS}</span></template>`;
-}
 
 const CHANGE_WORDS: Record<BreakingChange['kind'], string> = {
   operation_removed: 'Operation removed',
@@ -66,7 +54,7 @@ function versionRow(data: ContractsPageData, entry: ContractsPageData['versions'
 <td><a href="${link}">${version.declaredVersion}</a></td>
 <td class="status-${version.lifecycleStatus}">${STATUS_WORDS[version.lifecycleStatus]}</td>
 <td>${version.operations.length}</td>
-<td>${time(version.createdAt)}</td>
+<td>${localTime(version.createdAt)}</td>
 <td>${breakingSummary(entry.breaking)}</td>
 <td><a href="${link}">${action}</a></td>
 </tr>`;
@@ -75,28 +63,28 @@ function versionRow(data: ContractsPageData, entry: ContractsPageData['versions'
 function importForm(data: ContractsPageData): SafeHtml {
   if (!data.canWrite) return html`<p class="hint">This workspace is archived: its contracts can be read, not changed.</p>`;
   return html`<h2 id="import-heading">Import a version</h2>
-<form id="import" class="stack" method="post" action="${contractsRoute(data.workspaceSlug, data.connection.id)}" data-form="import"
- data-next="${contractsPagePath(data.workspaceSlug, data.connection.id)}/" aria-labelledby="import-heading">
+<form id="import" class="stack" data-api="POST ${contractsRoute(data.workspaceSlug, data.connection.id)}"
+ data-next="${contractsPagePath(data.workspaceSlug, data.connection.id)}/{contract.id}" aria-labelledby="import-heading">
+<input type="hidden" name="format" value="openapi">
 <label for="declaredVersion">Version label</label>
-<input id="declaredVersion" name="declaredVersion" type="text" required maxlength="120" autocomplete="off" aria-describedby="declaredVersion-error">
-<p class="error" id="declaredVersion-error" role="alert" hidden></p>
+<input id="declaredVersion" name="declaredVersion" type="text" required maxlength="120" autocomplete="off" aria-describedby="${fieldErrorId('import', 'declaredVersion')}">
+${fieldError('import', 'declaredVersion')}
 <label for="document-file">Upload an OpenAPI document (JSON)</label>
-<input id="document-file" type="file" accept=".json,application/json">
+<input id="document-file" type="file" accept=".json,application/json" data-file-into="document">
 <label for="document">Or paste it</label>
-<textarea id="document" name="document" rows="10" required spellcheck="false" aria-describedby="document-hint document-error"></textarea>
+<textarea id="document" name="document" rows="10" required spellcheck="false" data-type="json" aria-describedby="document-hint ${fieldErrorId('import', 'document')}"></textarea>
 <p class="hint" id="document-hint">An OpenAPI 3 or Swagger 2.0 document as JSON. It is imported as a draft; activating it is a separate, reviewed step.</p>
-<p class="error" id="document-error" role="alert" hidden></p>
-<p class="error" id="import-error" role="alert" hidden></p>
+${fieldError('import', 'document')}
+${formError('import')}
 <button type="submit" class="primary">Import as a draft</button>
-${wordsTemplate('import')}
+${errorTemplate(contractFormErrors('import'))}
 </form>`;
 }
 
-/** A page for the console frame (consoleRoute.ts `render`): its title (the frame's heading), body and script. */
+/** A page for the console frame (consoleRoute.ts `render`): its title (the frame's heading) and body. */
 export interface ConsolePageParts {
   title: string;
   body: SafeHtml;
-  script: AssetName;
 }
 
 /** GET /console/workspaces/{slug}/integrations/{connectionId}/contracts */
@@ -108,7 +96,6 @@ export function renderContractsPage(data: ContractsPageData): ConsolePageParts {
     : null;
   return {
     title,
-    script: 'console-forms.js',
     body: html`<p>Connection <code class="connection-id">${data.connection.id}</code> of the workspace <code>${data.workspaceSlug}</code>.</p>
 <p id="active-version">${data.active ? html`Active version: <strong>${data.active.declaredVersion}</strong> (<code>${data.active.id}</code>)` : 'No version is active yet.'}</p>
 ${
@@ -140,7 +127,7 @@ function impactSection(data: ActivationReviewData): SafeHtml | null {
   return html`<section id="impact" aria-labelledby="impact-heading">
 <h2 id="impact-heading">Impact</h2>
 <p id="impact-summary">Activating would resolve <strong>${n}</strong> ${n === 1 ? 'incident' : 'incidents'}, open <strong>${m}</strong>, and leave ${impact.continues.length} open.</p>
-<p class="hint">Computed over the traffic from ${time(impact.from)} to ${time(impact.to)}, as the reanalysis after activation will compute it.</p>
+<p class="hint">Computed over the traffic from ${localTime(impact.from)} to ${localTime(impact.to)}, as the reanalysis after activation will compute it.</p>
 ${n > 0 ? html`<h3>Would resolve</h3><ul id="impact-resolves">${incidentItems(impact.resolves)}</ul>` : null}
 ${m > 0 ? html`<h3>Would open</h3><ul id="impact-opens">${incidentItems(impact.opens)}</ul>` : null}
 ${impact.continues.length > 0 ? html`<h3>Would stay open</h3><ul id="impact-continues">${incidentItems(impact.continues)}</ul>` : null}
@@ -153,12 +140,13 @@ function activationForm(data: ActivationReviewData): SafeHtml | null {
   if (!data.canWrite) return html`<p class="hint">This workspace is archived: its contracts can be read, not changed.</p>`;
   const verb = move === 'promote' ? 'Activate' : 'Roll back to';
   const list = contractsPagePath(data.workspaceSlug, data.connectionId);
-  return html`<form id="activate" class="stack" method="post" action="${contractsRoute(data.workspaceSlug, data.connectionId)}/${encodeURIComponent(version.id)}/activate" data-form="activate">
-<input type="hidden" name="expectedActiveContractVersionId" value="${data.active?.id ?? ''}">
+  return html`<form id="activate" class="stack" data-api="POST ${contractsRoute(data.workspaceSlug, data.connectionId)}/${encodeURIComponent(version.id)}/activate"
+ data-show="#activated" data-hide-on-success>
+<input type="hidden" name="expectedActiveContractVersionId" value="${data.active?.id ?? ''}" data-empty="null">
 <input type="hidden" name="reason" value="${move}">
-<p class="error" id="activate-error" role="alert" hidden></p>
+${formError('activate')}
 <div class="actions"><button type="submit" class="primary">${verb} ${version.declaredVersion}</button> <a href="${list}">Back to the versions</a></div>
-${wordsTemplate('activate')}
+${errorTemplate(contractFormErrors('activate'))}
 </form>
 <section id="activated" class="outcome" role="status" hidden>
 <h2 tabindex="-1">${move === 'promote' ? 'Activated' : 'Rolled back'}</h2>
@@ -182,11 +170,10 @@ export function renderActivationReview(data: ActivationReviewData): ConsolePageP
   const operations = version.operations.map((operation) => html`<li><code>${operation.operationKey}</code></li>`);
   return {
     title,
-    script: 'console-forms.js',
     body: html`<dl class="facts">
 <dt>Version</dt><dd><code>${version.id}</code> · ${STATUS_WORDS[version.lifecycleStatus]}</dd>
 <dt>Fingerprint</dt><dd><code class="fingerprint">${version.fingerprint}</code></dd>
-<dt>Imported</dt><dd>${time(version.createdAt)}</dd>
+<dt>Imported</dt><dd>${localTime(version.createdAt)}</dd>
 </dl>
 ${move === null ? null : html`<p id="precondition">${precondition}</p>`}
 ${impactSection(data)}

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ErrorCode, isAppError } from '../../shared/errors/index.js';
+import type { SessionPrincipal } from '../auth/principal.js';
 import { currentSession } from '../auth/sessionAuth.js';
+import { listWorkspaces } from '../workspaces/workspaceService.js';
 import { readDeviceAuthorization } from '../oauth/deviceGrant.js';
 import { type DeviceStep, USER_CODE_MAX_LENGTH, renderDevicePage } from './deviceView.js';
 import { errorInWords } from './errorWords.js';
@@ -38,14 +40,17 @@ export default function devicePageRoute(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const step = await deviceStep(request, request.query.user_code?.trim() || null);
-      return reply.type('text/html; charset=utf-8').send(renderDevicePage(step));
+      const session = await currentSession(request);
+      const step = await deviceStep(request, session, request.query.user_code?.trim() || null);
+      // The code and consent steps are in the console's frame, which lists the user's workspaces.
+      const framed = session && (step.step === 'code' || step.step === 'consent');
+      const workspaces = framed ? await listWorkspaces(app.deps, session.userId) : [];
+      return reply.type('text/html; charset=utf-8').send(renderDevicePage(step, workspaces));
     },
   );
 }
 
-async function deviceStep(request: FastifyRequest, userCode: string | null): Promise<DeviceStep> {
-  const session = await currentSession(request);
+async function deviceStep(request: FastifyRequest, session: SessionPrincipal | null, userCode: string | null): Promise<DeviceStep> {
   if (!session) return { step: 'sign-in', userCode };
   if (!session.emailVerified) return { step: 'verify-email', email: session.email };
   if (!userCode) return { step: 'code', email: session.email, userCode: null, error: null };

@@ -1,7 +1,7 @@
 import type { DeviceAuthorizationView } from '../oauth/deviceGrant.js';
 import { html, type SafeHtml } from './html.js';
 import { type DeviceForm, NETWORK_ERROR_WORDS, UNKNOWN_ERROR_WORDS, errorInWords, wordedCodes } from './errorWords.js';
-import { layout } from './layout.js';
+import { consoleLayout, type LayoutWorkspace, layout } from './layout.js';
 import { scopeInWords } from './scopeWords.js';
 
 /**
@@ -24,8 +24,15 @@ const TITLES: Record<DeviceStep['step'], string> = {
   consent: 'Allow access to your account?',
 };
 
-/** The page for one step. */
-export function renderDevicePage(view: DeviceStep): string {
+/**
+ * The page for one step. A signed-in, verified user (the code and consent steps) sees it in the
+ * console's frame, with their workspaces and sign-out in its header; sign-in and e-mail
+ * verification are standalone pages. The page's own script (device.js) runs the consent.
+ */
+export function renderDevicePage(view: DeviceStep, workspaces: readonly LayoutWorkspace[] = []): string {
+  if (view.step === 'code' || view.step === 'consent') {
+    return consoleLayout({ title: TITLES[view.step], email: view.email, workspaces, script: 'device.js', body: body(view) });
+  }
   return layout({
     title: TITLES[view.step],
     script: 'device.js',
@@ -42,9 +49,9 @@ function body(view: DeviceStep): SafeHtml {
       return html`${signedInAs(view.email)}
 <p class="error" role="alert">${errorInWords('code', 'email_verification_required')}</p>`;
     case 'code':
-      return codeEntry(view.email, view.userCode, view.error);
+      return codeEntry(view.userCode, view.error);
     case 'consent':
-      return consent(view.email, view.request);
+      return consent(view.request);
   }
 }
 
@@ -75,7 +82,7 @@ ${errorWordsFor('sign-in')}
 </form>`;
 }
 
-/** Who is signed in, and a way out (another account, or a session to end). */
+/** Who is signed in, and a way out (another account, or a session to end), on the standalone e-mail step. */
 function signedInAs(email: string): SafeHtml {
   return html`<form id="sign-out" class="signed-in" method="post" action="/auth/logout" data-form="sign-out">
 <p>Signed in as <strong>${email}</strong></p>
@@ -85,9 +92,8 @@ ${errorWordsFor('sign-out')}
 </form>`;
 }
 
-function codeEntry(email: string, userCode: string | null, error: string | null): SafeHtml {
-  return html`${signedInAs(email)}
-<form id="code" class="stack" method="get" action="/device" data-form="code">
+function codeEntry(userCode: string | null, error: string | null): SafeHtml {
+  return html`<form id="code" class="stack" method="get" action="/device" data-form="code">
 <label for="user_code">Code shown in your terminal</label>
 <input id="user_code" name="user_code" type="text" value="${userCode ?? ''}" required maxlength="${USER_CODE_MAX_LENGTH}"
  autocomplete="off" autocapitalize="characters" spellcheck="false" autofocus aria-describedby="code-error"${error ? html` aria-invalid="true"` : null}>
@@ -111,12 +117,11 @@ function requester(request: DeviceAuthorizationView): SafeHtml {
   return html`<p>${client} asks to act as you on one Integration only: <strong class="integration-name">${connection.integrationName}</strong> (<code>${connection.workspaceIntegrationId}</code>), connection <code class="connection-id">${connection.id}</code> in the environment <strong class="environment-name">${connection.environmentName}</strong> (${connection.mode}) of the workspace <code class="workspace-slug">${connection.workspace}</code>. It asks for these permissions:</p>`;
 }
 
-function consent(email: string, request: DeviceAuthorizationView): SafeHtml {
+function consent(request: DeviceAuthorizationView): SafeHtml {
   const { userCode } = request;
   const expires = new Date(request.expiresAt);
   const expiresAt = Number.isNaN(expires.getTime()) ? request.expiresAt : `${expires.toISOString().slice(11, 16)} UTC`;
-  return html`${signedInAs(email)}
-<section id="request">
+  return html`<section id="request">
 ${requester(request)}
 <ul class="scopes">
 ${request.scopes.map(scopeItem)}

@@ -101,7 +101,9 @@ function slotCard(slug: string, integration: ConsoleIntegration, slot: Configure
 </dl>
 <p class="links"><a href="${workspacePagePath(slug, `incidents?integration=${connection}`)}">Incidents</a>
  <a href="${workspacePagePath(slug, `connections/${connection}/coverage`)}">Field coverage</a>
- <a href="${workspacePagePath(slug, `usage?integration=${connection}`)}">Usage</a></p>
+ <a href="${workspacePagePath(slug, `usage?integration=${connection}`)}">Usage</a>
+ <a href="${workspacePagePath(slug, `integrations/${connection}/contracts`)}">Contracts</a>
+ <a href="${workspacePagePath(slug, `integrations/${connection}/rules`)}">Rules</a></p>
 ${credential(slug, integration, slot)}
 ${secondModeLink(slug, integration, slot, writable)}
 </section>`;

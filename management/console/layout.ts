@@ -54,7 +54,7 @@ export interface ConsolePageFrame {
   workspace?: LayoutWorkspace;
   /** The `WORKSPACE_NAV` path of the page, marked current. */
   nav?: string;
-  /** A script of the page's own beside `console.js` (the contract and rule pages' `console-forms.js`). */
+  /** A script of the page's own beside `console.js` (the device page's `device.js`). */
   script?: AssetName;
   body: SafeHtml;
 }

@@ -1,8 +1,8 @@
 import type { ExpectedOutcomesView } from '../rules/console/consoleRuleService.js';
-import { CONTRACT_NETWORK_WORDS, CONTRACT_UNKNOWN_WORDS } from './contractWords.js';
+import { errorTemplate, fieldError, fieldErrorId, formError } from './consoleForm.js';
 import { html, type SafeHtml } from './html.js';
 import type { ConsolePageParts } from './contractsView.js';
-import { type RuleForm, ruleFormWords } from './rulesWords.js';
+import { ruleFormErrors } from './rulesWords.js';
 
 /** Where the console shows a connection's reconciliation rules. */
 export const rulesPagePath = (slug: string, connectionId: string) =>
@@ -10,13 +10,6 @@ export const rulesPagePath = (slug: string, connectionId: string) =>
 /** The session route the forms post to (02 Console rule routes). */
 const rulesRoute = (slug: string, connectionId: string) =>
   `/workspaces/${encodeURIComponent(slug)}/integrations/${encodeURIComponent(connectionId)}/expected-outcomes`;
-
-function wordsTemplate(form: RuleForm): SafeHtml {
-  const entries = ruleFormWords().map(
-    (entry) => html`<span data-error="${entry.code}"${entry.field ? html` data-field="${entry.field}"` : null}>${entry.words}</span>`,
-  );
-  return html`<template class="error-words" data-form="${form}">${entries}<span data-error="network">${CONTRACT_NETWORK_WORDS}</span><span data-error="unknown">${CONTRACT_UNKNOWN_WORDS}</span></template>`;
-}
 
 /** A delay in words: whole hours, minutes or seconds. */
 export function delayInWords(ms: number): string {
@@ -29,10 +22,10 @@ export function delayInWords(ms: number): string {
 
 function ruleRow(view: ExpectedOutcomesView, slug: string, rule: ExpectedOutcomesView['expectedOutcomes'][number]): SafeHtml {
   const remove = view.managementPermission
-    ? html`<form class="inline" id="delete-${rule.id}" method="post" action="${rulesRoute(slug, view.connectionId)}/${encodeURIComponent(rule.id)}" data-form="rule-delete">
+    ? html`<form class="inline" id="delete-${rule.id}" data-api="DELETE ${rulesRoute(slug, view.connectionId)}/${encodeURIComponent(rule.id)}" data-idempotent>
 <input type="hidden" name="expectedRevision" value="${view.revision}">
 <button type="submit" aria-label="Remove the rule for ${rule.sourceEventType}">Remove</button>
-<p class="error" id="delete-${rule.id}-error" role="alert" hidden></p>
+${formError(`delete-${rule.id}`)}
 </form>`
     : null;
   return html`<tr data-rule="${rule.id}">
@@ -49,19 +42,19 @@ function createForm(view: ExpectedOutcomesView, slug: string): SafeHtml {
     return html`<p class="hint" id="read-only">These rules can be read, not changed: the workspace is archived or not yet in Sandbox and Live.</p>`;
   }
   return html`<h2 id="create-heading">Add a rule</h2>
-<form id="rule-create" class="stack" method="post" action="${rulesRoute(slug, view.connectionId)}" data-form="rule-create" aria-labelledby="create-heading">
+<form id="rule-create" class="stack" data-api="POST ${rulesRoute(slug, view.connectionId)}" data-idempotent aria-labelledby="create-heading">
 <input type="hidden" name="expectedRevision" value="${view.revision}">
 <label for="sourceEventType">When this event arrives</label>
-<input id="sourceEventType" name="sourceEventType" type="text" required maxlength="120" pattern="[A-Za-z0-9._:\\-]+" autocomplete="off" placeholder="order.paid" aria-describedby="sourceEventType-error">
-<p class="error" id="sourceEventType-error" role="alert" hidden></p>
+<input id="sourceEventType" name="sourceEventType" type="text" required maxlength="120" pattern="[A-Za-z0-9._:\\-]+" autocomplete="off" placeholder="order.paid" aria-describedby="${fieldErrorId('rule-create', 'sourceEventType')}">
+${fieldError('rule-create', 'sourceEventType')}
 <label for="expectedObjectType">Expect this object</label>
 <input id="expectedObjectType" name="expectedObjectType" type="text" required maxlength="120" pattern="[A-Za-z0-9._:\\-]+" autocomplete="off" placeholder="shipment">
-<label for="maxDelaySeconds">Within (seconds)</label>
-<input id="maxDelaySeconds" name="maxDelaySeconds" type="number" required min="1" max="86400" step="1" value="3600">
+<label for="maxDelayMs">Within (seconds)</label>
+<input id="maxDelayMs" name="maxDelayMs" type="number" required min="1" max="86400" step="1" value="3600" data-type="integer" data-scale="1000">
 <label class="check"><input id="enabled" name="enabled" type="checkbox"> Watch it now (a rule is off until enabled)</label>
-<p class="error" id="rule-create-error" role="alert" hidden></p>
+${formError('rule-create')}
 <button type="submit" class="primary">Add the rule</button>
-${wordsTemplate('rule-create')}
+${errorTemplate(ruleFormErrors())}
 </form>`;
 }
 
@@ -73,7 +66,6 @@ export function renderRulesPage(view: ExpectedOutcomesView, slug: string): Conso
     : null;
   return {
     title,
-    script: 'console-forms.js',
     body: html`<p>Connection <code class="connection-id">${view.connectionId}</code> (${view.mode === 'live' ? 'Live' : 'Sandbox'}), revision <code class="revision">${view.revision}</code>.</p>
 ${
   view.expectedOutcomes.length === 0
@@ -82,7 +74,7 @@ ${
 <caption>When an event arrives, the object expected and how soon</caption>
 <thead><tr><th scope="col">Event</th><th scope="col">Expected object</th><th scope="col">Within</th><th scope="col">Enabled</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>${view.expectedOutcomes.map((rule) => ruleRow(view, slug, rule))}</tbody>
-</table></div>${view.managementPermission ? wordsTemplate('rule-delete') : null}`
+</table></div>${view.managementPermission ? errorTemplate(ruleFormErrors(), { shared: true }) : null}`
 }
 ${next}
 ${createForm(view, slug)}`,

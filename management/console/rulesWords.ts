@@ -1,7 +1,5 @@
 import type { ErrorCode } from '../../shared/errors/index.js';
-
-/** The reconciliation rules page's forms. */
-export type RuleForm = 'rule-create' | 'rule-delete';
+import type { FormError } from './consoleForm.js';
 
 /**
  * The catalogue errors of the console rule routes (`…/expected-outcomes`, 02), in words, and the
@@ -43,7 +41,7 @@ const WORDS: Partial<Record<ErrorCode, { words: string; field: string | null }>>
   service_unavailable: { words: 'The service is unavailable right now. Try again in a moment.', field: null },
 };
 
-/** Every code the rule forms have words for, with the field it belongs beside. */
-export function ruleFormWords(): { code: string; words: string; field: string | null }[] {
-  return Object.entries(WORDS).map(([code, entry]) => ({ code, words: entry!.words, field: entry!.field }));
+/** Every code the rule forms have words for, with the field it belongs beside, for their `errorTemplate`. */
+export function ruleFormErrors(): FormError[] {
+  return Object.entries(WORDS).map(([code, entry]) => ({ code: code as ErrorCode, words: entry!.words, field: entry!.field ?? undefined }));
 }

@@ -5,16 +5,36 @@
 
 /** The template entry of `code` on `form` (or its `unknown` entry). */
 function errorEntry(form, code) {
-  const template = form.querySelector('template.error-words');
+  // The form's own words, else the page's shared ones (one template for a list of like forms).
+  const template = form.querySelector('template.error-words') ?? document.querySelector('template.error-words[data-shared]');
   const entries = template ? [...template.content.querySelectorAll('[data-error]')] : [];
   return entries.find((item) => item.dataset.error === code) ?? entries.find((item) => item.dataset.error === 'unknown') ?? null;
 }
 
-/** The form's fields as the JSON body: empty fields left out, integers and lists typed. */
+/** A field the browser could not turn into the body; its code has words in the form's template. */
+class FormInputError extends Error {
+  constructor(code) {
+    super(code);
+    this.code = code;
+  }
+}
+
+/** A field's value as the JSON body sends it (`data-type` integer or json; `data-scale` multiplies). */
+function fieldValue(field) {
+  if (field.dataset.type === 'json') return JSON.parse(field.value);
+  if (field.dataset.type === 'integer') return Number(field.value) * Number(field.dataset.scale ?? 1);
+  return field.value;
+}
+
+/**
+ * The form's fields as the JSON body: empty fields left out (or null with `data-empty="null"`),
+ * lists and booleans from checkboxes, the checked radio's value. Throws `invalid_json` for a
+ * `data-type="json"` field that does not parse.
+ */
 function bodyOf(form) {
   const body = {};
   for (const field of form.elements) {
-    if (!field.name || field.disabled || field.type === 'submit' || field.type === 'button') continue;
+    if (!field.name || field.disabled || field.type === 'submit' || field.type === 'button' || field.type === 'file') continue;
     if (field.type === 'checkbox' && field.hasAttribute('data-array')) {
       body[field.name] ??= [];
       if (field.checked) body[field.name].push(field.value);
@@ -24,8 +44,19 @@ function bodyOf(form) {
       body[field.name] = field.checked;
       continue;
     }
-    if (field.value === '') continue;
-    body[field.name] = field.dataset.type === 'integer' ? Number(field.value) : field.value;
+    if (field.type === 'radio') {
+      if (field.checked) body[field.name] = field.value;
+      continue;
+    }
+    if (field.value === '') {
+      if (field.dataset.empty === 'null') body[field.name] = null;
+      continue;
+    }
+    try {
+      body[field.name] = fieldValue(field);
+    } catch {
+      throw new FormInputError('invalid_json');
+    }
   }
   return body;
 }
@@ -97,13 +128,34 @@ async function busy(form, work) {
   }
 }
 
+/** `data-next` with each `{a.b}` replaced by the URL-encoded value at that path of the answer. */
+function nextAddress(template, answer) {
+  return template.replace(/\{([\w.]+)\}/g, (_, path) => encodeURIComponent(String(valueAt(answer, path) ?? '')));
+}
+
+/** Saves the value at `data-download` of the answer as a JSON file named by the value at `data-download-name`. */
+function download(form, answer) {
+  const value = valueAt(answer, form.dataset.download);
+  const name = String(valueAt(answer, form.dataset.downloadName ?? '') ?? 'download');
+  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type: 'application/json' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = `${name}.json`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 function onSuccess(form, answer) {
   const next = form.dataset.next;
-  if (next) return window.location.assign(next);
+  if (next) return window.location.assign(nextAddress(next, answer));
+  if (form.dataset.download) download(form, answer);
   const show = form.dataset.show ? document.querySelector(form.dataset.show) : null;
-  if (!show) return window.location.reload();
+  if (!show) return form.dataset.download ? undefined : window.location.reload();
   for (const slot of show.querySelectorAll('[data-result]')) slot.textContent = String(valueAt(answer, slot.dataset.result) ?? '');
   form.reset();
+  if (form.hasAttribute('data-hide-on-success')) form.hidden = true;
   show.hidden = false;
   show.querySelector('[tabindex="-1"]')?.focus();
 }
@@ -113,10 +165,26 @@ for (const form of document.querySelectorAll('form[data-api]')) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     clearErrors(form);
-    const result = await busy(form, () => send(method, url, bodyOf(form), form.hasAttribute('data-idempotent')));
+    let body;
+    try {
+      body = bodyOf(form);
+    } catch (error) {
+      return showError(form, error instanceof FormInputError ? error.code : 'unknown');
+    }
+    const result = await busy(form, () => send(method, url, body, form.hasAttribute('data-idempotent')));
     // Signing out of a session that has already ended is as good as signing out now.
     if (result.ok || (url === '/auth/logout' && result.error === 'unauthenticated')) return onSuccess(form, result.body);
     showError(form, result.error);
+  });
+}
+
+// File fields: `<input type="file" data-file-into="name">` reads the chosen file into that field
+// of its form, so that what is sent is what the page shows.
+for (const input of document.querySelectorAll('input[type="file"][data-file-into]')) {
+  input.addEventListener('change', async () => {
+    const target = input.form?.elements.namedItem(input.dataset.fileInto);
+    const chosen = input.files?.[0];
+    if (target && chosen) target.value = await chosen.text();
   });
 }
 
