@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
-import { CONSOLE_CSP } from '../management/console/securityHeaders.js';
 import { setupCopyErrorInWords, setupCopyFormErrors, type SetupCopyForm } from '../management/console/setupWords.js';
 import type { ErrorCode } from '../shared/errors/index.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
+import { addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
+import { CONSOLE_ARTIFACTS, openConsolePage, settleConsolePage } from './helpers/consolePages.js';
 import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import {
   advanceClock,
@@ -28,15 +29,13 @@ import { createRuleWithKey } from './helpers/rules.js';
 // between the two modes, its copy reversed, a conflict and an expired review shown in words.
 // Screenshots: test-artifacts/console/.
 
-const ARTIFACTS = 'test-artifacts/console';
-
 let ctx: TestContext;
 let management: SpawnedProcess;
 let browser: TestBrowser;
 let owner: BootstrapResult;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
+  mkdirSync(CONSOLE_ARTIFACTS, { recursive: true });
   ctx = await createTestContext();
   // The pages post with the session cookie and their own Origin, which must be the console's origin.
   const port = await freePort();
@@ -58,26 +57,9 @@ const noProblems = (problems: PageProblem[]) => expect(problems, JSON.stringify(
 const signedInPage = (options: { phone?: boolean } = {}) => openSignedInPage(browser, management.url, owner.sessionToken, options);
 const consolePath = (path: string) => `/console/workspaces/${owner.workspace.slug}/${path}`;
 
-/** Opens `path`: 200 HTML with the console's CSP; prints its timings and saves a screenshot. */
-async function open(page: Page, path: string, name: string): Promise<void> {
-  const response = await page.goto(`${management.url}${path}`);
-  expect(response?.status(), path).toBe(200);
-  const headers = response!.headers();
-  expect(headers['content-type']).toBe('text/html; charset=utf-8');
-  expect(headers['content-security-policy']).toBe(CONSOLE_CSP);
-  await settle(page, name);
-}
-
-/** After a navigation the page's script made: its timings and screenshot. */
-async function settle(page: Page, name: string): Promise<void> {
-  await page.waitForLoadState('load');
-  const timing = await page.evaluate(() => {
-    const [entry] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
-    return { server: entry.responseStart - entry.requestStart, load: entry.loadEventEnd - entry.startTime };
-  });
-  console.log(`[console page] ${name}: server ${timing.server.toFixed(1)} ms, load ${timing.load.toFixed(1)} ms`);
-  await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
-}
+/** Opens `path` of the spawned plane (consolePages.ts: headers, timings, screenshot). */
+const open = (page: Page, path: string, name: string) => openConsolePage(page, `${management.url}${path}`, name);
+const settle = settleConsolePage;
 
 /**
  * Clicks `button` and waits for the page the form's script loads next (a new load: a receipt has
@@ -197,7 +179,7 @@ describe('second-mode setup in the console', () => {
     await copy.click();
     await expect.poll(() => copy.textContent()).toBe('Copied');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ingestToken);
-    await page.screenshot({ path: `${ARTIFACTS}/setup-token-shown.png`, fullPage: true });
+    await page.screenshot({ path: `${CONSOLE_ARTIFACTS}/setup-token-shown.png`, fullPage: true });
 
     // In PostgreSQL: the Live connection holds the copied draft and the copied rule, turned off.
     const { rows: drafts } = await ctx.deps.pool.query(
@@ -343,7 +325,7 @@ describe('configuration copy in the console', () => {
     await conflict.waitFor();
     expect(await conflict.textContent()).toBe(setupCopyErrorInWords('copy-preview', 'configuration_destination_conflict'));
     expect(await conflict.textContent()).toMatch(/^The destination already has/);
-    await again.screenshot({ path: `${ARTIFACTS}/copy-conflict.png`, fullPage: true });
+    await again.screenshot({ path: `${CONSOLE_ARTIFACTS}/copy-conflict.png`, fullPage: true });
     expect(browser.problems()).toEqual([expect.objectContaining({ kind: 'console', text: expect.stringMatching(/status of 409/) })]);
     browser.clearProblems();
 
@@ -417,6 +399,31 @@ describe('configuration copy in the console', () => {
     await fits(`connection-setup/${setup.json().operationId}`, 'setup-review-phone');
     noProblems(browser.problems());
   }, 60_000);
+});
+
+describe('reviews of someone else', () => {
+  it('are the 404 page for another admin of the workspace, as an unknown operation is', async () => {
+    const source = await sandboxOnly('Not yours');
+    const res = await callWithSession(
+      ctx,
+      owner.sessionToken,
+      'POST',
+      `/workspaces/${owner.workspace.slug}/integrations/${source.integrationId}/connections/preview`,
+      { body: { destinationMode: 'live' } },
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    const admin = await createConsoleUser(ctx);
+    await addWorkspaceMember(ctx, owner.workspace.id, admin.userId, 'admin');
+    for (const [token, path] of [
+      [admin.sessionToken, `connection-setup/${res.json().operationId}`],
+      [owner.sessionToken, 'connection-setup/consetup_00000000000000000000000000'],
+      [owner.sessionToken, 'configuration-operations/concopy_00000000000000000000000000'],
+    ]) {
+      const page = await callWithSession(ctx, token, 'GET', consolePath(path));
+      expect(page.statusCode, path).toBe(404);
+      expect(page.body).toContain('<h1>Not found</h1>');
+    }
+  });
 });
 
 describe('the words of the setup and copy forms', () => {
