@@ -11,8 +11,10 @@ import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import {
   advanceClock,
   bootstrapWorkspace,
+  type CallOptions,
   callWithSession,
   createTestContext,
+  newIdempotencyKey,
   resetClockAndHooks,
   type TestContext,
 } from './helpers/context.js';
@@ -397,6 +399,10 @@ describe('configuration copy in the console', () => {
     );
     expect(setup.statusCode, setup.body).toBe(201);
     await fits(`connection-setup/${setup.json().operationId}`, 'setup-review-phone');
+    await phone.getByRole('button', { name: 'Apply: set up Live' }).click();
+    await phone.locator('#setup-applied').waitFor();
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await phone.screenshot({ path: `${CONSOLE_ARTIFACTS}/setup-token-phone.png`, fullPage: true });
     noProblems(browser.problems());
   }, 60_000);
 });
@@ -423,6 +429,57 @@ describe('reviews of someone else', () => {
       expect(page.statusCode, path).toBe(404);
       expect(page.body).toContain('<h1>Not found</h1>');
     }
+  });
+});
+
+describe('in an archived workspace', () => {
+  it('shows completed receipts without "Reverse this copy", and says pending reviews cannot be applied', async () => {
+    const boot = await bootstrapWorkspace(ctx);
+    const slug = boot.workspace.slug;
+    const created = await createIntegration(ctx, boot.apiKey.key, { mode: 'sandbox', name: 'Archived' });
+    const sandboxId = created.integration.connectionId;
+    const rule = await createRuleWithKey(ctx, boot.apiKey.key, sandboxId, {
+      sourceEventType: 'order.paid',
+      expectedObjectType: 'shipment',
+      maxDelayMs: 60_000,
+    });
+    const live = await insertSlotConnection(ctx, {
+      workspaceId: boot.workspace.id,
+      integrationId: created.integration.id,
+      category: 'live',
+    });
+    const session = (method: 'GET' | 'POST', url: string, options: CallOptions = {}) =>
+      callWithSession(ctx, boot.sessionToken, method, url, options);
+    const preview = () =>
+      session('POST', `/workspaces/${slug}/connections/${live.connectionId}/configuration-copy/preview`, {
+        body: { sourceConnectionId: sandboxId, ruleIds: [rule.rule.id] },
+      });
+    // Two reviews of the same rule while Live has none: one is applied, the other stays pending.
+    const pending = await preview();
+    expect(pending.statusCode, pending.body).toBe(201);
+    const done = await preview();
+    expect(done.statusCode, done.body).toBe(201);
+    const applied = await session('POST', `/workspaces/${slug}/configuration-operations/${done.json().operationId}/apply`, {
+      body: { approvalFingerprint: done.json().fingerprint },
+      idempotencyKey: newIdempotencyKey(),
+    });
+    expect(applied.statusCode, applied.body).toBe(201);
+    const archived = await session('POST', `/workspaces/${slug}/archive`, { body: {} });
+    expect(archived.statusCode, archived.body).toBe(200);
+
+    const receipt = await session('GET', `/console/workspaces/${slug}/configuration-operations/${done.json().operationId}`);
+    expect(receipt.statusCode).toBe(200);
+    expect(receipt.body).toContain('data-status="completed"');
+    expect(receipt.body).not.toContain('Reverse this copy');
+    expect(receipt.body).toContain('This workspace is archived: its copies cannot be reversed.');
+    const copyPage = await session('GET', `/console/workspaces/${slug}/connections/${live.connectionId}/configuration-copy`);
+    expect(copyPage.statusCode).toBe(200);
+    expect(copyPage.body).toContain('This workspace is archived: nothing can be copied in it.');
+    expect(copyPage.body).not.toContain('configuration-copy/preview');
+    const review = await session('GET', `/console/workspaces/${slug}/configuration-operations/${pending.json().operationId}`);
+    expect(review.statusCode).toBe(200);
+    expect(review.body).toContain('data-status="archived"');
+    expect(review.body).not.toContain('/apply');
   });
 });
 

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { readConsoleConfigurationOperation } from '../configuration/console/consoleConfigurationService.js';
 import { consoleWorkspacePage } from './consoleRoute.js';
+import { SafeHtml } from './html.js';
+import { readReviewOrArchived } from './reviewSnapshotView.js';
 import { asWorkspaceManager } from './consoleWorkspace.js';
 import { copyPageBody, operationPageBody, type ConfigurationStatus } from './copyView.js';
 import { copyPageData, idList } from './setupData.js';
@@ -38,13 +40,17 @@ export default function copyPages(app: FastifyInstance): void {
   consoleWorkspacePage(app, 'configuration-operations/:operationId', {}, async (request, ctx) => {
     let title = 'Configuration copy';
     const body = await asWorkspaceManager(app.deps, ctx, async (workspace) => {
-      const status = (await readConsoleConfigurationOperation(
-        app.deps,
-        ctx.session,
-        workspace.slug,
-        request.params.operationId,
-      )) as unknown as ConfigurationStatus;
-      const page = operationPageBody(workspace.slug, status);
+      const status = await readReviewOrArchived(
+        async () =>
+          (await readConsoleConfigurationOperation(
+            app.deps,
+            ctx.session,
+            workspace.slug,
+            request.params.operationId,
+          )) as unknown as ConfigurationStatus,
+      );
+      if (status instanceof SafeHtml) return status;
+      const page = operationPageBody(workspace.slug, status, workspace.status === 'active');
       title = page.title;
       return page.body;
     });

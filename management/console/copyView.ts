@@ -130,7 +130,7 @@ ${fingerprintFacts(review.fingerprint, snapshot.fingerprint)}
 ${action}`;
 }
 
-function receiptBody(slug: string, receipt: ConfigurationReceiptView): SafeHtml {
+function receiptBody(slug: string, receipt: ConfigurationReceiptView, writable: boolean): SafeHtml {
   const mode = MODE_NAMES[receipt.mode];
   const connection = encodeURIComponent(receipt.connectionId);
   const links = html`<p class="links"><a href="${workspacePagePath(slug, `integrations/${connection}/contracts`)}">${mode} contracts</a>
@@ -145,14 +145,16 @@ ${links}
 <h2>Receipt</h2>
 ${proofFacts(receipt.proof, receipt.completedAt, receipt.historical)}`;
   }
-  const reverse = buttonForm({
-    form: 'compensation-preview',
-    id: 'compensation-preview',
-    route: `${operationRoute(slug, receipt.operationId)}/compensation-preview`,
-    next: nextReview(slug),
-    label: 'Reverse this copy',
-    intro: html`<p>Reversing removes the drafts and rules this copy created, as long as ${mode} has not changed since. You review what is removed before anything is.</p>`,
-  });
+  const reverse = !writable
+    ? html`<p class="hint">This workspace is archived: its copies cannot be reversed. Restore it first.</p>`
+    : buttonForm({
+        form: 'compensation-preview',
+        id: 'compensation-preview',
+        route: `${operationRoute(slug, receipt.operationId)}/compensation-preview`,
+        next: nextReview(slug),
+        label: 'Reverse this copy',
+        intro: html`<p>Reversing removes the drafts and rules this copy created, as long as ${mode} has not changed since. You review what is removed before anything is.</p>`,
+      });
   return html`<p class="review-status" data-status="completed">Copied to ${mode} (<code>${receipt.connectionId}</code>): the connection is at revision ${receipt.revision}.</p>
 <p class="hint">Operation <code class="operation-id">${receipt.operationId}</code></p>
 <h2>Created</h2>
@@ -165,10 +167,10 @@ ${reverse}`;
 }
 
 /** GET …/configuration-operations/{operationId}: a copy or reversal review, or its receipt. */
-export function operationPageBody(slug: string, status: ConfigurationStatus): { title: string; body: SafeHtml } {
+export function operationPageBody(slug: string, status: ConfigurationStatus, writable: boolean): { title: string; body: SafeHtml } {
   const copy = status.action === 'configuration.copy';
   if (status.status === 'completed') {
-    return { title: copy ? `Copied to ${MODE_NAMES[status.mode]}` : 'Copy reversed', body: receiptBody(slug, status) };
+    return { title: copy ? `Copied to ${MODE_NAMES[status.mode]}` : 'Copy reversed', body: receiptBody(slug, status, writable) };
   }
   const mode = MODE_NAMES[status.snapshot.destination.mode];
   return { title: copy ? `Review: copy to ${mode}` : `Review: reverse a copy to ${mode}`, body: reviewBody(slug, status) };

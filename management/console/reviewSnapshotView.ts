@@ -2,6 +2,7 @@
 // snapshot (02 "Review snapshot") in readable tables and whole as JSON, its fingerprints, its
 // expiry, the Apply form, and the artifact mappings and proof of a receipt.
 
+import { isAppError } from '../../shared/errors/index.js';
 import type { CopiedArtifacts, SnapshotContract, SnapshotRule } from '../configuration/artifacts.js';
 import type { Proof } from '../configuration/snapshot.js';
 import type { Mode } from '../connections/connectionStore.js';
@@ -186,7 +187,9 @@ ${rulesTable(snapshot.rules)}
 export function artifactCount(snapshot: Pick<AnySnapshot, 'contracts' | 'rules'>): string {
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
   const parts = [
-    snapshot.contracts.length ? `${count(snapshot.contracts.length, 'contract version', 'contract versions')} (as drafts)` : null,
+    snapshot.contracts.length
+      ? `${count(snapshot.contracts.length, 'contract version', 'contract versions')} (as ${snapshot.contracts.length === 1 ? 'a draft' : 'drafts'})`
+      : null,
     snapshot.rules.length ? `${count(snapshot.rules.length, 'rule', 'rules')} (turned off)` : null,
   ].filter((part) => part !== null);
   return parts.length ? parts.join(' and ') : 'nothing';
@@ -283,4 +286,20 @@ export function proofFacts(proof: Proof, completedAt: string, historical: boolea
 <dt>Applied snapshot's fingerprint</dt><dd><code class="configuration-fingerprint">${proof.configurationFingerprint}</code></dd>
 </dl>
 ${historical ? html`<p class="hint" id="historical">The destination has changed since (or is gone): this receipt is a record of what was done then, not of what is there now.</p>` : null}`;
+}
+
+/**
+ * A review page's status read in an archived workspace: a completed receipt is still read, a
+ * pending or expired review is the status route's 409 `workspace_unavailable` (02 "Browser session
+ * adapters"), which the page says in words instead of answering the JSON error.
+ */
+export async function readReviewOrArchived<T>(read: () => Promise<T>): Promise<T | SafeHtml> {
+  try {
+    return await read();
+  } catch (error) {
+    if (isAppError(error) && error.code === 'workspace_unavailable') {
+      return html`<p class="review-status" data-status="archived">This workspace is archived: a review that was not applied can no longer be read or applied. Restore the workspace, then preview again.</p>`;
+    }
+    throw error;
+  }
 }

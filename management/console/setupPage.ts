@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { readConsoleSetup } from '../connectionSetup/console/consoleSetupService.js';
 import type { Mode } from '../connections/connectionStore.js';
 import { consoleWorkspacePage } from './consoleRoute.js';
+import { SafeHtml } from './html.js';
+import { readReviewOrArchived } from './reviewSnapshotView.js';
 import { asWorkspaceManager } from './consoleWorkspace.js';
 import { idList, setupPageData } from './setupData.js';
 import { setupPageBody, setupReviewBody, type SetupStatus } from './setupView.js';
@@ -39,7 +41,10 @@ export default function setupPages(app: FastifyInstance): void {
   consoleWorkspacePage(app, 'connection-setup/:operationId', {}, async (request, ctx) => {
     let title = 'Connection setup';
     const body = await asWorkspaceManager(app.deps, ctx, async (workspace) => {
-      const status = (await readConsoleSetup(app.deps, ctx.session, workspace.slug, request.params.operationId)) as unknown as SetupStatus;
+      const status = await readReviewOrArchived(
+        async () => (await readConsoleSetup(app.deps, ctx.session, workspace.slug, request.params.operationId)) as unknown as SetupStatus,
+      );
+      if (status instanceof SafeHtml) return status;
       const page = setupReviewBody(workspace.slug, status);
       title = page.title;
       return page.body;
