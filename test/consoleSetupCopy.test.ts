@@ -432,6 +432,26 @@ describe('reviews of someone else', () => {
   });
 });
 
+describe('a copy page with nothing to copy from', () => {
+  it('offers to set the other mode up instead, and refuses a source of another Integration', async () => {
+    const lonely = await sandboxOnly('Lonely');
+    const page = await callWithSession(ctx, owner.sessionToken, 'GET', consolePath(`connections/${lonely.sandboxId}/configuration-copy`));
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('has no Live connection to copy from');
+    expect(page.body).toContain(`href="${consolePath(`integrations/${lonely.integrationId}/setup?mode=live`)}"`);
+    expect(page.body).not.toContain('configuration-copy/preview');
+    const other = await sandboxOnly('Other');
+    const foreign = await callWithSession(
+      ctx,
+      owner.sessionToken,
+      'GET',
+      consolePath(`connections/${lonely.sandboxId}/configuration-copy?source=${other.sandboxId}`),
+    );
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.json()).toEqual({ error: 'configuration_scope_mismatch' });
+  });
+});
+
 describe('in an archived workspace', () => {
   it('shows completed receipts without "Reverse this copy", and says pending reviews cannot be applied', async () => {
     const boot = await bootstrapWorkspace(ctx);

@@ -22,6 +22,7 @@ import {
   snapshotView,
 } from './reviewSnapshotView.js';
 import type { CopyPageData } from './setupData.js';
+import { setupPagePath } from './setupView.js';
 import { setupCopyFormErrors } from './setupWords.js';
 
 /** The copy page into `destinationId` from `sourceId`, optionally with a selection checked again. */
@@ -45,16 +46,24 @@ const back = (slug: string) => html`<p><a href="${workspacePagePath(slug, 'integ
 export function copyPageBody(data: CopyPageData): { title: string; body: SafeHtml } {
   const { workspace, integration, destination, source } = data;
   const to = MODE_NAMES[destination.mode];
-  const from = MODE_NAMES[source.mode];
   const title = `Copy configuration to ${to}`;
   if (workspace.status !== 'active') {
     return { title, body: html`<p>This workspace is archived: nothing can be copied in it. Restore it first.</p>${back(workspace.slug)}` };
   }
+  if (!source) {
+    const other = destination.mode === 'sandbox' ? 'live' : 'sandbox';
+    const setup = setupPagePath(workspace.slug, integration.id, other);
+    return {
+      title,
+      body: html`<p id="no-source">${integration.name} has no ${MODE_NAMES[other]} connection to copy from. <a href="${setup}">Set up ${MODE_NAMES[other]}</a>, with copies of ${to}'s configuration if you like.</p>${back(workspace.slug)}`,
+    };
+  }
+  const from = MODE_NAMES[source.mode];
   const id = 'copy-preview';
   return {
     title,
     body: html`<p>Copies chosen contract versions and rules of <strong>${integration.name}</strong> from ${from} (<code>${source.connectionId}</code>) to ${to} (<code>${destination.connectionId}</code>): versions become drafts, rules are turned off. ${to}'s credential, active contract, evidence and history stay as they are, and later changes in ${from} are not followed.</p>
-<form id="${id}" class="stack" data-api="POST /workspaces/${workspace.slug}/connections/${destination.connectionId}/configuration-copy/preview" data-next="${nextReview(workspace.slug)}">
+<form id="${id}" class="stack" data-api="POST /workspaces/${encodeURIComponent(workspace.slug)}/connections/${encodeURIComponent(destination.connectionId)}/configuration-copy/preview" data-next="${nextReview(workspace.slug)}">
 <input type="hidden" name="sourceConnectionId" value="${source.connectionId}">
 ${selectionTables(id, from, data.artifacts, data.preselected, { ...data.present, destinationName: to })}
 <p class="hint">Preview makes a review of exactly this, valid for ten minutes; nothing is copied until you apply it.</p>

@@ -89,7 +89,8 @@ export interface CopyPageData {
   workspace: ConsoleWorkspace;
   integration: CanonicalIntegration;
   destination: ConfiguredSlot;
-  source: ConfiguredSlot;
+  /** The other mode's connection; null when the Integration has none (then there is nothing to copy from: set it up). */
+  source: ConfiguredSlot | null;
   artifacts: CopyableArtifacts;
   /** Declared versions and (event, object) pairs the destination has already: a copy of them would conflict. */
   present: { declaredVersions: Set<string>; rulePairs: Set<string> };
@@ -102,9 +103,9 @@ export const rulePair = (rule: { sourceEventType: string; expectedObjectType: st
 
 /**
  * The copy page into `destinationConnectionId` from `sourceConnectionId` (default: the other mode's
- * connection of its Integration). An unknown or foreign connection is 404 `connection_not_found`;
- * a source that is not the other mode's connection of the same Integration is the preview
- * route's 400 `configuration_scope_mismatch`.
+ * connection of its Integration, if it has one). An unknown or foreign connection is 404
+ * `connection_not_found`; a source that is not the other mode's connection of the same
+ * Integration is the preview route's 400 `configuration_scope_mismatch`.
  */
 export async function copyPageData(
   deps: Deps,
@@ -118,11 +119,12 @@ export async function copyPageData(
   const integration = await canonicalIntegration(deps, workspace, connection.integrationId);
   const destination = configured(integration, connection.mode);
   const source = configured(integration, otherMode(connection.mode));
-  if (!destination || !source || (sourceConnectionId !== undefined && sourceConnectionId !== source.connectionId)) {
+  if (!destination || (sourceConnectionId !== undefined && sourceConnectionId !== source?.connectionId)) {
     throw new AppError('configuration_scope_mismatch');
   }
-  const artifacts = await copyable(deps, workspace, source.connectionId);
-  const present = await copyable(deps, workspace, destination.connectionId);
+  const none = { versions: [], rules: [], truncated: false };
+  const artifacts = source ? await copyable(deps, workspace, source.connectionId) : none;
+  const present = source ? await copyable(deps, workspace, destination.connectionId) : none;
   return {
     workspace,
     integration,
