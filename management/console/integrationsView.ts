@@ -3,6 +3,7 @@ import { errorTemplate, formError } from './consoleForm.js';
 import { localTime, pager } from './consoleRoute.js';
 import { CREDENTIAL_FORM_ERRORS } from './credentialWords.js';
 import { html, type SafeHtml } from './html.js';
+import { integrationCreateSection } from './integrationCreateView.js';
 import type { ConsoleIntegration, IntegrationsPageData } from './integrationsPage.js';
 import { workspacePagePath } from './layout.js';
 
@@ -122,6 +123,7 @@ function integrationCard(slug: string, integration: ConsoleIntegration, writable
 export function integrationsBody(data: IntegrationsPageData): SafeHtml {
   const { slug } = data.workspace;
   return html`${data.workspace.status === 'archived' ? html`<p class="hint">This workspace is archived: its credentials cannot change.</p>` : null}
-${data.integrations.length === 0 ? html`<p>No Integrations yet.</p>` : data.integrations.map((integration) => integrationCard(slug, integration, data.workspace.status === 'active'))}
-${pager(workspacePagePath(slug, 'integrations'), { cursor: data.cursor }, data.nextCursor)}`;
+${data.integrations.length === 0 ? html`<p id="no-integrations">No Integrations yet: add the first one below.</p>` : data.integrations.map((integration) => integrationCard(slug, integration, data.workspace.status === 'active'))}
+${pager(workspacePagePath(slug, 'integrations'), { cursor: data.cursor }, data.nextCursor)}
+${data.workspace.status === 'archived' ? null : integrationCreateSection(slug)}`;
 }

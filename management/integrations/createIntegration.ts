@@ -6,7 +6,8 @@ import { readIdempotencyKey } from '../operations/idempotency.js';
 import { createIntegration, trimmedText, type IntegrationCreationInput } from './integrationCreation.js';
 import { creationReceiptSchema, DIRECTIONS, MODES, PROTOCOLS } from './schemas.js';
 
-const bodySchema = {
+/** The creation body (01 "Create an Integration and its first connection"), for both routes. */
+export const creationBodySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['mode', 'name', 'provider', 'direction', 'protocol'],
@@ -18,6 +19,27 @@ const bodySchema = {
     protocol: { type: 'string', enum: PROTOCOLS },
   },
 } as const;
+
+/** The body as the service takes it: name and provider trimmed. */
+export function creationInput(body: IntegrationCreationInput): IntegrationCreationInput {
+  return {
+    mode: body.mode,
+    name: trimmedText(body.name),
+    provider: trimmedText(body.provider),
+    direction: body.direction,
+    protocol: body.protocol,
+  };
+}
+
+/** The errors of creation beyond authentication, for both routes. */
+export const CREATION_ERRORS = [
+  'invalid_integration',
+  'idempotency_key_required',
+  'idempotency_conflict',
+  'workspace_authorization_changed',
+  'workspace_modes_unavailable',
+  'workspace_unavailable',
+] as const;
 
 /** POST /v1/integrations (01 "Create an Integration and its first connection"). */
 export default async function createIntegrationRoute(app: FastifyInstance): Promise<void> {
@@ -31,30 +53,20 @@ export default async function createIntegrationRoute(app: FastifyInstance): Prom
       },
       config: {
         validationError: 'invalid_integration',
-        errors: [
-          'invalid_integration',
-          'idempotency_key_required',
-          'idempotency_conflict',
-          'workspace_authorization_changed',
-          'workspace_modes_unavailable',
-          'workspace_unavailable',
-        ],
+        errors: [...CREATION_ERRORS],
       },
       schema: {
-        body: bodySchema,
+        body: creationBodySchema,
         response: { 200: creationReceiptSchema, 201: creationReceiptSchema },
       },
     },
     async (request, reply) => {
-      const body = request.body;
-      const input: IntegrationCreationInput = {
-        mode: body.mode,
-        name: trimmedText(body.name),
-        provider: trimmedText(body.provider),
-        direction: body.direction,
-        protocol: body.protocol,
-      };
-      const result = await createIntegration(request.server.deps, apiKeyPrincipalOf(request), readIdempotencyKey(request), input);
+      const result = await createIntegration(
+        request.server.deps,
+        apiKeyPrincipalOf(request),
+        readIdempotencyKey(request),
+        creationInput(request.body),
+      );
       return reply.code(result.statusCode).send(result.body);
     },
   );

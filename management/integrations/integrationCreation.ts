@@ -2,7 +2,7 @@ import { nextRevision } from '../../shared/db/revision.js';
 import { AppError } from '../../shared/errors/index.js';
 import { newId } from '../../shared/ids.js';
 import { bumpCredentialEpoch } from '../../shared/redis.js';
-import type { ApiKeyPrincipal } from '../auth/principal.js';
+import type { OperationActor } from '../auth/principal.js';
 import { insertConnection, type Direction, type Mode, type Protocol } from '../connections/connectionStore.js';
 import { insertActiveCredential } from '../credentials/credentialStore.js';
 import type { Deps } from '../deps.js';
@@ -61,7 +61,7 @@ export function creationReplayBody(stored: StoredOperation): Record<string, unkn
  */
 export async function createIntegration(
   deps: Deps,
-  principal: ApiKeyPrincipal,
+  principal: OperationActor,
   idempotencyKey: string,
   input: IntegrationCreationInput,
 ): Promise<OperationResponse> {

@@ -22,9 +22,10 @@ export interface ConsolePageTiming {
 }
 
 /**
- * After a load (by `goto`, or by the page's script following a form): records the page's server
- * time, first byte and load time, prints them, and saves a full-page screenshot as `<name>.png`.
- * The figures are reported, never asserted (they are benchmarks).
+ * After a load (by `goto`, or by the page's script following a form): checks that every control
+ * has an accessible name, records the page's server time, first byte and load time, prints them,
+ * and saves a full-page screenshot as `<name>.png`. The figures are reported, never asserted
+ * (they are benchmarks).
  */
 export async function settleConsolePage(page: Page, name: string): Promise<ConsolePageTiming> {
   await page.waitForLoadState('load');
@@ -36,6 +37,8 @@ export async function settleConsolePage(page: Page, name: string): Promise<Conso
       loadMs: entry.loadEventEnd - entry.startTime,
     };
   });
+  // Labelled for screen readers: every control and button of the page has an accessible name.
+  expect(await unnamedControls(page), `${name}: controls without an accessible name`).toEqual([]);
   const timing: ConsolePageTiming = { page: name, ...measured, test: basename(expect.getState().testPath ?? '') };
   mkdirSync(CONSOLE_ARTIFACTS, { recursive: true });
   appendFileSync(CONSOLE_TIMINGS, `${JSON.stringify(timing)}\n`);
@@ -44,6 +47,26 @@ export async function settleConsolePage(page: Page, name: string): Promise<Conso
   );
   await page.screenshot({ path: `${CONSOLE_ARTIFACTS}/${name}.png`, fullPage: true });
   return timing;
+}
+
+/**
+ * The visible form controls and buttons of the page that have no accessible name (a `<label>`,
+ * `aria-label` or `aria-labelledby`, or a button's own text), described by tag and id or name.
+ */
+export function unnamedControls(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('input:not([type="hidden"]), select, textarea, button')]
+      .filter((element) => {
+        const field = element as HTMLInputElement;
+        const named =
+          (field.labels?.length ?? 0) > 0
+          || element.getAttribute('aria-label')?.trim()
+          || element.getAttribute('aria-labelledby')?.trim()
+          || (element.tagName === 'BUTTON' && element.textContent?.trim());
+        return !named;
+      })
+      .map((element) => `${element.tagName.toLowerCase()}#${element.id || (element as HTMLInputElement).name || '?'}`),
+  );
 }
 
 /** Opens `url`: a 200 HTML page with the console's Content-Security-Policy; then `settleConsolePage`. */

@@ -81,18 +81,35 @@ export function runIw(args: string[], env: IwEnv, options: { input?: string; tim
 /** The one-time code `iw login` prints on stderr (`XXXX-XXXX`). */
 export const USER_CODE = /one-time code: ([A-Z]{4}-[A-Z]{4})/;
 
+/** Approves `userCode` through the consent API, as the user of `sessionToken` would from the page. */
+async function approveByApi(baseUrl: string, sessionToken: string, userCode: string): Promise<void> {
+  const response = await fetch(`${baseUrl}/oauth/device/consent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: `session=${sessionToken}`, origin: loadConfig(process.env).consoleOrigin },
+    body: JSON.stringify({ user_code: userCode, decision: 'approve' }),
+  });
+  if (response.status !== 200) throw new Error(`consent → ${response.status} ${await response.text()}`);
+}
+
 /**
  * Logs `iw` in the way a person does, in a fresh configuration directory: runs the real
  * `iw login --insecure-storage --no-browser` against `baseUrl`, reads the user code it prints,
- * approves it through the consent API as the user of `sessionToken` (their console session,
- * same-origin `Origin`, as test/helpers/cliLogin.ts does) and waits for the login to exit 0.
+ * approves it (through the consent API as the user of `sessionToken` — their console session,
+ * same-origin `Origin`, as test/helpers/cliLogin.ts does — unless `approve` is given, e.g. the
+ * consent page in a browser) and waits for the login to exit 0.
  * `scopes` are scope suffixes (`incidents:read`; all twelve when absent); `profile` is the profile
  * logged in, which the returned environment then selects (IW_PROFILE).
  */
 export async function loginIw(
   baseUrl: string,
   sessionToken: string,
-  options: { scopes?: string[]; profile?: string; env?: IwEnv } = {},
+  options: {
+    scopes?: string[];
+    profile?: string;
+    env?: IwEnv;
+    /** How the printed code is approved; through the consent API as the session's user by default. */
+    approve?: (userCode: string) => Promise<void>;
+  } = {},
 ): Promise<IwEnv> {
   const iw = options.env ?? (await freshIwEnv());
   if (options.profile !== undefined) iw.env.IW_PROFILE = options.profile;
@@ -122,12 +139,7 @@ export async function loginIw(
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   try {
     const code = await userCode;
-    const response = await fetch(`${baseUrl}/oauth/device/consent`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: `session=${sessionToken}`, origin: loadConfig(process.env).consoleOrigin },
-      body: JSON.stringify({ user_code: code, decision: 'approve' }),
-    });
-    if (response.status !== 200) throw new Error(`consent → ${response.status} ${await response.text()}`);
+    await (options.approve ?? ((printed) => approveByApi(baseUrl, sessionToken, printed)))(code);
     const exitCode = await exited;
     if (exitCode !== 0) throw new Error(`iw login exited ${exitCode}\nstdout: ${stdout}\nstderr: ${stderr}`);
   } catch (error) {
