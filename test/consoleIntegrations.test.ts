@@ -5,7 +5,7 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { CONSOLE_INCIDENT_PAGE } from '../management/console/incidentsPage.js';
 import { CONSOLE_ARTIFACTS, openConsolePage } from './helpers/consolePages.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
-import { signedInPage as signedInPageOf } from './helpers/consoleBrowser.js';
+import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import { credentialErrorInWords } from '../management/console/credentialWords.js';
 import { REFUSED_CONSOLE_CALLERS, addWorkspaceMember, auditActions, createConsoleUser } from './helpers/consoleUsers.js';
 import { activateOk, registerDraft } from './helpers/contracts.js';
@@ -71,9 +71,8 @@ afterAll(async () => {
 
 const noProblems = (problems: PageProblem[]) => expect(problems, JSON.stringify(problems, null, 2)).toEqual([]);
 
-/** A browser page signed in as `sessionToken` (the session cookie `POST /auth/login` sets). */
 const signedInPage = (sessionToken: string, options: { phone?: boolean } = {}): Promise<Page> =>
-  signedInPageOf(browser, management.url, sessionToken, { ...options, clipboard: true });
+  openSignedInPage(browser, management.url, sessionToken, options);
 
 /** Opens a console page of the spawned plane (consolePages.ts: headers, timings, screenshot). */
 async function open(page: Page, path: string, screenshot: string): Promise<void> {

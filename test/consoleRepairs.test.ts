@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SchemaShape } from '../shared/analysis/types.js';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
-import { signedInPage } from './helpers/consoleBrowser.js';
+import { signedInPage } from './helpers/consoleSession.js';
 import { CONSOLE_ARTIFACTS, openConsolePage, settleConsolePage } from './helpers/consolePages.js';
 import { addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
 import { countRows, createTestContext, type TestContext } from './helpers/context.js';
