@@ -162,6 +162,10 @@ describe('the repair review in a browser', () => {
     const receipt = page.locator('#repair-receipt');
     await receipt.waitFor();
     expect(await receipt.locator('.receipt-decision').textContent()).toBe('approved');
+    // The receipt's instant, in the viewer's time zone (UTC text kept as its title).
+    const recorded = receipt.locator('time');
+    expect(await recorded.getAttribute('datetime')).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(await recorded.textContent()).not.toContain('T');
     expect(await page.locator('#repair-apply').isHidden()).toBe(true);
     await page.screenshot({ path: `${CONSOLE_ARTIFACTS}/repairs-review-applied.png`, fullPage: true });
     // A reload shows the decision as recorded.

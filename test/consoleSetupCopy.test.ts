@@ -163,6 +163,8 @@ describe('second-mode setup in the console', () => {
     const shown = page.locator('#setup-applied');
     await shown.waitFor();
     expect(await page.locator('#setup-apply').isHidden()).toBe(true);
+    // The "waiting for your approval" line goes with the form.
+    expect(await page.locator('.review-status').isHidden()).toBe(true);
     const ingestToken = (await shown.locator('.token-value').textContent()) ?? '';
     expect(ingestToken).toMatch(/^svc_ing_/);
     const liveId = (await shown.locator('.new-connection-id').textContent()) ?? '';

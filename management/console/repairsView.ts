@@ -226,7 +226,7 @@ ${errorTemplate(APPLY_FORM_ERRORS)}
 <dl class="incident-facts">
 <dt>Decision</dt><dd class="receipt-decision" data-result="data.status"></dd>
 <dt>Approval record</dt><dd><code data-result="data.approvalRecordId"></code></dd>
-<dt>Recorded at (UTC)</dt><dd><span data-result="completedAt"></span></dd>
+<dt>Recorded at</dt><dd><time data-result="completedAt"></time></dd>
 </dl>
 </section>`;
 }
