@@ -18,8 +18,8 @@ import {
   type TestContext,
 } from './helpers/context.js';
 import { insertIncident } from './helpers/incidents.js';
-import { type Collector, createCollector, envelope, sendEnvelopes } from './helpers/ingest.js';
-import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
+import { type Collector, createCollector, sendEnvelopes } from './helpers/ingest.js';
+import { DRIFTED_ORDERS, ORDERS_DOCUMENT, driftedOrderEnvelopes } from './helpers/ordersDrift.js';
 import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
@@ -146,20 +146,7 @@ describe('the Integrations page in a browser', () => {
 
     // The copied token is the collector's: drifted orders sent with it open an incident.
     const issued = { ...collector, ingestToken };
-    const sent = await sendEnvelopes(
-      { url: edge.url, clock: ctx.deps.clock },
-      issued,
-      DRIFTED_ORDERS.map((shape) =>
-        envelope(issued, {
-          payload: {
-            storage: 'none',
-            schemaFingerprint: `sha256:${'cd'.repeat(32)}`,
-            schemaShape: shape,
-            redactionPolicyVersion: '2025-01',
-          },
-        }),
-      ),
-    );
+    const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, issued, driftedOrderEnvelopes(issued));
     expect(sent.status, sent.text).toBe(202);
     const incident = await waitFor(
       async () => {

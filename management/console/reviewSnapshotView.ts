@@ -224,7 +224,11 @@ export function applyForm(input: {
   show?: string;
 }): SafeHtml {
   const id = input.form;
-  const after = input.show ? html` data-show="${input.show}" data-hide-on-success data-hide=".review-status"` : input.next ? html` data-next="${input.next}"` : null;
+  const after = input.show
+    ? html` data-show="${input.show}" data-hide-on-success data-hide=".review-status"`
+    : input.next
+      ? html` data-next="${input.next}"`
+      : null;
   return html`<form id="${id}" class="stack" data-api="POST ${input.route}" data-idempotent${after}>
 <input type="hidden" name="approvalFingerprint" value="${input.approvalFingerprint}">
 <div class="actions"><button type="submit" class="primary">${input.label}</button></div>

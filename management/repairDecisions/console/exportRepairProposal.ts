@@ -1,3 +1,4 @@
+import { REPAIR_EXPORT_ERRORS } from '../exportRepairProposal.js';
 import type { FastifyInstance } from 'fastify';
 import { sessionAuth, sessionOf } from '../../auth/sessionAuth.js';
 import { readIdempotencyKey } from '../../operations/idempotency.js';
@@ -28,23 +29,7 @@ export default async function consoleExportRepairProposalRoute(app: FastifyInsta
       },
       config: {
         validationError: 'invalid_repair_request',
-        errors: [
-          ...CONSOLE_REPAIR_WRITE_ERRORS,
-          'idempotency_key_required',
-          'idempotency_conflict',
-          'connection_required',
-          'connection_not_found',
-          'repair_proposal_not_found',
-          'workload_rate_limited',
-          'repair_export_not_validated',
-          'repair_export_not_approved',
-          'repair_export_not_available',
-          'repair_export_fingerprint_mismatch',
-          'repair_export_operation_unsupported',
-          'repair_export_sensitive_content',
-          'codehost_not_configured',
-          'authorization_changed',
-        ],
+        errors: [...CONSOLE_REPAIR_WRITE_ERRORS, ...REPAIR_EXPORT_ERRORS],
       },
       schema: { params, querystring: noQuery, body: exportBody, response: { 200: exportReceiptSchema } },
     },

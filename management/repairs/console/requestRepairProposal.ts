@@ -1,3 +1,4 @@
+import { REPAIR_REQUEST_ERRORS } from '../requestRepairProposal.js';
 import type { FastifyInstance } from 'fastify';
 import { sessionAuth, sessionOf } from '../../auth/sessionAuth.js';
 import { readIdempotencyKey } from '../../operations/idempotency.js';
@@ -26,27 +27,7 @@ export default async function consoleRequestRepairProposalRoute(app: FastifyInst
       onRequest: [sessionAuth()],
       config: {
         validationError: 'invalid_repair_request',
-        errors: [
-          ...CONSOLE_REPAIR_WRITE_ERRORS,
-          'idempotency_key_required',
-          'idempotency_conflict',
-          'authorization_changed',
-          'repair_generator_unavailable',
-          'workload_rate_limited',
-          'connection_required',
-          'connection_not_found',
-          'incident_not_found',
-          'incident_has_no_repair_assertion',
-          'repair_already_pending',
-          'sandbox_execution_busy',
-          'sandbox_repair_monthly_limit',
-          'repair_capacity_exceeded',
-          'replay_evidence_capacity_exceeded',
-          'repair_evidence_unavailable',
-          'replay_evidence_unavailable',
-          'replay_dataset_not_found',
-          'replay_evidence_snapshot_changed',
-        ],
+        errors: [...CONSOLE_REPAIR_WRITE_ERRORS, ...REPAIR_REQUEST_ERRORS],
       },
       schema: { params, body: repairRequestBody, response: { 202: repairRequestReceiptResponse } },
     },
