@@ -6,6 +6,7 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import type { SchemaShape } from '../shared/analysis/types.js';
 import { CONSOLE_ARTIFACTS, openConsolePage, settleConsolePage } from './helpers/consolePages.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
+import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import { addWorkspaceMember, createConsoleUser } from './helpers/consoleUsers.js';
 import { bootstrapWorkspace, callWithSession, createTestContext, resetClockAndHooks, type TestContext } from './helpers/context.js';
 import { registerDraft } from './helpers/contracts.js';
@@ -83,12 +84,7 @@ async function driftedConnection(): Promise<Drifted> {
   return { owner, collector, v1: versionId, incidentId };
 }
 
-/** A page signed in as the holder of `sessionToken` (the cookie `POST /auth/login` sets). */
-async function signedInPage(sessionToken: string): Promise<Page> {
-  const page = await browser.newPage();
-  await page.context().addCookies([{ name: 'session', value: sessionToken, url: management.url, httpOnly: true, sameSite: 'Lax' }]);
-  return page;
-}
+const signedInPage = (sessionToken: string): Promise<Page> => openSignedInPage(browser, management.url, sessionToken);
 
 /** Opens `path` of the spawned plane (consolePages.ts: headers, timings, screenshot). */
 async function open(page: Page, path: string, name: string): Promise<void> {

@@ -5,6 +5,7 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { CONSOLE_INCIDENT_PAGE } from '../management/console/incidentsPage.js';
 import { CONSOLE_ARTIFACTS, openConsolePage } from './helpers/consolePages.js';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
+import { signedInPage as openSignedInPage } from './helpers/consoleSession.js';
 import { credentialErrorInWords } from '../management/console/credentialWords.js';
 import { REFUSED_CONSOLE_CALLERS, addWorkspaceMember, auditActions, createConsoleUser } from './helpers/consoleUsers.js';
 import { activateOk, registerDraft } from './helpers/contracts.js';
@@ -17,8 +18,8 @@ import {
   type TestContext,
 } from './helpers/context.js';
 import { insertIncident } from './helpers/incidents.js';
-import { type Collector, createCollector, envelope, sendEnvelopes } from './helpers/ingest.js';
-import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
+import { type Collector, createCollector, sendEnvelopes } from './helpers/ingest.js';
+import { DRIFTED_ORDERS, ORDERS_DOCUMENT, driftedOrderEnvelopes } from './helpers/ordersDrift.js';
 import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
@@ -70,16 +71,8 @@ afterAll(async () => {
 
 const noProblems = (problems: PageProblem[]) => expect(problems, JSON.stringify(problems, null, 2)).toEqual([]);
 
-/** A browser page signed in as `sessionToken` (the session cookie `POST /auth/login` sets). */
-async function signedInPage(sessionToken: string, options: { phone?: boolean } = {}): Promise<Page> {
-  const page = await browser.newPage(options);
-  const url = new URL(management.url);
-  await page
-    .context()
-    .addCookies([{ name: 'session', value: sessionToken, domain: url.hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
-  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: management.url });
-  return page;
-}
+const signedInPage = (sessionToken: string, options: { phone?: boolean } = {}): Promise<Page> =>
+  openSignedInPage(browser, management.url, sessionToken, options);
 
 /** Opens a console page of the spawned plane (consolePages.ts: headers, timings, screenshot). */
 async function open(page: Page, path: string, screenshot: string): Promise<void> {
@@ -102,20 +95,7 @@ async function schemaDriftIncident(connectionId: string): Promise<{ id: string; 
 
 /** Sends DRIFTED_ORDERS to the edge with the collector's token, then waits for the incident that counts them all. */
 async function sendDriftedOrders(sender: Collector): Promise<{ id: string; affected_records: string }> {
-  const sent = await sendEnvelopes(
-    { url: edge.url, clock: ctx.deps.clock },
-    sender,
-    DRIFTED_ORDERS.map((shape) =>
-      envelope(sender, {
-        payload: {
-          storage: 'none',
-          schemaFingerprint: `sha256:${'cd'.repeat(32)}`,
-          schemaShape: shape,
-          redactionPolicyVersion: '2025-01',
-        },
-      }),
-    ),
-  );
+  const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, sender, driftedOrderEnvelopes(sender));
   expect(sent.status, sent.text).toBe(202);
   return waitFor(
     async () => {

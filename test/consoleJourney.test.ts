@@ -3,9 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type PageProblem, type TestBrowser } from './helpers/browser.js';
 import { openConsolePage, settleConsolePage } from './helpers/consolePages.js';
 import { createTestContext, type TestContext, uniqueEmail } from './helpers/context.js';
-import { type Collector, envelope, sendEnvelopes } from './helpers/ingest.js';
+import { type Collector, sendEnvelopes } from './helpers/ingest.js';
 import { loginIw, removeIwEnvs, runIw } from './helpers/iw.js';
-import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
+import { DRIFTED_ORDERS, ORDERS_DOCUMENT, driftedOrderEnvelopes } from './helpers/ordersDrift.js';
 import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
@@ -151,20 +151,7 @@ describe('the console, from sign-up to an incident and a signed-in CLI', () => {
       direction: 'outbound',
       protocol: 'http-api',
     };
-    const sent = await sendEnvelopes(
-      { url: edge.url, clock: ctx.deps.clock },
-      collector,
-      DRIFTED_ORDERS.map((shape) =>
-        envelope(collector, {
-          payload: {
-            storage: 'none',
-            schemaFingerprint: `sha256:${'cd'.repeat(32)}`,
-            schemaShape: shape,
-            redactionPolicyVersion: '2025-01',
-          },
-        }),
-      ),
-    );
+    const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, collector, driftedOrderEnvelopes(collector));
     expect(sent.status, sent.text).toBe(202);
     const incidentId = await waitFor(
       async () =>

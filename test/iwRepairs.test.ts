@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { type AnswerProxy, startAnswerProxy } from './helpers/answerProxy.js';
 import { bootstrapWorkspace, callWithKey, createTestContext, type TestContext } from './helpers/context.js';
-import { createCollector, envelope, sendEnvelopes, type Collector } from './helpers/ingest.js';
+import { createCollector, sendEnvelopes, type Collector } from './helpers/ingest.js';
 import { type IwEnv, type IwResult, loginIw, runIw } from './helpers/iw.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { waitFor } from './helpers/wait.js';
-import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
+import { DRIFTED_ORDERS, ORDERS_DOCUMENT, driftedOrderEnvelopes } from './helpers/ordersDrift.js';
 
 // Issue 30, `iw repairs request|show|preview|apply|export`: the built binary against the running
 // processes (the compiled edge, management plane and analyzer, as in test/repairJourney.test.ts).
@@ -91,15 +91,7 @@ beforeAll(async () => {
   });
   expect(activated.statusCode, activated.body).toBe(200);
 
-  const sent = await sendEnvelopes(
-    { url: edge.url, clock: ctx.deps.clock },
-    collector,
-    DRIFTED_ORDERS.map((shape) =>
-      envelope(collector, {
-        payload: { storage: 'none', schemaFingerprint: `sha256:${'cd'.repeat(32)}`, schemaShape: shape, redactionPolicyVersion: '2025-01' },
-      }),
-    ),
-  );
+  const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, collector, driftedOrderEnvelopes(collector));
   expect(sent.status, sent.text).toBe(202);
   incidentId = await waitFor(
     async () => {

@@ -10,13 +10,13 @@ import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import type { ReplayFixture } from '../shared/repairs/types.js';
 import { cliLogin, type CliLogin } from './helpers/cliLogin.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
-import { createCollector, envelope, sendEnvelopes, type Collector } from './helpers/ingest.js';
+import { createCollector, sendEnvelopes, type Collector } from './helpers/ingest.js';
 import { applyOverlay } from './helpers/overlay.js';
 import { freePort } from './helpers/ports.js';
 import { type SpawnedProcess, spawnProcess } from './helpers/processes.js';
 import { sampleOf } from './helpers/shapeSamples.js';
 import { waitFor } from './helpers/wait.js';
-import { DRIFTED_ORDERS, ORDERS_DOCUMENT } from './helpers/ordersDrift.js';
+import { DRIFTED_ORDERS, ORDERS_DOCUMENT, driftedOrderEnvelopes } from './helpers/ordersDrift.js';
 
 // Issue 29, "Done means": one journey against the running processes (the compiled edge,
 // management plane and analyzer). Drifted envelopes open an incident; a repair is requested with
@@ -106,18 +106,7 @@ describe('a reviewed repair, from drift to a resolved incident', () => {
     const v1Id = (v1.contract as { id: string }).id;
     await expectStatus(call('POST', `${contracts}/${v1Id}/activate`, { expectedActiveContractVersionId: null, reason: 'promote' }), 200);
 
-    const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, collector, [
-      ...DRIFTED_ORDERS.map((shape) =>
-        envelope(collector, {
-          payload: {
-            storage: 'none',
-            schemaFingerprint: `sha256:${'cd'.repeat(32)}`,
-            schemaShape: shape,
-            redactionPolicyVersion: '2025-01',
-          },
-        }),
-      ),
-    ]);
+    const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, collector, driftedOrderEnvelopes(collector));
     expect(sent.status, sent.text).toBe(202);
     const incident = await waitFor(() => openIncident(collector.connectionId), 30_000, 'the schema-drift incident');
     const base = `/v1/cli/connections/${collector.connectionId}`;

@@ -17,8 +17,9 @@ import { html, type SafeHtml } from './html.js';
  * - On success, in order: `data-next="/path/{a.b}"` is followed, each `{a.b}` replaced by the
  *   URL-encoded value at that path of the answer; `data-download="a"` saves the answer's value at
  *   `a` as `<value at data-download-name>.json`; `data-show="#id"` unhides that element and fills
- *   its `[data-result="a.b"]` children from the answer (a key shown once), hiding the form if it
- *   has `data-hide-on-success`; otherwise the page reloads.
+ *   its `[data-result="a.b"]` children from the answer (a key shown once; a `<time>` child shows
+ *   the instant in the viewer's time zone), hiding the form if it has `data-hide-on-success` and
+ *   the elements `data-hide="selector"` names; otherwise the page reloads.
  * - On a catalogue error: the words of `errorTemplate` (an inert `<template>`: the script has no
  *   text of its own) shown in the field's `fieldError` box, or the form's `formError` box.
  */

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { listConnectionIncidents, readConnectionIncident, type IncidentListPage } from '../incidents/incidentReads.js';
 import type { IncidentDetailView } from '../incidents/incidentStore.js';
+import { listIncidentProposals } from '../repairs/repairReads.js';
+import type { ProposalListItem } from '../repairs/repairStore.js';
 import { consoleWorkspacePage } from './consoleRoute.js';
 import { asWorkspaceManager, type ConsoleWorkspace, requiredQuery } from './consoleWorkspace.js';
 import { chooseConnectionBody, incidentBody, incidentsBody } from './incidentsView.js';
@@ -26,7 +28,12 @@ export interface IncidentPageData {
   workspace: ConsoleWorkspace;
   connectionId: string;
   incident: IncidentDetailView;
+  /** The incident's repair proposals, newest first (the first page of the CLI's list). */
+  proposals: ProposalListItem[];
 }
+
+/** Repair proposals the incident page lists (the CLI list's default page). */
+export const CONSOLE_REPAIR_PAGE = 25;
 
 /**
  * One page of a connection's incidents, newest first: the CLI's connection read (its `status`
@@ -44,7 +51,7 @@ export async function incidentsPageData(deps: Deps, workspace: ConsoleWorkspace,
   return { workspace, connectionId, query, page };
 }
 
-/** One incident of the connection, with its findings and evidence (the CLI's detail read). */
+/** One incident of the connection, with its findings and evidence (the CLI's detail read) and its repairs. */
 export async function incidentPageData(
   deps: Deps,
   workspace: ConsoleWorkspace,
@@ -53,7 +60,12 @@ export async function incidentPageData(
 ): Promise<IncidentPageData> {
   const connectionId = requiredQuery(integration, 'connection_required');
   const incident = await readConnectionIncident(deps, workspace.actor.workspaceId, connectionId, incidentId);
-  return { workspace, connectionId, incident };
+  const proposals = await listIncidentProposals(
+    deps,
+    { workspaceId: workspace.actor.workspaceId, connectionId, incidentId: incident.id },
+    { limit: String(CONSOLE_REPAIR_PAGE) },
+  );
+  return { workspace, connectionId, incident, proposals: proposals.items };
 }
 
 const ID = { type: 'string', maxLength: 64 } as const;

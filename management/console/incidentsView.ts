@@ -3,6 +3,7 @@ import { localTime, pager } from './consoleRoute.js';
 import { html, type SafeHtml } from './html.js';
 import { type IncidentPageData, type IncidentsPageData, titleOf } from './incidentsPage.js';
 import { workspacePagePath } from './layout.js';
+import { incidentRepairsSection } from './repairsView.js';
 
 const FINDING_WORDS: Record<string, string> = {
   undeclared_field: 'Undeclared field',
@@ -75,7 +76,7 @@ function findingRow(finding: FindingView): SafeHtml {
 </tr>`;
 }
 
-/** One incident: what it is, its findings and its evidence. */
+/** One incident: what it is, its findings, its evidence and its repairs. */
 export function incidentBody(data: IncidentPageData): SafeHtml {
   const { slug } = data.workspace;
   const { incident, connectionId } = data;
@@ -102,5 +103,13 @@ ${
 }
 <h2>Evidence</h2>
 <p class="hint">The observations this incident was found in${incident.evidenceTruncated ? ' (the first ones: the list is cut)' : ''}.</p>
-<ul class="evidence">${incident.observationIds.map((id) => html`<li><code>${id}</code></li>`)}</ul>`;
+<ul class="evidence">${incident.observationIds.map((id) => html`<li><code>${id}</code></li>`)}</ul>
+${incidentRepairsSection({
+  slug,
+  connectionId,
+  incidentId: incident.id,
+  incidentOpen: incident.status === 'open',
+  proposals: data.proposals,
+  canAct: data.workspace.status === 'active',
+})}`;
 }

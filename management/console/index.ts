@@ -3,11 +3,14 @@ import accountPages from './accountPages.js';
 import apiKeysPage from './apiKeysPage.js';
 import { loadAssets } from './assets.js';
 import contractsPageRoutes from './contractsPage.js';
+import copyPages from './copyPage.js';
 import devicePageRoute from './devicePage.js';
 import getAssetRoutes from './getAsset.js';
 import incidentsPages from './incidentsPage.js';
 import integrationsPage from './integrationsPage.js';
 import rulesPageRoute from './rulesPage.js';
+import repairsPages from './repairsPage.js';
+import setupPages from './setupPage.js';
 import { registerConsoleSecurityHeaders, registerServerTiming } from './securityHeaders.js';
 import usagePages from './usagePage.js';
 
@@ -28,5 +31,8 @@ export default async function consoleRoutes(app: FastifyInstance): Promise<void>
   apiKeysPage(app);
   integrationsPage(app);
   incidentsPages(app);
+  repairsPages(app);
   usagePages(app);
+  setupPages(app);
+  copyPages(app);
 }

@@ -60,10 +60,36 @@ INGEST_TOKEN=<span data-result="ingestToken"></span></pre>
 </div>`;
 }
 
-function slotCard(slug: string, integration: ConsoleIntegration, slot: ConfiguredSlot | MissingSlot): SafeHtml {
+/**
+ * What a slot offers for the other mode (02 "Second-mode setup", "Configuration copy"): a missing
+ * slot is set up from its own card; a configured one copies its configuration to the other slot
+ * when both exist. Nothing in an archived workspace, where neither can be previewed.
+ */
+function secondModeLink(
+  slug: string,
+  integration: ConsoleIntegration,
+  slot: ConfiguredSlot | MissingSlot,
+  writable: boolean,
+): SafeHtml | null {
+  if (!writable) return null;
   const name = MODE_NAMES[slot.mode];
   if (slot.status === 'not_configured') {
-    return html`<section class="slot not-configured" data-mode="${slot.mode}"><h3>${name}</h3><p class="hint">Not configured.</p></section>`;
+    const setup = workspacePagePath(slug, `integrations/${encodeURIComponent(integration.id)}/setup?mode=${slot.mode}`);
+    return html`<p class="links"><a class="set-up" href="${setup}">Set up ${name}</a></p>`;
+  }
+  const other = integration.connections[slot.mode === 'sandbox' ? 'live' : 'sandbox'];
+  if (other.status !== 'configured') return null;
+  const copy = workspacePagePath(
+    slug,
+    `connections/${encodeURIComponent(other.connectionId)}/configuration-copy?source=${encodeURIComponent(slot.connectionId)}`,
+  );
+  return html`<p class="links"><a class="copy-configuration" href="${copy}">Copy configuration to ${MODE_NAMES[other.mode]}</a></p>`;
+}
+
+function slotCard(slug: string, integration: ConsoleIntegration, slot: ConfiguredSlot | MissingSlot, writable: boolean): SafeHtml {
+  const name = MODE_NAMES[slot.mode];
+  if (slot.status === 'not_configured') {
+    return html`<section class="slot not-configured" data-mode="${slot.mode}"><h3>${name}</h3><p class="hint">Not configured.</p>${secondModeLink(slug, integration, slot, writable)}</section>`;
   }
   const connection = encodeURIComponent(slot.connectionId);
   return html`<section class="slot" data-mode="${slot.mode}" data-connection="${slot.connectionId}">
@@ -80,15 +106,16 @@ function slotCard(slug: string, integration: ConsoleIntegration, slot: Configure
  <a href="${workspacePagePath(slug, `integrations/${connection}/contracts`)}">Contracts</a>
  <a href="${workspacePagePath(slug, `integrations/${connection}/rules`)}">Rules</a></p>
 ${credential(slug, integration, slot)}
+${secondModeLink(slug, integration, slot, writable)}
 </section>`;
 }
 
-function integrationCard(slug: string, integration: ConsoleIntegration): SafeHtml {
+function integrationCard(slug: string, integration: ConsoleIntegration, writable: boolean): SafeHtml {
   return html`<article class="integration" id="${integration.id}">
 <h2>${integration.name}</h2>
 <p class="hint">${integration.provider} · ${integration.direction} · ${integration.protocol} · <code>${integration.id}</code></p>
 <p class="hint">Integration key: <code class="integration-key">${integration.integrationKey}</code></p>
-<div class="slots">${slotCard(slug, integration, integration.connections.sandbox)}${slotCard(slug, integration, integration.connections.live)}</div>
+<div class="slots">${slotCard(slug, integration, integration.connections.sandbox, writable)}${slotCard(slug, integration, integration.connections.live, writable)}</div>
 </article>`;
 }
 
@@ -96,7 +123,7 @@ function integrationCard(slug: string, integration: ConsoleIntegration): SafeHtm
 export function integrationsBody(data: IntegrationsPageData): SafeHtml {
   const { slug } = data.workspace;
   return html`${data.workspace.status === 'archived' ? html`<p class="hint">This workspace is archived: its credentials cannot change.</p>` : null}
-${data.integrations.length === 0 ? html`<p id="no-integrations">No Integrations yet: add the first one below.</p>` : data.integrations.map((integration) => integrationCard(slug, integration))}
+${data.integrations.length === 0 ? html`<p id="no-integrations">No Integrations yet: add the first one below.</p>` : data.integrations.map((integration) => integrationCard(slug, integration, data.workspace.status === 'active'))}
 ${pager(workspacePagePath(slug, 'integrations'), { cursor: data.cursor }, data.nextCursor)}
 ${data.workspace.status === 'archived' ? null : integrationCreateSection(slug)}`;
 }

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { CLI_SCHEMA_VERSION } from '../auth/cliApi.js';
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
+import type { RepairActor } from '../repairs/repairActor.js';
 import { findConnectionForWorkspace } from '../connections/connectionStore.js';
 import type { Deps } from '../deps.js';
 import { runOperation, type OperationOutcome, type OperationResponse } from '../operations/idempotency.js';
@@ -41,12 +41,7 @@ export type DecisionReceipt = CliReceipt<{ proposalId: string; status: Decision;
  * the connection, the proposal's status, candidate, validation and replay run as the review
  * showed them (409 `review_stale`).
  */
-async function checkPreview(
-  db: pg.PoolClient,
-  deps: Deps,
-  actor: CliWorkspacePrincipal,
-  input: DecisionApplyInput,
-): Promise<DecisionPreviewRecord> {
+async function checkPreview(db: pg.PoolClient, deps: Deps, actor: RepairActor, input: DecisionApplyInput): Promise<DecisionPreviewRecord> {
   const preview = hasIdForm(input.operationId, 'cliop_')
     ? await findDecisionPreview(
         db,
@@ -77,7 +72,7 @@ async function checkPreview(
 async function performDecision(
   db: pg.PoolClient,
   deps: Deps,
-  actor: CliWorkspacePrincipal,
+  actor: RepairActor,
   input: DecisionApplyInput,
 ): Promise<{ outcome: OperationOutcome; expiresAt: Date }> {
   const preview = await checkPreview(db, deps, actor, input);
@@ -132,7 +127,7 @@ async function performDecision(
  * and everything commits after the final authority re-check and a last look at the expiry. The
  * operations row takes the preview's id, so the receipt is read at the same operation id.
  */
-export async function applyDecision(deps: Deps, actor: CliWorkspacePrincipal, input: DecisionApplyInput): Promise<OperationResponse> {
+export async function applyDecision(deps: Deps, actor: RepairActor, input: DecisionApplyInput): Promise<OperationResponse> {
   let expiresAtMs = Number.POSITIVE_INFINITY;
   return runOperation(
     deps,

@@ -6,7 +6,7 @@ import { withTransaction } from '../../shared/db/transaction.js';
 import { AppError } from '../../shared/errors/index.js';
 import { newId } from '../../shared/ids.js';
 import { CLI_SCHEMA_VERSION } from '../auth/cliApi.js';
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
+import type { RepairActor } from '../repairs/repairActor.js';
 import { requirePathConnection } from '../connections/workspaceConnection.js';
 import type { Deps } from '../deps.js';
 import { auditActorOf, recordAudit } from '../operations/audit.js';
@@ -74,7 +74,7 @@ export function normaliseRationale(rationale: string): string {
  * and proposal (404), the proposal approvable (409 `repair_proposal_not_approvable`); then the
  * preview row and its audit row commit together. The proposal is read, never written.
  */
-export async function previewDecision(deps: Deps, actor: CliWorkspacePrincipal, input: DecisionPreviewInput): Promise<DecisionPreviewView> {
+export async function previewDecision(deps: Deps, actor: RepairActor, input: DecisionPreviewInput): Promise<DecisionPreviewView> {
   const rationale = normaliseRationale(input.rationale);
   requirePathConnection(input.connectionId);
   let slot: RateSlot | undefined;

@@ -1,7 +1,7 @@
 // 03 "Decision preview": what a reviewer sees and what their approval binds. The review names
 // the proposal's state and evidence; the approval fingerprint binds that review to one
-// operation, one authorization (user, CLI client, workspace authorization epoch, role), one
-// decision and rationale, and the preview's expiry.
+// operation, one authorization (user, CLI client or none for the console, workspace
+// authorization epoch, role), one decision and rationale, and the preview's expiry.
 
 import { fingerprint } from '../../shared/fingerprint.js';
 import type { ProposalRecord, ProposalStatus, ReplayRunRecord, ReviewValidation } from './evidenceStore.js';
@@ -29,7 +29,8 @@ export type ReviewedFacts = Omit<DecisionReview, 'decision' | 'rationale'>;
 /** Who a preview is made for, as it stood when it was made. */
 export interface ReviewAuthorization {
   userId: string;
-  clientId: string;
+  /** The CLI client; null for a decision made through the console. */
+  clientId: string | null;
   authEpoch: string;
   role: string;
 }

@@ -4,14 +4,14 @@
 import type { Queryable } from '../../shared/db/pool.js';
 import type { Decision, DecisionReview } from './decisionReview.js';
 
-/** A stored decision preview: a `cliop_` operation of one user through one CLI client. */
+/** A stored decision preview: a `cliop_` operation of one user through one CLI client, or through the console (client null). */
 export interface DecisionPreviewRecord {
   id: string;
   workspaceId: string;
   connectionId: string;
   proposalId: string;
   userId: string;
-  clientId: string;
+  clientId: string | null;
   authEpoch: string;
   decision: Decision;
   rationale: string;
@@ -28,7 +28,7 @@ interface PreviewRow {
   connection_id: string;
   proposal_id: string;
   user_id: string;
-  cli_client_id: string;
+  cli_client_id: string | null;
   auth_epoch: string;
   decision: Decision;
   rationale: string;
@@ -63,20 +63,21 @@ export async function insertDecisionPreview(db: Queryable, preview: Omit<Decisio
 }
 
 /**
- * The preview with this id made in this workspace by this user through this CLI client, or null:
- * another user's or client's preview is not found (03: another client or actor cannot claim an
+ * The preview with this id made in this workspace by this user through this CLI client (null: the
+ * console), or null: another user's or client's preview is not found, and a console preview is
+ * not a CLI client's nor the other way round (03: another client or actor cannot claim an
  * operation). `forUpdate` serialises applies of one preview.
  */
 export async function findDecisionPreview(
   db: Queryable,
-  input: { workspaceId: string; userId: string; clientId: string; operationId: string },
+  input: { workspaceId: string; userId: string; clientId: string | null; operationId: string },
   options: { forUpdate?: boolean } = {},
 ): Promise<DecisionPreviewRecord | null> {
   const { rows } = await db.query<PreviewRow>(
     `SELECT id, workspace_id, connection_id, proposal_id, user_id, cli_client_id, auth_epoch, decision, rationale, approval_fingerprint,
             review, expires_at, created_at, completed_at
        FROM repair_decision_previews
-      WHERE id = $1 AND workspace_id = $2 AND user_id = $3 AND cli_client_id = $4${options.forUpdate ? ' FOR UPDATE' : ''}`,
+      WHERE id = $1 AND workspace_id = $2 AND user_id = $3 AND cli_client_id IS NOT DISTINCT FROM $4${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [input.operationId, input.workspaceId, input.userId, input.clientId],
   );
   const row = rows[0];
@@ -135,7 +136,7 @@ export interface ApprovalRecord {
   approvalFingerprint: string;
   review: DecisionReview;
   userId: string;
-  clientId: string;
+  clientId: string | null;
   createdAt: Date;
 }
 

@@ -1,9 +1,28 @@
+import type { ErrorCode } from '../../shared/errors/index.js';
 import type { FastifyInstance } from 'fastify';
 import { cliAuth } from '../auth/cliAuth.js';
 import { readIdempotencyKey } from '../operations/idempotency.js';
 import { cliOperationActor } from '../repairs/repairActor.js';
 import { exportRepair, type ExportTarget } from './repairExport.js';
 import { exportBody, exportReceiptSchema, noQuery, proposalParams } from './schemas.js';
+
+/** The export's errors beyond authentication (03 Reviewed repairs), for the CLI and console routes. */
+export const REPAIR_EXPORT_ERRORS = [
+  'idempotency_key_required',
+  'idempotency_conflict',
+  'connection_required',
+  'connection_not_found',
+  'repair_proposal_not_found',
+  'workload_rate_limited',
+  'repair_export_not_validated',
+  'repair_export_not_approved',
+  'repair_export_not_available',
+  'repair_export_fingerprint_mismatch',
+  'repair_export_operation_unsupported',
+  'repair_export_sensitive_content',
+  'codehost_not_configured',
+  'authorization_changed',
+] as const satisfies readonly ErrorCode[];
 
 /**
  * POST /v1/cli/connections/{connectionId}/repair-proposals/{proposalId}/export (03 Reviewed
@@ -21,23 +40,7 @@ export default async function exportRepairProposalRoute(app: FastifyInstance): P
       },
       config: {
         validationError: 'invalid_repair_request',
-        errors: [
-          'idempotency_key_required',
-          'idempotency_conflict',
-          'connection_required',
-          'connection_not_found',
-          'repair_proposal_not_found',
-          'workload_rate_limited',
-          'repair_export_not_validated',
-          'repair_export_not_approved',
-          'repair_export_not_available',
-          'repair_export_fingerprint_mismatch',
-          'repair_export_operation_unsupported',
-          'repair_export_sensitive_content',
-          'codehost_not_configured',
-          'authorization_changed',
-          'workspace_unavailable',
-        ],
+        errors: [...REPAIR_EXPORT_ERRORS, 'workspace_unavailable'],
       },
       schema: { params: proposalParams, querystring: noQuery, body: exportBody, response: { 200: exportReceiptSchema } },
     },

@@ -3,7 +3,7 @@
 
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm } from '../../shared/ids.js';
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
+import type { RepairActor } from '../repairs/repairActor.js';
 import type { CliScopeSuffix } from '../auth/scopes.js';
 import type { Deps } from '../deps.js';
 import { readOwnOperation } from '../operations/idempotency.js';
@@ -20,7 +20,7 @@ import { REPAIR_ACTIONS, SCOPE_OF_ACTION, retainedReceipt, type RepairAction } f
  */
 export async function readRepairOperation(
   deps: Deps,
-  actor: CliWorkspacePrincipal,
+  actor: RepairActor,
   hasScope: (scope: CliScopeSuffix) => boolean,
   operationId: string,
 ): Promise<Record<string, unknown>> {

@@ -1,9 +1,9 @@
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
+import type { RepairActor } from '../repairs/repairActor.js';
 import { approvalFingerprint, type ReviewAuthorization } from './decisionReview.js';
 import type { DecisionPreviewRecord } from './decisionStore.js';
 
-/** The authorization a preview binds: this user, this CLI client, the workspace epoch and the role now. */
-export function authorizationOf(actor: CliWorkspacePrincipal): ReviewAuthorization {
+/** The authorization a preview binds: this user, this CLI client (null: the console), the workspace epoch and the role now. */
+export function authorizationOf(actor: RepairActor): ReviewAuthorization {
   return { userId: actor.userId, clientId: actor.clientId, authEpoch: actor.authEpoch, role: actor.role };
 }
 
@@ -14,7 +14,7 @@ export function authorizationOf(actor: CliWorkspacePrincipal): ReviewAuthorizati
  * authorization epoch or the role can make it differ (03: `authorization_changed`, the operation
  * belongs to an earlier authorization or membership revision).
  */
-export function isSameAuthorization(preview: DecisionPreviewRecord, actor: CliWorkspacePrincipal): boolean {
+export function isSameAuthorization(preview: DecisionPreviewRecord, actor: RepairActor): boolean {
   const current = approvalFingerprint({
     operationId: preview.id,
     workspaceId: preview.workspaceId,

@@ -6,7 +6,7 @@ import { AppError } from '../../shared/errors/index.js';
 import { newId } from '../../shared/ids.js';
 import { buildRepairBundle, type RepairBundle } from '../../shared/repairs/export/bundle.js';
 import { CLI_SCHEMA_VERSION } from '../auth/cliApi.js';
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
+import type { RepairActor } from '../repairs/repairActor.js';
 import { requirePathConnection } from '../connections/workspaceConnection.js';
 import type { Deps } from '../deps.js';
 import { runOperation, type OperationResponse } from '../operations/idempotency.js';
@@ -37,7 +37,7 @@ export type ExportReceipt = CliReceipt<RepairBundle>;
  * `repair_export_operation_unsupported` or `repair_export_sensitive_content`), committed with its
  * receipt and audit row.
  */
-export async function exportRepair(deps: Deps, actor: CliWorkspacePrincipal, input: RepairExportInput): Promise<OperationResponse> {
+export async function exportRepair(deps: Deps, actor: RepairActor, input: RepairExportInput): Promise<OperationResponse> {
   requirePathConnection(input.connectionId);
   if (input.target === 'pull_request') {
     await loadPathProposal(deps.pool, actor.workspaceId, input.connectionId, input.proposalId);

@@ -2,10 +2,10 @@
 // for replays and operation reads.
 
 import { AppError } from '../../shared/errors/index.js';
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
 import type { CliScopeSuffix } from '../auth/scopes.js';
 import type { CLI_SCHEMA_VERSION } from '../auth/cliApi.js';
 import type { StoredOperation } from '../operations/idempotency.js';
+import type { RepairActor } from './repairActor.js';
 
 /** The receipt actions of 03 (their `operations.kind`). */
 export const REPAIR_ACTIONS = ['repair.request', 'repair.decision', 'repair.export'] as const;
@@ -34,12 +34,12 @@ export interface CliReceipt<Data> {
  * 03 Reviewed repairs 3: another authorization epoch cannot claim a receipt (403
  * `authorization_changed`); another user or client never finds it (the reads match both).
  */
-export function requireSameEpoch(recordedEpoch: string | null, actor: CliWorkspacePrincipal): void {
+export function requireSameEpoch(recordedEpoch: string | null, actor: RepairActor): void {
   if (recordedEpoch === null || String(recordedEpoch) !== actor.authEpoch) throw new AppError('authorization_changed');
 }
 
 /** The retained receipt of an operation, as a replay or a read answers it. */
-export function retainedReceipt(stored: StoredOperation, actor: CliWorkspacePrincipal): Record<string, unknown> {
+export function retainedReceipt(stored: StoredOperation, actor: RepairActor): Record<string, unknown> {
   requireSameEpoch(stored.auth_epoch, actor);
   return { ...stored.receipt, replayed: true };
 }

@@ -1,9 +1,24 @@
 import type { FastifyRequest } from 'fastify';
 import { cliPrincipalOf, cliWorkspaceOf } from '../auth/cliAuth.js';
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
+import type { CliWorkspacePrincipal, WorkspaceUserActor } from '../auth/principal.js';
 import { isWorkspaceScope, type WorkspaceScope } from '../auth/scopes.js';
 
 const CLI_PREFIX = 'service:cli:';
+
+/**
+ * A signed-in owner or admin deciding through the console (issue 31): the user and no CLI client.
+ * Their previews, approvals, receipts and audit rows name the user with a null client, so only
+ * the same user, from the console, applies or reads them.
+ */
+export interface ConsoleRepairActor extends WorkspaceUserActor {
+  clientId: null;
+}
+
+/**
+ * The performer of a repair operation: a user through one CLI client, or through the console.
+ * The user and the client (or its absence) own the receipt together.
+ */
+export type RepairActor = CliWorkspacePrincipal | ConsoleRepairActor;
 
 /**
  * The performer of a CLI repair operation (runOperation): the user's current membership of the
@@ -28,4 +43,9 @@ export function cliOperationActor(request: FastifyRequest): CliWorkspacePrincipa
     }),
     authEpoch: workspace.authEpoch,
   };
+}
+
+/** The performer of a console repair operation: the signed-in owner or admin, no CLI client. */
+export function consoleOperationActor(actor: WorkspaceUserActor): ConsoleRepairActor {
+  return { ...actor, clientId: null };
 }

@@ -13,7 +13,8 @@ export interface RepairAdmissionInput {
   workspaceId: string;
   accountId: string;
   userId: string;
-  clientId: string;
+  /** The CLI client, or null through the console (the actor counter is the user's either way). */
+  clientId: string | null;
   action: RepairAdmissionAction;
 }
 

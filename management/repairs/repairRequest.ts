@@ -3,10 +3,10 @@ import { loadOperations } from '../../shared/analysis/contractOperations.js';
 import { AppError } from '../../shared/errors/index.js';
 import { hasIdForm, newId } from '../../shared/ids.js';
 import { FIXTURE_REDACTION_POLICY } from '../../shared/repairs/types.js';
-import type { CliWorkspacePrincipal } from '../auth/principal.js';
 import { loadWorkspaceConnection, requirePathConnection } from '../connections/workspaceConnection.js';
 import type { AppDeps } from '../deps.js';
 import { runOperation, type OperationOutcome } from '../operations/idempotency.js';
+import type { RepairActor } from './repairActor.js';
 import { retainedReceipt, type CliReceipt, type RepairAction } from './receipts.js';
 import { reserveRepairAdmission } from './repairAdmission.js';
 import { freezeEvidence, type FrozenEvidence } from './repairEvidence.js';
@@ -139,11 +139,7 @@ async function datasetFor(
  * the frozen evidence (repairEvidence.ts), the dataset; then the queued proposal, the receipt and
  * the audit row commit together and the repair worker is notified.
  */
-export async function requestRepairProposal(
-  deps: AppDeps,
-  actor: CliWorkspacePrincipal,
-  input: RepairRequestInput,
-): Promise<RepairRequestReceipt> {
+export async function requestRepairProposal(deps: AppDeps, actor: RepairActor, input: RepairRequestInput): Promise<RepairRequestReceipt> {
   // The queued proposal, notified after COMMIT.
   const queued: { proposalId?: string } = {};
   const result = await runOperation(
@@ -180,12 +176,7 @@ export async function requestRepairProposal(
   return result.body as unknown as RepairRequestReceipt;
 }
 
-async function queueProposal(
-  deps: AppDeps,
-  db: pg.PoolClient,
-  actor: CliWorkspacePrincipal,
-  input: RepairRequestInput,
-): Promise<OperationOutcome> {
+async function queueProposal(deps: AppDeps, db: pg.PoolClient, actor: RepairActor, input: RepairRequestInput): Promise<OperationOutcome> {
   requirePathConnection(input.connectionId);
   const connection = await loadWorkspaceConnection(db, actor.workspaceId, input.connectionId);
   const incident = await loadIncident(db, connection, input.incidentId);

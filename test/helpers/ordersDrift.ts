@@ -1,4 +1,5 @@
 import type { SchemaShape } from '../../shared/analysis/types.js';
+import { type Collector, envelope } from './ingest.js';
 
 // An orders API and what its vendor now sends instead: the drift the repair journeys start from
 // (test/repairJourney.test.ts, test/iwRepairs.test.ts). The envelope helper's default operation,
@@ -36,3 +37,12 @@ export const DRIFTED_ORDERS: SchemaShape[] = [
   { kind: 'object', fields: { id: S, total: N, currency: S } },
   { kind: 'object', fields: { id: S, total: N, status: S, shipping: { kind: 'object', fields: { city: S } } } },
 ];
+
+/** One envelope of `collector` per drifted order, each carrying its shape (no payload stored). */
+export function driftedOrderEnvelopes(collector: Pick<Collector, 'integrationKey' | 'direction' | 'protocol'>): Record<string, unknown>[] {
+  return DRIFTED_ORDERS.map((shape) =>
+    envelope(collector, {
+      payload: { storage: 'none', schemaFingerprint: `sha256:${'cd'.repeat(32)}`, schemaShape: shape, redactionPolicyVersion: '2025-01' },
+    }),
+  );
+}

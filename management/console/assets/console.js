@@ -153,9 +153,15 @@ function onSuccess(form, answer) {
   if (form.dataset.download) download(form, answer);
   const show = form.dataset.show ? document.querySelector(form.dataset.show) : null;
   if (!show) return form.dataset.download ? undefined : window.location.reload();
-  for (const slot of show.querySelectorAll('[data-result]')) slot.textContent = String(valueAt(answer, slot.dataset.result) ?? '');
+  for (const slot of show.querySelectorAll('[data-result]')) {
+    const value = String(valueAt(answer, slot.dataset.result) ?? '');
+    slot.textContent = value;
+    if (slot instanceof HTMLTimeElement) showLocalTime(slot, value);
+  }
   form.reset();
   if (form.hasAttribute('data-hide-on-success')) form.hidden = true;
+  // What the answer makes untrue (a "waiting for approval" line), hidden with the form.
+  for (const element of form.dataset.hide ? document.querySelectorAll(form.dataset.hide) : []) element.hidden = true;
   show.hidden = false;
   show.querySelector('[tabindex="-1"]')?.focus();
 }
@@ -208,9 +214,14 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
 
 // Instants in the viewer's time zone; the server wrote UTC, kept as the title.
 const format = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-for (const time of document.querySelectorAll('time[datetime]')) {
-  const date = new Date(time.dateTime);
-  if (Number.isNaN(date.getTime())) continue;
+
+/** Shows `<time>` at `iso` (or its own `datetime`) in the viewer's time zone. */
+function showLocalTime(time, iso = time.dateTime) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return;
+  time.dateTime = iso;
   time.title = time.textContent;
   time.textContent = format.format(date);
 }
+
+for (const time of document.querySelectorAll('time[datetime]')) showLocalTime(time);
