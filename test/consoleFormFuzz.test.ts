@@ -30,6 +30,8 @@ interface Fixture {
   draftId: string;
   ruleId: string;
   incidentId: string;
+  /** An Integration with its Sandbox connection only (the Live setup page). */
+  sandboxOnlyId: string;
 }
 let f: Fixture;
 
@@ -79,7 +81,21 @@ const PAGES: { name: string; signedIn?: false; path: (f: Fixture) => string; for
       `/workspaces/${f.slug}/integrations/${f.sandboxId}/expected-outcomes/${f.ruleId}`,
     ],
   },
-  { name: 'incident', path: (f) => `/console/workspaces/${f.slug}/incidents/${f.incidentId}?integration=${f.sandboxId}`, forms: () => [] },
+  {
+    name: 'incident',
+    path: (f) => `/console/workspaces/${f.slug}/incidents/${f.incidentId}?integration=${f.sandboxId}`,
+    forms: (f) => [`/workspaces/${f.slug}/connections/${f.sandboxId}/incidents/${f.incidentId}/repair-proposals`],
+  },
+  {
+    name: 'configuration copy',
+    path: (f) => `/console/workspaces/${f.slug}/connections/${f.liveId}/configuration-copy?source=${f.sandboxId}`,
+    forms: (f) => [`/workspaces/${f.slug}/connections/${f.liveId}/configuration-copy/preview`],
+  },
+  {
+    name: 'Live setup',
+    path: (f) => `/console/workspaces/${f.slug}/integrations/${f.sandboxOnlyId}/setup?mode=live`,
+    forms: (f) => [`/workspaces/${f.slug}/integrations/${f.sandboxOnlyId}/connections/preview`],
+  },
 ];
 
 interface FormField {
@@ -294,6 +310,7 @@ beforeAll(async () => {
     },
     { createdAt: new Date().toISOString() },
   );
+  const sandboxOnly = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox', name: 'Refunds' });
   await insertFinding(ctx, incidentId, { kind: 'undeclared_field', path: '/x', expected: 'no property x', observed: 'string' });
   f = {
     slug: owner.workspace.slug,
@@ -305,6 +322,7 @@ beforeAll(async () => {
     draftId: draft.contract.id,
     ruleId: rule.rule.id,
     incidentId,
+    sandboxOnlyId: sandboxOnly.integration.id,
   };
 
   for (const page of PAGES) {
