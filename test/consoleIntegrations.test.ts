@@ -93,6 +93,36 @@ async function schemaDriftIncident(connectionId: string): Promise<{ id: string; 
   return rows[0];
 }
 
+/** Sends DRIFTED_ORDERS to the edge with the collector's token, then waits for the incident that counts them all. */
+async function sendDriftedOrders(sender: Collector): Promise<{ id: string; affected_records: string }> {
+  const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, sender, driftedOrderEnvelopes(sender));
+  expect(sent.status, sent.text).toBe(202);
+  return waitFor(
+    async () => {
+      const found = await schemaDriftIncident(sender.connectionId);
+      return found && Number(found.affected_records) === DRIFTED_ORDERS.length ? found : undefined;
+    },
+    30_000,
+    'the schema-drift incident with every drifted observation',
+  );
+}
+
+/** A new workspace with a Live connection under ORDERS_DOCUMENT (registered and activated), its token active. */
+async function liveOrdersConnection(name: string): Promise<{ boot: BootstrapResult; collector: Collector }> {
+  const boot = await bootstrapWorkspace(ctx);
+  const live = await createCollector(ctx, boot.apiKey.key, { mode: 'live', name });
+  const draft = await registerDraft(ctx, boot.apiKey.key, live.connectionId, {
+    declaredVersion: '1',
+    format: 'openapi',
+    document: ORDERS_DOCUMENT,
+  });
+  await activateOk(ctx, boot.apiKey.key, live.connectionId, draft.contract.id, {
+    expectedActiveContractVersionId: null,
+    reason: 'promote',
+  });
+  return { boot, collector: live };
+}
+
 describe('the Integrations page in a browser', () => {
   it('issues a Live credential once, copies it, and the incident of drifted traffic shows its findings', async () => {
     // The Integration's first token is revoked: the page re-issues one.
@@ -145,17 +175,7 @@ describe('the Integrations page in a browser', () => {
     expect(await live.getByRole('button', { name: 'Issue credential' }).count()).toBe(0);
 
     // The copied token is the collector's: drifted orders sent with it open an incident.
-    const issued = { ...collector, ingestToken };
-    const sent = await sendEnvelopes({ url: edge.url, clock: ctx.deps.clock }, issued, driftedOrderEnvelopes(issued));
-    expect(sent.status, sent.text).toBe(202);
-    const incident = await waitFor(
-      async () => {
-        const found = await schemaDriftIncident(collector.connectionId);
-        return found && Number(found.affected_records) === DRIFTED_ORDERS.length ? found : undefined;
-      },
-      30_000,
-      'the schema-drift incident with every drifted observation',
-    );
+    const incident = await sendDriftedOrders({ ...collector, ingestToken });
 
     await open(page, `/console/workspaces/${owner.workspace.slug}/integrations`, 'integrations-incident-open');
     expect(await live.locator('.observation-state').getAttribute('data-state')).toBe('incident_open');
@@ -184,20 +204,16 @@ describe('the Integrations page in a browser', () => {
   }, 90_000);
 
   it('renders the field coverage and the month usage with its chart', async () => {
-    await waitFor(
-      async () => {
-        const found = await schemaDriftIncident(collector.connectionId);
-        return found && Number(found.affected_records) === DRIFTED_ORDERS.length ? found : undefined;
-      },
-      30_000,
-      'the drifted observations',
-    );
-    const page = await signedInPage(owner.sessionToken);
-    await open(page, `/console/workspaces/${owner.workspace.slug}/connections/${collector.connectionId}/coverage`, 'coverage');
+    // Traffic of its own, in a workspace of its own: the usage totals are this test's alone.
+    const { boot, collector: drifted } = await liveOrdersConnection('Orders usage');
+    await sendDriftedOrders(drifted);
+    const slug = boot.workspace.slug;
+    const page = await signedInPage(boot.sessionToken);
+    await open(page, `/console/workspaces/${slug}/connections/${drifted.connectionId}/coverage`, 'coverage');
     const operation = page.locator('section.operation[data-operation="GET /v1/orders/{orderId}:response:200"]');
     expect(await operation.textContent()).toContain(`${DRIFTED_ORDERS.length} observations`);
 
-    await open(page, `/console/workspaces/${owner.workspace.slug}/usage?integration=${collector.connectionId}`, 'usage');
+    await open(page, `/console/workspaces/${slug}/usage?integration=${drifted.connectionId}`, 'usage');
     expect(await page.locator('.live-total').textContent()).toBe(String(DRIFTED_ORDERS.length));
     expect(await page.locator('.daily-total').textContent()).toBe(String(DRIFTED_ORDERS.length));
     const bars = page.locator('figure.chart svg g.bar');
@@ -206,10 +222,10 @@ describe('the Integrations page in a browser', () => {
     expect(await bars.last().locator('title').textContent()).toBe(`${today}: ${DRIFTED_ORDERS.length} observations`);
 
     // At phone width: the pages fit the screen (nothing wider than the viewport but the tables' own scroll).
-    const phone = await signedInPage(owner.sessionToken, { phone: true });
+    const phone = await signedInPage(boot.sessionToken, { phone: true });
     for (const [path, name] of [
-      [`/console/workspaces/${owner.workspace.slug}/integrations`, 'integrations-phone'],
-      [`/console/workspaces/${owner.workspace.slug}/usage?integration=${collector.connectionId}`, 'usage-phone'],
+      [`/console/workspaces/${slug}/integrations`, 'integrations-phone'],
+      [`/console/workspaces/${slug}/usage?integration=${drifted.connectionId}`, 'usage-phone'],
     ]) {
       await open(phone, path, name);
       expect(await phone.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(360);

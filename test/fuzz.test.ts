@@ -14,6 +14,7 @@ import { loginCli, type CliSession } from './helpers/cli.js';
 import { cliLogin } from './helpers/cliLogin.js';
 import { createConsoleUser } from './helpers/consoleUsers.js';
 import { CLI_OAUTH_CLIENT_ID } from '../management/oauth/rules.js';
+import { DUAL_STATUS } from './helpers/catalogueAnswer.js';
 
 // Bad input never gives a 500 (issue: foundation, Done means): random bodies, headers, keys and
 // path ids against every route the management plane registers, answered only with catalogued
@@ -108,11 +109,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx.close();
 });
-
-const DUAL_STATUS = new Map<string, number[]>([
-  ['integration_scope_mismatch', [403, 409]],
-  ['service_unavailable', [503]],
-]);
 
 function idCandidates(): fc.Arbitrary<string> {
   return fc.oneof(

@@ -92,13 +92,17 @@ export async function readConnectionCoverage(
   const connection = await loadWorkspaceConnection(deps.pool, workspaceId, connectionId);
   const { fromMs, toMs } = analysisWindow(deps.clock.nowMs(), range);
   const versionId = connection.activeContractVersionId;
-  const operations = versionId === null ? [] : await loadOperations(deps.pool, versionId);
+  // The contract's operations (PostgreSQL) and the window's shapes (ClickHouse) are read at once.
+  const [operations, groups] =
+    versionId === null
+      ? [[], []]
+      : await Promise.all([loadOperations(deps.pool, versionId), groupsOfWindow(deps.clickhouse, connection.id, fromMs, toMs)]);
   const contract = compileContract(operations);
   const matched = new Map<string, { observations: number; inspected: number; seen: Set<string> }>(
     operations.map((operation) => [operation.id, { observations: 0, inspected: 0, seen: new Set<string>() }]),
   );
   if (operations.length > 0) {
-    for (const group of await groupsOfWindow(deps.clickhouse, connection.id, fromMs, toMs)) {
+    for (const group of groups) {
       const operation = contract.match(group);
       if (operation === null) continue;
       const entry = matched.get(operation.id)!;

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { readConnectionCoverage, type ConnectionCoverage } from '../connections/getConnectionCoverage.js';
 import type { AppDeps } from '../deps.js';
 import { readConnectionAnalytics } from '../observations/observationAnalytics.js';
+import { usagePeriodOf } from '../../shared/usagePeriod.js';
 import { workspaceUsage, type WorkspaceUsage } from '../usage/usageService.js';
 import { consoleWorkspacePage } from './consoleRoute.js';
 import { asWorkspaceManager, type ConsoleWorkspace } from './consoleWorkspace.js';
@@ -30,13 +31,17 @@ export interface CoveragePageData {
  * observations per UTC day of the month (the service of GET /v1/connections/{id}/analytics, bucket `day`).
  */
 export async function usagePageData(deps: AppDeps, workspace: ConsoleWorkspace, connectionId: string | undefined): Promise<UsagePageData> {
-  const usage = await workspaceUsage(deps, workspace.actor);
-  if (connectionId === undefined) return { workspace, usage, daily: null };
-  const analytics = await readConnectionAnalytics(deps, workspace.actor, connectionId, {
-    from: usage.periodStart,
-    to: new Date(deps.clock.nowMs()).toISOString(),
-    bucket: 'day',
-  });
+  if (connectionId === undefined) return { workspace, usage: await workspaceUsage(deps, workspace.actor), daily: null };
+  // The counters (Redis, PostgreSQL) and the month's daily counts (ClickHouse) are read at once.
+  const now = deps.clock.now();
+  const [usage, analytics] = await Promise.all([
+    workspaceUsage(deps, workspace.actor),
+    readConnectionAnalytics(deps, workspace.actor, connectionId, {
+      from: usagePeriodOf(now).periodStart.toISOString(),
+      to: now.toISOString(),
+      bucket: 'day',
+    }),
+  ]);
   return {
     workspace,
     usage,

@@ -251,6 +251,8 @@ export async function connectionAnalytics(
   bucketMs: number,
 ): Promise<AnalyticsResult> {
   const levels = DURATION_LEVELS.map((level) => sqlLiteral(level)).join(', ');
+  // PREWHERE (observationGroups.ts): the granules the key selects hold other connections' rows,
+  // filtered out before the other columns are read.
   const query = `
     SELECT bucket, sum(n) AS total, groupArray((method, route_template, payload_location, status_code, n)) AS operations,
            quantilesExactMerge(${levels})(durations) AS q
@@ -261,7 +263,7 @@ export async function connectionAnalytics(
           FROM (
             SELECT received_at_ms, method, route_template, payload_location, status_code, duration_ms
               FROM observations
-             WHERE connection_id = ${sqlLiteral(connectionId)}
+          PREWHERE connection_id = ${sqlLiteral(connectionId)}
                AND received_at_ms >= ${sqlLiteral(Math.max(0, fromMs))} AND received_at_ms < ${sqlLiteral(Math.max(0, toMs))}
              LIMIT 1 BY event_id)
          GROUP BY bucket, method, route_template, payload_location, status_code)

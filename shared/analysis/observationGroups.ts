@@ -61,10 +61,16 @@ const GROUP_COLUMNS_OUT =
 
 // A re-sent insert duplicates a row until ClickHouse merges it: the copies fall in the same
 // group (equal values), so counts are uniqExact(event_id) and evidence ids are de-duplicated.
+//
+// The condition is a PREWHERE: it names only small columns (the key, batch_id), so ClickHouse
+// filters the rows of each granule it reads before it reads the wide ones (schema_shape,
+// event_id). As a WHERE, 18.16 does not move a key condition to PREWHERE and reads those columns
+// for every row of the granules the key selects: 8,192 rows of other connections for one with a
+// handful (measured: 4.8 MB and 11–150 ms for 3 rows; as PREWHERE 0.3 MB and 5–8 ms).
 function groupQuery(where: string, withShapes: boolean): string {
   return `SELECT ${GROUP_COLUMNS_OUT}, ${withShapes ? 'any(schema_shape) AS shape, ' : ''}uniqExact(event_id) AS n,
       min(received_at_ms) AS first_ms, max(received_at_ms) AS last_ms, groupArray(${EVIDENCE_LIMIT})(event_id) AS ids
-    FROM observations WHERE ${where}
+    FROM observations PREWHERE ${where}
     GROUP BY ${GROUP_COLUMNS}`;
 }
 
@@ -150,7 +156,8 @@ export async function loadShapes(clickhouse: ClickHouseClient, locators: readonl
     )
     .join(' OR ');
   const result = await clickhouse.query({
-    query: `SELECT lower(hex(shape_hash)) AS hash, any(schema_shape) AS shape FROM observations WHERE ${where} GROUP BY shape_hash`,
+    // PREWHERE, as groupQuery's: the wide schema_shape is read only for the rows that pass.
+    query: `SELECT lower(hex(shape_hash)) AS hash, any(schema_shape) AS shape FROM observations PREWHERE ${where} GROUP BY shape_hash`,
     format: 'JSONEachRow',
   });
   return new Map((await result.json<{ hash: string; shape: string }>()).map((row) => [row.hash, row.shape]));
