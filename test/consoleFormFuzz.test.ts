@@ -4,10 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../management/admin/bootstrap.js';
 import { catalogueProblem } from './helpers/catalogueAnswer.js';
 import { addWorkspaceMember, createConsoleUser, type ConsoleUser } from './helpers/consoleUsers.js';
-import { bootstrapWorkspace, callWithSession, createTestContext, type TestContext } from './helpers/context.js';
-import { activateOk, ordersOpenApi, registerDraft } from './helpers/contracts.js';
+import { loginCli, serveOnLoopback } from './helpers/cli.js';
+import { bootstrapWorkspace, callWithSession, createTestContext, newIdempotencyKey, type TestContext } from './helpers/context.js';
+import { activateOk, openApiRegistration, ordersOpenApi, registerDraft } from './helpers/contracts.js';
 import { insertFinding, insertIncident } from './helpers/incidents.js';
 import { createIntegration, insertSlotConnection } from './helpers/integrations.js';
+import { insertProposal, type RepairWorkspace } from './helpers/repairDecisions.js';
 import { endProposalsInProgress } from './helpers/repairs.js';
 import { createRuleWithKey } from './helpers/rules.js';
 
@@ -31,8 +33,21 @@ interface Fixture {
   draftId: string;
   ruleId: string;
   incidentId: string;
-  /** An Integration with its Sandbox connection only (the Live setup page). */
+  /** An Integration with its Sandbox connection only (the Live setup page and its setup review). */
   sandboxOnlyId: string;
+  /** The Sandbox connection of the Integration whose proposals are reviewed (its own active contract). */
+  repairConnectionId: string;
+  /** A proposal awaiting approval with a passed validation (the decision form). */
+  awaitingProposalId: string;
+  /** The owner's pending console decision preview of that proposal (the decision review page). */
+  decisionReviewId: string;
+  /** A proposal approved through the session routes (the export form). */
+  approvedProposalId: string;
+  /** A pending Live setup review of the Sandbox-only Integration. */
+  setupReviewId: string;
+  /** A pending configuration copy review (Sandbox → Live) and a completed copy. */
+  copyReviewId: string;
+  copyDoneId: string;
 }
 let f: Fixture;
 
@@ -96,6 +111,37 @@ const PAGES: { name: string; signedIn?: false; path: (f: Fixture) => string; for
     name: 'Live setup',
     path: (f) => `/console/workspaces/${f.slug}/integrations/${f.sandboxOnlyId}/setup?mode=live`,
     forms: (f) => [`/workspaces/${f.slug}/integrations/${f.sandboxOnlyId}/connections/preview`],
+  },
+  {
+    name: 'repair proposal awaiting approval',
+    path: (f) => `/console/workspaces/${f.slug}/repairs/${f.awaitingProposalId}?integration=${f.repairConnectionId}`,
+    forms: (f) => [`/workspaces/${f.slug}/connections/${f.repairConnectionId}/repair-proposals/${f.awaitingProposalId}/decision-preview`],
+  },
+  {
+    name: 'approved repair proposal',
+    path: (f) => `/console/workspaces/${f.slug}/repairs/${f.approvedProposalId}?integration=${f.repairConnectionId}`,
+    forms: (f) => [`/workspaces/${f.slug}/connections/${f.repairConnectionId}/repair-proposals/${f.approvedProposalId}/export`],
+  },
+  {
+    name: 'repair decision review',
+    path: (f) =>
+      `/console/workspaces/${f.slug}/repairs/${f.awaitingProposalId}/review/${f.decisionReviewId}?integration=${f.repairConnectionId}`,
+    forms: (f) => [`/workspaces/${f.slug}/repair-operations/${f.decisionReviewId}/apply`],
+  },
+  {
+    name: 'setup review',
+    path: (f) => `/console/workspaces/${f.slug}/connection-setup/${f.setupReviewId}`,
+    forms: (f) => [`/workspaces/${f.slug}/connection-setup/${f.setupReviewId}/apply`],
+  },
+  {
+    name: 'configuration copy review',
+    path: (f) => `/console/workspaces/${f.slug}/configuration-operations/${f.copyReviewId}`,
+    forms: (f) => [`/workspaces/${f.slug}/configuration-operations/${f.copyReviewId}/apply`],
+  },
+  {
+    name: 'completed configuration copy',
+    path: (f) => `/console/workspaces/${f.slug}/configuration-operations/${f.copyDoneId}`,
+    forms: (f) => [`/workspaces/${f.slug}/configuration-operations/${f.copyDoneId}/compensation-preview`],
   },
 ];
 
@@ -188,6 +234,7 @@ function typedValues(name: string): unknown[] {
     expectedObjectType: ['shipment'],
     maxDelayMs: ['3600', '0', '86401'],
     token: ['abc'],
+    rationale: ['The vendor sends a coupon now; we accept it.', '   too short        '],
   };
   return samples[name] ?? ['x'];
 }
@@ -313,6 +360,66 @@ beforeAll(async () => {
   );
   const sandboxOnly = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox', name: 'Refunds' });
   await insertFinding(ctx, incidentId, { kind: 'undeclared_field', path: '/x', expected: 'no property x', observed: 'string' });
+  const slug = owner.workspace.slug;
+  /** A session write by the owner that must succeed; its JSON answer. */
+  const ownerWrite = async (url: string, body: unknown, status: number, keyed = false) => {
+    const res = await callWithSession(ctx, owner.sessionToken, 'POST', url, {
+      body,
+      idempotencyKey: keyed ? newIdempotencyKey() : undefined,
+    });
+    expect(res.statusCode, `POST ${url}: ${res.body}`).toBe(status);
+    return res.json() as { operationId: string; approvalFingerprint: string; fingerprint: string };
+  };
+
+  // Reviewed repairs (helpers/repairDecisions.ts: proposals as the repair worker leaves them, no
+  // analyzer) on an Integration of their own, whose active contract the fuzzed activation of the
+  // other connection's draft leaves alone. The helper records the requesting CLI client: a real one.
+  const repairs = await createIntegration(ctx, owner.apiKey.key, { mode: 'sandbox', name: 'Repairs' });
+  const repairConnectionId = repairs.integration.connectionId;
+  const repairVersion = await registerDraft(ctx, owner.apiKey.key, repairConnectionId, openApiRegistration('1.0.0', ordersOpenApi()));
+  await activateOk(ctx, owner.apiKey.key, repairConnectionId, repairVersion.contract.id, {
+    expectedActiveContractVersionId: null,
+    reason: 'promote',
+  });
+  const repairWorkspace: RepairWorkspace = {
+    boot: owner,
+    cli: await loginCli(await serveOnLoopback(ctx), owner.sessionToken),
+    connectionId: repairConnectionId,
+    environmentId: repairs.integration.environmentId,
+    activeContractVersionId: repairVersion.contract.id,
+  };
+  const proposalUrl = (proposalId: string) => `/workspaces/${slug}/connections/${repairConnectionId}/repair-proposals/${proposalId}`;
+  const decision = { decision: 'approved', rationale: 'The vendor sends a coupon now; we accept it.' };
+  // One approved through the session routes (preview, then apply) …
+  const approved = await insertProposal(ctx, repairWorkspace, { property: 'coupon' });
+  const approval = await ownerWrite(`${proposalUrl(approved.proposalId)}/decision-preview`, decision, 201);
+  await ownerWrite(
+    `/workspaces/${slug}/repair-operations/${approval.operationId}/apply`,
+    { approvalFingerprint: approval.approvalFingerprint },
+    200,
+    true,
+  );
+  // … and one awaiting approval, with the owner's pending decision preview.
+  const awaiting = await insertProposal(ctx, repairWorkspace, { property: 'voucher' });
+  const decisionReview = await ownerWrite(`${proposalUrl(awaiting.proposalId)}/decision-preview`, decision, 201);
+
+  // A pending Live setup review of the Sandbox-only Integration.
+  const setupReview = await ownerWrite(
+    `/workspaces/${slug}/integrations/${sandboxOnly.integration.id}/connections/preview`,
+    { destinationMode: 'live' },
+    201,
+  );
+  // Configuration copy Sandbox → Live: the rule copied (a completed copy), the draft under review.
+  const copyPreviewUrl = `/workspaces/${slug}/connections/${live.connectionId}/configuration-copy/preview`;
+  const copyDone = await ownerWrite(copyPreviewUrl, { sourceConnectionId: sandboxId, ruleIds: [rule.rule.id] }, 201);
+  await ownerWrite(
+    `/workspaces/${slug}/configuration-operations/${copyDone.operationId}/apply`,
+    { approvalFingerprint: copyDone.fingerprint },
+    201,
+    true,
+  );
+  const copyReview = await ownerWrite(copyPreviewUrl, { sourceConnectionId: sandboxId, contractVersionIds: [draft.contract.id] }, 201);
+
   f = {
     slug: owner.workspace.slug,
     spareSlug: spare.workspace.slug,
@@ -324,6 +431,13 @@ beforeAll(async () => {
     ruleId: rule.rule.id,
     incidentId,
     sandboxOnlyId: sandboxOnly.integration.id,
+    repairConnectionId,
+    awaitingProposalId: awaiting.proposalId,
+    decisionReviewId: decisionReview.operationId,
+    approvedProposalId: approved.proposalId,
+    setupReviewId: setupReview.operationId,
+    copyReviewId: copyReview.operationId,
+    copyDoneId: copyDone.operationId,
   };
 
   for (const page of PAGES) {
