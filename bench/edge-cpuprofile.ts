@@ -2,13 +2,17 @@
 // (`node --cpu-prof`: one file per thread, main and workers; `ingest-cpu.js --profile DIR` writes
 // them) by area and by function. From the project root:
 //
-//   node dist/bench/edge-cpuprofile.js DIR/CPU.*.cpuprofile [--envelopes N] [--top 25]
+//   node dist/bench/edge-cpuprofile.js DIR/CPU.*.cpuprofile [--edge-us 43.3] [--top 25]
 //
 // Each sample goes to the area of the innermost frame on its stack that an area rule names
 // (walking up from the leaf: a native such as `writeUtf8String` or `crc32` is charged to the
-// product code that called it). Prints per thread and in total: ms and share of the busy
-// (non-idle) time per area, µs per envelope with --envelopes (the envelopes the edge accepted over
-// the profile's life), then the top functions by self time. Files ending .gz are read gunzipped.
+// product code that called it). Prints per thread and in total: ms and share of the work (samples
+// neither idle nor start-up) per area, then the top functions by self time. A profile's sample
+// times are wall time while its thread runs JS, including the time the OS leaves it waiting for a
+// core (and a blocking call such as fdatasync): on a busy 2-core machine they add up to twice the
+// CPU /proc counts. So only the shares are read from the profile: `--edge-us` (the edge's CPU µs
+// per envelope that ingest-cpu.js measured from /proc) turns them into µs per envelope.
+// Files ending .gz are read gunzipped.
 
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -75,10 +79,10 @@ const option = (name: string) => {
 };
 const files = args.filter((arg, index) => !arg.startsWith('--') && !args[index - 1]?.startsWith('--'));
 if (files.length === 0) {
-  process.stderr.write('usage: node dist/bench/edge-cpuprofile.js <file.cpuprofile>... [--envelopes N] [--top 25]\n');
+  process.stderr.write('usage: node dist/bench/edge-cpuprofile.js <file.cpuprofile>... [--edge-us N] [--top 25]\n');
   process.exit(2);
 }
-const envelopes = Number(option('envelopes') ?? 0);
+const edgeUs = Number(option('edge-us') ?? 0);
 const top = Number(option('top') ?? 25);
 
 interface Summary {
@@ -119,22 +123,30 @@ const add = (into: Map<string, number>, from: Map<string, number>) => {
   for (const [key, ms] of from) into.set(key, (into.get(key) ?? 0) + ms);
 };
 
+const STARTUP = 'start-up (ajv compile, module loading)';
+
 function print(label: string, s: Summary): void {
-  const busy = s.totalMs - (s.areas.get('idle') ?? 0);
-  console.log(`\n== ${label}: ${(s.totalMs / 1000).toFixed(2)} s sampled, ${(busy / 1000).toFixed(2)} s busy`);
-  console.log(`${'area'.padEnd(44)}       ms   % busy${envelopes ? '  µs/envelope' : ''}`);
+  const idle = s.areas.get('idle') ?? 0;
+  const startup = s.areas.get(STARTUP) ?? 0;
+  const work = s.totalMs - idle - startup;
+  console.log(
+    `\n== ${label}: ${(s.totalMs / 1000).toFixed(2)} s sampled, ${(work / 1000).toFixed(2)} s of work (${(startup / 1000).toFixed(2)} s start-up and ${(idle / 1000).toFixed(2)} s idle left out)`,
+  );
+  console.log(`${'area'.padEnd(44)}       ms   % work${edgeUs ? '  µs/envelope' : ''}`);
   for (const [area, ms] of [...s.areas].sort((a, b) => b[1] - a[1])) {
-    if (area === 'idle') continue;
+    if (area === 'idle' || area === STARTUP) continue;
     console.log(
-      `${area.padEnd(44)} ${ms.toFixed(0).padStart(8)} ${((100 * ms) / busy).toFixed(1).padStart(8)}${envelopes ? ((ms * 1000) / envelopes).toFixed(2).padStart(13) : ''}`,
+      `${area.padEnd(44)} ${ms.toFixed(0).padStart(8)} ${((100 * ms) / work).toFixed(1).padStart(8)}${edgeUs ? ((ms / work) * edgeUs).toFixed(2).padStart(13) : ''}`,
     );
   }
-  console.log(`top ${top} functions by self time (idle left out):`);
+  console.log(`top ${top} functions by self time (% of work; idle and start-up left out):`);
   for (const [name, ms] of [...s.functions]
-    .filter(([name]) => !name.startsWith('(idle)'))
+    .filter(([name]) => !name.startsWith('(idle)') && !name.endsWith(`[${STARTUP}]`))
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)) {
-    console.log(`${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / busy).toFixed(1).padStart(5)} %  ${name}`);
+    console.log(
+      `${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / work).toFixed(1).padStart(5)} %${edgeUs ? ` ${((ms / work) * edgeUs).toFixed(2).padStart(6)} µs` : ''}  ${name}`,
+    );
   }
 }
 

@@ -425,6 +425,34 @@ async function queryLogSummary(clickhouse: ClickHouseClient, since: Date) {
   return { kinds: await kinds.json(), insertEvents: await events.json(), inserts: (await inserts.json())[0] };
 }
 
+type QueryLogSummary = Awaited<ReturnType<typeof queryLogSummary>>;
+
+/** The query log over every envelope the edge accepted since it started (warm-up included). */
+function printQueryLog(q: QueryLogSummary, envelopes: number): void {
+  console.log(`\n== ClickHouse query_log (every query of the edge, analyzer and management; ${fmt(envelopes)} envelopes)`);
+  for (const kind of q.kinds as Record<string, string>[]) {
+    const cpuUs = Number(kind.user_us) + Number(kind.system_us);
+    console.log(
+      `   ${kind.queries.padStart(6)} × ${kind.kind}…: ${fmt(cpuUs / 1000)} ms CPU (user ${fmt(Number(kind.user_us) / 1000)}), `
+        + `${fmt(cpuUs / envelopes, 2)} µs/envelope; ${fmt(Number(kind.duration_ms))} ms; read ${fmt(Number(kind.read_rows) / envelopes, 1)} rows/envelope `
+        + `(${fmt(Number(kind.read_bytes) / envelopes)} bytes), wrote ${fmt(Number(kind.written_rows))} rows`,
+    );
+  }
+  const inserts = q.inserts as Record<string, string>;
+  const n = Number(inserts.inserts);
+  const rows = Number(inserts.rows);
+  console.log(
+    `   inserts: ${n}, ${fmt(rows / n)} rows and ${fmt(Number(inserts.bytes) / n / 1e6, 1)} MB each (${fmt(Number(inserts.bytes) / rows)} bytes/row), `
+      + `${fmt(Number(inserts.duration_ms) / n)} ms each, ${fmt(Number(inserts.avg_memory) / 1e6, 1)} MB memory`,
+  );
+  console.log('   heaviest ProfileEvents of the inserts (per insert, per row):');
+  for (const event of (q.insertEvents as Record<string, string>[]).slice(0, 16)) {
+    console.log(
+      `     ${event.name.padEnd(44)} ${fmt(Number(event.total) / n).padStart(14)} ${fmt(Number(event.total) / rows, 2).padStart(12)}`,
+    );
+  }
+}
+
 // ------------------------------------------------------------------ main
 
 async function main(): Promise<void> {
@@ -445,7 +473,7 @@ async function main(): Promise<void> {
     for (let waited = 0; waited < 60 && (await mergesRunning(clickhouse)) > 0; waited += 1)
       await new Promise((done) => setTimeout(done, 1000));
   };
-  const results: { runs: RunResult[]; ceiling?: Awaited<ReturnType<typeof ceilingRuns>>; profile?: unknown } = { runs: [] };
+  const results: { runs: RunResult[]; ceiling?: Awaited<ReturnType<typeof ceilingRuns>>; profile?: QueryLogSummary } = { runs: [] };
   try {
     if (!options.keepData) await reset();
     const collectors = await createBenchCollectors(options.workspaces, options.collectors);
@@ -494,6 +522,7 @@ async function main(): Promise<void> {
     if (options.profileDir) {
       results.profile = await queryLogSummary(clickhouse, profileSince);
       writeFileSync(resolve(options.profileDir, 'clickhouse-query-log.json'), JSON.stringify(results.profile, null, 2));
+      printQueryLog(results.profile, load.totalAccepted202Envelopes);
       console.log(`profile: edge CPU profiles and clickhouse-query-log.json in ${options.profileDir}`);
     }
     if (options.ceiling) results.ceiling = await ceilingRuns(collectors, runId);
