@@ -125,10 +125,12 @@ const add = (into: Map<string, number>, from: Map<string, number>) => {
 
 const STARTUP = 'start-up (ajv compile, module loading)';
 
-function print(label: string, s: Summary): void {
+/** `scaleWork`: the work (ms) that `--edge-us` stands for: the whole process's, also when printing one thread. */
+function print(label: string, s: Summary, scaleWork?: number): void {
   const idle = s.areas.get('idle') ?? 0;
   const startup = s.areas.get(STARTUP) ?? 0;
   const work = s.totalMs - idle - startup;
+  const usOf = (ms: number) => (ms / (scaleWork ?? work)) * edgeUs;
   console.log(
     `\n== ${label}: ${(s.totalMs / 1000).toFixed(2)} s sampled, ${(work / 1000).toFixed(2)} s of work (${(startup / 1000).toFixed(2)} s start-up and ${(idle / 1000).toFixed(2)} s idle left out)`,
   );
@@ -136,7 +138,7 @@ function print(label: string, s: Summary): void {
   for (const [area, ms] of [...s.areas].sort((a, b) => b[1] - a[1])) {
     if (area === 'idle' || area === STARTUP) continue;
     console.log(
-      `${area.padEnd(44)} ${ms.toFixed(0).padStart(8)} ${((100 * ms) / work).toFixed(1).padStart(8)}${edgeUs ? ((ms / work) * edgeUs).toFixed(2).padStart(13) : ''}`,
+      `${area.padEnd(44)} ${ms.toFixed(0).padStart(8)} ${((100 * ms) / work).toFixed(1).padStart(8)}${edgeUs ? usOf(ms).toFixed(2).padStart(13) : ''}`,
     );
   }
   console.log(`top ${top} functions by self time (% of work; idle and start-up left out):`);
@@ -145,19 +147,22 @@ function print(label: string, s: Summary): void {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)) {
     console.log(
-      `${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / work).toFixed(1).padStart(5)} %${edgeUs ? ` ${((ms / work) * edgeUs).toFixed(2).padStart(6)} µs` : ''}  ${name}`,
+      `${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / work).toFixed(1).padStart(5)} %${edgeUs ? ` ${usOf(ms).toFixed(2).padStart(6)} µs` : ''}  ${name}`,
     );
   }
 }
 
-const total: Summary = { areas: new Map(), functions: new Map(), totalMs: 0 };
-for (const file of files) {
+const summaries = files.map((file) => {
   const raw = readFileSync(file);
-  const profile = JSON.parse((file.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8')) as Profile;
-  const summary = summarise(profile);
-  if (files.length > 1) print(basename(file), summary);
+  return { file, summary: summarise(JSON.parse((file.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8')) as Profile) };
+});
+const total: Summary = { areas: new Map(), functions: new Map(), totalMs: 0 };
+for (const { summary } of summaries) {
   add(total.areas, summary.areas);
   add(total.functions, summary.functions);
   total.totalMs += summary.totalMs;
 }
+const totalWork = total.totalMs - (total.areas.get('idle') ?? 0) - (total.areas.get(STARTUP) ?? 0);
+if (summaries.length > 1)
+  for (const { file, summary } of summaries) print(`${basename(file)} (µs of the whole edge's envelope)`, summary, totalWork);
 print(files.length > 1 ? `all ${files.length} threads` : basename(files[0]), total);
