@@ -35,13 +35,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { Redis } from 'ioredis';
-import { Registry } from 'prom-client';
-import { ComparePool } from '../analyzer/comparePool.js';
-import { ContractCache } from '../analyzer/contractCache.js';
-import { analyzerMetrics } from '../analyzer/metrics.js';
-import { runNextReanalysis } from '../analyzer/reanalysis.js';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
-import { systemClock } from '../shared/clock.js';
 import { createPool } from '../shared/db/pool.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import {
@@ -51,13 +45,11 @@ import {
   LoadGenerator,
   Recorder,
   benchEdgeEnv,
-  benchEnvelope,
   createBenchCollectors,
   findPid,
   flushBenchRedis,
   fmt,
   machineCpu,
-  openBenchManagement,
   percentile,
   prepareBenchDatabases,
   processCpuSeconds,
@@ -68,6 +60,7 @@ import {
 } from './ingest-common.js';
 import { RawHttpClient } from './rawHttp.js';
 import { freePort, parseArgs, spawnNode } from './benchProcess.js';
+import { DRIFTED_PER_BATCH, DRIFTING, SHAPES, giveContracts, shapedEnvelope } from './orders-contract.js';
 
 // ------------------------------------------------------------------ options
 
@@ -119,88 +112,6 @@ const BACKLOG_CONCURRENCY = 64;
 const CONNECTIONS = 128;
 const MAX_OUTSTANDING = 1024;
 const TARGETS = { lagP99S: 2, edgeP99Ms: 150, drainS: 5 };
-
-// ------------------------------------------------------------------ the contract and the shapes
-
-type Shape = { kind: string; fields?: Record<string, Shape> };
-const FIELDS: [string, string][] = [
-  ['id', 'string'],
-  ['status', 'string'],
-  ['currency', 'string'],
-  ['total', 'number'],
-  ['subtotal', 'number'],
-  ['tax', 'number'],
-  ['discount', 'number'],
-  ['createdAt', 'string'],
-  ['updatedAt', 'string'],
-  ['customerId', 'string'],
-  ['email', 'string'],
-  ['itemCount', 'integer'],
-  ['paid', 'boolean'],
-  ['shipped', 'boolean'],
-  ['note', 'string'],
-  ['channel', 'string'],
-  ['region', 'string'],
-  ['reference', 'string'],
-  ['version', 'integer'],
-  ['priority', 'integer'],
-];
-const REQUIRED = ['id', 'status', 'total', 'createdAt'];
-const OPTIONAL = FIELDS.map(([name]) => name).filter((name) => !REQUIRED.includes(name));
-
-/** OpenAPI 3.0 with one operation, `GET /v1/orders/{orderId}`, whose 200 response is a 20-property object. */
-function ordersContract(): Record<string, unknown> {
-  return {
-    openapi: '3.0.3',
-    info: { title: 'Bench orders', version: '1' },
-    paths: {
-      '/v1/orders/{orderId}': {
-        get: {
-          parameters: [{ name: 'orderId', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: {
-            '200': {
-              description: 'the order',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } },
-            },
-          },
-        },
-      },
-    },
-    components: {
-      schemas: {
-        Order: { type: 'object', required: REQUIRED, properties: Object.fromEntries(FIELDS.map(([name, type]) => [name, { type }])) },
-      },
-    },
-  };
-}
-
-const SHAPES = 20;
-/** Shapes 15–19 drift: two undeclared fields, two type changes, one undeclared field on a short shape. */
-const DRIFTING = new Set([15, 16, 17, 18, 19]);
-
-/** The 20 distinct shapes: 0–14 conform (each leaves out another optional field), 15–19 drift. */
-function shapeOf(index: number): Shape {
-  const fields: Record<string, Shape> = Object.fromEntries(FIELDS.map(([name, type]) => [name, { kind: type }]));
-  if (index < 15) delete fields[OPTIONAL[index]];
-  else if (index === 15) fields.coupon = { kind: 'string' };
-  else if (index === 16) fields.loyaltyPoints = { kind: 'integer' };
-  else if (index === 17) fields.total = { kind: 'string' };
-  else if (index === 18) fields.paid = { kind: 'string' };
-  else {
-    for (const name of OPTIONAL.slice(0, 8)) delete fields[name];
-    fields.trackingUrl = { kind: 'string' };
-  }
-  return { kind: 'object', fields };
-}
-const SHAPE_LIST = Array.from({ length: SHAPES }, (_, index) => shapeOf(index));
-const DRIFTED_PER_BATCH = Array.from({ length: ENVELOPES_PER_BATCH }, (_, position) => position % SHAPES).filter((shape) =>
-  DRIFTING.has(shape),
-).length;
-
-function shapedEnvelope(integrationKey: string, eventId: string, occurredAt: string, position: number): Record<string, unknown> {
-  const envelope = benchEnvelope(integrationKey, eventId, occurredAt);
-  return { ...envelope, payload: { ...(envelope.payload as Record<string, unknown>), schemaShape: SHAPE_LIST[position % SHAPES] } };
-}
 
 // ------------------------------------------------------------------ processes
 
@@ -535,61 +446,6 @@ async function startLags(
 }
 
 // ------------------------------------------------------------------ set-up
-
-async function giveContracts(collectors: BenchCollector[]): Promise<void> {
-  const management = await openBenchManagement();
-  const {
-    app,
-    deps: { pool },
-  } = management;
-  try {
-    for (const collector of collectors) {
-      const headers = { authorization: `Bearer ${collector.apiKey}` };
-      const registered = await app.inject({
-        method: 'POST',
-        url: `/v1/integrations/${collector.connectionId}/contracts`,
-        headers,
-        payload: { declaredVersion: 'v1', format: 'openapi', document: ordersContract() },
-      });
-      if (registered.statusCode !== 201) throw new Error(`contract registration answered ${registered.statusCode}: ${registered.body}`);
-      const versionId = (registered.json() as { contract: { id: string } }).contract.id;
-      const activated = await app.inject({
-        method: 'POST',
-        url: `/v1/integrations/${collector.connectionId}/contracts/${versionId}/activate`,
-        headers,
-        payload: { expectedActiveContractVersionId: null, reason: 'promote' },
-      });
-      if (activated.statusCode !== 200) throw new Error(`contract activation answered ${activated.statusCode}: ${activated.body}`);
-    }
-    // The activations' reanalysis jobs, run here (the analyzer's own code) before any envelope is
-    // sent: an analyzer started after the backlog would otherwise recount the backlog in its
-    // reanalysis and skip its batches as already counted.
-    const clickhouse = createClient({
-      url: BENCH_STORES.CLICKHOUSE_URL,
-      database: BENCH_STORES.CLICKHOUSE_DATABASE,
-      compression: { request: false, response: false },
-    });
-    const compare = new ComparePool(0, 1000);
-    let jobs = 0;
-    try {
-      const deps = {
-        pool,
-        clickhouse,
-        clock: systemClock,
-        contracts: new ContractCache(pool),
-        compare,
-        metrics: analyzerMetrics(new Registry()),
-      };
-      while (await runNextReanalysis(deps)) jobs += 1;
-    } finally {
-      await compare.close();
-      await clickhouse.close();
-    }
-    console.log(`set-up: contract registered and activated on ${collectors.length} connections; ${jobs} reanalysis job(s) run`);
-  } finally {
-    await management.close();
-  }
-}
 
 function sendersFor(collectors: BenchCollector[], port: number, prefix: string): Sender[] {
   const occurredAt = new Date().toISOString();
