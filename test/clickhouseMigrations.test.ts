@@ -107,39 +107,41 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
   });
 });
 
+/** An observations row as 0002 and later store it. */
+const row = (eventId: string, receivedAtMs: number, shape: string) => ({
+  connection_id: 'int_1',
+  event_id: eventId,
+  batch_id: 'bat_1',
+  binding: 'wrk_1|acct_1|wint_1|svc_int_1|ten_1|env_1|live|outbound|http-api',
+  envelope_version: '0.3',
+  event_type: 'order.read',
+  method: 'GET',
+  route_template: '/o',
+  payload_location: 'response',
+  status_code: 200,
+  duration_ms: 1,
+  attempt: 1,
+  occurred_at_ms: 1000,
+  received_at_ms: receivedAtMs,
+  received_date: '2026-11-25',
+  observed_fingerprint: '',
+  schema_fingerprint: 'sha256:ab',
+  schema_inspected: 1,
+  schema_shape: shape,
+  redaction_policy_version: 'r1',
+  source_event_id_hash: '',
+  idempotency_key_hash: '',
+  hash_namespace: '',
+  outcome_accepted: 1,
+  business_object_type: '',
+  business_object_id_hash: '',
+});
+
 describe('ClickHouse migration 0003 (receipt-time order, shape hash)', () => {
   it('keeps every row written under 0002, sorts by connection and receipt time, and hashes each stored shape', async () => {
     const database = scratch();
     await migrateClickHouse(CLICKHOUSE_URL, database, '0002_observation_binding.sql');
     const client = createClickHouse(CLICKHOUSE_URL, database);
-    const row = (eventId: string, receivedAtMs: number, shape: string) => ({
-      connection_id: 'int_1',
-      event_id: eventId,
-      batch_id: 'bat_1',
-      binding: 'wrk_1|acct_1|wint_1|svc_int_1|ten_1|env_1|live|outbound|http-api',
-      envelope_version: '0.3',
-      event_type: 'order.read',
-      method: 'GET',
-      route_template: '/o',
-      payload_location: 'response',
-      status_code: 200,
-      duration_ms: 1,
-      attempt: 1,
-      occurred_at_ms: 1000,
-      received_at_ms: receivedAtMs,
-      received_date: '2026-11-25',
-      observed_fingerprint: '',
-      schema_fingerprint: 'sha256:ab',
-      schema_inspected: 1,
-      schema_shape: shape,
-      redaction_policy_version: 'r1',
-      source_event_id_hash: '',
-      idempotency_key_hash: '',
-      hash_namespace: '',
-      outcome_accepted: 1,
-      business_object_type: '',
-      business_object_id_hash: '',
-    });
     try {
       await client.insert({
         table: 'observations',
@@ -164,6 +166,40 @@ describe('ClickHouse migration 0003 (receipt-time order, shape hash)', () => {
       `SELECT sorting_key FROM system.tables WHERE database = currentDatabase() AND name = 'observations'`,
     );
     expect(table.sorting_key).toBe('connection_id, received_at_ms, event_id');
+    const tables = await query<{ name: string }>(
+      database,
+      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
+    );
+    expect(tables.map((t) => t.name)).toEqual(['observations', 'schema_migrations']);
+  });
+});
+
+describe('ClickHouse migration 0004 (1,024-row granules)', () => {
+  it('keeps every row written under 0003, with its shape hash, in a table of 1,024-row granules', async () => {
+    const database = scratch();
+    await migrateClickHouse(CLICKHOUSE_URL, database, '0003_observation_time_order.sql');
+    const client = createClickHouse(CLICKHOUSE_URL, database);
+    try {
+      await client.insert({
+        table: 'observations',
+        values: [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}')],
+        format: 'JSONEachRow',
+      });
+    } finally {
+      await client.close();
+    }
+    const before = await query(database, 'SELECT event_id, received_at_ms, hex(shape_hash) AS hash FROM observations ORDER BY event_id');
+    await migrateClickHouse(CLICKHOUSE_URL, database);
+    expect(await query(database, 'SELECT event_id, received_at_ms, hex(shape_hash) AS hash FROM observations ORDER BY event_id')).toEqual(
+      before,
+    );
+    expect(before).toHaveLength(2);
+    const [table] = await query<{ sorting_key: string; engine_full: string }>(
+      database,
+      `SELECT sorting_key, engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'observations'`,
+    );
+    expect(table.sorting_key).toBe('connection_id, received_at_ms, event_id');
+    expect(table.engine_full).toMatch(/SETTINGS index_granularity = 1024$/);
     const tables = await query<{ name: string }>(
       database,
       `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,

@@ -149,6 +149,7 @@ describe('ClickHouse migrations on a cluster of two shards', () => {
         '0001_observations.sql',
         '0002_observation_binding.sql',
         '0003_observation_time_order.sql',
+        '0004_observation_granularity.sql',
       ]);
       // Every local column is readable through the Distributed table; the materialized one as an ALIAS the shard answers.
       const columns = async (db: string) =>
