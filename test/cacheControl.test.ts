@@ -32,6 +32,7 @@ const CACHEABLE = [
   '/assets/console.css',
   '/assets/console.js',
   '/assets/device.js',
+  '/assets/send-json.js',
   '/assets/icon.svg',
 ];
 /** The console pages: they answer a page (a sign-in form) to anyone, so no request without input fails. */

@@ -12,6 +12,7 @@ const ASSET_TYPES = {
   'console.css': 'text/css; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
   'device.js': 'text/javascript; charset=utf-8',
+  'send-json.js': 'text/javascript; charset=utf-8',
   'icon.svg': 'image/svg+xml',
 } as const;
 

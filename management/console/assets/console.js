@@ -3,6 +3,8 @@
 // values, and shows `<time datetime>` in the viewer's time zone. It has no words of its own: the
 // error words come from each form's inert `<template class="error-words">`.
 
+import { busy, send } from './send-json.js';
+
 /** The template entry of `code` on `form` (or its `unknown` entry). */
 function errorEntry(form, code) {
   // The form's own words, else the page's shared ones (one template for a list of like forms).
@@ -61,32 +63,6 @@ function bodyOf(form) {
   return body;
 }
 
-/** Sends `body` as JSON to this origin: `{ok, body}` or `{error: code}` (`network` when unreachable). */
-async function send(method, url, body, idempotent) {
-  const headers = { 'content-type': 'application/json', accept: 'application/json' };
-  // A keyed route (`data-idempotent`): a fresh key for each submission (its buttons are disabled meanwhile).
-  if (idempotent) headers['idempotency-key'] = crypto.randomUUID();
-  let response;
-  try {
-    response = await fetch(url, {
-      method,
-      credentials: 'same-origin',
-      headers,
-      body: JSON.stringify(body),
-    });
-  } catch {
-    return { error: 'network' };
-  }
-  let answer = null;
-  try {
-    answer = await response.json();
-  } catch {
-    answer = null;
-  }
-  if (response.ok) return { ok: true, body: answer };
-  return { error: answer && typeof answer.error === 'string' ? answer.error : 'unknown' };
-}
-
 function clearErrors(form) {
   for (const box of form.querySelectorAll('[data-error-for]')) {
     box.hidden = true;
@@ -113,19 +89,6 @@ function showError(form, code) {
 /** The value at `path` ("apiKey.key") of an answer. */
 function valueAt(answer, path) {
   return path.split('.').reduce((value, key) => (value && typeof value === 'object' ? value[key] : undefined), answer);
-}
-
-/** Runs `work` with the form's buttons disabled, so that one click sends one request. */
-async function busy(form, work) {
-  const buttons = [...form.querySelectorAll('button')];
-  for (const button of buttons) button.disabled = true;
-  form.setAttribute('aria-busy', 'true');
-  try {
-    return await work();
-  } finally {
-    form.removeAttribute('aria-busy');
-    for (const button of buttons) button.disabled = false;
-  }
 }
 
 /** `data-next` with each `{a.b}` replaced by the URL-encoded value at that path of the answer. */
