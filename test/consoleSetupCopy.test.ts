@@ -89,6 +89,27 @@ async function sandboxOnly(name: string): Promise<{ integrationId: string; sandb
 }
 
 /** The session status read of a setup or configuration operation (what the page must show). */
+/** The Live slot of `source`'s Integration, without traffic or configuration (a copy's destination). */
+function addLiveSlot(source: { integrationId: string }) {
+  return insertSlotConnection(ctx, { workspaceId: owner.workspace.id, integrationId: source.integrationId, category: 'live' });
+}
+
+/** A copy review into `destinationId`, previewed through the owner's session route (201). */
+async function previewCopy(
+  destinationId: string,
+  body: Record<string, unknown>,
+): Promise<{ operationId: string; fingerprint: string; snapshot: { fingerprint: string } }> {
+  const res = await callWithSession(
+    ctx,
+    owner.sessionToken,
+    'POST',
+    `/workspaces/${owner.workspace.slug}/connections/${destinationId}/configuration-copy/preview`,
+    { body },
+  );
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
 async function statusOf(kind: 'connection-setup' | 'configuration-operations', operationId: string) {
   const res = await callWithSession(ctx, owner.sessionToken, 'GET', `/workspaces/${owner.workspace.slug}/${kind}/${operationId}`);
   expect(res.statusCode, res.body).toBe(200);
@@ -242,27 +263,16 @@ describe('second-mode setup in the console', () => {
 
   it('says an expired copy review has expired, and previews again with the same selection checked', async () => {
     const source = await sandboxOnly('Expiring copy');
-    const live = await insertSlotConnection(ctx, {
-      workspaceId: owner.workspace.id,
-      integrationId: source.integrationId,
-      category: 'live',
-    });
-    const res = await callWithSession(
-      ctx,
-      owner.sessionToken,
-      'POST',
-      `/workspaces/${owner.workspace.slug}/connections/${live.connectionId}/configuration-copy/preview`,
-      { body: { sourceConnectionId: source.sandboxId, ruleIds: [source.ruleId] } },
-    );
-    expect(res.statusCode, res.body).toBe(201);
+    const live = await addLiveSlot(source);
+    const review = await previewCopy(live.connectionId, { sourceConnectionId: source.sandboxId, ruleIds: [source.ruleId] });
     await advanceClock(ctx, 10 * 60_000);
     const page = await signedInPage();
-    await open(page, consolePath(`configuration-operations/${res.json().operationId}`), 'copy-review-expired');
+    await open(page, consolePath(`configuration-operations/${review.operationId}`), 'copy-review-expired');
     expect(await page.locator('.review-status').getAttribute('data-status')).toBe('expired');
     expect(await page.locator('.review-status').textContent()).toContain('This review has expired');
     expect(await page.getByRole('button', { name: /^Apply/ }).count()).toBe(0);
     // The expired review still shows what it was, with its original fingerprint.
-    await expectReviewOf(page, await statusOf('configuration-operations', res.json().operationId));
+    await expectReviewOf(page, await statusOf('configuration-operations', review.operationId));
     await Promise.all([page.waitForURL(/\/configuration-copy\?/), page.getByRole('link', { name: 'Preview again' }).click()]);
     await settle(page, 'copy-preview-again');
     expect(await page.getByLabel('order.paid → shipment').isChecked()).toBe(true);
@@ -275,11 +285,7 @@ describe('second-mode setup in the console', () => {
 describe('configuration copy in the console', () => {
   it('copies a new rule to Live, refuses it twice in words, reverses the copy, and the rule is gone', async () => {
     const source = await sandboxOnly('Invoices');
-    const live = await insertSlotConnection(ctx, {
-      workspaceId: owner.workspace.id,
-      integrationId: source.integrationId,
-      category: 'live',
-    });
+    const live = await addLiveSlot(source);
     const rule = await createRuleWithKey(ctx, owner.apiKey.key, source.sandboxId, {
       sourceEventType: 'refund.issued',
       expectedObjectType: 'credit_note',
@@ -362,26 +368,19 @@ describe('configuration copy in the console', () => {
 
   it('fits the selections and reviews at phone width', async () => {
     const source = await sandboxOnly('Phone');
-    const live = await insertSlotConnection(ctx, {
-      workspaceId: owner.workspace.id,
-      integrationId: source.integrationId,
-      category: 'live',
+    const live = await addLiveSlot(source);
+    const review = await previewCopy(live.connectionId, {
+      sourceConnectionId: source.sandboxId,
+      contractVersionIds: [source.versionId],
+      ruleIds: [source.ruleId],
     });
-    const res = await callWithSession(
-      ctx,
-      owner.sessionToken,
-      'POST',
-      `/workspaces/${owner.workspace.slug}/connections/${live.connectionId}/configuration-copy/preview`,
-      { body: { sourceConnectionId: source.sandboxId, contractVersionIds: [source.versionId], ruleIds: [source.ruleId] } },
-    );
-    expect(res.statusCode, res.body).toBe(201);
     const phone = await signedInPage({ phone: true });
     const fits = async (path: string, name: string) => {
       await open(phone, consolePath(path), name);
       expect(await phone.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(360);
     };
-    await fits(`configuration-operations/${res.json().operationId}`, 'copy-review-phone');
-    await expectReviewOf(phone, res.json());
+    await fits(`configuration-operations/${review.operationId}`, 'copy-review-phone');
+    await expectReviewOf(phone, review);
     await fits(`connections/${live.connectionId}/configuration-copy?source=${source.sandboxId}`, 'copy-phone');
     const unset = await sandboxOnly('Phone setup');
     await fits(`integrations/${unset.integrationId}/setup?mode=live`, 'setup-phone');
