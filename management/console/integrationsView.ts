@@ -6,8 +6,7 @@ import { html, type SafeHtml } from './html.js';
 import { integrationCreateSection } from './integrationCreateView.js';
 import type { ConsoleIntegration, IntegrationsPageData } from './integrationsPage.js';
 import { workspacePagePath } from './layout.js';
-
-const MODE_NAMES = { sandbox: 'Sandbox', live: 'Live' } as const;
+import { MODE_NAMES } from './reviewSnapshotView.js';
 
 const OBSERVATION_WORDS: Record<ConfiguredSlot['observationState'], string> = {
   waiting_for_observation: 'Waiting for the first observation',
