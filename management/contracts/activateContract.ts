@@ -7,6 +7,17 @@ import { reserveContractWrite } from './contractRateLimit.js';
 import { requireReanalysisAvailable } from './reanalysis.js';
 import { activationBody, activationResponse, versionParams } from './schemas.js';
 
+/** Activation's errors beyond authentication (01), for the API and console routes. */
+export const ACTIVATION_ERRORS = [
+  'integration_not_found',
+  'contract_not_found',
+  'active_contract_changed',
+  'contract_not_activatable',
+  'connection_configuration_changed',
+  'workspace_modes_unavailable',
+  'rate_limited',
+] as const;
+
 /** POST /v1/integrations/{integrationId}/contracts/{contractVersionId}/activate (01 Activate). */
 export default async function activateContractRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { integrationId: string; contractVersionId: string }; Body: ActivationInput }>(
@@ -16,15 +27,7 @@ export default async function activateContractRoute(app: FastifyInstance): Promi
       onRequest: [workspaceAuth('contracts:activate', { cli: 'allow' }), requireReanalysisAvailable, rejectPausedWrite],
       config: {
         validationError: 'invalid_contract_activation',
-        errors: [
-          'integration_not_found',
-          'contract_not_found',
-          'active_contract_changed',
-          'contract_not_activatable',
-          'connection_configuration_changed',
-          'workspace_modes_unavailable',
-          'rate_limited',
-        ],
+        errors: [...ACTIVATION_ERRORS],
       },
       schema: { params: versionParams, body: activationBody, response: { 200: activationResponse } },
     },

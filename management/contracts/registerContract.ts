@@ -6,6 +6,16 @@ import { registerContract, type RegistrationInput } from './contractRegistration
 import { reserveContractWrite } from './contractRateLimit.js';
 import { integrationParams, registrationBody, registrationResponse } from './schemas.js';
 
+/** Registration's errors beyond authentication (01), for the API and console routes. */
+export const REGISTRATION_ERRORS = [
+  'integration_not_found',
+  'contract_version_already_exists',
+  'integration_scope_mismatch',
+  'connection_configuration_changed',
+  'workspace_modes_unavailable',
+  'rate_limited',
+] as const;
+
 /** POST /v1/integrations/{integrationId}/contracts (01 Contract API, Register). */
 export default async function registerContractRoute(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { integrationId: string }; Body: RegistrationInput }>(
@@ -14,14 +24,7 @@ export default async function registerContractRoute(app: FastifyInstance): Promi
       onRequest: [workspaceAuth('contracts:write', { cli: 'allow' }), rejectPausedWrite],
       config: {
         validationError: 'invalid_contract',
-        errors: [
-          'integration_not_found',
-          'contract_version_already_exists',
-          'integration_scope_mismatch',
-          'connection_configuration_changed',
-          'workspace_modes_unavailable',
-          'rate_limited',
-        ],
+        errors: [...REGISTRATION_ERRORS],
       },
       schema: { params: integrationParams, body: registrationBody, response: { 201: registrationResponse } },
     },

@@ -8,10 +8,12 @@ import type { FastifyInstance } from 'fastify';
 import { sessionAuth, sessionOf } from '../../auth/sessionAuth.js';
 import { activeWorkspaceManager, requireWorkspaceManager } from '../../auth/workspaceUserAuth.js';
 import { withWorkspaceSlug } from '../../workspaces/schemas.js';
+import { ACTIVATION_ERRORS } from '../activateContract.js';
 import { type ActivationInput, activateContract } from '../contractActivation.js';
 import { reserveContractWrite } from '../contractRateLimit.js';
 import { type ContractListQuery, listContracts, readContract } from '../contractReads.js';
 import { type RegistrationInput, registerContract } from '../contractRegistration.js';
+import { REGISTRATION_ERRORS } from '../registerContract.js';
 import { contractImpact, impactResponse } from '../getContractImpact.js';
 import { requireReanalysisAvailable } from '../reanalysis.js';
 import {
@@ -83,16 +85,7 @@ export default async function consoleContractRoutes(app: FastifyInstance): Promi
       onRequest: [sessionAuth()],
       config: {
         validationError: 'invalid_contract',
-        errors: [
-          ...MANAGER_ERRORS,
-          'workspace_unavailable',
-          'integration_not_found',
-          'contract_version_already_exists',
-          'integration_scope_mismatch',
-          'connection_configuration_changed',
-          'workspace_modes_unavailable',
-          'rate_limited',
-        ],
+        errors: [...MANAGER_ERRORS, 'workspace_unavailable', ...REGISTRATION_ERRORS],
       },
       schema: { params: connectionParams, body: registrationBody, response: { 201: registrationResponse } },
     },
@@ -144,17 +137,7 @@ export default async function consoleContractRoutes(app: FastifyInstance): Promi
       onRequest: [requireReanalysisAvailable, sessionAuth()],
       config: {
         validationError: 'invalid_contract_activation',
-        errors: [
-          ...MANAGER_ERRORS,
-          'workspace_unavailable',
-          'integration_not_found',
-          'contract_not_found',
-          'active_contract_changed',
-          'contract_not_activatable',
-          'connection_configuration_changed',
-          'workspace_modes_unavailable',
-          'rate_limited',
-        ],
+        errors: [...MANAGER_ERRORS, 'workspace_unavailable', ...ACTIVATION_ERRORS],
       },
       schema: { params: versionParams, body: activationBody, response: { 200: activationResponse } },
     },
