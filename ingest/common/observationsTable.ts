@@ -153,16 +153,22 @@ export function batchRowPrefix(context: ObservationBatchContext): string {
 /**
  * One TabSeparated line (with its newline) of an accepted envelope, after the batch prefix.
  * Validated members are printable ASCII without spaces (03 envelope table), and the shape is
- * JSON text, so only those that may hold a backslash go through tsvToken. (`operation_key`,
+ * JSON text, so only those that may hold a backslash go through tsvToken. `shape` is the
+ * schemaShape's shapeJson text, for a caller that needs it too. (`operation_key`,
  * 00-decisions §4 with the exact observed status as its selector, is an ALIAS of the table.)
  */
-export function observationRow(prefix: string, envelope: ObservationEnvelope, occurredAtMs: number): string {
+export function observationRow(
+  prefix: string,
+  envelope: ObservationEnvelope,
+  occurredAtMs: number,
+  shape: string = shapeJson(envelope.payload.schemaShape),
+): string {
   const { transport, payload, correlation, outcome } = envelope;
   return (
     `${prefix}${envelope.eventId}\t${envelope.envelopeVersion}\t${tsvToken(envelope.eventType)}\t`
     + `${transport.method}\t${tsvToken(transport.routeTemplate)}\t${transport.payloadLocation}\t${transport.statusCode}\t${transport.durationMs}\t`
     + `${transport.attempt}\t${occurredAtMs}\t${envelope.contract.observedFingerprint ?? ''}\t${payload.schemaFingerprint}\t`
-    + `${payload.schemaInspected === false ? 0 : 1}\t${tsvToken(shapeJson(payload.schemaShape))}\t${tsvToken(payload.redactionPolicyVersion)}\t`
+    + `${payload.schemaInspected === false ? 0 : 1}\t${tsvToken(shape)}\t${tsvToken(payload.redactionPolicyVersion)}\t`
     + `${tsvToken(correlation?.sourceEventIdHash ?? '')}\t${tsvToken(correlation?.idempotencyKeyHash ?? '')}\t`
     + `${tsvToken(correlation?.hashNamespace ?? '')}\t${outcome.accepted ? 1 : 0}\t${tsvToken(outcome.businessObjectType ?? '')}\t`
     + `${tsvToken(outcome.businessObjectIdHash ?? '')}\n`
