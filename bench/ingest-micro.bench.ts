@@ -133,7 +133,7 @@ bench
   .add('batchRowPrefix + observationRow x50 + Buffer', () => {
     const prefix = prefixOf();
     let rows = '';
-    for (const check of valid) rows += observationRow(prefix, check.envelope, check.occurredAtMs);
+    for (const check of valid) rows += observationRow(prefix, check.envelope, check.occurredAtMs, check.shape);
     Buffer.from(rows, 'utf8');
   })
   .add('checkBatch (the worker task: parse, validate, rows, results)', () => {

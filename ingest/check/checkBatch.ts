@@ -76,7 +76,7 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
       continue;
     }
     eventIds.push(check.envelope.eventId);
-    lines.push(observationRow(prefix, check.envelope, check.occurredAtMs));
+    lines.push(observationRow(prefix, check.envelope, check.occurredAtMs, check.shape));
     // A valid eventId matches ^evt_[A-Za-z0-9._:-]{1,124}$: nothing in it needs JSON escaping.
     results.push(`{"index":${index},"accepted":true,"eventId":"${check.envelope.eventId}"}`);
   }

@@ -5,9 +5,8 @@ import {
   MAX_ENVELOPES_PER_BATCH,
   PROTOCOLS,
   TENANT_PLACEHOLDER,
-  type ObservationEnvelope,
 } from '../../shared/envelope/types.js';
-import { validateEnvelope } from '../../shared/envelope/validate.js';
+import { validateEnvelope, type EnvelopeCheck } from '../../shared/envelope/validate.js';
 import type { IngestCredential } from '../common/credential.js';
 import { BatchShapeError } from '../common/edgeHttp.js';
 
@@ -33,7 +32,7 @@ export function parseBatch(contentType: string | undefined, rawBody: Buffer): un
   return envelopes;
 }
 
-export type ItemCheck = { valid: true; envelope: ObservationEnvelope; occurredAtMs: number } | { valid: false; issues: string[] };
+export type ItemCheck = EnvelopeCheck;
 
 /** What of the credential an item is checked against. */
 export type ItemBinding = Pick<IngestCredential, 'integrationKey' | 'tenantId' | 'environmentId' | 'direction' | 'protocol'>;

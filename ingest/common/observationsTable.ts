@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ObservationEnvelope, SchemaShape } from '../../shared/envelope/types.js';
+import type { ObservationEnvelope } from '../../shared/envelope/types.js';
 import type { IngestCredential } from './credential.js';
 
 /**
@@ -111,29 +111,6 @@ export function tsvToken(value: string): string {
 
 const BACKSLASHES = /\\/g;
 
-const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/**
- * The JSON text of a schemaShape tree with members in a fixed order (`kind`, then `fields` or
- * `items`), whatever order the collector sent them in, so equal shapes are equal text.
- */
-export function shapeJson(node: SchemaShape): string {
-  let out = `{"kind":"${node.kind}"`;
-  if (node.kind === 'object') {
-    out += ',"fields":{';
-    let first = true;
-    for (const name in node.fields) {
-      const key = NEEDS_JSON_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`;
-      out += `${first ? '' : ','}${key}:${shapeJson(node.fields[name])}`;
-      first = false;
-    }
-    out += '}';
-  } else if (node.kind === 'array' && node.items !== undefined) {
-    out += `,"items":${shapeJson(node.items)}`;
-  }
-  return `${out}}`;
-}
-
 /**
  * The values every row of a batch shares, serialised once per batch (with the tab that follows
  * them). Placeholders are replaced by the credential's tenant and environment, and the mode comes
@@ -154,15 +131,10 @@ export function batchRowPrefix(context: ObservationBatchContext): string {
  * One TabSeparated line (with its newline) of an accepted envelope, after the batch prefix.
  * Validated members are printable ASCII without spaces (03 envelope table), and the shape is
  * JSON text, so only those that may hold a backslash go through tsvToken. `shape` is the
- * schemaShape's shapeJson text, for a caller that needs it too. (`operation_key`,
+ * schemaShape's text from validation (shared/envelope/shapeText.ts). (`operation_key`,
  * 00-decisions §4 with the exact observed status as its selector, is an ALIAS of the table.)
  */
-export function observationRow(
-  prefix: string,
-  envelope: ObservationEnvelope,
-  occurredAtMs: number,
-  shape: string = shapeJson(envelope.payload.schemaShape),
-): string {
+export function observationRow(prefix: string, envelope: ObservationEnvelope, occurredAtMs: number, shape: string): string {
   const { transport, payload, correlation, outcome } = envelope;
   return (
     `${prefix}${envelope.eventId}\t${envelope.envelopeVersion}\t${tsvToken(envelope.eventType)}\t`

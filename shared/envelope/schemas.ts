@@ -99,9 +99,10 @@ export const SCHEMA_SHAPE_SCHEMA: Schema = schemaShapeSchema();
 
 /**
  * The envelope of one version; `null` gives the schema used when the version itself is invalid
- * (the version is reported and the rest is checked against the newest field list).
+ * (the version is reported and the rest is checked against the newest field list). `shape:
+ * 'object'` leaves the schemaShape tree to shapeText.ts (any object passes here).
  */
-export function envelopeSchema(version: EnvelopeVersion | null): Schema {
+export function envelopeSchema(version: EnvelopeVersion | null, shape: 'tree' | 'object' = 'tree'): Schema {
   const withInspection = version === null || version === '0.3';
   const payloadProperties: Record<string, Schema> = {
     storage: { enum: ['none'], 'x-issue': 'must be none' },
@@ -110,7 +111,7 @@ export function envelopeSchema(version: EnvelopeVersion | null): Schema {
       pattern: FINGERPRINT_PATTERN,
       'x-issue': 'must be sha256: followed by 64 lowercase hex characters',
     },
-    schemaShape: { $ref: SCHEMA_SHAPE_ID },
+    schemaShape: shape === 'tree' ? { $ref: SCHEMA_SHAPE_ID } : { type: 'object' },
     redactionPolicyVersion: token(64),
   };
   if (withInspection) payloadProperties.schemaInspected = { type: 'boolean', 'x-issue': 'must be a boolean' };

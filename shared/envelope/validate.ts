@@ -1,11 +1,16 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SCHEMA_SHAPE_SCHEMA, envelopeSchema } from './schemas.js';
+import { shapeText } from './shapeText.js';
 import { ENVELOPE_VERSIONS, type EnvelopeVersion, type ObservationEnvelope, type Protocol } from './types.js';
 
 /** At most this many issues are reported for one envelope; the first ones name the problem. */
 export const MAX_ISSUES_PER_ENVELOPE = 20;
 
-function buildValidators(): { byVersion: Map<string, ValidateFunction>; unknownVersion: ValidateFunction } {
+function buildValidators(): {
+  byVersion: Map<string, ValidateFunction>;
+  unknownVersion: ValidateFunction;
+  withoutShape: Map<string, ValidateFunction>;
+} {
   // unicodeRegExp: false — every pattern of the envelope schema is ASCII-only (where the 'u' flag
   // changes nothing), and V8 runs them about a quarter faster without it (bench/RESULTS.md).
   const ajv = new Ajv({
@@ -20,8 +25,12 @@ function buildValidators(): { byVersion: Map<string, ValidateFunction>; unknownV
   ajv.addKeyword({ keyword: 'x-issue', schemaType: 'string' });
   ajv.addSchema(SCHEMA_SHAPE_SCHEMA);
   const byVersion = new Map<string, ValidateFunction>();
-  for (const version of ENVELOPE_VERSIONS) byVersion.set(version, ajv.compile(envelopeSchema(version)));
-  return { byVersion, unknownVersion: ajv.compile(envelopeSchema(null)) };
+  const withoutShape = new Map<string, ValidateFunction>();
+  for (const version of ENVELOPE_VERSIONS) {
+    byVersion.set(version, ajv.compile(envelopeSchema(version)));
+    withoutShape.set(version, ajv.compile(envelopeSchema(version, 'object')));
+  }
+  return { byVersion, unknownVersion: ajv.compile(envelopeSchema(null)), withoutShape };
 }
 
 // Compiled once per process (the hot path only runs the generated functions).
@@ -212,28 +221,45 @@ function fromFields(
   return ms >= 0 ? ms : null;
 }
 
-export type EnvelopeCheck = { valid: true; envelope: ObservationEnvelope; occurredAtMs: number } | { valid: false; issues: string[] };
+export type EnvelopeCheck =
+  /** shape: the schemaShape's JSON text (shapeText.ts). */
+  { valid: true; envelope: ObservationEnvelope; occurredAtMs: number; shape: string } | { valid: false; issues: string[] };
 
 /**
  * Validates one batch item against its envelope version and the transport and operation rules.
  * Never throws; every violation becomes one issue text.
+ *
+ * A valid item passes the schema without the shape tree and then shapeText's walk, which also
+ * serialises the tree. Anything either refuses is validated again against the full schema,
+ * whose errors are the issues (shapeText.ts says why).
  */
 export function validateEnvelope(item: unknown): EnvelopeCheck {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return { valid: false, issues: ['envelope must be an object'] };
   const version = (item as { envelopeVersion?: unknown }).envelopeVersion;
-  const validate = (typeof version === 'string' && validators.byVersion.get(version as EnvelopeVersion)) || validators.unknownVersion;
-  if (!validate(item)) {
-    const issues = new Set<string>();
-    for (const error of validate.errors ?? []) {
-      const issue = issueOf(error);
-      if (issue !== null) issues.add(issue);
-      if (issues.size >= MAX_ISSUES_PER_ENVELOPE) break;
-    }
-    return { valid: false, issues: [...issues] };
+  const lean = typeof version === 'string' ? validators.withoutShape.get(version) : undefined;
+  const shape = lean?.(item) ? shapeText((item as ObservationEnvelope).payload.schemaShape) : null;
+  if (shape === null) {
+    const validate = (typeof version === 'string' && validators.byVersion.get(version as EnvelopeVersion)) || validators.unknownVersion;
+    if (!validate(item)) return { valid: false, issues: issuesOf(validate.errors) };
   }
   const envelope = item as ObservationEnvelope;
   const issues = operationIssues(envelope);
   const occurredAtMs = timestampMs(envelope.occurredAt);
   if (occurredAtMs === null) issues.push('/occurredAt must be an ISO 8601 timestamp with a time zone, e.g. 2025-01-31T12:00:00.000Z');
-  return issues.length > 0 || occurredAtMs === null ? { valid: false, issues } : { valid: true, envelope, occurredAtMs };
+  if (issues.length > 0 || occurredAtMs === null) return { valid: false, issues };
+  // shape null here: the full schema accepted a tree the walk refused. The two agree
+  // (test/shapeText.test.ts) and the schema is the authority if they did not; the text would then
+  // keep the collector's member order.
+  return { valid: true, envelope, occurredAtMs, shape: shape ?? JSON.stringify(envelope.payload.schemaShape) };
+}
+
+/** The schema's errors as issue texts, each once, at most MAX_ISSUES_PER_ENVELOPE. */
+function issuesOf(errors: ErrorObject[] | null | undefined): string[] {
+  const issues = new Set<string>();
+  for (const error of errors ?? []) {
+    const issue = issueOf(error);
+    if (issue !== null) issues.add(issue);
+    if (issues.size >= MAX_ISSUES_PER_ENVELOPE) break;
+  }
+  return [...issues];
 }
