@@ -207,3 +207,56 @@ describe('ClickHouse migration 0004 (1,024-row granules)', () => {
     expect(tables.map((t) => t.name)).toEqual(['observations', 'schema_migrations']);
   });
 });
+
+describe('ClickHouse migration 0005 (LowCardinality shape, binding and fingerprint)', () => {
+  it('keeps every row written under 0004, its values and shape hash, in LowCardinality columns that read as before', async () => {
+    const database = scratch();
+    await migrateClickHouse(CLICKHOUSE_URL, database, '0004_observation_granularity.sql');
+    const client = createClickHouse(CLICKHOUSE_URL, database);
+    try {
+      await client.insert({
+        table: 'observations',
+        values: [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}'), row('evt_c', 2500, '{"kind":"null"}')],
+        format: 'JSONEachRow',
+      });
+    } finally {
+      await client.close();
+    }
+    const read = `SELECT event_id, received_at_ms, schema_shape, binding, workspace_id, schema_fingerprint, hex(shape_hash) AS hash
+      FROM observations ORDER BY event_id`;
+    const before = await query(database, read);
+    await migrateClickHouse(CLICKHOUSE_URL, database);
+    expect(await query(database, read)).toEqual(before);
+    expect(before).toHaveLength(3);
+    const types = await query<{ name: string; type: string }>(
+      database,
+      `SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'observations'
+        AND name IN ('schema_shape', 'binding', 'schema_fingerprint') ORDER BY name`,
+    );
+    expect(types.map(({ name, type }) => `${name} ${type}`)).toEqual([
+      'binding LowCardinality(String)',
+      'schema_fingerprint LowCardinality(String)',
+      'schema_shape LowCardinality(String)',
+    ]);
+    // A row inserted afterwards groups by shape hash with the migrated ones.
+    const after = createClickHouse(CLICKHOUSE_URL, database);
+    try {
+      await after.insert({ table: 'observations', values: [row('evt_d', 4000, '{"kind":"null"}')], format: 'JSONEachRow' });
+    } finally {
+      await after.close();
+    }
+    const groups = await query<{ shape: string; n: string }>(
+      database,
+      'SELECT any(schema_shape) AS shape, uniqExact(event_id) AS n FROM observations GROUP BY shape_hash ORDER BY shape',
+    );
+    expect(groups).toEqual([
+      { shape: '{"kind":"null"}', n: '3' },
+      { shape: '{"kind":"string"}', n: '1' },
+    ]);
+    const tables = await query<{ name: string }>(
+      database,
+      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
+    );
+    expect(tables.map((t) => t.name)).toEqual(['observations', 'schema_migrations']);
+  });
+});

@@ -150,6 +150,7 @@ describe('ClickHouse migrations on a cluster of two shards', () => {
         '0002_observation_binding.sql',
         '0003_observation_time_order.sql',
         '0004_observation_granularity.sql',
+        '0005_observation_low_cardinality.sql',
       ]);
       // Every local column is readable through the Distributed table; the materialized one as an ALIAS the shard answers.
       const columns = async (db: string) =>
@@ -163,6 +164,7 @@ describe('ClickHouse migrations on a cluster of two shards', () => {
         type: 'FixedString(32)',
         default_kind: 'MATERIALIZED',
       });
+      expect(local.find((column) => column.name === 'schema_shape')?.type).toBe('LowCardinality(String)');
       expect(await columns(database)).toEqual(
         local.map((column) => (column.default_kind === 'MATERIALIZED' ? { ...column, default_kind: 'ALIAS' } : column)),
       );

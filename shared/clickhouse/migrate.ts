@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { sqlIdentifier, sqlLiteral } from './escape.js';
 
 /**
@@ -31,6 +31,9 @@ import { sqlIdentifier, sqlLiteral } from './escape.js';
  *   its statements have run, and the runner stops when the shards disagree.
  * Markers are comments: on one server the statements sent are the same with or without them.
  * Not `ON CLUSTER`: 18.16 queues distributed DDL in ZooKeeper, which this deployment does not run.
+ *
+ * Statements run with EXPERIMENTAL_SWITCHES on where the server still knows them (18.16); later
+ * releases made them obsolete or unknown, and send nothing for them.
  */
 export interface ClickHouseMigrationOptions {
   /** CLICKHOUSE_CLUSTER. */
@@ -90,6 +93,29 @@ function migrationFiles(dir: string, upTo: string | undefined): string[] {
     .filter((file) => upTo === undefined || file <= upTo);
 }
 
+/** 18.16 creates LowCardinality columns (0005) only with this on; the runner's own Distributed tables too. */
+const EXPERIMENTAL_SWITCHES = ['allow_experimental_low_cardinality_type'] as const;
+
+/** A client for migrating the server at `url`, with the EXPERIMENTAL_SWITCHES that server knows turned on. */
+async function migrationClient(url: string): Promise<ClickHouseClient> {
+  const probe = createClient({ url });
+  let known: string[];
+  try {
+    known = (
+      await select<{ name: string }>(
+        probe,
+        `SELECT name FROM system.settings WHERE name IN (${EXPERIMENTAL_SWITCHES.map(sqlLiteral).join(', ')})`,
+      )
+    ).map((row) => row.name);
+  } catch (error) {
+    await probe.close();
+    throw error;
+  }
+  if (known.length === 0) return probe;
+  await probe.close();
+  return createClient({ url, clickhouse_settings: Object.fromEntries(known.map((name) => [name, 1])) as ClickHouseSettings });
+}
+
 async function select<T>(client: ClickHouseClient, query: string): Promise<T[]> {
   return (await client.query({ query, format: 'JSONEachRow' })).json<T>();
 }
@@ -113,7 +139,7 @@ export async function migrateClickHouse(
 ): Promise<void> {
   const dir = options.migrationsDir ?? migrationsDir();
   if (options.cluster !== undefined) return migrateCluster(url, database, options.cluster, dir, upTo);
-  const admin = createClient({ url });
+  const admin = await migrationClient(url);
   const db = sqlIdentifier(database);
   try {
     const applied = await ensureMigrationsTable(admin, db);
@@ -219,16 +245,18 @@ async function migrateCluster(url: string, database: string, cluster: string, di
   const db = sqlIdentifier(database);
   const local = `${database}_local`;
   const localDb = sqlIdentifier(local);
-  const entry: Server = { url: new URL(url).toString(), client: createClient({ url }) };
+  const entry: Server = { url: new URL(url).toString(), client: await migrationClient(url) };
   const servers: Server[] = [entry];
   try {
-    const shards = (await clusterShardUrls(entry.client, url, cluster)).map((shardUrl) => {
-      const known = servers.find((server) => server.url === shardUrl);
-      if (known) return known;
-      const server = { url: shardUrl, client: createClient({ url: shardUrl }) };
-      servers.push(server);
-      return server;
-    });
+    const shards: Server[] = [];
+    for (const shardUrl of await clusterShardUrls(entry.client, url, cluster)) {
+      let server = servers.find((known) => known.url === shardUrl);
+      if (server === undefined) {
+        server = { url: shardUrl, client: await migrationClient(shardUrl) };
+        servers.push(server);
+      }
+      shards.push(server);
+    }
     await entry.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
     const applied = await shardsApplied(shards, db);
     for (const shard of shards) await shard.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${localDb}` });
