@@ -95,22 +95,32 @@ export async function markRecountedBatches(db: pg.PoolClient, batchIds: readonly
 
 const at = (ms: number) => new Date(ms);
 
-async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: IncidentAggregate, replace: boolean): Promise<void> {
+/**
+ * Adds an aggregate's findings to an incident's and returns all of the incident's findings as
+ * they are now, in one statement: the rows it wrote come from RETURNING, the others from the
+ * statement's snapshot (which its own writes do not change), so the summary needs no read of its own.
+ */
+async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: IncidentAggregate, replace: boolean): Promise<Finding[]> {
   if (replace) await db.query('DELETE FROM incident_findings WHERE incident_id = $1', [incidentId]);
   const findings = [...aggregate.findings.values()];
-  if (findings.length === 0) return;
-  await db.query(
-    `INSERT INTO incident_findings (incident_id, kind, path, expected, observed, forbidden, observation_count, first_observed_at, last_observed_at)
-     SELECT $1, f.kind, f.path, f.expected, f.observed, f.forbidden, f.n, f.first_at, f.last_at
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
-         AS f (kind, path, expected, observed, forbidden, n, first_at, last_at)
-     ON CONFLICT (incident_id, kind, path) DO UPDATE SET
-       observation_count = incident_findings.observation_count + EXCLUDED.observation_count,
-       first_observed_at = LEAST(incident_findings.first_observed_at, EXCLUDED.first_observed_at),
-       expected = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.expected ELSE incident_findings.expected END,
-       observed = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.observed ELSE incident_findings.observed END,
-       forbidden = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.forbidden ELSE incident_findings.forbidden END,
-       last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)`,
+  const { rows } = await db.query<Finding>(
+    `WITH written AS (
+       INSERT INTO incident_findings (incident_id, kind, path, expected, observed, forbidden, observation_count, first_observed_at, last_observed_at)
+       SELECT $1, f.kind, f.path, f.expected, f.observed, f.forbidden, f.n, f.first_at, f.last_at
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
+           AS f (kind, path, expected, observed, forbidden, n, first_at, last_at)
+       ON CONFLICT (incident_id, kind, path) DO UPDATE SET
+         observation_count = incident_findings.observation_count + EXCLUDED.observation_count,
+         first_observed_at = LEAST(incident_findings.first_observed_at, EXCLUDED.first_observed_at),
+         expected = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.expected ELSE incident_findings.expected END,
+         observed = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.observed ELSE incident_findings.observed END,
+         forbidden = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.forbidden ELSE incident_findings.forbidden END,
+         last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)
+       RETURNING kind, path, expected, observed)
+     SELECT kind, path, expected, observed FROM written
+     UNION ALL
+     SELECT f.kind, f.path, f.expected, f.observed FROM incident_findings f
+      WHERE f.incident_id = $1 AND NOT EXISTS (SELECT 1 FROM written w WHERE w.kind = f.kind AND w.path = f.path)`,
     [
       incidentId,
       findings.map((f) => f.finding.kind),
@@ -123,18 +133,13 @@ async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: 
       findings.map((f) => at(f.lastMs)),
     ],
   );
+  return rows;
 }
 
-async function refreshSummary(db: pg.PoolClient, incidentId: string, kind: IncidentKind, operationKey: string): Promise<void> {
-  const { rows } = await db.query<Finding & { affected: string }>(
-    `SELECT f.kind, f.path, f.expected, f.observed, i.affected_records AS affected
-       FROM incidents i LEFT JOIN incident_findings f ON f.incident_id = i.id WHERE i.id = $1`,
-    [incidentId],
-  );
-  const findings = rows.filter((row) => row.kind !== null);
+async function writeSummary(db: pg.PoolClient, incidentId: string, aggregate: IncidentAggregate, findings: Finding[], affected: number) {
   await db.query('UPDATE incidents SET summary = $2 WHERE id = $1', [
     incidentId,
-    incidentSummary(kind, operationKey, findings, Number(rows[0]?.affected ?? 0)),
+    incidentSummary(aggregate.kind, aggregate.operationKey, findings, affected),
   ]);
 }
 
@@ -164,8 +169,7 @@ async function insertIncident(db: pg.PoolClient, connection: AnalysedConnection,
       aggregate.ruleId ?? null,
     ],
   );
-  await upsertFindings(db, id, aggregate, false);
-  await refreshSummary(db, id, aggregate.kind, aggregate.operationKey);
+  await writeSummary(db, id, aggregate, await upsertFindings(db, id, aggregate, false), aggregate.count);
   return id;
 }
 
@@ -184,7 +188,7 @@ export async function addToIncidents(
     a.operationKey < b.operationKey ? -1 : a.operationKey > b.operationKey ? 1 : a.kind < b.kind ? -1 : 1,
   );
   for (const aggregate of sorted) {
-    const { rows } = await db.query<{ id: string }>(
+    const { rows } = await db.query<{ id: string; affected_records: string }>(
       `UPDATE incidents SET
           affected_records = affected_records + $4,
           observation_ids = CASE WHEN cardinality(observation_ids) >= ${EVIDENCE_LIMIT} THEN observation_ids
@@ -193,7 +197,7 @@ export async function addToIncidents(
           first_observed_at = LEAST(first_observed_at, $6), last_observed_at = GREATEST(last_observed_at, $7),
           contract_version_id = $8, updated_at = $9
         WHERE connection_id = $1 AND operation_key = $2 AND kind = $3 AND status = 'open'
-        RETURNING id`,
+        RETURNING id, affected_records`,
       [
         connection.id,
         aggregate.operationKey,
@@ -211,8 +215,8 @@ export async function addToIncidents(
       opened++;
       continue;
     }
-    await upsertFindings(db, rows[0].id, aggregate, false);
-    await refreshSummary(db, rows[0].id, aggregate.kind, aggregate.operationKey);
+    const findings = await upsertFindings(db, rows[0].id, aggregate, false);
+    await writeSummary(db, rows[0].id, aggregate, findings, Number(rows[0].affected_records));
   }
   return opened;
 }
@@ -238,8 +242,7 @@ export async function recountIncident(
       now,
     ],
   );
-  await upsertFindings(db, incident.id, aggregate, true);
-  await refreshSummary(db, incident.id, aggregate.kind, aggregate.operationKey);
+  await writeSummary(db, incident.id, aggregate, await upsertFindings(db, incident.id, aggregate, true), aggregate.count);
 }
 
 /** 00-decisions §5: reanalysis under a newly active contract no longer produces the incident. */
@@ -252,14 +255,27 @@ export async function resolveByContract(db: pg.PoolClient, incidentIds: readonly
   );
 }
 
-/** Keeps the connection slot's evidence fields (01 Resources) equal to the incidents and observations. */
-export async function refreshConnectionState(db: pg.PoolClient, connectionId: string, latestObservationMs: number | null): Promise<void> {
+/**
+ * Keeps the connection slots' evidence fields (01 Resources) equal to the incidents and
+ * observations: `latestObservationMs` null leaves a slot's latest observation as it is. One
+ * statement for every connection of a round, not one each: the analyzer's PostgreSQL cost
+ * follows its statements per round (bench/RESULTS.md, issue 32).
+ */
+export async function refreshConnectionStates(
+  db: pg.PoolClient,
+  states: readonly { connectionId: string; latestObservationMs: number | null }[],
+): Promise<void> {
+  if (states.length === 0) return;
   await db.query(
-    `UPDATE connections SET
-        latest_observation_at = CASE WHEN $2::timestamptz IS NULL THEN latest_observation_at
-                                     ELSE GREATEST(COALESCE(latest_observation_at, $2::timestamptz), $2::timestamptz) END,
-        open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = $1 AND status = 'open')
-      WHERE id = $1`,
-    [connectionId, latestObservationMs === null ? null : at(latestObservationMs)],
+    `UPDATE connections c SET
+        latest_observation_at = CASE WHEN s.latest IS NULL THEN c.latest_observation_at
+                                     ELSE GREATEST(COALESCE(c.latest_observation_at, s.latest), s.latest) END,
+        open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = c.id AND status = 'open')
+       FROM unnest($1::text[], $2::timestamptz[]) AS s (id, latest)
+      WHERE c.id = s.id`,
+    [
+      states.map((state) => state.connectionId),
+      states.map((state) => (state.latestObservationMs === null ? null : at(state.latestObservationMs))),
+    ],
   );
 }

@@ -6,7 +6,7 @@ import { aggregateIncidents, type IncidentAggregate } from '../shared/analysis/i
 import { groupsOfBatches } from '../shared/analysis/observationGroups.js';
 import type { ComparePool } from './comparePool.js';
 import type { ContractCache, LoadedContract } from './contractCache.js';
-import { addToIncidents, claimBatches, lockConnections, refreshConnectionState } from './incidentStore.js';
+import { addToIncidents, claimBatches, lockConnections, refreshConnectionStates } from './incidentStore.js';
 import type { AnalysisJobEntry } from './jobStream.js';
 import { evaluateRules } from './ruleEvaluation.js';
 import type { AnalyzerMetrics } from './metrics.js';
@@ -82,12 +82,14 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
     }
     const latest = new Map<string, number>();
     for (const job of fresh) latest.set(job.connectionId, Math.max(latest.get(job.connectionId) ?? 0, job.receivedAtMs));
+    const states: { connectionId: string; latestObservationMs: number }[] = [];
     for (const [connectionId, receivedAtMs] of latest) {
       const connection = connections.get(connectionId);
       if (connection === undefined) continue;
       opened += await addToIncidents(db, connection, byConnection.get(connectionId) ?? [], now);
-      await refreshConnectionState(db, connectionId, receivedAtMs);
+      states.push({ connectionId, latestObservationMs: receivedAtMs });
     }
+    await refreshConnectionStates(db, states);
     analysed = groups.reduce((sum, group) => sum + group.count, 0);
   });
   const committedMs = deps.clock.nowMs();

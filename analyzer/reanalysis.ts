@@ -10,7 +10,7 @@ import {
   lockConnections,
   markRecountedBatches,
   recountIncident,
-  refreshConnectionState,
+  refreshConnectionStates,
   resolveByContract,
 } from './incidentStore.js';
 import type { AnalysisDeps } from './liveAnalysis.js';
@@ -112,7 +112,7 @@ export async function runNextReanalysis(deps: AnalysisDeps, skip: readonly strin
       await db.query('UPDATE connections SET reanalysed_revision = $2 WHERE id = $1', [connection.id, job.analysisRevision]);
       // The batches it counted are claimed (markRecounted): their live analysis adds nothing, so
       // the latest observation it saw is recorded here.
-      await refreshConnectionState(db, connection.id, plan.lastReceivedAtMs);
+      await refreshConnectionStates(db, [{ connectionId: connection.id, latestObservationMs: plan.lastReceivedAtMs }]);
       outcome = 'applied';
     }
     await db.query('UPDATE outbox SET processed_at = $2 WHERE id = $1', [id, now]);

@@ -5,7 +5,7 @@ import { withTransaction } from '../shared/db/transaction.js';
 import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
 import { findingKey, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import type { Finding } from '../shared/analysis/types.js';
-import { addToIncidents, lockConnections, refreshConnectionState } from './incidentStore.js';
+import { addToIncidents, lockConnections, refreshConnectionStates } from './incidentStore.js';
 import { OutcomeIndex } from './ruleEvaluation.js';
 import { storedOutcomes } from './ruleObservations.js';
 import {
@@ -103,10 +103,12 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
       else list.push(aggregate);
     }
     let opened = 0;
-    for (const [connectionId, aggregates] of byConnection) {
+    for (const [connectionId, aggregates] of byConnection)
       opened += await addToIncidents(db, connections.get(connectionId)!, aggregates, now);
-      await refreshConnectionState(db, connectionId, null);
-    }
+    await refreshConnectionStates(
+      db,
+      [...byConnection.keys()].map((connectionId) => ({ connectionId, latestObservationMs: null })),
+    );
     await markEvaluated(db, [...rules.keys()], now);
     result = { taken: taken.length, fired: [...missing.values()].reduce((sum, list) => sum + list.length, 0), opened, streamLagMs };
   });

@@ -8,6 +8,8 @@ import { createCollector, envelope, sendEnvelopes, type Collector, type Edge } f
 import { findingsOf, incidentsOf, reanalysed } from './helpers/analyzer.js';
 import { startAnalysisFixture, type AnalysisFixture } from './helpers/edgeFixture.js';
 import { waitFor } from './helpers/wait.js';
+import { incidentSummary } from '../shared/analysis/incidentAggregate.js';
+import type { Finding } from '../shared/analysis/types.js';
 
 // End to end: signed envelopes posted to the running edge, analysed by the analyzer (Piscina
 // worker threads), incidents read from PostgreSQL. Each shape case gets a connection of its
@@ -534,6 +536,25 @@ describe('analyzer', () => {
       { path: '/extra', count: '5' },
     ]);
     expect(await slotState(collector.connectionId)).toEqual({ observationState: 'incident_open', openIncidentCount: 1 });
+  });
+
+  it("keeps an incident's summary naming every finding it holds, when each round adds only some", async () => {
+    const { collector } = await collectorWith('3.0.3');
+    // Round 1 brings one finding, round 2 another and not the first: the summary written in round
+    // 2 must still name both, with every observation counted.
+    expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: order({ extra: s('string') }) })])).status).toBe(202);
+    await fixture.analysed();
+    const [first] = await incidentsOf(ctx, collector.connectionId);
+    expect(await findingsOf(ctx, first.id)).toHaveLength(1);
+    expect((await sendEnvelopes(edge, collector, [caseEnvelope(collector, { shape: order({ other: s('integer') }) })])).status).toBe(202);
+    await fixture.analysed();
+    const [incident] = await incidentsOf(ctx, collector.connectionId);
+    const findings = await findingsOf(ctx, incident.id);
+    expect(findings.map((f) => f.path)).toEqual(['/extra', '/other']);
+    expect(incident.affected_records).toBe('2');
+    expect(incident.summary).toBe(incidentSummary(incident.kind, incident.operation_key, findings as Finding[], 2));
+    expect(incident.summary).toContain('/extra');
+    expect(incident.summary).toContain('/other');
   });
 
   it('shows per operation which declared properties the window never observed', async () => {

@@ -1,3 +1,4 @@
+import type { IncidentKind } from '../../shared/analysis/incidentAggregate.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Registry } from 'prom-client';
 import { Analyzer } from '../../analyzer/service.js';
@@ -62,9 +63,10 @@ export async function reanalysed(ctx: TestContext, connectionId: string): Promis
 export interface IncidentRow {
   id: string;
   operation_key: string;
-  kind: string;
+  kind: IncidentKind;
   status: string;
   resolution_state: string;
+  summary: string;
   affected_records: string;
   observation_ids: string[];
   evidence_truncated: boolean;
