@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { newId } from '../shared/ids.js';
-import { incidentSummary, type IncidentAggregate, type IncidentKind } from '../shared/analysis/incidentAggregate.js';
+import { incidentSummary, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
 import type { OpenIncidentRef } from '../shared/analysis/reanalysisPlan.js';
 import type { Finding } from '../shared/analysis/types.js';
