@@ -7,8 +7,8 @@ import { Admission, type AdmissionResult, type AdmissionTicket } from '../ingest
 import { LuaScript } from '../ingest/admission/luaScript.js';
 import { SCRIPTS } from '../ingest/admission/scripts.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
-import { IngestKeys } from '../ingest/admission/keys.js';
-import { dedupEntry, dedupPeriod } from './helpers/ingest.js';
+import { DEDUP_ENTRY_BYTES, IngestKeys, batchOfTag, batchTag, dedupBucket, eventIdDigest } from '../ingest/admission/keys.js';
+import { dedupEntry, dedupPeriod, dedupSet } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids: the
 // in-flight / durable / overdue states of an eventId, DURABLE and RELEASE, the pending and
@@ -88,7 +88,8 @@ const entry = (cred: IngestCredential, eventId: string, windowSeconds = config.i
 function periodKeys(cred: IngestCredential, windowSeconds = config.ingest.dedupWindowSeconds, nowMs = now()) {
   const period = dedupPeriod(nowMs, windowSeconds);
   return {
-    dedup: IngestKeys.eventIds(cred.accountId, cred.connectionId, period),
+    /** The meta key of the connection's de-duplication set (its buckets: dedupSet). */
+    dedup: IngestKeys.eventIdMeta(cred.accountId, cred.connectionId, period),
     committed: IngestKeys.committedBatches(cred.accountId, period),
     records: IngestKeys.admissionRecords(cred.accountId, period),
     /** A whole window after the period (a third of the window) ends. */
@@ -189,13 +190,17 @@ describe('de-duplication window', () => {
   it('keeps eventIds for at least the window and at most 4/3 of it', async () => {
     const admission = new Admission(redis, withIngest({ dedupWindowSeconds: 3600 }));
     const cred = credential('live');
-    await admitted(admission, cred, ['evt_ttl']);
+    const ticket = await admitted(admission, cred, ['evt_ttl']);
     // The script and the key layout agree on the period (1,200 s for a one-hour window).
     const { dedup } = periodKeys(cred, 3600);
-    expect(await redis.hget(dedup, 'evt_ttl')).toMatch(/^\d+:/);
-    const ttl = await redis.ttl(dedup);
-    expect(ttl).toBeGreaterThanOrEqual(3600);
-    expect(ttl).toBeLessThanOrEqual(4800);
+    expect((await entry(cred, 'evt_ttl', 3600))?.value).toEqual(batchTag(ticket.batchId));
+    const { keys } = await dedupSet(redis, dedup);
+    expect(keys).toHaveLength(2);
+    for (const key of keys) {
+      const ttl = await redis.ttl(key);
+      expect(ttl).toBeGreaterThanOrEqual(3600);
+      expect(ttl).toBeLessThanOrEqual(4800);
+    }
   });
 
   it('still knows an eventId a window later, in another period, and forgets it four periods on', async () => {
@@ -251,7 +256,10 @@ describe('expiries', () => {
     const keys = periodKeys(cred, 3600, at);
     const usage = Object.values(usageKeys(cred, at));
     const first = await admitted(admission, cred, ['evt_first'], at);
-    expect(await redis.expiretime(keys.dedup)).toBe(keys.expiresAt);
+    // The set's meta and its one bucket.
+    const dedupKeys = (await dedupSet(redis, keys.dedup)).keys;
+    expect(dedupKeys).toHaveLength(2);
+    for (const key of dedupKeys) expect(await redis.expiretime(key)).toBe(keys.expiresAt);
     expect(await redis.expiretime(keys.records)).toBe(keys.expiresAt);
     for (const key of usage) expect(await redis.ttl(key)).toBeGreaterThan(390 * 24 * 3600);
     for (const key of windowKeys(cred)) {
@@ -264,7 +272,7 @@ describe('expiries', () => {
     expect(await redis.expiretime(keys.committed)).toBe(keys.expiresAt);
     // Move every expiry: a key whose expiry later writes set again would lose the move.
     const moved = keys.expiresAt + 1000;
-    const existing = [keys.dedup, keys.committed, ...usage, ...windowKeys(cred)];
+    const existing = [...dedupKeys, keys.committed, ...usage, ...windowKeys(cred)];
     for (const key of existing) await redis.expireat(key, moved);
     // The record hash went with its last record (settled): created again, with its expiry.
     const second = await admitted(admission, cred, ['evt_second'], at);
@@ -272,7 +280,10 @@ describe('expiries', () => {
     await redis.expireat(keys.records, moved);
     await admitted(admission, cred, ['evt_third'], at);
     expect(await admission.settleDurable([second])).toEqual([true]);
-    expect(await redis.hlen(keys.dedup)).toBe(3);
+    const set = await dedupSet(redis, keys.dedup);
+    expect(set.count).toBe(3);
+    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(3);
+    expect(set.keys).toEqual(dedupKeys);
     for (const key of usage) expect(await redis.get(key)).toBe('3');
     for (const key of [...existing, keys.records]) expect([key, await redis.expiretime(key)]).toEqual([key, moved]);
   });
@@ -314,10 +325,12 @@ describe('release', () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
     const ticket = await admitted(admission, cred, ['evt_taken']);
-    const { dedup } = periodKeys(cred);
-    await redis.hset(dedup, 'evt_taken', `${now() + 60_000}:someoneelse`);
+    const taken = await entry(cred, 'evt_taken');
+    if (taken === null) throw new Error('not remembered');
+    const someoneElse = batchTag(`${'e'.repeat(12)}someone`);
+    await redis.setrange(taken.key, taken.at ?? -1, someoneElse);
     expect(await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs)).toBe(0);
-    expect(await redis.hget(dedup, 'evt_taken')).toMatch(/:someoneelse$/);
+    expect((await entry(cred, 'evt_taken'))?.value).toEqual(someoneElse);
     expect(await redis.get(usageKeys(cred).workspace)).toBe('1');
     expect(await redis.hexists(periodKeys(cred).records, ticket.batchId)).toBe(0);
   });
@@ -476,8 +489,9 @@ describe('Redis Cluster', () => {
     const dropped = await admitted(admission, cred, ['evt_h2']);
     await admission.release(dropped.accountId, dropped.batchId, dropped.receivedAtMs);
     expect(await admission.checkConnection(cred, now())).toEqual({ kind: 'ok' });
-    // Epoch, allowance, two usage counters, 4 periods of 3 hashes, the sandbox's 5 windows.
-    expect(admits[0]).toHaveLength(4 + 12 + 5);
+    // Epoch, allowance, two usage counters, 4 periods of 4 keys (de-duplication meta, the hash of
+    // the form before buckets, committed, records), the sandbox's 5 windows.
+    expect(admits[0]).toHaveLength(4 + 16 + 5);
     expect([admits.length, durables.length, releases.length, checks.length]).toEqual([2, 1, 1, 1]);
     for (const key of [...admits, ...durables, ...releases, ...checks].flat())
       expect([key, hashTag(key)]).toEqual([key, `{${cred.accountId}}`]);
@@ -512,11 +526,11 @@ describe('credential epoch and the script cache', () => {
 });
 
 describe('memory of the de-duplication window', () => {
-  it('costs well under 100 bytes of Redis memory per remembered eventId', async () => {
+  it('costs under 40 bytes of Redis memory per remembered eventId, in buckets of fixed-width entries', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
     const at = now();
-    // 20 batches of 50: enough fields for the hash to leave its compact encoding, as it does in use.
+    // 20 batches of 50: enough entries for the set to split into several buckets.
     let stored = 0;
     const batchIds: string[] = [];
     for (let batch = 0; batch < 20; batch += 1) {
@@ -527,13 +541,152 @@ describe('memory of the de-duplication window', () => {
       stored += eventIds.length;
     }
     const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, at);
-    expect(await redis.hlen(keys.dedup)).toBe(stored);
+    const set = await dedupSet(redis, keys.dedup);
+    expect(set.count).toBe(stored);
+    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(stored);
     expect(await redis.exists(keys.records)).toBe(0);
-    const dedup = (await redis.memory('USAGE', keys.dedup, 'SAMPLES', '0')) as number;
+    let dedup = 0;
+    for (const key of set.keys) dedup += (await redis.memory('USAGE', key, 'SAMPLES', '0')) as number;
     const committed = (await redis.memory('USAGE', keys.committed, 'SAMPLES', '0')) as number;
     const average = (dedup + committed) / stored;
-    expect(average).toBeGreaterThan(30);
-    expect(average).toBeLessThan(100);
+    // At least the entry itself (an 8-byte digest and an 11-byte tag).
+    expect(average).toBeGreaterThan(DEDUP_ENTRY_BYTES);
+    expect(average).toBeLessThan(40);
+    expect(set.lengths.reduce((total, length) => total + length, 0)).toBe(stored * DEDUP_ENTRY_BYTES);
     await redis.zrem(RedisKeys.unanalysedBatches, ...batchIds);
+  });
+});
+
+describe('bucketed de-duplication sets (linear hashing)', () => {
+  // Thousands of eventIds a minute into one connection: far past the production windows.
+  const roomy = () =>
+    withLimits({
+      integrationRequestsPerMin: 1_000_000,
+      integrationObservationsPerMin: 1_000_000,
+      workspaceObservationsPerMin: 1_000_000,
+      sandboxAccountEnvelopesPerMin: 1_000_000,
+      sandboxAccountRequestsPerMin: 1_000_000,
+    });
+  const fresh = (count: number) => Array.from({ length: count }, () => `evt_${randomBytes(10).toString('hex')}`);
+
+  /**
+   * Checks that every entry of the set is in the bucket its digest maps to and names a batch id,
+   * that every bucket is a string of whole entries, at most 128 of them, and that the meta counts them.
+   */
+  async function checkSet(metaKey: string) {
+    const set = await dedupSet(redis, metaKey);
+    set.entries.forEach((bucket, index) => {
+      for (const [digest, tag] of bucket) {
+        expect([digest, dedupBucket(Buffer.from(digest, 'hex'), set.buckets)]).toEqual([digest, index]);
+        expect(batchOfTag(tag)).toMatch(/^[0-9a-f]{12}[0-9a-z]+$/);
+      }
+      expect(set.lengths[index]).toBe(bucket.size * DEDUP_ENTRY_BYTES);
+      expect(bucket.size).toBeLessThanOrEqual(128);
+    });
+    for (const key of set.keys.slice(1)) expect([key, await redis.type(key)]).toEqual([key, 'string']);
+    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(set.count);
+    return set;
+  }
+
+  it('splits as entries come, keeps every remembered eventId findable, and finds them all as duplicates', async () => {
+    const admission = new Admission(redis, roomy());
+    const cred = credential('live');
+    const at = now();
+    const all: string[] = [];
+    const sizes: number[] = [];
+    for (let batch = 0; batch < 40; batch += 1) {
+      const eventIds = fresh(100);
+      const ticket = await admitted(admission, cred, eventIds, at);
+      expect(ticket.duplicate.every((duplicate) => !duplicate)).toBe(true);
+      expect(await admission.settleDurable([ticket])).toEqual([true]);
+      await redis.zrem(RedisKeys.unanalysedBatches, ticket.batchId);
+      all.push(...eventIds);
+      sizes.push((await dedupSet(redis, periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup)).buckets);
+    }
+    // 4,000 entries at a load of 48: 84 buckets, reached one split at a time (about 2 per batch).
+    const set = await checkSet(periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup);
+    expect(set).toMatchObject({ buckets: 84, count: 4000 });
+    expect(sizes).toEqual(Array.from({ length: 40 }, (_, batch) => Math.ceil(((batch + 1) * 100) / 48)));
+    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(4000);
+    for (let offset = 0; offset < all.length; offset += 500) {
+      const again = await admitted(admission, cred, all.slice(offset, offset + 500), at + 1);
+      expect(again.duplicate).toEqual(Array.from({ length: 500 }, () => true));
+    }
+    expect(await redis.get(usageKeys(cred, at).workspace)).toBe('4000');
+  });
+
+  it('a low-volume connection keeps one bucket', async () => {
+    const admission = new Admission(redis, roomy());
+    const cred = credential('live');
+    const ticket = await admitted(admission, cred, fresh(30));
+    const set = await checkSet(periodKeys(cred).dedup);
+    expect(set).toMatchObject({ buckets: 1, count: 30 });
+    expect(set.keys).toHaveLength(2);
+    await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs);
+  });
+
+  it('a release after splits removes exactly its batch entries, wherever the splits moved them', async () => {
+    const admission = new Admission(redis, roomy());
+    const cred = credential('sandbox');
+    const at = now();
+    const releasedIds = fresh(60);
+    const released = await admitted(admission, cred, releasedIds, at);
+    const kept: string[] = [];
+    for (let batch = 0; batch < 20; batch += 1) {
+      const eventIds = fresh(100);
+      const ticket = await admitted(admission, cred, eventIds, at);
+      expect(await admission.settleDurable([ticket])).toEqual([true]);
+      await redis.zrem(RedisKeys.unanalysedBatches, ticket.batchId);
+      kept.push(...eventIds);
+    }
+    const metaKey = periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup;
+    const before = await checkSet(metaKey);
+    expect(before).toMatchObject({ buckets: 43, count: 2060 });
+    // The released batch's entries are spread over many buckets that splits made after it.
+    const spread = new Set(releasedIds.map((eventId) => dedupBucket(eventIdDigest(eventId), before.buckets)));
+    expect(spread.size).toBeGreaterThan(20);
+    expect(await admission.release(released.accountId, released.batchId, released.receivedAtMs)).toBe(60);
+    const after = await checkSet(metaKey);
+    expect(after).toMatchObject({ buckets: 43, count: 2000 });
+    expect(after.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(2000);
+    for (const eventId of releasedIds) expect(await entry(cred, eventId, config.ingest.dedupWindowSeconds, at)).toBeNull();
+    const tags = new Set<string>();
+    for (const bucket of after.entries) for (const value of bucket.values()) tags.add(value.toString('hex'));
+    expect(tags.has(batchTag(released.batchId).toString('hex'))).toBe(false);
+    expect(await redis.get(usageKeys(cred, at).account)).toBe('2000');
+    expect(await redis.get(usageKeys(cred, at).workspace)).toBe('2000');
+    // Sent again, the released eventIds are new and the kept ones duplicates.
+    const again = await admitted(admission, cred, [...releasedIds.slice(0, 10), ...kept.slice(0, 10)], at + 1);
+    expect(again.duplicate).toEqual([...Array.from({ length: 10 }, () => false), ...Array.from({ length: 10 }, () => true)]);
+    await admission.release(again.accountId, again.batchId, again.receivedAtMs);
+  });
+});
+
+describe('upgrade from the hashes of eventIds', () => {
+  it('finds a committed eventId of the form before buckets as a duplicate, and releases a record of that form', async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential('sandbox');
+    const at = now();
+    const period = dedupPeriod(at, config.ingest.dedupWindowSeconds);
+    const legacy = IngestKeys.eventIds(cred.accountId, cred.connectionId, period);
+    const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, at);
+    const usage = usageKeys(cred, at);
+    // What the edge before buckets left: a committed batch, and one admitted but never durable.
+    const [committedBatch, lostBatch] = [admission.newBatchId(), admission.newBatchId()];
+    const lostValue = `${at}:${lostBatch}`;
+    await redis.hset(legacy, 'evt_old_kept', `${at}:${committedBatch}`, 'evt_old_lost1', lostValue, 'evt_old_lost2', lostValue);
+    await redis.hset(keys.committed, committedBatch, '1');
+    await redis.set(usage.account, '3');
+    await redis.set(usage.workspace, '3');
+    const record = `${at}|1|${usage.account}|${usage.workspace}||||${legacy}|${lostValue}|evt_old_lost1,evt_old_lost2`;
+    await redis.hset(keys.records, lostBatch, record);
+    expect(await admit(admission, cred, ['evt_old_kept', 'evt_new'], at + 1)).toMatchObject({ kind: 'admitted', duplicate: [true, false] });
+    expect(await admit(admission, cred, ['evt_old_lost2'], at + 1)).toEqual({ kind: 'in_flight' });
+    expect(await admission.release(cred.accountId, lostBatch, at)).toBe(2);
+    expect(await redis.hkeys(legacy)).toEqual(['evt_old_kept']);
+    expect(await redis.get(usage.account)).toBe('2');
+    const retry = await admitted(admission, cred, ['evt_old_lost1', 'evt_old_kept'], at + 2);
+    expect(retry.duplicate).toEqual([false, true]);
+    expect(await redis.get(usage.account)).toBe('3');
   });
 });

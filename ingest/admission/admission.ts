@@ -101,7 +101,10 @@ export class Admission {
     this.cluster = isCluster(redis);
   }
 
-  /** A batch id unique to this process (its rows, its commit and its analysis job). */
+  /**
+   * A batch id unique to this process (its rows, its commit and its analysis job). Its form (12 hex
+   * characters, then base36) is what keys.ts batchTag packs into de-duplication values.
+   */
   newBatchId(): string {
     return `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
   }
@@ -191,7 +194,8 @@ export class Admission {
       allowanceKey: RedisKeys.sandboxAllowanceLimit(accountId),
       accountUsageKey: RedisKeys.sandboxMonthlyUsage(accountId, period),
       workspaceUsageKey: RedisKeys.workspaceMonthlyUsage(accountId, workspaceId, period, mode),
-      dedupKeys: periods.map((each) => IngestKeys.eventIds(accountId, connectionId, each)),
+      metaKeys: periods.map((each) => IngestKeys.eventIdMeta(accountId, connectionId, each)),
+      legacyKeys: periods.map((each) => IngestKeys.eventIds(accountId, connectionId, each)),
       committedKeys: periods.map((each) => IngestKeys.committedBatches(accountId, each)),
       recordKeys: periods.map((each) => IngestKeys.admissionRecords(accountId, each)),
       windows,
@@ -313,7 +317,8 @@ export class Admission {
   async release(accountId: string, batchId: string, receivedAtMs: number): Promise<number> {
     const { current } = dedupPeriods(receivedAtMs, this.config.ingest.dedupWindowSeconds);
     const recordKey = IngestKeys.admissionRecords(accountId, current);
-    const record = await this.redis.hget(recordKey, batchId);
+    // The record ends in binary digests: read as bytes, as RELEASE compares it byte for byte.
+    const record = await this.redis.hgetBuffer(recordKey, batchId);
     let released = 0;
     if (record !== null) {
       const { keys, args } = releaseCall(recordKey, batchId, record);

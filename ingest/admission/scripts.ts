@@ -1,5 +1,5 @@
 import { LuaScript } from './luaScript.js';
-import { DEDUP_PERIODS } from './keys.js';
+import { BATCH_ID, DEDUP_ENTRY_BYTES, DEDUP_PERIODS, EVENT_ID_DIGEST_BYTES, batchTag, eventIdDigest } from './keys.js';
 import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } from './scriptLayout.js';
 
 /**
@@ -101,12 +101,96 @@ end
 `;
 
 /**
+ * The de-duplication set of one connection and period (docs/decisions/ingest.md, De-duplication
+ * memory): linear hashing over small strings. Its meta (a string `<buckets>:<entries>` under the
+ * meta key, `dd:{account}:<connection>:<period>:m`) says how many buckets there are; bucket i is
+ * the string under the meta key less its `m`, followed by i: fixed-width entries back to back,
+ * each an 8-byte eventId digest then the admitting batch's 11-byte tag (keys.ts). Strings rather
+ * than hashes, so that one MGET reads every bucket a batch needs in all four periods (a hash needs
+ * an HMGET per bucket and period, about 80 commands for 20 eventIds), and an entry has no
+ * per-field header. The bucket keys are computed here, not passed as KEYS: they carry the meta
+ * key's hash tag, so on a Redis Cluster they are in the slot of the call's declared keys, which
+ * Redis 7 lets a script touch (only keys of another slot need allow-cross-slot-keys).
+ */
+const DEDUP_FUNCTIONS = `
+local ENTRY = ${DEDUP_ENTRY_BYTES}
+local DIGEST = ${EVENT_ID_DIGEST_BYTES}
+
+local function dedup_hash(digest)
+  local b1, b2, b3, b4 = string.byte(digest, 5, 8)
+  return ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+end
+
+-- 2^L: the largest power of two not above the bucket count (keys.ts dedupBucket).
+local function dedup_low(buckets)
+  local low = 1
+  while low * 2 <= buckets do low = low * 2 end
+  return low
+end
+
+-- A set's bucket and entry counts (1 and 0 before its first write).
+local function dedup_meta(text)
+  if not text then return 1, 0 end
+  local buckets, count = string.match(text, '^(%d+):(%d+)$')
+  return tonumber(buckets), tonumber(count)
+end
+
+-- Per position of \`digests\` listed in \`positions\`, its bucket in a set of \`buckets\` buckets;
+-- and the distinct buckets, in first-seen order.
+local function dedup_buckets(digests, positions, buckets)
+  local low = dedup_low(buckets)
+  local split = buckets - low
+  local of, order, seen = {}, {}, {}
+  for _, k in ipairs(positions) do
+    local h = dedup_hash(digests[k])
+    local index = h % low
+    if index < split then index = h % (low * 2) end
+    of[k] = index
+    if not seen[index] then
+      seen[index] = true
+      order[#order + 1] = index
+    end
+  end
+  return of, order
+end
+
+-- Where the entry of \`digest\` starts in a bucket's text, or nil (a match must start an entry).
+local function dedup_find(text, digest)
+  local at = 1
+  while true do
+    local start = string.find(text, digest, at, true)
+    if not start then return nil end
+    if (start - 1) % ENTRY == 0 then return start end
+    at = start + 1
+  end
+end
+
+-- The batch id of a tag (keys.ts batchOfTag): 12 hex characters, then the 40-bit counter in base36.
+local BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz'
+local function batch_of(tag)
+  local c1, c2, c3, c4, c5 = string.byte(tag, 7, 11)
+  local counter = (((c1 * 256 + c2) * 256 + c3) * 256 + c4) * 256 + c5
+  local digits = ''
+  repeat
+    local digit = counter % 36
+    digits = string.sub(BASE36, digit + 1, digit + 1) .. digits
+    counter = (counter - digit) / 36
+  until counter == 0
+  return string.format('%02x%02x%02x%02x%02x%02x', string.byte(tag, 1, 6)) .. digits
+end
+`;
+
+/**
  * The admission record of a batch with new eventIds: a field of the account's record hash of its
  * period (`ib:{account}:<period>`, field batch id), everything it takes to undo the admission
- * without the process that made it. Fields joined by `|` (ids, keys and eventIds never hold `|`
- * or `,`): 1 received at (ms), 2 sandbox 1|0, 3 account Sandbox usage key, 4 workspace usage key,
- * 5 window keys (`,`), 6 window costs (`,`), 7 bucket, 8 de-duplication hash, 9 de-duplication
- * value, 10 new eventIds (`,`).
+ * without the process that made it. Fields joined by `|` (ids and keys never hold `|` or `,`):
+ * 1 received at (ms), 2 sandbox 1|0, 3 account Sandbox usage key, 4 workspace usage key, 5 window
+ * keys (`,`), 6 window costs (`,`), 7 bucket, 8 the meta key of the de-duplication set, then the
+ * 8-byte digests of the new eventIds, back to back (binary: the part after the eighth `|`).
+ *
+ * A record of the edge before the bucketed layout has 8 the de-duplication hash, 9 the
+ * de-duplication value and 10 the new eventIds (`,`); its field 8 is told from a meta key by the
+ * meta key's final `:m`. RELEASE undoes both kinds (an upgrade finds the old kind in flight).
  */
 const RECORD_FIELDS = {
   receivedAt: 1,
@@ -117,9 +201,16 @@ const RECORD_FIELDS = {
   windowCosts: 6,
   bucket: 7,
   dedupKey: 8,
-  dedupValue: 9,
-  eventIds: 10,
+  legacyValue: 9,
+  legacyEventIds: 10,
 } as const;
+
+/**
+ * Entries per bucket, on average, above which a de-duplication set splits a bucket (an unsplit
+ * bucket holds up to about twice the average): a bucket's key costs Redis about 150 bytes, 3 per
+ * entry at this load, and a write copies its bucket (about 0.9 KB at this load, 1.8 KB at most).
+ */
+export const DEDUP_BUCKET_LOAD = 48;
 
 export interface AdmitWindow {
   key: string;
@@ -133,8 +224,13 @@ export interface AdmitInput {
   allowanceKey: string;
   accountUsageKey: string;
   workspaceUsageKey: string;
-  /** De-duplication hashes, committed-batch hashes and record hashes: current period first, DEDUP_PERIODS each. */
-  dedupKeys: readonly string[];
+  /**
+   * Per period, current first, DEDUP_PERIODS each: the meta key of the connection's
+   * de-duplication set (keys.ts eventIdMeta), its hash of the form before buckets (eventIds, read
+   * until they expire), the account's committed-batch hash and its record hash.
+   */
+  metaKeys: readonly string[];
+  legacyKeys: readonly string[];
   committedKeys: readonly string[];
   recordKeys: readonly string[];
   windows: readonly AdmitWindow[];
@@ -160,7 +256,8 @@ const ADMIT_LAYOUT = new ScriptLayout(
     key('allowanceKey'),
     key('accountUsageKey'),
     key('workspaceUsageKey'),
-    keyList('dedupKeys', DEDUP_PERIODS),
+    keyList('metaKeys', DEDUP_PERIODS),
+    keyList('legacyKeys', DEDUP_PERIODS),
     keyList('committedKeys', DEDUP_PERIODS),
     keyList('recordKeys', DEDUP_PERIODS),
     keyList('windowKeys'),
@@ -175,6 +272,8 @@ const ADMIT_LAYOUT = new ScriptLayout(
     arg.numberText('allowanceFallback'),
     arg.numberText('expiresAt'),
     arg.string('batchId'),
+    // The de-duplication value of this batch's eventIds (keys.ts batchTag).
+    arg.bytes('tag'),
     arg.numberText('usageTtlSeconds'),
     arg.number('admissionDeadlineMs'),
     // The admission record's fields 1-6, each followed by `|`.
@@ -182,7 +281,9 @@ const ADMIT_LAYOUT = new ScriptLayout(
     // Per window, in the order of windowKeys: its limit, and this batch's cost in it.
     arg.list('windowLimits', 'number'),
     arg.list('windowCosts', 'number'),
+    // The eventIds, for the hashes of the form before buckets only, and their digests (keys.ts eventIdDigest).
     arg.list('eventIds', 'string'),
+    arg.list('digests', 'bytes'),
   ],
   AdmitReply,
 );
@@ -196,7 +297,8 @@ export function admitCall(input: AdmitInput): ScriptCall {
     allowanceKey: input.allowanceKey,
     accountUsageKey: input.accountUsageKey,
     workspaceUsageKey: input.workspaceUsageKey,
-    dedupKeys: input.dedupKeys,
+    metaKeys: input.metaKeys,
+    legacyKeys: input.legacyKeys,
     committedKeys: input.committedKeys,
     recordKeys: input.recordKeys,
     windowKeys,
@@ -209,12 +311,15 @@ export function admitCall(input: AdmitInput): ScriptCall {
     allowanceFallback: input.allowanceFallback,
     expiresAt: input.expiresAt,
     batchId: input.batchId,
+    // Only a batch with eventIds writes its tag: a call without (the tests' placeholders) may have any id.
+    tag: input.eventIds.length > 0 ? batchTag(input.batchId) : Buffer.alloc(0),
     usageTtlSeconds: input.usageTtlSeconds,
     admissionDeadlineMs: input.admissionDeadlineMs,
     recordHead,
     windowLimits: input.windows.map((window) => window.limit),
     windowCosts,
     eventIds: input.eventIds,
+    digests: input.eventIds.map(eventIdDigest),
   });
 }
 
@@ -255,12 +360,21 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
  * windows, eventId de-duplication and the Sandbox monthly allowance. All checks run before any
  * write, and Redis runs a script atomically, so a refused batch changes nothing.
  *
- * A de-duplication value names the batch that admitted the eventId and its receipt time; the
- * batch's field in the committed hash of its period exists once its rows are durable. An eventId
- * of an uncommitted batch is "in flight" until the batch's admission deadline. Past it, its edge
- * is taken to have died or lost its answer, and the batch is settled (released) before the
- * eventId can be admitted again (reply unsettled), so an eventId is counted once whatever
- * happened to the first attempt.
+ * A de-duplication entry names the batch that admitted the eventId (its tag, keys.ts); the
+ * batch's field in the committed hash of its period exists once its rows are durable, and its
+ * admission record (whose field 1 is its receipt time) until it is committed or released. An
+ * eventId of an uncommitted batch is "in flight" until the batch's admission deadline. Past it,
+ * its edge is taken to have died or lost its answer, and the batch is settled (released) before
+ * the eventId can be admitted again (reply unsettled), so an eventId is counted once whatever
+ * happened to the first attempt. An entry whose batch is neither committed nor recorded was
+ * released (RELEASE deletes the entries with the record; an entry only outlives its record if
+ * another batch took the eventId over): the eventId is new.
+ *
+ * Lookups: the four periods' metas in one MGET, then every bucket holding a digest of the batch,
+ * in all four periods, in a second MGET; then, while any hash of the form before buckets exists
+ * (EXISTS over the four), those hashes by eventId, as before. Writes: one SET per bucket written
+ * (KEEPTTL, or EXAT when it creates the bucket), then as many splits as bring the load to
+ * DEDUP_BUCKET_LOAD (each rewrites one bucket into two: amortised O(1) per entry), then the meta.
  *
  * Replies: {admitted, flags} (one char per eventId, 0 new, 1 duplicate); {staleCredential};
  * {rateLimited, window index (1-based), retry ms}; {quotaExhausted}; {inFlight};
@@ -269,10 +383,10 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
 export const ADMIT = new LuaScript(
   ADMIT_LAYOUT.preamble
     + WINDOW_FUNCTIONS
+    + DEDUP_FUNCTIONS
     + `
 local epoch = redis.call('GET', epochKey) or ''
 if epoch ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
--- nowMs is the text sent, which the de-duplication values hold.
 local now = tonumber(nowMs)
 local W = #windowKeys
 local N = #eventIds
@@ -300,42 +414,102 @@ end
 if failed > 0 then return {REPLY_RATE_LIMITED, failed, retry} end
 local flags = {}
 local fresh = 0
+-- Per eventId position: the tag found and the period it was found in (most recent first), whether
+-- it came from a hash of the form before buckets; per bucket of the current period, its text.
+local found, foundAt, legacy, current = {}, {}, {}, {}
+local metas = {}
+local texts = {}
 if N > 0 then
-  local values = {}
-  local periods = {}
-  for p = 1, #dedupKeys do
-    local found = redis.call('HMGET', dedupKeys[p], unpack(eventIds))
-    for k = 1, N do
-      if not values[k] and found[k] then
-        values[k] = found[k]
-        periods[k] = p
+  metas = redis.call('MGET', unpack(metaKeys))
+  local positions = {}
+  for k = 1, N do positions[k] = k end
+  local bucketOf, slots, keys = {}, {}, {}
+  for p = 1, #metaKeys do
+    if p == 1 or metas[p] then
+      local of, order = dedup_buckets(digests, positions, (dedup_meta(metas[p])))
+      bucketOf[p] = of
+      slots[p] = {}
+      if metas[p] then
+        local prefix = string.sub(metaKeys[p], 1, -2)
+        for _, index in ipairs(order) do
+          keys[#keys + 1] = prefix .. index
+          slots[p][index] = #keys
+        end
       end
     end
   end
+  if #keys > 0 then texts = redis.call('MGET', unpack(keys)) end
+  current = bucketOf[1]
+  local missing = false
+  for k = 1, N do
+    local digest = digests[k]
+    for p = 1, #metaKeys do
+      local slot = slots[p] and slots[p][bucketOf[p][k]]
+      local text = slot and texts[slot]
+      local at = text and dedup_find(text, digest)
+      if at then
+        found[k] = string.sub(text, at + DIGEST, at + ENTRY - 1)
+        foundAt[k] = p
+        break
+      end
+    end
+    if not found[k] then missing = true end
+  end
+  if missing and redis.call('EXISTS', unpack(legacyKeys)) > 0 then
+    for p = 1, #legacyKeys do
+      local got = redis.call('HMGET', legacyKeys[p], unpack(eventIds))
+      for k = 1, N do
+        if not found[k] and got[k] then
+          found[k] = got[k]
+          foundAt[k] = p
+          legacy[k] = true
+        end
+      end
+    end
+  end
+  -- The current period's buckets by index (false: the bucket does not exist yet).
+  local byIndex = {}
+  for index, slot in pairs(slots[1]) do byIndex[index] = texts[slot] end
+  texts = byIndex
   local seen = {}
   for k = 1, N do
-    local id = eventIds[k]
-    local value = values[k]
-    if seen[id] then
+    local digest = digests[k]
+    local value = found[k]
+    if seen[digest] then
       flags[k] = '1'
     elseif not value then
       flags[k] = '0'
       fresh = fresh + 1
     else
-      local received, owner = string.match(value, '^(%d+):(.+)$')
-      if not owner or redis.call('HEXISTS', committedKeys[periods[k]], owner) == 1 then
-        flags[k] = '1'
-      elseif tonumber(received) + admissionDeadlineMs >= now then
-        return {REPLY_IN_FLIGHT}
-      elseif redis.call('HEXISTS', recordKeys[periods[k]], owner) == 1 then
-        return {REPLY_UNSETTLED, owner, received}
+      local p = foundAt[k]
+      local received, owner
+      if legacy[k] then
+        received, owner = string.match(value, '^(%d+):(.+)$')
       else
+        owner = batch_of(value)
+      end
+      if not owner or redis.call('HEXISTS', committedKeys[p], owner) == 1 then
+        flags[k] = '1'
+      else
+        local recorded
+        if legacy[k] then
+          if tonumber(received) + admissionDeadlineMs >= now then return {REPLY_IN_FLIGHT} end
+          recorded = redis.call('HEXISTS', recordKeys[p], owner) == 1
+        else
+          local record = redis.call('HGET', recordKeys[p], owner)
+          if record then
+            received = string.match(record, '^(%d+)|')
+            if tonumber(received) + admissionDeadlineMs >= now then return {REPLY_IN_FLIGHT} end
+            recorded = true
+          end
+        end
+        if recorded then return {REPLY_UNSETTLED, owner, received} end
         -- Released: its batch was settled as not durable.
         flags[k] = '0'
         fresh = fresh + 1
       end
     end
-    seen[id] = true
+    seen[digest] = true
   end
 end
 if sandbox and quotaEnforced and fresh > 0 then
@@ -345,24 +519,69 @@ if sandbox and quotaEnforced and fresh > 0 then
 end
 for i = 1, W do window_add(windowKeys[i], bucket, windowCosts[i], expired[i], moved[i], oldest, windowMs, bucketMs) end
 if fresh > 0 then
-  local value = nowMs .. ':' .. batchId
-  local fields = {}
-  local admitted = {}
+  local metaKey = metaKeys[1]
+  local prefix = string.sub(metaKey, 1, -2)
+  local buckets, count = dedup_meta(metas[1])
+  local order, groups, admitted = {}, {}, {}
   for k = 1, N do
     if flags[k] == '0' then
-      fields[#fields + 1] = eventIds[k]
-      fields[#fields + 1] = value
-      admitted[#admitted + 1] = eventIds[k]
+      local index = current[k]
+      local group = groups[index]
+      if not group then
+        group = {}
+        groups[index] = group
+        order[#order + 1] = index
+      end
+      group[#group + 1] = k
+      admitted[#admitted + 1] = digests[k]
     end
   end
-  local dedup = dedupKeys[1]
-  redis.call('HSET', dedup, unpack(fields))
-  -- Every key of a period expires at the same time: set once (NX) when it is created.
-  redis.call('EXPIREAT', dedup, expiresAt, 'NX')
+  for _, index in ipairs(order) do
+    local text = texts[index] or ''
+    local added = {}
+    for _, k in ipairs(groups[index]) do
+      -- A released entry of this period is taken over in place (it is no new entry).
+      local at = foundAt[k] == 1 and not legacy[k] and dedup_find(text, digests[k])
+      if at then
+        text = string.sub(text, 1, at + DIGEST - 1) .. tag .. string.sub(text, at + ENTRY)
+      else
+        added[#added + 1] = digests[k] .. tag
+      end
+    end
+    count = count + #added
+    if texts[index] then
+      redis.call('SET', prefix .. index, text .. table.concat(added), 'KEEPTTL')
+    else
+      -- Every key of a period expires at the same time: set when it is created.
+      redis.call('SET', prefix .. index, text .. table.concat(added), 'EXAT', expiresAt)
+    end
+  end
+  -- Linear hashing: split the bucket at the split pointer (buckets - 2^L) into itself and bucket
+  -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its entries with bit L of their hash move.
+  while count > ${DEDUP_BUCKET_LOAD} * buckets do
+    local low = dedup_low(buckets)
+    local from = prefix .. (buckets - low)
+    local text = redis.call('GET', from) or ''
+    local stay, move = {}, {}
+    for at = 1, #text, ENTRY do
+      local entry = string.sub(text, at, at + ENTRY - 1)
+      if math.floor(dedup_hash(entry) / low) % 2 == 1 then move[#move + 1] = entry else stay[#stay + 1] = entry end
+    end
+    if #move > 0 then
+      redis.call('SET', prefix .. buckets, table.concat(move), 'EXAT', expiresAt)
+      if #stay > 0 then redis.call('SET', from, table.concat(stay), 'KEEPTTL') else redis.call('DEL', from) end
+    end
+    buckets = buckets + 1
+  end
+  if metas[1] then
+    redis.call('SET', metaKey, buckets .. ':' .. count, 'KEEPTTL')
+  else
+    redis.call('SET', metaKey, buckets .. ':' .. count, 'EXAT', expiresAt)
+  end
   -- A usage counter's expiry is set when the counter is created (its first increment).
   if sandbox and redis.call('INCRBY', accountUsageKey, fresh) == fresh then redis.call('EXPIRE', accountUsageKey, usageTtlSeconds) end
   if redis.call('INCRBY', workspaceUsageKey, fresh) == fresh then redis.call('EXPIRE', workspaceUsageKey, usageTtlSeconds) end
-  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. dedup .. '|' .. value .. '|' .. table.concat(admitted, ','))
+  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. metaKey .. '|' .. table.concat(admitted))
   redis.call('EXPIREAT', recordKeys[1], expiresAt, 'NX')
 end
 return {REPLY_ADMITTED, table.concat(flags)}
@@ -464,23 +683,27 @@ export const durableOutcome = (reply: unknown, count: number): boolean[] =>
   Array.from({ length: count }, (_, index) => String(reply).charCodeAt(index) === 49);
 
 const RELEASE_LAYOUT = new ScriptLayout(
-  // The record hash, then the keys the record names.
+  // The record hash, then the keys the record names (the de-duplication set's meta key, or the
+  // hash of the form before buckets).
   [key('recordKey'), key('dedupKey'), key('accountUsageKey'), key('workspaceUsageKey'), keyList('windowKeys')],
-  // The record as the caller read it.
-  [arg.string('batchId'), arg.string('record')],
+  // The record as the caller read it, and the batch's de-duplication value (keys.ts batchTag).
+  [arg.string('batchId'), arg.bytes('tag'), arg.bytes('record')],
   ReleaseReply,
 );
 
 /**
  * RELEASE: undoes the admission of a batch that was never made durable (its edge died, lost its
- * answer, or its log write failed): deletes its de-duplication fields still holding its value,
- * lowers the usage counters by that many, takes its costs back out of the window bucket it was
- * counted in (a bucket that already left the window was subtracted when it was deleted), and
- * deletes its record. The caller read the record to name its keys; a record that changed since
- * (settled meanwhile) is left alone. Replies the eventIds released, or settledMeanwhile.
+ * answer, or its log write failed): deletes its de-duplication entries still holding its tag
+ * (found from the record's digests in the buckets they are in now, whatever splits happened
+ * since), lowers the set's entry count, the usage counters by that many, takes its costs back out
+ * of the window bucket it was counted in (a bucket that already left the window was subtracted
+ * when it was deleted), and deletes its record. The caller read the record to name its keys; a
+ * record that changed since (settled meanwhile) is left alone. Also undoes a record of the form
+ * before buckets (RECORD_FIELDS). Replies the eventIds released, or settledMeanwhile.
  */
 const RELEASE = new LuaScript(
   RELEASE_LAYOUT.preamble
+    + DEDUP_FUNCTIONS
     + `
 if redis.call('HGET', recordKey, batchId) ~= record then return REPLY_SETTLED_MEANWHILE end
 local function split(text)
@@ -489,17 +712,63 @@ local function split(text)
   return out
 end
 local r = {}
-for field in string.gmatch(record .. '|', '([^|]*)|') do r[#r + 1] = field end
-local ids = split(r[${RECORD_FIELDS.eventIds}])
-local values = redis.call('HMGET', dedupKey, unpack(ids))
-local mine = {}
-for k = 1, #ids do
-  if values[k] == r[${RECORD_FIELDS.dedupValue}] then mine[#mine + 1] = ids[k] end
+local mine = 0
+if string.sub(dedupKey, -2) == ':m' then
+  local at = 1
+  for i = 1, ${RECORD_FIELDS.dedupKey} do
+    local bar = string.find(record, '|', at, true)
+    r[i] = string.sub(record, at, bar - 1)
+    at = bar + 1
+  end
+  local digests, positions = {}, {}
+  for j = at, #record, DIGEST do
+    digests[#digests + 1] = string.sub(record, j, j + DIGEST - 1)
+    positions[#digests] = #digests
+  end
+  local meta = redis.call('GET', dedupKey)
+  if meta and #digests > 0 then
+    local buckets, count = dedup_meta(meta)
+    local of, order = dedup_buckets(digests, positions, buckets)
+    local prefix = string.sub(dedupKey, 1, -2)
+    local keys = {}
+    for i, index in ipairs(order) do keys[i] = prefix .. index end
+    local texts = redis.call('MGET', unpack(keys))
+    for i, index in ipairs(order) do
+      local text = texts[i]
+      if text then
+        local before = #text
+        for k = 1, #digests do
+          if of[k] == index then
+            local start = dedup_find(text, digests[k])
+            if start and string.sub(text, start + DIGEST, start + ENTRY - 1) == tag then
+              text = string.sub(text, 1, start - 1) .. string.sub(text, start + ENTRY)
+              mine = mine + 1
+            end
+          end
+        end
+        if #text == 0 then
+          redis.call('DEL', keys[i])
+        elseif #text ~= before then
+          redis.call('SET', keys[i], text, 'KEEPTTL')
+        end
+      end
+    end
+    if mine > 0 then redis.call('SET', dedupKey, buckets .. ':' .. (count - mine), 'KEEPTTL') end
+  end
+else
+  for field in string.gmatch(record .. '|', '([^|]*)|') do r[#r + 1] = field end
+  local ids = split(r[${RECORD_FIELDS.legacyEventIds}])
+  local values = redis.call('HMGET', dedupKey, unpack(ids))
+  local gone = {}
+  for k = 1, #ids do
+    if values[k] == r[${RECORD_FIELDS.legacyValue}] then gone[#gone + 1] = ids[k] end
+  end
+  if #gone > 0 then redis.call('HDEL', dedupKey, unpack(gone)) end
+  mine = #gone
 end
-if #mine > 0 then
-  redis.call('HDEL', dedupKey, unpack(mine))
-  if r[${RECORD_FIELDS.sandbox}] == '1' then redis.call('DECRBY', accountUsageKey, #mine) end
-  redis.call('DECRBY', workspaceUsageKey, #mine)
+if mine > 0 then
+  if r[${RECORD_FIELDS.sandbox}] == '1' then redis.call('DECRBY', accountUsageKey, mine) end
+  redis.call('DECRBY', workspaceUsageKey, mine)
 end
 local costs = split(r[${RECORD_FIELDS.windowCosts}])
 for i = 1, #costs do
@@ -512,14 +781,22 @@ for i = 1, #costs do
   end
 end
 redis.call('HDEL', recordKey, batchId)
-return #mine
+return mine
 `,
 );
 
-/** RELEASE's KEYS from the record as read: the record hash, then the keys the record names. */
-export function releaseCall(recordKey: string, batchId: string, record: string): ScriptCall {
-  const fields = record.split('|');
-  const field = (name: keyof typeof RECORD_FIELDS) => fields[RECORD_FIELDS[name] - 1];
+/**
+ * RELEASE's KEYS from the record as read (binary: read it with hgetBuffer): the record hash, then
+ * the keys the record names in its text fields 1 to 8, the same places in both forms.
+ */
+export function releaseCall(recordKey: string, batchId: string, record: Buffer): ScriptCall {
+  let end = -1;
+  for (let field = 0; field < RECORD_FIELDS.dedupKey && end < record.length; field += 1) {
+    const bar = record.indexOf(0x7c, end + 1);
+    end = bar < 0 ? record.length : bar;
+  }
+  const fields = record.subarray(0, end).toString('utf8').split('|');
+  const field = (name: keyof typeof RECORD_FIELDS) => fields[RECORD_FIELDS[name] - 1] ?? '';
   return RELEASE_LAYOUT.build({
     recordKey,
     dedupKey: field('dedupKey'),
@@ -527,6 +804,7 @@ export function releaseCall(recordKey: string, batchId: string, record: string):
     workspaceUsageKey: field('workspaceUsageKey'),
     windowKeys: field('windowKeys') === '' ? [] : field('windowKeys').split(','),
     batchId,
+    tag: BATCH_ID.test(batchId) ? batchTag(batchId) : Buffer.alloc(0),
     record,
   });
 }
