@@ -21,7 +21,6 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../shared/config.js';
 import { RedisKeys, connectRedis } from '../shared/redis.js';
 import { Admission } from '../ingest/admission/admission.js';
-import { DEDUP_ENTRY_BYTES, EVENT_ID_DIGEST_BYTES } from '../ingest/admission/keys.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
 import { parseArgs } from './benchProcess.js';
 import { BENCH_STORES, benchEdgeEnv, flushBenchRedis, fmt } from './ingest-common.js';
@@ -147,15 +146,14 @@ async function main(): Promise<void> {
     `   de-duplication buckets by encoding: ${[...families.encodings].map(([encoding, count]) => `${encoding} ${fmt(count)}`).join(', ')}`,
   );
   if (families.sampleKey) {
-    const [encoding, text] = await Promise.all([admin.object('ENCODING', families.sampleKey), admin.getBuffer(families.sampleKey)]);
-    const bytes = text?.length ?? 0;
-    const entry = text?.subarray(0, DEDUP_ENTRY_BYTES).toString('hex') ?? '';
-    console.log(
-      `   one bucket: ${families.sampleKey}: encoding ${encoding}, ${fmt(bytes)} bytes = ${fmt(bytes / DEDUP_ENTRY_BYTES)} entries, `
-        + `e.g. ${entry.slice(0, 2 * EVENT_ID_DIGEST_BYTES)} → ${entry.slice(2 * EVENT_ID_DIGEST_BYTES)}`,
-    );
+    const [encoding, members, member] = await Promise.all([
+      admin.object('ENCODING', families.sampleKey),
+      admin.scard(families.sampleKey),
+      admin.srandmember(families.sampleKey),
+    ]);
+    console.log(`   one bucket: ${families.sampleKey}: encoding ${encoding}, ${fmt(members)} members, e.g. ${member}`);
     const meta = await admin.get(families.sampleKey.replace(/\d+$/, 'm'));
-    console.log(`   its set's meta (buckets:entries): ${meta}`);
+    console.log(`   its set's meta (buckets:members): ${meta}`);
   }
   // Redis CPU of ADMIT on the loaded state: PROBE_CALLS sequential calls of `--batch` fresh
   // eventIds, round-robin over the connections, INFO commandstats before and after (only ADMIT

@@ -12,7 +12,6 @@ import {
   keyList,
   replyConstant,
   type Kind,
-  type ScriptCall,
   type ScriptInput,
   type Slot,
 } from '../ingest/admission/scriptLayout.js';
@@ -51,7 +50,7 @@ interface AnyLayout {
  * Runs the layout's preamble followed by a body that returns every local it declares (and the
  * reply constants) as JSON: what the script body would see.
  */
-async function echo(layout: AnyLayout, call: ScriptCall): Promise<Record<string, unknown>> {
+async function echo(layout: AnyLayout, call: { keys: string[]; args: (string | number)[] }): Promise<Record<string, unknown>> {
   const names = [...layout.keys, ...layout.args].map((slot) => slot.name);
   const constants = Object.keys(layout.replies).map(replyConstant);
   const fields = [...names, ...constants].map((name) => `${name} = ${name}`).join(', ');
@@ -60,14 +59,12 @@ async function echo(layout: AnyLayout, call: ScriptCall): Promise<Record<string,
 }
 
 /**
- * What the Lua should hold for a typed input: each value, as text for a 'numberText' slot and
- * the bytes of a 'bytes' slot (ASCII here, which cjson and JSON keep as they are; cjson writes an
- * empty Lua table as `{}`, so an empty list is expected as `{}`), and the reply codes.
+ * What the Lua should hold for a typed input: each value, as text for a 'numberText' slot (cjson
+ * writes an empty Lua table as `{}`, so an empty list is expected as `{}`), and the reply codes.
  */
 function expected(layout: AnyLayout, input: object): Record<string, unknown> {
   const values = input as Record<string, unknown>;
-  const lua = (kind: Kind, value: unknown) =>
-    kind === 'numberText' ? String(value) : kind === 'bytes' ? (value as Buffer).toString('latin1') : value;
+  const lua = (kind: Kind, value: unknown) => (kind === 'numberText' ? String(value) : value);
   const locals = [...layout.keys, ...layout.args].map((slot) => {
     const value = values[slot.name];
     if (slot.slot === 'field') return [slot.name, lua(slot.kind, value)];
@@ -105,14 +102,13 @@ describe("each script's Lua locals hold what its builder sent", () => {
       allowanceFallback: 10_000,
       expiresAt: 1_767_230_000,
       batchId: 'b1a2',
-      tag: Buffer.from('tag:b1a2'),
       usageTtlSeconds: 34_560_000,
       admissionDeadlineMs: 30_000,
       recordHead: '1767225600123|1|a|b|w1,w2,w3|1,2,0|',
       windowLimits: [100, 6000, 1],
       windowCosts: [1, 2, 0],
       eventIds: ['evt_1', 'evt 2 with spaces', 'évt_3', '42'],
-      digests: [Buffer.from('digest01'), Buffer.from('digest02'), Buffer.from('digest03'), Buffer.from('digest04')],
+      members: ['-5841396785443386125', '42', '9223372036854775807', '-9223372036854775808'],
     },
     {
       // No windows and no eventIds: the count of an empty list, then an empty rest.
@@ -134,14 +130,13 @@ describe("each script's Lua locals hold what its builder sent", () => {
       allowanceFallback: 0,
       expiresAt: 1,
       batchId: '',
-      tag: Buffer.alloc(0),
       usageTtlSeconds: 1,
       admissionDeadlineMs: 0,
       recordHead: '',
       windowLimits: [],
       windowCosts: [],
       eventIds: [],
-      digests: [],
+      members: [],
     },
   ];
   const connectionCheck: ScriptInput<typeof LAYOUTS.CONNECTION_CHECK>[] = [
@@ -172,8 +167,7 @@ describe("each script's Lua locals hold what its builder sent", () => {
       workspaceUsageKey: k('workspace'),
       windowKeys: [k('w1'), k('w2')],
       batchId: 'b9',
-      tag: Buffer.from('tag:b9'),
-      record: Buffer.from('x|y|z'),
+      record: 'x|y|z',
     },
     {
       recordKey: k('ib'),
@@ -182,8 +176,7 @@ describe("each script's Lua locals hold what its builder sent", () => {
       workspaceUsageKey: k('workspace'),
       windowKeys: [],
       batchId: 'b9',
-      tag: Buffer.alloc(0),
-      record: Buffer.alloc(0),
+      record: '',
     },
   ];
 

@@ -7,7 +7,7 @@ import { Admission, type AdmissionResult, type AdmissionTicket } from '../ingest
 import { LuaScript } from '../ingest/admission/luaScript.js';
 import { SCRIPTS } from '../ingest/admission/scripts.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
-import { DEDUP_ENTRY_BYTES, IngestKeys, batchOfTag, batchTag, dedupBucket, eventIdDigest } from '../ingest/admission/keys.js';
+import { IngestKeys, dedupBucket, eventIdMember } from '../ingest/admission/keys.js';
 import { dedupEntry, dedupPeriod, dedupSet } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids: the
@@ -193,7 +193,9 @@ describe('de-duplication window', () => {
     const ticket = await admitted(admission, cred, ['evt_ttl']);
     // The script and the key layout agree on the period (1,200 s for a one-hour window).
     const { dedup } = periodKeys(cred, 3600);
-    expect((await entry(cred, 'evt_ttl', 3600))?.value).toEqual(batchTag(ticket.batchId));
+    expect((await entry(cred, 'evt_ttl', 3600))?.value).toBe(eventIdMember('evt_ttl'));
+    // Not committed yet: its record lists it.
+    expect((await redis.hget(periodKeys(cred, 3600).records, ticket.batchId))?.split('|')[8]).toBe(eventIdMember('evt_ttl'));
     const { keys } = await dedupSet(redis, dedup);
     expect(keys).toHaveLength(2);
     for (const key of keys) {
@@ -282,7 +284,7 @@ describe('expiries', () => {
     expect(await admission.settleDurable([second])).toEqual([true]);
     const set = await dedupSet(redis, keys.dedup);
     expect(set.count).toBe(3);
-    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(3);
+    expect(set.members.flat()).toHaveLength(3);
     expect(set.keys).toEqual(dedupKeys);
     for (const key of usage) expect(await redis.get(key)).toBe('3');
     for (const key of [...existing, keys.records]) expect([key, await redis.expiretime(key)]).toEqual([key, moved]);
@@ -325,14 +327,15 @@ describe('release', () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
     const ticket = await admitted(admission, cred, ['evt_taken']);
-    const taken = await entry(cred, 'evt_taken');
-    if (taken === null) throw new Error('not remembered');
-    const someoneElse = batchTag(`${'e'.repeat(12)}someone`);
-    await redis.setrange(taken.key, taken.at ?? -1, someoneElse);
+    const { records } = periodKeys(cred);
+    // Another batch's record lists the same member.
+    const record = (await redis.hget(records, ticket.batchId)) ?? '';
+    await redis.hset(records, 'someoneelse', record.replace(/^\d+/, String(now() + 60_000)));
     expect(await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs)).toBe(0);
-    expect((await entry(cred, 'evt_taken'))?.value).toEqual(someoneElse);
+    expect(await entry(cred, 'evt_taken')).not.toBeNull();
     expect(await redis.get(usageKeys(cred).workspace)).toBe('1');
     expect(await redis.hexists(periodKeys(cred).records, ticket.batchId)).toBe(0);
+    await redis.hdel(records, 'someoneelse');
   });
 });
 
@@ -526,7 +529,7 @@ describe('credential epoch and the script cache', () => {
 });
 
 describe('memory of the de-duplication window', () => {
-  it('costs under 40 bytes of Redis memory per remembered eventId, in buckets of fixed-width entries', async () => {
+  it('costs under 40 bytes of Redis memory per remembered eventId, in intset buckets', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
     const at = now();
@@ -543,16 +546,16 @@ describe('memory of the de-duplication window', () => {
     const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, at);
     const set = await dedupSet(redis, keys.dedup);
     expect(set.count).toBe(stored);
-    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(stored);
+    expect(set.members.flat()).toHaveLength(stored);
     expect(await redis.exists(keys.records)).toBe(0);
     let dedup = 0;
     for (const key of set.keys) dedup += (await redis.memory('USAGE', key, 'SAMPLES', '0')) as number;
     const committed = (await redis.memory('USAGE', keys.committed, 'SAMPLES', '0')) as number;
     const average = (dedup + committed) / stored;
-    // At least the entry itself (an 8-byte digest and an 11-byte tag).
-    expect(average).toBeGreaterThan(DEDUP_ENTRY_BYTES);
+    // At least the member itself (8 bytes).
+    expect(average).toBeGreaterThan(8);
     expect(average).toBeLessThan(40);
-    expect(set.lengths.reduce((total, length) => total + length, 0)).toBe(stored * DEDUP_ENTRY_BYTES);
+    for (const key of set.keys.slice(1)) expect([key, await redis.object('ENCODING', key)]).toEqual([key, 'intset']);
     await redis.zrem(RedisKeys.unanalysedBatches, ...batchIds);
   });
 });
@@ -570,21 +573,16 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
   const fresh = (count: number) => Array.from({ length: count }, () => `evt_${randomBytes(10).toString('hex')}`);
 
   /**
-   * Checks that every entry of the set is in the bucket its digest maps to and names a batch id,
-   * that every bucket is a string of whole entries, at most 128 of them, and that the meta counts them.
+   * Checks that every member of the set is in the bucket it maps to, that every bucket is an
+   * intset (Redis's default limit: 512 members), and that the meta counts the members.
    */
   async function checkSet(metaKey: string) {
     const set = await dedupSet(redis, metaKey);
-    set.entries.forEach((bucket, index) => {
-      for (const [digest, tag] of bucket) {
-        expect([digest, dedupBucket(Buffer.from(digest, 'hex'), set.buckets)]).toEqual([digest, index]);
-        expect(batchOfTag(tag)).toMatch(/^[0-9a-f]{12}[0-9a-z]+$/);
-      }
-      expect(set.lengths[index]).toBe(bucket.size * DEDUP_ENTRY_BYTES);
-      expect(bucket.size).toBeLessThanOrEqual(128);
+    set.members.forEach((bucket, index) => {
+      for (const member of bucket) expect([member, dedupBucket(member, set.buckets)]).toEqual([member, index]);
     });
-    for (const key of set.keys.slice(1)) expect([key, await redis.type(key)]).toEqual([key, 'string']);
-    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(set.count);
+    for (const key of set.keys.slice(1)) expect([key, await redis.object('ENCODING', key)]).toEqual([key, 'intset']);
+    expect(set.members.flat()).toHaveLength(set.count);
     return set;
   }
 
@@ -603,11 +601,11 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
       all.push(...eventIds);
       sizes.push((await dedupSet(redis, periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup)).buckets);
     }
-    // 4,000 entries at a load of 48: 84 buckets, reached one split at a time (about 2 per batch).
+    // 4,000 members at a load of 128: 32 buckets, reached one split at a time (every 1.28 batches).
     const set = await checkSet(periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup);
-    expect(set).toMatchObject({ buckets: 84, count: 4000 });
-    expect(sizes).toEqual(Array.from({ length: 40 }, (_, batch) => Math.ceil(((batch + 1) * 100) / 48)));
-    expect(set.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(4000);
+    expect(set).toMatchObject({ buckets: 32, count: 4000 });
+    expect(sizes).toEqual(Array.from({ length: 40 }, (_, batch) => Math.ceil(((batch + 1) * 100) / 128)));
+    expect(new Set(set.members.flat())).toEqual(new Set(all.map(eventIdMember)));
     for (let offset = 0; offset < all.length; offset += 500) {
       const again = await admitted(admission, cred, all.slice(offset, offset + 500), at + 1);
       expect(again.duplicate).toEqual(Array.from({ length: 500 }, () => true));
@@ -632,7 +630,7 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
     const releasedIds = fresh(60);
     const released = await admitted(admission, cred, releasedIds, at);
     const kept: string[] = [];
-    for (let batch = 0; batch < 20; batch += 1) {
+    for (let batch = 0; batch < 40; batch += 1) {
       const eventIds = fresh(100);
       const ticket = await admitted(admission, cred, eventIds, at);
       expect(await admission.settleDurable([ticket])).toEqual([true]);
@@ -641,20 +639,17 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
     }
     const metaKey = periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup;
     const before = await checkSet(metaKey);
-    expect(before).toMatchObject({ buckets: 43, count: 2060 });
+    expect(before).toMatchObject({ buckets: 32, count: 4060 });
     // The released batch's entries are spread over many buckets that splits made after it.
-    const spread = new Set(releasedIds.map((eventId) => dedupBucket(eventIdDigest(eventId), before.buckets)));
-    expect(spread.size).toBeGreaterThan(20);
+    const spread = new Set(releasedIds.map((eventId) => dedupBucket(eventIdMember(eventId), before.buckets)));
+    expect(spread.size).toBeGreaterThan(16);
     expect(await admission.release(released.accountId, released.batchId, released.receivedAtMs)).toBe(60);
     const after = await checkSet(metaKey);
-    expect(after).toMatchObject({ buckets: 43, count: 2000 });
-    expect(after.entries.reduce((total, bucket) => total + bucket.size, 0)).toBe(2000);
+    expect(after).toMatchObject({ buckets: 32, count: 4000 });
     for (const eventId of releasedIds) expect(await entry(cred, eventId, config.ingest.dedupWindowSeconds, at)).toBeNull();
-    const tags = new Set<string>();
-    for (const bucket of after.entries) for (const value of bucket.values()) tags.add(value.toString('hex'));
-    expect(tags.has(batchTag(released.batchId).toString('hex'))).toBe(false);
-    expect(await redis.get(usageKeys(cred, at).account)).toBe('2000');
-    expect(await redis.get(usageKeys(cred, at).workspace)).toBe('2000');
+    expect(new Set(after.members.flat())).toEqual(new Set(kept.map(eventIdMember)));
+    expect(await redis.get(usageKeys(cred, at).account)).toBe('4000');
+    expect(await redis.get(usageKeys(cred, at).workspace)).toBe('4000');
     // Sent again, the released eventIds are new and the kept ones duplicates.
     const again = await admitted(admission, cred, [...releasedIds.slice(0, 10), ...kept.slice(0, 10)], at + 1);
     expect(again.duplicate).toEqual([...Array.from({ length: 10 }, () => false), ...Array.from({ length: 10 }, () => true)]);

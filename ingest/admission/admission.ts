@@ -101,10 +101,7 @@ export class Admission {
     this.cluster = isCluster(redis);
   }
 
-  /**
-   * A batch id unique to this process (its rows, its commit and its analysis job). Its form (12 hex
-   * characters, then base36) is what keys.ts batchTag packs into de-duplication values.
-   */
+  /** A batch id unique to this process (its rows, its commit and its analysis job). */
   newBatchId(): string {
     return `${this.batchPrefix}${(this.batchCounter++).toString(36)}`;
   }
@@ -317,8 +314,7 @@ export class Admission {
   async release(accountId: string, batchId: string, receivedAtMs: number): Promise<number> {
     const { current } = dedupPeriods(receivedAtMs, this.config.ingest.dedupWindowSeconds);
     const recordKey = IngestKeys.admissionRecords(accountId, current);
-    // The record ends in binary digests: read as bytes, as RELEASE compares it byte for byte.
-    const record = await this.redis.hgetBuffer(recordKey, batchId);
+    const record = await this.redis.hget(recordKey, batchId);
     let released = 0;
     if (record !== null) {
       const { keys, args } = releaseCall(recordKey, batchId, record);

@@ -24,8 +24,8 @@ export const IngestKeys = {
    * The bucketed de-duplication set of one connection and period: its meta, a string
    * `<buckets>:<entries>`, under this key, and its buckets under the key less its final `m`
    * followed by the bucket index (`dd:{acct}:conn:period:0`, `…:1`, …; see dedupBucket), each a
-   * string of DEDUP_ENTRY_BYTES entries back to back (digest, then the admitting batch's tag). The
-   * script computes the bucket keys from this one, which it is passed as KEYS.
+   * Redis set of eventId members (eventIdMember), which Redis keeps as an intset. The script
+   * computes the bucket keys from this one, which it is passed as KEYS.
    */
   eventIdMeta: (accountId: string, connectionId: string, period: number) => `dd:${accountTag(accountId)}:${connectionId}:${period}:m`,
   /** The account's batches of one period whose rows are durable (field batch id). */
@@ -51,27 +51,29 @@ export function dedupPeriods(nowMs: number, dedupWindowSeconds: number): { curre
   return { current: Math.floor(nowMs / 1000 / periodSeconds), periodSeconds };
 }
 
-/** Bytes of an eventId's digest kept in its de-duplication entry. */
-export const EVENT_ID_DIGEST_BYTES = 8;
-/** Bytes of a batch's tag (batchTag), and of a de-duplication entry: digest then tag. */
-export const BATCH_TAG_BYTES = 11;
-export const DEDUP_ENTRY_BYTES = EVENT_ID_DIGEST_BYTES + BATCH_TAG_BYTES;
-
 /**
- * An eventId's de-duplication digest: the first 8 bytes of its SHA-256. Its bytes 5 to 8, as an
- * unsigned 32-bit number, also choose its bucket (dedupBucket), so a split can place every entry
- * of a bucket from the entry alone.
+ * An eventId's de-duplication member: the first 8 bytes of its SHA-256 as a signed 64-bit
+ * integer, in decimal. A set of such members is an intset (8 bytes each, binary search) as long
+ * as it has at most set-max-intset-entries (512 by default) members.
  */
-export const eventIdDigest = (eventId: string): Buffer => createHash('sha256').update(eventId).digest().subarray(0, EVENT_ID_DIGEST_BYTES);
+export const eventIdMember = (eventId: string): string => createHash('sha256').update(eventId).digest().readBigInt64BE(0).toString();
 
 /**
- * Linear hashing: the bucket of a digest in a set of `buckets` buckets. With 2^L the largest power
+ * What chooses a member's bucket: its last nine decimal digits (sign left out) as a number, so
+ * that the script reads it from the member as cheaply as here (a Lua number cannot hold 64 bits).
+ */
+export function dedupHash(member: string): number {
+  return Number((member.startsWith('-') ? member.slice(1) : member).slice(-9));
+}
+
+/**
+ * Linear hashing: the bucket of a member in a set of `buckets` buckets. With 2^L the largest power
  * of two not above `buckets`, the bucket is h mod 2^L, or h mod 2^(L+1) when that is below the
  * split pointer `buckets - 2^L` (those buckets are already split). The Lua of scripts.ts computes
  * the same; tests use this to find entries.
  */
-export function dedupBucket(digest: Buffer, buckets: number): number {
-  const h = digest.readUInt32BE(4);
+export function dedupBucket(member: string, buckets: number): number {
+  const h = dedupHash(member);
   let low = 1;
   while (low * 2 <= buckets) low *= 2;
   const index = h % low;
@@ -80,26 +82,6 @@ export function dedupBucket(digest: Buffer, buckets: number): number {
 
 /** The key of bucket `index` of the set whose meta key is `metaKey`. */
 export const dedupBucketKey = (metaKey: string, index: number): string => `${metaKey.slice(0, -1)}${index}`;
-
-/** Admission.newBatchId's form: 12 hex characters (6 random bytes of the process), then a base36 counter. */
-export const BATCH_ID = /^[0-9a-f]{12}(0|[1-9a-z][0-9a-z]*)$/;
-const MAX_TAGGED_COUNTER = 2 ** 40;
-
-/**
- * A batch id as its de-duplication tag, 11 bytes: its 6 random bytes, then its counter as a 40-bit
- * big-endian number (a fixed width, so that a bucket is an array of fixed-width entries; 2^40
- * batches per process). The scripts turn a tag back into the batch id (Lua batch_of, batchOfTag
- * here), which names the batch's committed field and admission record.
- */
-export function batchTag(batchId: string): Buffer {
-  const counter = BATCH_ID.test(batchId) ? Number.parseInt(batchId.slice(12), 36) : Number.NaN;
-  if (!(counter < MAX_TAGGED_COUNTER)) throw new Error(`batch id ${JSON.stringify(batchId)} is not of Admission.newBatchId's form`);
-  const tag = Buffer.alloc(BATCH_TAG_BYTES);
-  tag.write(batchId.slice(0, 12), 0, 'hex');
-  tag.writeUIntBE(counter, 6, 5);
-  return tag;
-}
-export const batchOfTag = (tag: Buffer): string => tag.subarray(0, 6).toString('hex') + tag.readUIntBE(6, 5).toString(36);
 
 /** When the keys of `period` expire (unix seconds): a whole window after the period ends. */
 export const periodExpiresAt = (period: number, periodSeconds: number, dedupWindowSeconds: number): number =>

@@ -1,5 +1,5 @@
 import { LuaScript } from './luaScript.js';
-import { BATCH_ID, DEDUP_ENTRY_BYTES, DEDUP_PERIODS, EVENT_ID_DIGEST_BYTES, batchTag, eventIdDigest } from './keys.js';
+import { DEDUP_PERIODS, eventIdMember } from './keys.js';
 import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } from './scriptLayout.js';
 
 /**
@@ -102,23 +102,21 @@ end
 
 /**
  * The de-duplication set of one connection and period (docs/decisions/ingest.md, De-duplication
- * memory): linear hashing over small strings. Its meta (a string `<buckets>:<entries>` under the
- * meta key, `dd:{account}:<connection>:<period>:m`) says how many buckets there are; bucket i is
- * the string under the meta key less its `m`, followed by i: fixed-width entries back to back,
- * each an 8-byte eventId digest then the admitting batch's 11-byte tag (keys.ts). Strings rather
- * than hashes, so that one MGET reads every bucket a batch needs in all four periods (a hash needs
- * an HMGET per bucket and period, about 80 commands for 20 eventIds), and an entry has no
- * per-field header. The bucket keys are computed here, not passed as KEYS: they carry the meta
- * key's hash tag, so on a Redis Cluster they are in the slot of the call's declared keys, which
- * Redis 7 lets a script touch (only keys of another slot need allow-cross-slot-keys).
+ * memory): linear hashing over small Redis sets. Its meta (a string `<buckets>:<entries>` under
+ * the meta key, `dd:{account}:<connection>:<period>:m`) says how many buckets there are; bucket i
+ * is the set under the meta key less its `m`, followed by i, of eventId members (keys.ts
+ * eventIdMember: 64-bit integers, which Redis keeps in an intset, 8 bytes each). A member says
+ * only that the eventId was admitted: its batch is committed unless an admission record of the
+ * period lists it (RELEASE removes the members of the batch it undoes). The bucket keys are
+ * computed here, not passed as KEYS: they carry the meta key's hash tag, so on a Redis Cluster
+ * they are in the slot of the call's declared keys, which Redis 7 lets a script touch (only keys
+ * of another slot need allow-cross-slot-keys).
  */
 const DEDUP_FUNCTIONS = `
-local ENTRY = ${DEDUP_ENTRY_BYTES}
-local DIGEST = ${EVENT_ID_DIGEST_BYTES}
-
-local function dedup_hash(digest)
-  local b1, b2, b3, b4 = string.byte(digest, 5, 8)
-  return ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+-- keys.ts dedupHash: the member's last nine decimal digits, sign left out.
+local function dedup_hash(member)
+  if string.byte(member, 1) == 45 then member = string.sub(member, 2) end
+  return tonumber(string.sub(member, -9))
 end
 
 -- 2^L: the largest power of two not above the bucket count (keys.ts dedupBucket).
@@ -135,58 +133,60 @@ local function dedup_meta(text)
   return tonumber(buckets), tonumber(count)
 end
 
--- Per position of \`digests\` listed in \`positions\`, its bucket in a set of \`buckets\` buckets;
--- and the distinct buckets, in first-seen order.
-local function dedup_buckets(digests, positions, buckets)
+-- The positions (of \`members\`) listed in \`positions\` grouped by bucket in a set of \`buckets\`
+-- buckets: the bucket indexes in first-seen order, per index its positions, per position its index.
+local function dedup_group(members, positions, buckets)
   local low = dedup_low(buckets)
   local split = buckets - low
-  local of, order, seen = {}, {}, {}
+  local order, groups, of = {}, {}, {}
   for _, k in ipairs(positions) do
-    local h = dedup_hash(digests[k])
+    local h = dedup_hash(members[k])
     local index = h % low
     if index < split then index = h % (low * 2) end
-    of[k] = index
-    if not seen[index] then
-      seen[index] = true
+    local group = groups[index]
+    if not group then
+      group = {}
+      groups[index] = group
       order[#order + 1] = index
     end
+    group[#group + 1] = k
+    of[k] = index
   end
-  return of, order
+  return order, groups, of
 end
 
--- Where the entry of \`digest\` starts in a bucket's text, or nil (a match must start an entry).
-local function dedup_find(text, digest)
-  local at = 1
-  while true do
-    local start = string.find(text, digest, at, true)
-    if not start then return nil end
-    if (start - 1) % ENTRY == 0 then return start end
-    at = start + 1
-  end
+-- A record's fields (split at |).
+local function record_fields(record)
+  local r = {}
+  for field in string.gmatch(record .. '|', '([^|]*)|') do r[#r + 1] = field end
+  return r
 end
 
--- The batch id of a tag (keys.ts batchOfTag): 12 hex characters, then the 40-bit counter in base36.
-local BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz'
-local function batch_of(tag)
-  local c1, c2, c3, c4, c5 = string.byte(tag, 7, 11)
-  local counter = (((c1 * 256 + c2) * 256 + c3) * 256 + c4) * 256 + c5
-  local digits = ''
-  repeat
-    local digit = counter % 36
-    digits = string.sub(BASE36, digit + 1, digit + 1) .. digits
-    counter = (counter - digit) / 36
-  until counter == 0
-  return string.format('%02x%02x%02x%02x%02x%02x', string.byte(tag, 1, 6)) .. digits
+-- The members the records of a record hash list for the set of \`metaKey\` (records of the
+-- bucketed form name the set's meta key in field 8 and list members in field 9), each with its
+-- batch and receipt time; \`except\` a batch to leave out.
+local function recorded_members(recordKey, metaKey, except)
+  local owners = {}
+  local flat = redis.call('HGETALL', recordKey)
+  for j = 1, #flat, 2 do
+    if flat[j] ~= except then
+      local r = record_fields(flat[j + 1])
+      if r[8] == metaKey then
+        for member in string.gmatch(r[9] or '', '[^,]+') do owners[member] = {flat[j], r[1]} end
+      end
+    end
+  end
+  return owners
 end
 `;
 
 /**
  * The admission record of a batch with new eventIds: a field of the account's record hash of its
  * period (`ib:{account}:<period>`, field batch id), everything it takes to undo the admission
- * without the process that made it. Fields joined by `|` (ids and keys never hold `|` or `,`):
- * 1 received at (ms), 2 sandbox 1|0, 3 account Sandbox usage key, 4 workspace usage key, 5 window
- * keys (`,`), 6 window costs (`,`), 7 bucket, 8 the meta key of the de-duplication set, then the
- * 8-byte digests of the new eventIds, back to back (binary: the part after the eighth `|`).
+ * without the process that made it. Fields joined by `|` (ids, keys and members never hold `|`
+ * or `,`): 1 received at (ms), 2 sandbox 1|0, 3 account Sandbox usage key, 4 workspace usage key,
+ * 5 window keys (`,`), 6 window costs (`,`), 7 bucket, 8 the meta key of the connection's
+ * de-duplication set, 9 the members of the new eventIds (`,`, keys.ts eventIdMember).
  *
  * A record of the edge before the bucketed layout has 8 the de-duplication hash, 9 the
  * de-duplication value and 10 the new eventIds (`,`); its field 8 is told from a meta key by the
@@ -201,16 +201,18 @@ const RECORD_FIELDS = {
   windowCosts: 6,
   bucket: 7,
   dedupKey: 8,
+  members: 9,
   legacyValue: 9,
   legacyEventIds: 10,
 } as const;
 
 /**
- * Entries per bucket, on average, above which a de-duplication set splits a bucket (an unsplit
- * bucket holds up to about twice the average): a bucket's key costs Redis about 150 bytes, 3 per
- * entry at this load, and a write copies its bucket (about 0.9 KB at this load, 1.8 KB at most).
+ * Members per bucket, on average, above which a de-duplication set splits a bucket. An unsplit
+ * bucket holds up to twice the average, 256 here, far from the 512 members past which Redis's
+ * default set-max-intset-entries turns a set into a hashtable (about 50 bytes a member); a bucket
+ * key costs Redis about 150 bytes, about 1 per member at this load.
  */
-export const DEDUP_BUCKET_LOAD = 48;
+export const DEDUP_BUCKET_LOAD = 128;
 
 export interface AdmitWindow {
   key: string;
@@ -272,8 +274,6 @@ const ADMIT_LAYOUT = new ScriptLayout(
     arg.numberText('allowanceFallback'),
     arg.numberText('expiresAt'),
     arg.string('batchId'),
-    // The de-duplication value of this batch's eventIds (keys.ts batchTag).
-    arg.bytes('tag'),
     arg.numberText('usageTtlSeconds'),
     arg.number('admissionDeadlineMs'),
     // The admission record's fields 1-6, each followed by `|`.
@@ -281,9 +281,9 @@ const ADMIT_LAYOUT = new ScriptLayout(
     // Per window, in the order of windowKeys: its limit, and this batch's cost in it.
     arg.list('windowLimits', 'number'),
     arg.list('windowCosts', 'number'),
-    // The eventIds, for the hashes of the form before buckets only, and their digests (keys.ts eventIdDigest).
+    // The eventIds, for the hashes of the form before buckets only, and their members (keys.ts eventIdMember).
     arg.list('eventIds', 'string'),
-    arg.list('digests', 'bytes'),
+    arg.list('members', 'string'),
   ],
   AdmitReply,
 );
@@ -311,15 +311,13 @@ export function admitCall(input: AdmitInput): ScriptCall {
     allowanceFallback: input.allowanceFallback,
     expiresAt: input.expiresAt,
     batchId: input.batchId,
-    // Only a batch with eventIds writes its tag: a call without (the tests' placeholders) may have any id.
-    tag: input.eventIds.length > 0 ? batchTag(input.batchId) : Buffer.alloc(0),
     usageTtlSeconds: input.usageTtlSeconds,
     admissionDeadlineMs: input.admissionDeadlineMs,
     recordHead,
     windowLimits: input.windows.map((window) => window.limit),
     windowCosts,
     eventIds: input.eventIds,
-    digests: input.eventIds.map(eventIdDigest),
+    members: input.eventIds.map(eventIdMember),
   });
 }
 
@@ -360,21 +358,22 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
  * windows, eventId de-duplication and the Sandbox monthly allowance. All checks run before any
  * write, and Redis runs a script atomically, so a refused batch changes nothing.
  *
- * A de-duplication entry names the batch that admitted the eventId (its tag, keys.ts); the
- * batch's field in the committed hash of its period exists once its rows are durable, and its
- * admission record (whose field 1 is its receipt time) until it is committed or released. An
- * eventId of an uncommitted batch is "in flight" until the batch's admission deadline. Past it,
- * its edge is taken to have died or lost its answer, and the batch is settled (released) before
- * the eventId can be admitted again (reply unsettled), so an eventId is counted once whatever
- * happened to the first attempt. An entry whose batch is neither committed nor recorded was
- * released (RELEASE deletes the entries with the record; an entry only outlives its record if
- * another batch took the eventId over): the eventId is new.
+ * An eventId found in a de-duplication set was admitted by a batch that is committed (its rows
+ * are durable) unless an admission record of the period lists it: that batch is in flight until
+ * its admission deadline (the record's field 1 is its receipt time). Past it, its edge is taken to
+ * have died or lost its answer, and the batch is settled (released) before the eventId can be
+ * admitted again (reply unsettled), so an eventId is counted once whatever happened to the first
+ * attempt. A released batch's members are gone from the set. (The hashes of the form before
+ * buckets keep, per eventId, `<receipt ms>:<batch id>`, and the committed hash says which batches
+ * are committed, as before.)
  *
- * Lookups: the four periods' metas in one MGET, then every bucket holding a digest of the batch,
- * in all four periods, in a second MGET; then, while any hash of the form before buckets exists
- * (EXISTS over the four), those hashes by eventId, as before. Writes: one SET per bucket written
- * (KEEPTTL, or EXAT when it creates the bucket), then as many splits as bring the load to
- * DEDUP_BUCKET_LOAD (each rewrites one bucket into two: amortised O(1) per entry), then the meta.
+ * Lookups: the four periods' metas in one MGET, then one SMISMEMBER per period and bucket holding
+ * a member of the batch (the older periods only for members not found yet); the period's records
+ * (HGETALL) only when a member is found; then, while any hash of the form before buckets exists
+ * (EXISTS over the four), those hashes by eventId, as before. Writes: one SADD per bucket written
+ * (EXPIREAT NX, so that the bucket created has the period's expiry), then as many splits as bring
+ * the load to DEDUP_BUCKET_LOAD (each moves about half a bucket: amortised O(1) per member),
+ * then the meta.
  *
  * Replies: {admitted, flags} (one char per eventId, 0 new, 1 duplicate); {staleCredential};
  * {rateLimited, window index (1-based), retry ms}; {quotaExhausted}; {inFlight};
@@ -414,102 +413,82 @@ end
 if failed > 0 then return {REPLY_RATE_LIMITED, failed, retry} end
 local flags = {}
 local fresh = 0
--- Per eventId position: the tag found and the period it was found in (most recent first), whether
--- it came from a hash of the form before buckets; per bucket of the current period, its text.
-local found, foundAt, legacy, current = {}, {}, {}, {}
+-- Per eventId position: the period it was found in (most recent first), its value when found in a
+-- hash of the form before buckets, and its bucket in the current period's set.
+local foundAt, legacy, current = {}, {}, {}
 local metas = {}
-local texts = {}
 if N > 0 then
   metas = redis.call('MGET', unpack(metaKeys))
   local positions = {}
   for k = 1, N do positions[k] = k end
-  local bucketOf, slots, keys = {}, {}, {}
   for p = 1, #metaKeys do
-    if p == 1 or metas[p] then
-      local of, order = dedup_buckets(digests, positions, (dedup_meta(metas[p])))
-      bucketOf[p] = of
-      slots[p] = {}
+    if p > 1 then
+      positions = {}
+      for k = 1, N do if not foundAt[k] then positions[#positions + 1] = k end end
+    end
+    if (p == 1 or metas[p]) and #positions > 0 then
+      local order, groups, of = dedup_group(members, positions, (dedup_meta(metas[p])))
+      if p == 1 then current = of end
       if metas[p] then
         local prefix = string.sub(metaKeys[p], 1, -2)
         for _, index in ipairs(order) do
-          keys[#keys + 1] = prefix .. index
-          slots[p][index] = #keys
+          local group = groups[index]
+          local asked = {}
+          for j = 1, #group do asked[j] = members[group[j]] end
+          local got = redis.call('SMISMEMBER', prefix .. index, unpack(asked))
+          for j = 1, #group do if got[j] == 1 then foundAt[group[j]] = p end end
         end
       end
     end
   end
-  if #keys > 0 then texts = redis.call('MGET', unpack(keys)) end
-  current = bucketOf[1]
   local missing = false
-  for k = 1, N do
-    local digest = digests[k]
-    for p = 1, #metaKeys do
-      local slot = slots[p] and slots[p][bucketOf[p][k]]
-      local text = slot and texts[slot]
-      local at = text and dedup_find(text, digest)
-      if at then
-        found[k] = string.sub(text, at + DIGEST, at + ENTRY - 1)
-        foundAt[k] = p
-        break
-      end
-    end
-    if not found[k] then missing = true end
-  end
+  for k = 1, N do if not foundAt[k] then missing = true end end
   if missing and redis.call('EXISTS', unpack(legacyKeys)) > 0 then
     for p = 1, #legacyKeys do
       local got = redis.call('HMGET', legacyKeys[p], unpack(eventIds))
       for k = 1, N do
-        if not found[k] and got[k] then
-          found[k] = got[k]
+        if not foundAt[k] and got[k] then
           foundAt[k] = p
-          legacy[k] = true
+          legacy[k] = got[k]
         end
       end
     end
   end
-  -- The current period's buckets by index (false: the bucket does not exist yet).
-  local byIndex = {}
-  for index, slot in pairs(slots[1]) do byIndex[index] = texts[slot] end
-  texts = byIndex
   local seen = {}
+  local owners = {}
   for k = 1, N do
-    local digest = digests[k]
-    local value = found[k]
-    if seen[digest] then
+    local member = members[k]
+    local p = foundAt[k]
+    if seen[member] then
       flags[k] = '1'
-    elseif not value then
+    elseif not p then
       flags[k] = '0'
       fresh = fresh + 1
-    else
-      local p = foundAt[k]
-      local received, owner
-      if legacy[k] then
-        received, owner = string.match(value, '^(%d+):(.+)$')
+    elseif not legacy[k] then
+      owners[p] = owners[p] or recorded_members(recordKeys[p], metaKeys[p])
+      local owner = owners[p][member]
+      if not owner then
+        flags[k] = '1'
+      elseif tonumber(owner[2]) + admissionDeadlineMs >= now then
+        return {REPLY_IN_FLIGHT}
       else
-        owner = batch_of(value)
+        return {REPLY_UNSETTLED, owner[1], owner[2]}
       end
+    else
+      local received, owner = string.match(legacy[k], '^(%d+):(.+)$')
       if not owner or redis.call('HEXISTS', committedKeys[p], owner) == 1 then
         flags[k] = '1'
+      elseif tonumber(received) + admissionDeadlineMs >= now then
+        return {REPLY_IN_FLIGHT}
+      elseif redis.call('HEXISTS', recordKeys[p], owner) == 1 then
+        return {REPLY_UNSETTLED, owner, received}
       else
-        local recorded
-        if legacy[k] then
-          if tonumber(received) + admissionDeadlineMs >= now then return {REPLY_IN_FLIGHT} end
-          recorded = redis.call('HEXISTS', recordKeys[p], owner) == 1
-        else
-          local record = redis.call('HGET', recordKeys[p], owner)
-          if record then
-            received = string.match(record, '^(%d+)|')
-            if tonumber(received) + admissionDeadlineMs >= now then return {REPLY_IN_FLIGHT} end
-            recorded = true
-          end
-        end
-        if recorded then return {REPLY_UNSETTLED, owner, received} end
         -- Released: its batch was settled as not durable.
         flags[k] = '0'
         fresh = fresh + 1
       end
     end
-    seen[digest] = true
+    seen[member] = true
   end
 end
 if sandbox and quotaEnforced and fresh > 0 then
@@ -532,44 +511,29 @@ if fresh > 0 then
         groups[index] = group
         order[#order + 1] = index
       end
-      group[#group + 1] = k
-      admitted[#admitted + 1] = digests[k]
+      group[#group + 1] = members[k]
+      admitted[#admitted + 1] = members[k]
     end
   end
   for _, index in ipairs(order) do
-    local text = texts[index] or ''
-    local added = {}
-    for _, k in ipairs(groups[index]) do
-      -- A released entry of this period is taken over in place (it is no new entry).
-      local at = foundAt[k] == 1 and not legacy[k] and dedup_find(text, digests[k])
-      if at then
-        text = string.sub(text, 1, at + DIGEST - 1) .. tag .. string.sub(text, at + ENTRY)
-      else
-        added[#added + 1] = digests[k] .. tag
-      end
-    end
-    count = count + #added
-    if texts[index] then
-      redis.call('SET', prefix .. index, text .. table.concat(added), 'KEEPTTL')
-    else
-      -- Every key of a period expires at the same time: set when it is created.
-      redis.call('SET', prefix .. index, text .. table.concat(added), 'EXAT', expiresAt)
-    end
+    local key = prefix .. index
+    count = count + redis.call('SADD', key, unpack(groups[index]))
+    -- Every key of a period expires at the same time: set once (NX), by the write that creates it.
+    redis.call('EXPIREAT', key, expiresAt, 'NX')
   end
   -- Linear hashing: split the bucket at the split pointer (buckets - 2^L) into itself and bucket
-  -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its entries with bit L of their hash move.
+  -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its members with bit L of their hash move.
   while count > ${DEDUP_BUCKET_LOAD} * buckets do
     local low = dedup_low(buckets)
     local from = prefix .. (buckets - low)
-    local text = redis.call('GET', from) or ''
-    local stay, move = {}, {}
-    for at = 1, #text, ENTRY do
-      local entry = string.sub(text, at, at + ENTRY - 1)
-      if math.floor(dedup_hash(entry) / low) % 2 == 1 then move[#move + 1] = entry else stay[#stay + 1] = entry end
+    local move = {}
+    for _, member in ipairs(redis.call('SMEMBERS', from)) do
+      if math.floor(dedup_hash(member) / low) % 2 == 1 then move[#move + 1] = member end
     end
     if #move > 0 then
-      redis.call('SET', prefix .. buckets, table.concat(move), 'EXAT', expiresAt)
-      if #stay > 0 then redis.call('SET', from, table.concat(stay), 'KEEPTTL') else redis.call('DEL', from) end
+      redis.call('SADD', prefix .. buckets, unpack(move))
+      redis.call('EXPIREAT', prefix .. buckets, expiresAt, 'NX')
+      redis.call('SREM', from, unpack(move))
     end
     buckets = buckets + 1
   end
@@ -581,7 +545,7 @@ if fresh > 0 then
   -- A usage counter's expiry is set when the counter is created (its first increment).
   if sandbox and redis.call('INCRBY', accountUsageKey, fresh) == fresh then redis.call('EXPIRE', accountUsageKey, usageTtlSeconds) end
   if redis.call('INCRBY', workspaceUsageKey, fresh) == fresh then redis.call('EXPIRE', workspaceUsageKey, usageTtlSeconds) end
-  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. metaKey .. '|' .. table.concat(admitted))
+  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. metaKey .. '|' .. table.concat(admitted, ','))
   redis.call('EXPIREAT', recordKeys[1], expiresAt, 'NX')
 end
 return {REPLY_ADMITTED, table.concat(flags)}
@@ -686,20 +650,21 @@ const RELEASE_LAYOUT = new ScriptLayout(
   // The record hash, then the keys the record names (the de-duplication set's meta key, or the
   // hash of the form before buckets).
   [key('recordKey'), key('dedupKey'), key('accountUsageKey'), key('workspaceUsageKey'), keyList('windowKeys')],
-  // The record as the caller read it, and the batch's de-duplication value (keys.ts batchTag).
-  [arg.string('batchId'), arg.bytes('tag'), arg.bytes('record')],
+  // The record as the caller read it.
+  [arg.string('batchId'), arg.string('record')],
   ReleaseReply,
 );
 
 /**
  * RELEASE: undoes the admission of a batch that was never made durable (its edge died, lost its
- * answer, or its log write failed): deletes its de-duplication entries still holding its tag
- * (found from the record's digests in the buckets they are in now, whatever splits happened
- * since), lowers the set's entry count, the usage counters by that many, takes its costs back out
- * of the window bucket it was counted in (a bucket that already left the window was subtracted
- * when it was deleted), and deletes its record. The caller read the record to name its keys; a
- * record that changed since (settled meanwhile) is left alone. Also undoes a record of the form
- * before buckets (RECORD_FIELDS). Replies the eventIds released, or settledMeanwhile.
+ * answer, or its log write failed): removes its members from the de-duplication set (from the
+ * buckets they are in now, whatever splits happened since), but not those another record of the
+ * period lists (another batch took the eventId over), lowers the set's entry count and the usage
+ * counters by that many, takes its costs back out of the window bucket it was counted in (a
+ * bucket that already left the window was subtracted when it was deleted), and deletes its
+ * record. The caller read the record to name its keys; a record that changed since (settled
+ * meanwhile) is left alone. Also undoes a record of the form before buckets (RECORD_FIELDS): its
+ * eventIds still holding its value. Replies the eventIds released, or settledMeanwhile.
  */
 const RELEASE = new LuaScript(
   RELEASE_LAYOUT.preamble
@@ -711,52 +676,30 @@ local function split(text)
   for part in string.gmatch(text, '[^,]+') do out[#out + 1] = part end
   return out
 end
-local r = {}
+local r = record_fields(record)
 local mine = 0
 if string.sub(dedupKey, -2) == ':m' then
-  local at = 1
-  for i = 1, ${RECORD_FIELDS.dedupKey} do
-    local bar = string.find(record, '|', at, true)
-    r[i] = string.sub(record, at, bar - 1)
-    at = bar + 1
-  end
-  local digests, positions = {}, {}
-  for j = at, #record, DIGEST do
-    digests[#digests + 1] = string.sub(record, j, j + DIGEST - 1)
-    positions[#digests] = #digests
-  end
   local meta = redis.call('GET', dedupKey)
-  if meta and #digests > 0 then
+  local taken = recorded_members(recordKey, dedupKey, batchId)
+  local members, positions = {}, {}
+  for _, member in ipairs(split(r[${RECORD_FIELDS.members}])) do
+    if not taken[member] then
+      members[#members + 1] = member
+      positions[#members] = #members
+    end
+  end
+  if meta and #members > 0 then
     local buckets, count = dedup_meta(meta)
-    local of, order = dedup_buckets(digests, positions, buckets)
+    local order, groups = dedup_group(members, positions, buckets)
     local prefix = string.sub(dedupKey, 1, -2)
-    local keys = {}
-    for i, index in ipairs(order) do keys[i] = prefix .. index end
-    local texts = redis.call('MGET', unpack(keys))
-    for i, index in ipairs(order) do
-      local text = texts[i]
-      if text then
-        local before = #text
-        for k = 1, #digests do
-          if of[k] == index then
-            local start = dedup_find(text, digests[k])
-            if start and string.sub(text, start + DIGEST, start + ENTRY - 1) == tag then
-              text = string.sub(text, 1, start - 1) .. string.sub(text, start + ENTRY)
-              mine = mine + 1
-            end
-          end
-        end
-        if #text == 0 then
-          redis.call('DEL', keys[i])
-        elseif #text ~= before then
-          redis.call('SET', keys[i], text, 'KEEPTTL')
-        end
-      end
+    for _, index in ipairs(order) do
+      local gone = {}
+      for j, k in ipairs(groups[index]) do gone[j] = members[k] end
+      mine = mine + redis.call('SREM', prefix .. index, unpack(gone))
     end
     if mine > 0 then redis.call('SET', dedupKey, buckets .. ':' .. (count - mine), 'KEEPTTL') end
   end
 else
-  for field in string.gmatch(record .. '|', '([^|]*)|') do r[#r + 1] = field end
   local ids = split(r[${RECORD_FIELDS.legacyEventIds}])
   local values = redis.call('HMGET', dedupKey, unpack(ids))
   local gone = {}
@@ -785,17 +728,9 @@ return mine
 `,
 );
 
-/**
- * RELEASE's KEYS from the record as read (binary: read it with hgetBuffer): the record hash, then
- * the keys the record names in its text fields 1 to 8, the same places in both forms.
- */
-export function releaseCall(recordKey: string, batchId: string, record: Buffer): ScriptCall {
-  let end = -1;
-  for (let field = 0; field < RECORD_FIELDS.dedupKey && end < record.length; field += 1) {
-    const bar = record.indexOf(0x7c, end + 1);
-    end = bar < 0 ? record.length : bar;
-  }
-  const fields = record.subarray(0, end).toString('utf8').split('|');
+/** RELEASE's KEYS from the record as read: the record hash, then the keys the record names (the same places in both forms). */
+export function releaseCall(recordKey: string, batchId: string, record: string): ScriptCall {
+  const fields = record.split('|');
   const field = (name: keyof typeof RECORD_FIELDS) => fields[RECORD_FIELDS[name] - 1] ?? '';
   return RELEASE_LAYOUT.build({
     recordKey,
@@ -804,7 +739,6 @@ export function releaseCall(recordKey: string, batchId: string, record: Buffer):
     workspaceUsageKey: field('workspaceUsageKey'),
     windowKeys: field('windowKeys') === '' ? [] : field('windowKeys').split(','),
     batchId,
-    tag: BATCH_ID.test(batchId) ? batchTag(batchId) : Buffer.alloc(0),
     record,
   });
 }

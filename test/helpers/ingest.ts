@@ -7,15 +7,7 @@ import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/http/uwsServer.js';
 import { startFastifyIngestServer } from '../../ingest/http/fastifyServer.js';
-import {
-  DEDUP_ENTRY_BYTES,
-  DEDUP_PERIODS,
-  EVENT_ID_DIGEST_BYTES,
-  IngestKeys,
-  dedupBucket,
-  dedupBucketKey,
-  eventIdDigest,
-} from '../../ingest/admission/keys.js';
+import { DEDUP_PERIODS, IngestKeys, dedupBucket, dedupBucketKey, eventIdMember } from '../../ingest/admission/keys.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/common/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
 import { newLogDir, removeLogDir } from './logDirs.js';
@@ -376,22 +368,11 @@ export function dedupPeriod(nowMs: number, windowSeconds: number): number {
   return Math.floor(Math.floor(nowMs / 1000) / Math.ceil(windowSeconds / (DEDUP_PERIODS - 1)));
 }
 
-/** The entries of a de-duplication bucket's text: digest (hex) → tag. */
-export function bucketEntries(text: Buffer): Map<string, Buffer> {
-  const entries = new Map<string, Buffer>();
-  for (let at = 0; at < text.length; at += DEDUP_ENTRY_BYTES)
-    entries.set(
-      text.subarray(at, at + EVENT_ID_DIGEST_BYTES).toString('hex'),
-      text.subarray(at + EVENT_ID_DIGEST_BYTES, at + DEDUP_ENTRY_BYTES),
-    );
-  return entries;
-}
-
 /**
  * Where ADMIT keeps an eventId: the de-duplication sets of the current period and the three
- * before it (most recent first), in the bucket the set's meta names for the eventId's digest
- * (keys.ts), then the hashes of the form before buckets. Returns the key and the tag found (for
- * a bucket, `at` is the byte offset of the tag in the bucket), or null.
+ * before it (most recent first), in the bucket the set's meta names for the eventId's member
+ * (keys.ts), then the hashes of the form before buckets. Returns the key and the member (or, in
+ * a hash of the form before buckets, the value), or null.
  */
 export async function dedupEntry(
   redis: Redis,
@@ -399,23 +380,19 @@ export async function dedupEntry(
   eventId: string,
   windowSeconds: number,
   nowMs = Date.now(),
-): Promise<{ key: string; at?: number; value: Buffer } | null> {
+): Promise<{ key: string; value: string } | null> {
   const current = dedupPeriod(nowMs, windowSeconds);
-  const digest = eventIdDigest(eventId);
+  const member = eventIdMember(eventId);
   for (let back = 0; back < DEDUP_PERIODS; back += 1) {
     const metaKey = IngestKeys.eventIdMeta(target.accountId, target.connectionId, current - back);
     const meta = await redis.get(metaKey);
     if (meta === null) continue;
-    const key = dedupBucketKey(metaKey, dedupBucket(digest, Number(meta.split(':')[0])));
-    const text = (await redis.getBuffer(key)) ?? Buffer.alloc(0);
-    for (let at = 0; at < text.length; at += DEDUP_ENTRY_BYTES) {
-      if (text.subarray(at, at + EVENT_ID_DIGEST_BYTES).equals(digest))
-        return { key, at: at + EVENT_ID_DIGEST_BYTES, value: text.subarray(at + EVENT_ID_DIGEST_BYTES, at + DEDUP_ENTRY_BYTES) };
-    }
+    const key = dedupBucketKey(metaKey, dedupBucket(member, Number(meta.split(':')[0])));
+    if ((await redis.sismember(key, member)) === 1) return { key, value: member };
   }
   for (let back = 0; back < DEDUP_PERIODS; back += 1) {
     const key = IngestKeys.eventIds(target.accountId, target.connectionId, current - back);
-    const value = await redis.hgetBuffer(key, eventId);
+    const value = await redis.hget(key, eventId);
     if (value !== null) return { key, value };
   }
   return null;
@@ -423,25 +400,22 @@ export async function dedupEntry(
 
 /**
  * Every key of one connection's de-duplication set of one period: its meta and its buckets
- * (0 to the meta's bucket count less one, those that exist), with each bucket's entries
- * (digest in hex → tag) and the byte length of its text.
+ * (0 to the meta's bucket count less one, those that exist), with each bucket's members.
  */
 export async function dedupSet(
   redis: Redis,
   metaKey: string,
-): Promise<{ buckets: number; count: number; keys: string[]; entries: Map<string, Buffer>[]; lengths: number[] }> {
+): Promise<{ buckets: number; count: number; keys: string[]; members: string[][] }> {
   const meta = await redis.get(metaKey);
-  if (meta === null) return { buckets: 0, count: 0, keys: [], entries: [], lengths: [] };
+  if (meta === null) return { buckets: 0, count: 0, keys: [], members: [] };
   const [buckets, count] = meta.split(':').map(Number);
   const keys = [metaKey];
-  const entries: Map<string, Buffer>[] = [];
-  const lengths: number[] = [];
+  const members: string[][] = [];
   for (let index = 0; index < buckets; index += 1) {
     const key = dedupBucketKey(metaKey, index);
-    const text = await redis.getBuffer(key);
-    if (text !== null) keys.push(key);
-    entries.push(bucketEntries(text ?? Buffer.alloc(0)));
-    lengths.push(text?.length ?? 0);
+    const bucket = await redis.smembers(key);
+    if (bucket.length > 0) keys.push(key);
+    members.push(bucket);
   }
-  return { buckets, count, keys, entries, lengths };
+  return { buckets, count, keys, members };
 }
