@@ -10,9 +10,9 @@
 // the analyzer would have consumed (the unanalysed-batches set) and prints:
 // - `INFO memory` used_memory after less before, per eventId;
 // - `MEMORY USAGE <key> SAMPLES 0` summed per key family (dd: de-duplication sets, their metas
-//   and buckets, dc: committed batches, ib: admission records, rl: limit windows, other), per
-//   eventId, the encodings of the de-duplication buckets and one of them. The eventIds are the
-//   load drivers': `evt_<6 chars><12 digits>` (23 bytes);
+//   and bucket hashes, dc: committed batches, ib: admission records, rl: limit windows, other), per
+//   eventId, the encodings of the bucket hashes and one set. The eventIds are the load drivers':
+//   `evt_<6 chars><12 digits>` (23 bytes);
 // - the Redis CPU of ADMIT (EVALSHA µs per call, INFO commandstats) over `--probe-calls`
 //   sequential calls of fresh eventIds on the loaded state.
 
@@ -21,6 +21,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../shared/config.js';
 import { RedisKeys, connectRedis } from '../shared/redis.js';
 import { Admission } from '../ingest/admission/admission.js';
+import { EVENT_ID_DIGEST_BYTES } from '../ingest/admission/keys.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
 import { parseArgs } from './benchProcess.js';
 import { BENCH_STORES, benchEdgeEnv, flushBenchRedis, fmt } from './ingest-common.js';
@@ -77,8 +78,8 @@ async function familyUsage(): Promise<{
     cursor = next;
     for (const key of batch) {
       const family = /^(dd|dc|ib|rl):/.exec(key)?.[1] ?? 'other';
-      // A bucket (`dd:{acct}:conn:period:<index>`), not a meta (`…:m`).
-      if (family === 'dd' && /:\d+$/.test(key)) {
+      // A set's buckets hash (`dd:{acct}:conn:period:b`), not its meta (`…:m`).
+      if (family === 'dd' && key.endsWith(':b')) {
         sampleKey ??= key;
         const encoding = String(await admin.object('ENCODING', key));
         encodings.set(encoding, (encodings.get(encoding) ?? 0) + 1);
@@ -143,17 +144,19 @@ async function main(): Promise<void> {
   }
   console.log(`   all keys (MEMORY USAGE): ${fmt(total / EVENT_IDS, 1)} bytes per eventId`);
   console.log(
-    `   de-duplication buckets by encoding: ${[...families.encodings].map(([encoding, count]) => `${encoding} ${fmt(count)}`).join(', ')}`,
+    `   de-duplication bucket hashes by encoding: ${[...families.encodings].map(([encoding, count]) => `${encoding} ${fmt(count)}`).join(', ')}`,
   );
   if (families.sampleKey) {
-    const [encoding, members, member] = await Promise.all([
+    const [encoding, buckets, field] = await Promise.all([
       admin.object('ENCODING', families.sampleKey),
-      admin.scard(families.sampleKey),
-      admin.srandmember(families.sampleKey),
+      admin.hlen(families.sampleKey),
+      admin.hrandfield(families.sampleKey),
     ]);
-    console.log(`   one bucket: ${families.sampleKey}: encoding ${encoding}, ${fmt(members)} members, e.g. ${member}`);
-    const meta = await admin.get(families.sampleKey.replace(/\d+$/, 'm'));
-    console.log(`   its set's meta (buckets:members): ${meta}`);
+    const digests = ((await admin.hgetBuffer(families.sampleKey, String(field))) ?? Buffer.alloc(0)).length / EVENT_ID_DIGEST_BYTES;
+    const meta = await admin.get(families.sampleKey.replace(/b$/, 'm'));
+    console.log(
+      `   one set: ${families.sampleKey}: encoding ${encoding}, ${fmt(buckets)} buckets (meta buckets:digests ${meta}); bucket ${field} holds ${fmt(digests)} digests`,
+    );
   }
   // Redis CPU of ADMIT on the loaded state: PROBE_CALLS sequential calls of `--batch` fresh
   // eventIds, round-robin over the connections, INFO commandstats before and after (only ADMIT

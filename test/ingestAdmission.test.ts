@@ -7,7 +7,7 @@ import { Admission, type AdmissionResult, type AdmissionTicket } from '../ingest
 import { LuaScript } from '../ingest/admission/luaScript.js';
 import { SCRIPTS } from '../ingest/admission/scripts.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
-import { IngestKeys, dedupBucket, eventIdMember } from '../ingest/admission/keys.js';
+import { EVENT_ID_DIGEST_BYTES, IngestKeys, dedupBucket, eventIdDigest } from '../ingest/admission/keys.js';
 import { dedupEntry, dedupPeriod, dedupSet } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids: the
@@ -193,9 +193,11 @@ describe('de-duplication window', () => {
     const ticket = await admitted(admission, cred, ['evt_ttl']);
     // The script and the key layout agree on the period (1,200 s for a one-hour window).
     const { dedup } = periodKeys(cred, 3600);
-    expect((await entry(cred, 'evt_ttl', 3600))?.value).toBe(eventIdMember('evt_ttl'));
+    expect((await entry(cred, 'evt_ttl', 3600))?.value).toBe(eventIdDigest('evt_ttl').toString('hex'));
     // Not committed yet: its record lists it.
-    expect((await redis.hget(periodKeys(cred, 3600).records, ticket.batchId))?.split('|')[8]).toBe(eventIdMember('evt_ttl'));
+    expect((await redis.hget(periodKeys(cred, 3600).records, ticket.batchId))?.split('|')[8]).toBe(
+      eventIdDigest('evt_ttl').toString('hex'),
+    );
     const { keys } = await dedupSet(redis, dedup);
     expect(keys).toHaveLength(2);
     for (const key of keys) {
@@ -284,7 +286,7 @@ describe('expiries', () => {
     expect(await admission.settleDurable([second])).toEqual([true]);
     const set = await dedupSet(redis, keys.dedup);
     expect(set.count).toBe(3);
-    expect(set.members.flat()).toHaveLength(3);
+    expect(set.digests.flat()).toHaveLength(3);
     expect(set.keys).toEqual(dedupKeys);
     for (const key of usage) expect(await redis.get(key)).toBe('3');
     for (const key of [...existing, keys.records]) expect([key, await redis.expiretime(key)]).toEqual([key, moved]);
@@ -529,7 +531,7 @@ describe('credential epoch and the script cache', () => {
 });
 
 describe('memory of the de-duplication window', () => {
-  it('costs under 40 bytes of Redis memory per remembered eventId, in intset buckets', async () => {
+  it('costs under 40 bytes of Redis memory per remembered eventId, in the buckets of one hash', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
     const at = now();
@@ -546,16 +548,15 @@ describe('memory of the de-duplication window', () => {
     const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, at);
     const set = await dedupSet(redis, keys.dedup);
     expect(set.count).toBe(stored);
-    expect(set.members.flat()).toHaveLength(stored);
+    expect(set.digests.flat()).toHaveLength(stored);
     expect(await redis.exists(keys.records)).toBe(0);
     let dedup = 0;
     for (const key of set.keys) dedup += (await redis.memory('USAGE', key, 'SAMPLES', '0')) as number;
     const committed = (await redis.memory('USAGE', keys.committed, 'SAMPLES', '0')) as number;
     const average = (dedup + committed) / stored;
-    // At least the member itself (8 bytes).
-    expect(average).toBeGreaterThan(8);
+    // At least the digest itself.
+    expect(average).toBeGreaterThan(EVENT_ID_DIGEST_BYTES);
     expect(average).toBeLessThan(40);
-    for (const key of set.keys.slice(1)) expect([key, await redis.object('ENCODING', key)]).toEqual([key, 'intset']);
     await redis.zrem(RedisKeys.unanalysedBatches, ...batchIds);
   });
 });
@@ -573,16 +574,16 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
   const fresh = (count: number) => Array.from({ length: count }, () => `evt_${randomBytes(10).toString('hex')}`);
 
   /**
-   * Checks that every member of the set is in the bucket it maps to, that every bucket is an
-   * intset (Redis's default limit: 512 members), and that the meta counts the members.
+   * Checks that every digest of the set is in the bucket it maps to, that the hash has one field
+   * per bucket and no other, and that the meta counts the digests.
    */
   async function checkSet(metaKey: string) {
     const set = await dedupSet(redis, metaKey);
-    set.members.forEach((bucket, index) => {
-      for (const member of bucket) expect([member, dedupBucket(member, set.buckets)]).toEqual([member, index]);
+    set.digests.forEach((bucket, index) => {
+      for (const digest of bucket) expect([digest, dedupBucket(Buffer.from(digest, 'hex'), set.buckets)]).toEqual([digest, index]);
     });
-    for (const key of set.keys.slice(1)) expect([key, await redis.object('ENCODING', key)]).toEqual([key, 'intset']);
-    expect(set.members.flat()).toHaveLength(set.count);
+    expect(set.fields.map(Number).every((index) => index >= 0 && index < set.buckets)).toBe(true);
+    expect(set.digests.flat()).toHaveLength(set.count);
     return set;
   }
 
@@ -601,11 +602,11 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
       all.push(...eventIds);
       sizes.push((await dedupSet(redis, periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup)).buckets);
     }
-    // 4,000 members at a load of 128: 32 buckets, reached one split at a time (every 1.28 batches).
+    // 4,000 digests at a load of 32: 125 buckets, reached one split at a time (about 3 per batch).
     const set = await checkSet(periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup);
-    expect(set).toMatchObject({ buckets: 32, count: 4000 });
-    expect(sizes).toEqual(Array.from({ length: 40 }, (_, batch) => Math.ceil(((batch + 1) * 100) / 128)));
-    expect(new Set(set.members.flat())).toEqual(new Set(all.map(eventIdMember)));
+    expect(set).toMatchObject({ buckets: 125, count: 4000 });
+    expect(sizes).toEqual(Array.from({ length: 40 }, (_, batch) => Math.ceil(((batch + 1) * 100) / 32)));
+    expect(new Set(set.digests.flat())).toEqual(new Set(all.map((eventId) => eventIdDigest(eventId).toString('hex'))));
     for (let offset = 0; offset < all.length; offset += 500) {
       const again = await admitted(admission, cred, all.slice(offset, offset + 500), at + 1);
       expect(again.duplicate).toEqual(Array.from({ length: 500 }, () => true));
@@ -616,9 +617,9 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
   it('a low-volume connection keeps one bucket', async () => {
     const admission = new Admission(redis, roomy());
     const cred = credential('live');
-    const ticket = await admitted(admission, cred, fresh(30));
+    const ticket = await admitted(admission, cred, fresh(12));
     const set = await checkSet(periodKeys(cred).dedup);
-    expect(set).toMatchObject({ buckets: 1, count: 30 });
+    expect(set).toMatchObject({ buckets: 1, count: 12 });
     expect(set.keys).toHaveLength(2);
     await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs);
   });
@@ -639,15 +640,15 @@ describe('bucketed de-duplication sets (linear hashing)', () => {
     }
     const metaKey = periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup;
     const before = await checkSet(metaKey);
-    expect(before).toMatchObject({ buckets: 32, count: 4060 });
+    expect(before).toMatchObject({ buckets: 127, count: 4060 });
     // The released batch's entries are spread over many buckets that splits made after it.
-    const spread = new Set(releasedIds.map((eventId) => dedupBucket(eventIdMember(eventId), before.buckets)));
-    expect(spread.size).toBeGreaterThan(16);
+    const spread = new Set(releasedIds.map((eventId) => dedupBucket(eventIdDigest(eventId), before.buckets)));
+    expect(spread.size).toBeGreaterThan(30);
     expect(await admission.release(released.accountId, released.batchId, released.receivedAtMs)).toBe(60);
     const after = await checkSet(metaKey);
-    expect(after).toMatchObject({ buckets: 32, count: 4000 });
+    expect(after).toMatchObject({ buckets: 127, count: 4000 });
     for (const eventId of releasedIds) expect(await entry(cred, eventId, config.ingest.dedupWindowSeconds, at)).toBeNull();
-    expect(new Set(after.members.flat())).toEqual(new Set(kept.map(eventIdMember)));
+    expect(new Set(after.digests.flat())).toEqual(new Set(kept.map((eventId) => eventIdDigest(eventId).toString('hex'))));
     expect(await redis.get(usageKeys(cred, at).account)).toBe('4000');
     expect(await redis.get(usageKeys(cred, at).workspace)).toBe('4000');
     // Sent again, the released eventIds are new and the kept ones duplicates.

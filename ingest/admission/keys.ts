@@ -22,10 +22,9 @@ export const IngestKeys = {
   eventIds: (accountId: string, connectionId: string, period: number) => `dd:${accountTag(accountId)}:${connectionId}:${period}`,
   /**
    * The bucketed de-duplication set of one connection and period: its meta, a string
-   * `<buckets>:<entries>`, under this key, and its buckets under the key less its final `m`
-   * followed by the bucket index (`dd:{acct}:conn:period:0`, `…:1`, …; see dedupBucket), each a
-   * Redis set of eventId members (eventIdMember), which Redis keeps as an intset. The script
-   * computes the bucket keys from this one, which it is passed as KEYS.
+   * `<buckets>:<entries>`, under this key, and its buckets in one hash under the key with its
+   * final `m` made `b` (dedupBucketsKey): field the bucket index (dedupBucket), value the 10-byte
+   * digests (eventIdDigest) of its eventIds back to back.
    */
   eventIdMeta: (accountId: string, connectionId: string, period: number) => `dd:${accountTag(accountId)}:${connectionId}:${period}:m`,
   /** The account's batches of one period whose rows are durable (field batch id). */
@@ -52,36 +51,35 @@ export function dedupPeriods(nowMs: number, dedupWindowSeconds: number): { curre
 }
 
 /**
- * An eventId's de-duplication member: the first 8 bytes of its SHA-256 as a signed 64-bit
- * integer, in decimal. A set of such members is an intset (8 bytes each, binary search) as long
- * as it has at most set-max-intset-entries (512 by default) members.
+ * Bytes of an eventId's digest in a de-duplication bucket: 80 bits, so that a new eventId is taken
+ * for a remembered one of its connection with a chance of about M / 2^80 (M the connection's
+ * remembered eventIds: about 3e-16 at 400 M), where 8 bytes would give about 2e-11.
  */
-export const eventIdMember = (eventId: string): string => createHash('sha256').update(eventId).digest().readBigInt64BE(0).toString();
+export const EVENT_ID_DIGEST_BYTES = 10;
 
 /**
- * What chooses a member's bucket: its last nine decimal digits (sign left out) as a number, so
- * that the script reads it from the member as cheaply as here (a Lua number cannot hold 64 bits).
+ * An eventId's de-duplication digest: the first 10 bytes of its SHA-256. Its bytes 5 to 8, as an
+ * unsigned 32-bit number, also choose its bucket (dedupBucket), so a split can place every digest
+ * of a bucket from the digest alone.
  */
-export function dedupHash(member: string): number {
-  return Number((member.startsWith('-') ? member.slice(1) : member).slice(-9));
-}
+export const eventIdDigest = (eventId: string): Buffer => createHash('sha256').update(eventId).digest().subarray(0, EVENT_ID_DIGEST_BYTES);
 
 /**
- * Linear hashing: the bucket of a member in a set of `buckets` buckets. With 2^L the largest power
+ * Linear hashing: the bucket of a digest in a set of `buckets` buckets. With 2^L the largest power
  * of two not above `buckets`, the bucket is h mod 2^L, or h mod 2^(L+1) when that is below the
  * split pointer `buckets - 2^L` (those buckets are already split). The Lua of scripts.ts computes
  * the same; tests use this to find entries.
  */
-export function dedupBucket(member: string, buckets: number): number {
-  const h = dedupHash(member);
+export function dedupBucket(digest: Buffer, buckets: number): number {
+  const h = digest.readUInt32BE(4);
   let low = 1;
   while (low * 2 <= buckets) low *= 2;
   const index = h % low;
   return index < buckets - low ? h % (low * 2) : index;
 }
 
-/** The key of bucket `index` of the set whose meta key is `metaKey`. */
-export const dedupBucketKey = (metaKey: string, index: number): string => `${metaKey.slice(0, -1)}${index}`;
+/** The hash of the buckets of the set whose meta key is `metaKey`. */
+export const dedupBucketsKey = (metaKey: string): string => `${metaKey.slice(0, -1)}b`;
 
 /** When the keys of `period` expire (unix seconds): a whole window after the period ends. */
 export const periodExpiresAt = (period: number, periodSeconds: number, dedupWindowSeconds: number): number =>

@@ -1,5 +1,5 @@
 import { LuaScript } from './luaScript.js';
-import { DEDUP_PERIODS, eventIdMember } from './keys.js';
+import { DEDUP_PERIODS, EVENT_ID_DIGEST_BYTES, eventIdDigest } from './keys.js';
 import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } from './scriptLayout.js';
 
 /**
@@ -102,21 +102,25 @@ end
 
 /**
  * The de-duplication set of one connection and period (docs/decisions/ingest.md, De-duplication
- * memory): linear hashing over small Redis sets. Its meta (a string `<buckets>:<entries>` under
- * the meta key, `dd:{account}:<connection>:<period>:m`) says how many buckets there are; bucket i
- * is the set under the meta key less its `m`, followed by i, of eventId members (keys.ts
- * eventIdMember: 64-bit integers, which Redis keeps in an intset, 8 bytes each). A member says
+ * memory): linear hashing over the fields of one hash. Its meta (a string `<buckets>:<entries>`
+ * under the meta key, `dd:{account}:<connection>:<period>:m`) says how many buckets there are;
+ * the buckets are the fields of the hash under the meta key with its `m` made `b` (field the
+ * bucket index, value the 10-byte digests of its eventIds back to back, keys.ts). A digest says
  * only that the eventId was admitted: its batch is committed unless an admission record of the
- * period lists it (RELEASE removes the members of the batch it undoes). The bucket keys are
- * computed here, not passed as KEYS: they carry the meta key's hash tag, so on a Redis Cluster
- * they are in the slot of the call's declared keys, which Redis 7 lets a script touch (only keys
- * of another slot need allow-cross-slot-keys).
+ * period lists it (RELEASE takes out the digests of the batch it undoes). One hash per period,
+ * so a lookup is one HMGET per period and a write one HSET, as with the hash of eventIds before;
+ * a bucket holds DEDUP_BUCKET_LOAD digests on average, so the per-field cost of Redis's hashtable
+ * is shared by that many eventIds. The buckets key is computed here from the meta key, not passed
+ * as KEYS: it carries the same hash tag, so on a Redis Cluster it is in the slot of the call's
+ * declared keys, which Redis 7 lets a script touch (only keys of another slot need
+ * allow-cross-slot-keys).
  */
 const DEDUP_FUNCTIONS = `
--- keys.ts dedupHash: the member's last nine decimal digits, sign left out.
-local function dedup_hash(member)
-  if string.byte(member, 1) == 45 then member = string.sub(member, 2) end
-  return tonumber(string.sub(member, -9))
+local DIGEST = ${EVENT_ID_DIGEST_BYTES}
+
+local function dedup_hash(digest)
+  local b1, b2, b3, b4 = string.byte(digest, 5, 8)
+  return ((b1 * 256 + b2) * 256 + b3) * 256 + b4
 end
 
 -- 2^L: the largest power of two not above the bucket count (keys.ts dedupBucket).
@@ -133,26 +137,45 @@ local function dedup_meta(text)
   return tonumber(buckets), tonumber(count)
 end
 
--- The positions (of \`members\`) listed in \`positions\` grouped by bucket in a set of \`buckets\`
--- buckets: the bucket indexes in first-seen order, per index its positions, per position its index.
-local function dedup_group(members, positions, buckets)
+-- The hash of a set's buckets, from its meta key (keys.ts dedupBucketsKey).
+local function dedup_buckets_key(metaKey)
+  return string.sub(metaKey, 1, -2) .. 'b'
+end
+
+-- The bucket of each position (of \`digests\`) listed in \`positions\`, in a set of \`buckets\`
+-- buckets, and the distinct buckets in first-seen order with, per bucket, its place in that order.
+-- (Plain tables of numbers: a table per bucket would cost the script more than the lookups.)
+local function dedup_group(digests, positions, buckets)
   local low = dedup_low(buckets)
   local split = buckets - low
-  local order, groups, of = {}, {}, {}
+  local of, order, place = {}, {}, {}
   for _, k in ipairs(positions) do
-    local h = dedup_hash(members[k])
+    local b1, b2, b3, b4 = string.byte(digests[k], 5, 8)
+    local h = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
     local index = h % low
     if index < split then index = h % (low * 2) end
-    local group = groups[index]
-    if not group then
-      group = {}
-      groups[index] = group
-      order[#order + 1] = index
-    end
-    group[#group + 1] = k
     of[k] = index
+    if not place[index] then
+      order[#order + 1] = index
+      place[index] = #order
+    end
   end
-  return order, groups, of
+  return of, order, place
+end
+
+-- Where \`digest\` starts in a bucket, or nil (a match must start a digest).
+local function dedup_find(text, digest)
+  local at = 1
+  while true do
+    local start = string.find(text, digest, at, true)
+    if not start then return nil end
+    if (start - 1) % DIGEST == 0 then return start end
+    at = start + 1
+  end
+end
+
+local function from_hex(text)
+  return (string.gsub(text, '%x%x', function(pair) return string.char(tonumber(pair, 16)) end))
 end
 
 -- A record's fields (split at |).
@@ -162,17 +185,17 @@ local function record_fields(record)
   return r
 end
 
--- The members the records of a record hash list for the set of \`metaKey\` (records of the
--- bucketed form name the set's meta key in field 8 and list members in field 9), each with its
+-- The digests (hex) the records of a record hash list for the set of \`metaKey\` (records of the
+-- bucketed form name the set's meta key in field 8 and list digests in field 9), each with its
 -- batch and receipt time; \`except\` a batch to leave out.
-local function recorded_members(recordKey, metaKey, except)
+local function recorded_digests(recordKey, metaKey, except)
   local owners = {}
   local flat = redis.call('HGETALL', recordKey)
   for j = 1, #flat, 2 do
     if flat[j] ~= except then
       local r = record_fields(flat[j + 1])
       if r[8] == metaKey then
-        for member in string.gmatch(r[9] or '', '[^,]+') do owners[member] = {flat[j], r[1]} end
+        for digest in string.gmatch(r[9] or '', '[^,]+') do owners[digest] = {flat[j], r[1]} end
       end
     end
   end
@@ -183,10 +206,10 @@ end
 /**
  * The admission record of a batch with new eventIds: a field of the account's record hash of its
  * period (`ib:{account}:<period>`, field batch id), everything it takes to undo the admission
- * without the process that made it. Fields joined by `|` (ids, keys and members never hold `|`
+ * without the process that made it. Fields joined by `|` (ids, keys and digests never hold `|`
  * or `,`): 1 received at (ms), 2 sandbox 1|0, 3 account Sandbox usage key, 4 workspace usage key,
  * 5 window keys (`,`), 6 window costs (`,`), 7 bucket, 8 the meta key of the connection's
- * de-duplication set, 9 the members of the new eventIds (`,`, keys.ts eventIdMember).
+ * de-duplication set, 9 the digests of the new eventIds in hex (`,`, keys.ts eventIdDigest).
  *
  * A record of the edge before the bucketed layout has 8 the de-duplication hash, 9 the
  * de-duplication value and 10 the new eventIds (`,`); its field 8 is told from a meta key by the
@@ -201,18 +224,19 @@ const RECORD_FIELDS = {
   windowCosts: 6,
   bucket: 7,
   dedupKey: 8,
-  members: 9,
+  digests: 9,
   legacyValue: 9,
   legacyEventIds: 10,
 } as const;
 
 /**
- * Members per bucket, on average, above which a de-duplication set splits a bucket. An unsplit
- * bucket holds up to twice the average, 256 here, far from the 512 members past which Redis's
- * default set-max-intset-entries turns a set into a hashtable (about 50 bytes a member); a bucket
- * key costs Redis about 150 bytes, about 1 per member at this load.
+ * Digests per bucket, on average, above which a de-duplication set splits a bucket (an unsplit
+ * bucket holds up to about twice as many). A bucket field costs Redis about 60 bytes besides its
+ * digests (dict entry, field, value header, allocation rounding): about 2 per eventId here. More
+ * per bucket would cost less memory and more CPU: a lookup copies every bucket it reads into Lua,
+ * and a write builds each bucket it writes anew; fewer, more splits (20/32 per 20-eventId batch here).
  */
-export const DEDUP_BUCKET_LOAD = 128;
+export const DEDUP_BUCKET_LOAD = 32;
 
 export interface AdmitWindow {
   key: string;
@@ -281,14 +305,17 @@ const ADMIT_LAYOUT = new ScriptLayout(
     // Per window, in the order of windowKeys: its limit, and this batch's cost in it.
     arg.list('windowLimits', 'number'),
     arg.list('windowCosts', 'number'),
-    // The eventIds, for the hashes of the form before buckets only, and their members (keys.ts eventIdMember).
+    // The eventIds, for the hashes of the form before buckets only, and their digests (keys.ts
+    // eventIdDigest), in hex for the record and as bytes for the buckets.
     arg.list('eventIds', 'string'),
-    arg.list('members', 'string'),
+    arg.list('hexes', 'string'),
+    arg.list('digests', 'bytes'),
   ],
   AdmitReply,
 );
 
 export function admitCall(input: AdmitInput): ScriptCall {
+  const digests = input.eventIds.map(eventIdDigest);
   const windowKeys = input.windows.map((window) => window.key);
   const windowCosts = input.windows.map((window) => window.cost);
   const recordHead = `${input.nowMs}|${input.sandbox ? 1 : 0}|${input.accountUsageKey}|${input.workspaceUsageKey}|${windowKeys.join(',')}|${windowCosts.join(',')}|`;
@@ -317,7 +344,8 @@ export function admitCall(input: AdmitInput): ScriptCall {
     windowLimits: input.windows.map((window) => window.limit),
     windowCosts,
     eventIds: input.eventIds,
-    members: input.eventIds.map(eventIdMember),
+    hexes: digests.map((digest) => digest.toString('hex')),
+    digests,
   });
 }
 
@@ -363,17 +391,16 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
  * its admission deadline (the record's field 1 is its receipt time). Past it, its edge is taken to
  * have died or lost its answer, and the batch is settled (released) before the eventId can be
  * admitted again (reply unsettled), so an eventId is counted once whatever happened to the first
- * attempt. A released batch's members are gone from the set. (The hashes of the form before
+ * attempt. A released batch's digests are gone from the set. (The hashes of the form before
  * buckets keep, per eventId, `<receipt ms>:<batch id>`, and the committed hash says which batches
  * are committed, as before.)
  *
- * Lookups: the four periods' metas in one MGET, then one SMISMEMBER per period and bucket holding
- * a member of the batch (the older periods only for members not found yet); the period's records
- * (HGETALL) only when a member is found; then, while any hash of the form before buckets exists
- * (EXISTS over the four), those hashes by eventId, as before. Writes: one SADD per bucket written
- * (EXPIREAT NX, so that the bucket created has the period's expiry), then as many splits as bring
- * the load to DEDUP_BUCKET_LOAD (each moves about half a bucket: amortised O(1) per member),
- * then the meta.
+ * Lookups: the four periods' metas in one MGET, then per period one HMGET of the buckets holding
+ * the batch's digests (the older periods only for digests not found yet); the period's records
+ * (HGETALL) only when a digest is found; then, while any hash of the form before buckets exists
+ * (EXISTS over the four), those hashes by eventId, as before. Writes: the buckets written and
+ * those split in one HSET (EXPIREAT NX when it creates the hash), then the meta. A split (while
+ * the load is above DEDUP_BUCKET_LOAD) moves about half a bucket: amortised O(1) per digest.
  *
  * Replies: {admitted, flags} (one char per eventId, 0 new, 1 duplicate); {staleCredential};
  * {rateLimited, window index (1-based), retry ms}; {quotaExhausted}; {inFlight};
@@ -414,8 +441,9 @@ if failed > 0 then return {REPLY_RATE_LIMITED, failed, retry} end
 local flags = {}
 local fresh = 0
 -- Per eventId position: the period it was found in (most recent first), its value when found in a
--- hash of the form before buckets, and its bucket in the current period's set.
-local foundAt, legacy, current = {}, {}, {}
+-- hash of the form before buckets, and its bucket in the current period's set; per bucket of the
+-- current period read, its text (false: none yet).
+local foundAt, legacy, current, texts = {}, {}, {}, {}
 local metas = {}
 if N > 0 then
   metas = redis.call('MGET', unpack(metaKeys))
@@ -427,16 +455,16 @@ if N > 0 then
       for k = 1, N do if not foundAt[k] then positions[#positions + 1] = k end end
     end
     if (p == 1 or metas[p]) and #positions > 0 then
-      local order, groups, of = dedup_group(members, positions, (dedup_meta(metas[p])))
+      local of, order, place = dedup_group(digests, positions, (dedup_meta(metas[p])))
       if p == 1 then current = of end
       if metas[p] then
-        local prefix = string.sub(metaKeys[p], 1, -2)
-        for _, index in ipairs(order) do
-          local group = groups[index]
-          local asked = {}
-          for j = 1, #group do asked[j] = members[group[j]] end
-          local got = redis.call('SMISMEMBER', prefix .. index, unpack(asked))
-          for j = 1, #group do if got[j] == 1 then foundAt[group[j]] = p end end
+        local got = redis.call('HMGET', dedup_buckets_key(metaKeys[p]), unpack(order))
+        if p == 1 then
+          for i, index in ipairs(order) do texts[index] = got[i] end
+        end
+        for _, k in ipairs(positions) do
+          local text = got[place[of[k]]]
+          if text and dedup_find(text, digests[k]) then foundAt[k] = p end
         end
       end
     end
@@ -457,16 +485,16 @@ if N > 0 then
   local seen = {}
   local owners = {}
   for k = 1, N do
-    local member = members[k]
+    local digest = digests[k]
     local p = foundAt[k]
-    if seen[member] then
+    if seen[digest] then
       flags[k] = '1'
     elseif not p then
       flags[k] = '0'
       fresh = fresh + 1
     elseif not legacy[k] then
-      owners[p] = owners[p] or recorded_members(recordKeys[p], metaKeys[p])
-      local owner = owners[p][member]
+      owners[p] = owners[p] or recorded_digests(recordKeys[p], metaKeys[p])
+      local owner = owners[p][hexes[k]]
       if not owner then
         flags[k] = '1'
       elseif tonumber(owner[2]) + admissionDeadlineMs >= now then
@@ -488,7 +516,7 @@ if N > 0 then
         fresh = fresh + 1
       end
     end
-    seen[member] = true
+    seen[digest] = true
   end
 end
 if sandbox and quotaEnforced and fresh > 0 then
@@ -499,44 +527,47 @@ end
 for i = 1, W do window_add(windowKeys[i], bucket, windowCosts[i], expired[i], moved[i], oldest, windowMs, bucketMs) end
 if fresh > 0 then
   local metaKey = metaKeys[1]
-  local prefix = string.sub(metaKey, 1, -2)
+  local bucketsKey = dedup_buckets_key(metaKey)
   local buckets, count = dedup_meta(metas[1])
-  local order, groups, admitted = {}, {}, {}
+  -- The new text of every bucket written, by index.
+  local written, order, admitted = {}, {}, {}
   for k = 1, N do
     if flags[k] == '0' then
       local index = current[k]
-      local group = groups[index]
-      if not group then
-        group = {}
-        groups[index] = group
-        order[#order + 1] = index
-      end
-      group[#group + 1] = members[k]
-      admitted[#admitted + 1] = members[k]
+      if not written[index] then order[#order + 1] = index end
+      written[index] = (written[index] or texts[index] or '') .. digests[k]
+      admitted[#admitted + 1] = hexes[k]
     end
   end
-  for _, index in ipairs(order) do
-    local key = prefix .. index
-    count = count + redis.call('SADD', key, unpack(groups[index]))
-    -- Every key of a period expires at the same time: set once (NX), by the write that creates it.
-    redis.call('EXPIREAT', key, expiresAt, 'NX')
-  end
+  count = count + fresh
   -- Linear hashing: split the bucket at the split pointer (buckets - 2^L) into itself and bucket
-  -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its members with bit L of their hash move.
+  -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its digests with bit L of their hash move.
   while count > ${DEDUP_BUCKET_LOAD} * buckets do
     local low = dedup_low(buckets)
-    local from = prefix .. (buckets - low)
-    local move = {}
-    for _, member in ipairs(redis.call('SMEMBERS', from)) do
-      if math.floor(dedup_hash(member) / low) % 2 == 1 then move[#move + 1] = member end
+    local from = buckets - low
+    local text = written[from]
+    if not text then
+      text = redis.call('HGET', bucketsKey, from) or ''
+      order[#order + 1] = from
     end
-    if #move > 0 then
-      redis.call('SADD', prefix .. buckets, unpack(move))
-      redis.call('EXPIREAT', prefix .. buckets, expiresAt, 'NX')
-      redis.call('SREM', from, unpack(move))
+    local stay, move = {}, {}
+    for at = 1, #text, DIGEST do
+      local digest = string.sub(text, at, at + DIGEST - 1)
+      if math.floor(dedup_hash(digest) / low) % 2 == 1 then move[#move + 1] = digest else stay[#stay + 1] = digest end
     end
+    written[from] = table.concat(stay)
+    written[buckets] = table.concat(move)
+    order[#order + 1] = buckets
     buckets = buckets + 1
   end
+  local fields = {}
+  for _, index in ipairs(order) do
+    fields[#fields + 1] = index
+    fields[#fields + 1] = written[index]
+  end
+  redis.call('HSET', bucketsKey, unpack(fields))
+  -- Every key of a period expires at the same time: set once (NX), by the write that creates it.
+  redis.call('EXPIREAT', bucketsKey, expiresAt, 'NX')
   if metas[1] then
     redis.call('SET', metaKey, buckets .. ':' .. count, 'KEEPTTL')
   else
@@ -657,7 +688,7 @@ const RELEASE_LAYOUT = new ScriptLayout(
 
 /**
  * RELEASE: undoes the admission of a batch that was never made durable (its edge died, lost its
- * answer, or its log write failed): removes its members from the de-duplication set (from the
+ * answer, or its log write failed): takes its digests out of the de-duplication set (from the
  * buckets they are in now, whatever splits happened since), but not those another record of the
  * period lists (another batch took the eventId over), lowers the set's entry count and the usage
  * counters by that many, takes its costs back out of the window bucket it was counted in (a
@@ -680,24 +711,39 @@ local r = record_fields(record)
 local mine = 0
 if string.sub(dedupKey, -2) == ':m' then
   local meta = redis.call('GET', dedupKey)
-  local taken = recorded_members(recordKey, dedupKey, batchId)
-  local members, positions = {}, {}
-  for _, member in ipairs(split(r[${RECORD_FIELDS.members}])) do
-    if not taken[member] then
-      members[#members + 1] = member
-      positions[#members] = #members
+  local taken = recorded_digests(recordKey, dedupKey, batchId)
+  local digests, positions = {}, {}
+  for _, digest in ipairs(split(r[${RECORD_FIELDS.digests}])) do
+    if not taken[digest] then
+      digests[#digests + 1] = from_hex(digest)
+      positions[#digests] = #digests
     end
   end
-  if meta and #members > 0 then
+  if meta and #digests > 0 then
     local buckets, count = dedup_meta(meta)
-    local order, groups = dedup_group(members, positions, buckets)
-    local prefix = string.sub(dedupKey, 1, -2)
-    for _, index in ipairs(order) do
-      local gone = {}
-      for j, k in ipairs(groups[index]) do gone[j] = members[k] end
-      mine = mine + redis.call('SREM', prefix .. index, unpack(gone))
+    local of, order, place = dedup_group(digests, positions, buckets)
+    local bucketsKey = dedup_buckets_key(dedupKey)
+    local texts = redis.call('HMGET', bucketsKey, unpack(order))
+    for k = 1, #digests do
+      local i = place[of[k]]
+      local text = texts[i]
+      local start = text and dedup_find(text, digests[k])
+      if start then
+        texts[i] = string.sub(text, 1, start - 1) .. string.sub(text, start + DIGEST)
+        mine = mine + 1
+      end
     end
-    if mine > 0 then redis.call('SET', dedupKey, buckets .. ':' .. (count - mine), 'KEEPTTL') end
+    local fields = {}
+    for i, index in ipairs(order) do
+      if texts[i] then
+        fields[#fields + 1] = index
+        fields[#fields + 1] = texts[i]
+      end
+    end
+    if mine > 0 then
+      redis.call('HSET', bucketsKey, unpack(fields))
+      redis.call('SET', dedupKey, buckets .. ':' .. (count - mine), 'KEEPTTL')
+    end
   end
 else
   local ids = split(r[${RECORD_FIELDS.legacyEventIds}])
