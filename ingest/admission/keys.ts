@@ -4,8 +4,9 @@ import { accountTag } from '../../shared/redis.js';
 /**
  * Redis keys that only the ingest edge uses (shared ones live in shared/redis.ts). Every key an
  * admission touches carries its account's hash tag, so that on a Redis Cluster they are one slot
- * and one script call can take them all as KEYS; the scripts (scripts.ts) name no key
- * themselves. Window keys are hashes of per-second buckets.
+ * and one script call can take them all as KEYS; the scripts (scripts.ts) name one key themselves,
+ * a de-duplication set's buckets hash, from its meta key (same tag, same slot). Window keys are
+ * hashes of per-second buckets.
  */
 export const IngestKeys = {
   integrationRequests: (accountId: string, connectionId: string) => `rl:req:int:${accountTag(accountId)}:${connectionId}`,

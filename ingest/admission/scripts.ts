@@ -7,7 +7,8 @@ import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } fr
  * one place. Each script's layout (scriptLayout.ts) is the only record of its positions: the
  * typed builders below (admitCall, durableCall, releaseCall, connectionCheckCall) build the
  * arrays from it, and the Lua reads them through the locals its preamble declares. Every key is
- * passed as KEYS (keys.ts), none is named in Lua.
+ * passed as KEYS (keys.ts) but a de-duplication set's buckets hash, which the Lua names from the
+ * set's meta key (DEDUP_FUNCTIONS).
  */
 
 /** ADMIT's first element: what happened. */
