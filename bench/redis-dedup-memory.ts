@@ -9,15 +9,19 @@
 // before and after; do not run beside ingest-cpu.js or ingest-load.js). Then removes what
 // the analyzer would have consumed (the unanalysed-batches set) and prints:
 // - `INFO memory` used_memory after less before, per eventId;
-// - `MEMORY USAGE <key> SAMPLES 0` summed per key family (dd: eventId hashes, dc: committed
-//   batches, ib: admission records, rl: limit windows, other), per eventId, and the encoding of one
-//   eventId hash. The eventIds are the load drivers': `evt_<6 chars><12 digits>` (23 bytes).
+// - `MEMORY USAGE <key> SAMPLES 0` summed per key family (dd: de-duplication sets, their metas
+//   and bucket hashes, dc: committed batches, ib: admission records, rl: limit windows, other), per
+//   eventId, the encodings of the bucket hashes and one set. The eventIds are the load drivers':
+//   `evt_<6 chars><12 digits>` (23 bytes);
+// - the Redis CPU of ADMIT (EVALSHA µs per call, INFO commandstats) over `--probe-calls`
+//   sequential calls of fresh eventIds on the loaded state.
 
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../shared/config.js';
 import { RedisKeys, connectRedis } from '../shared/redis.js';
 import { Admission } from '../ingest/admission/admission.js';
+import { EVENT_ID_DIGEST_BYTES } from '../ingest/admission/keys.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
 import { parseArgs } from './benchProcess.js';
 import { BENCH_STORES, benchEdgeEnv, flushBenchRedis, fmt } from './ingest-common.js';
@@ -28,6 +32,8 @@ const CONNECTIONS = Number(args.get('connections') ?? 64);
 const ACCOUNTS = Number(args.get('accounts') ?? 3);
 const BATCH = Number(args.get('batch') ?? 20);
 const IN_FLIGHT = 32;
+/** ADMIT calls of the CPU probe (after the memory is measured): sequential, fresh eventIds. */
+const PROBE_CALLS = Number(args.get('probe-calls') ?? 2_000);
 
 const hex = () => randomBytes(13).toString('hex');
 const accounts = Array.from({ length: ACCOUNTS }, () => ({ accountId: `acc_${hex()}`, workspaceId: `wsp_${hex()}` }));
@@ -56,9 +62,15 @@ const config = loadConfig(env);
 const admin = new Redis(BENCH_STORES.REDIS_URL);
 const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))?.[1]);
 
-async function familyUsage(): Promise<{ bytes: Map<string, number>; keys: Map<string, number>; sampleKey?: string }> {
+async function familyUsage(): Promise<{
+  bytes: Map<string, number>;
+  keys: Map<string, number>;
+  encodings: Map<string, number>;
+  sampleKey?: string;
+}> {
   const bytes = new Map<string, number>();
   const keys = new Map<string, number>();
+  const encodings = new Map<string, number>();
   let sampleKey: string | undefined;
   let cursor = '0';
   do {
@@ -66,13 +78,24 @@ async function familyUsage(): Promise<{ bytes: Map<string, number>; keys: Map<st
     cursor = next;
     for (const key of batch) {
       const family = /^(dd|dc|ib|rl):/.exec(key)?.[1] ?? 'other';
-      if (family === 'dd') sampleKey ??= key;
+      // A set's buckets hash (`dd:{acct}:conn:period:b`), not its meta (`…:m`).
+      if (family === 'dd' && key.endsWith(':b')) {
+        sampleKey ??= key;
+        const encoding = String(await admin.object('ENCODING', key));
+        encodings.set(encoding, (encodings.get(encoding) ?? 0) + 1);
+      }
       const usage = Number(await admin.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
       bytes.set(family, (bytes.get(family) ?? 0) + usage);
       keys.set(family, (keys.get(family) ?? 0) + 1);
     }
   } while (cursor !== '0');
-  return { bytes, keys, sampleKey };
+  return { bytes, keys, encodings, sampleKey };
+}
+
+/** `cmdstat_evalsha` of INFO commandstats: calls and µs (the whole server: other clients' scripts count too). */
+async function evalshaStats(): Promise<{ calls: number; usec: number }> {
+  const line = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await admin.info('commandstats'));
+  return { calls: Number(line?.[1] ?? 0), usec: Number(line?.[2] ?? 0) };
 }
 
 async function main(): Promise<void> {
@@ -120,11 +143,37 @@ async function main(): Promise<void> {
     );
   }
   console.log(`   all keys (MEMORY USAGE): ${fmt(total / EVENT_IDS, 1)} bytes per eventId`);
+  console.log(
+    `   de-duplication bucket hashes by encoding: ${[...families.encodings].map(([encoding, count]) => `${encoding} ${fmt(count)}`).join(', ')}`,
+  );
   if (families.sampleKey) {
-    const [encoding, fields] = await Promise.all([admin.object('ENCODING', families.sampleKey), admin.hlen(families.sampleKey)]);
-    const value = (await admin.hrandfield(families.sampleKey, 1, 'WITHVALUES')) as string[];
-    console.log(`   one eventId hash: ${families.sampleKey}: encoding ${encoding}, ${fmt(fields)} fields, e.g. ${value[0]} = ${value[1]}`);
+    const [encoding, buckets, field] = await Promise.all([
+      admin.object('ENCODING', families.sampleKey),
+      admin.hlen(families.sampleKey),
+      admin.hrandfield(families.sampleKey),
+    ]);
+    const digests = ((await admin.hgetBuffer(families.sampleKey, String(field))) ?? Buffer.alloc(0)).length / EVENT_ID_DIGEST_BYTES;
+    const meta = await admin.get(families.sampleKey.replace(/b$/, 'm'));
+    console.log(
+      `   one set: ${families.sampleKey}: encoding ${encoding}, ${fmt(buckets)} buckets (meta buckets:digests ${meta}); bucket ${field} holds ${fmt(digests)} digests`,
+    );
   }
+  // Redis CPU of ADMIT on the loaded state: PROBE_CALLS sequential calls of `--batch` fresh
+  // eventIds, round-robin over the connections, INFO commandstats before and after (only ADMIT
+  // runs meanwhile; more calls than sent means another client ran scripts too).
+  const probeBefore = await evalshaStats();
+  for (let call = 0; call < PROBE_CALLS; call += 1) {
+    const credential = credentials[call % CONNECTIONS];
+    const eventIds = Array.from({ length: BATCH }, (_, i) => `evt_${prefix}p${String(call * BATCH + i).padStart(11, '0')}`);
+    const result = await admission.admit(credential, { nowMs: Date.now(), itemCount: BATCH, eventIds, batchId: admission.newBatchId() });
+    if (result.kind !== 'admitted') throw new Error(`probe not admitted: ${result.kind}`);
+  }
+  const probeAfter = await evalshaStats();
+  const probeCalls = probeAfter.calls - probeBefore.calls;
+  console.log(
+    `   ADMIT EVALSHA: ${fmt((probeAfter.usec - probeBefore.usec) / Math.max(1, probeCalls), 1)} µs per call of ${BATCH} fresh eventIds `
+      + `(${fmt(probeCalls)} EVALSHA calls counted for ${fmt(PROBE_CALLS)} sent)`,
+  );
   redis.disconnect();
   await flushBenchRedis();
   admin.disconnect();

@@ -12,6 +12,7 @@ import {
   keyList,
   replyConstant,
   type Kind,
+  type ScriptCall,
   type ScriptInput,
   type Slot,
 } from '../ingest/admission/scriptLayout.js';
@@ -50,7 +51,7 @@ interface AnyLayout {
  * Runs the layout's preamble followed by a body that returns every local it declares (and the
  * reply constants) as JSON: what the script body would see.
  */
-async function echo(layout: AnyLayout, call: { keys: string[]; args: (string | number)[] }): Promise<Record<string, unknown>> {
+async function echo(layout: AnyLayout, call: ScriptCall): Promise<Record<string, unknown>> {
   const names = [...layout.keys, ...layout.args].map((slot) => slot.name);
   const constants = Object.keys(layout.replies).map(replyConstant);
   const fields = [...names, ...constants].map((name) => `${name} = ${name}`).join(', ');
@@ -59,12 +60,14 @@ async function echo(layout: AnyLayout, call: { keys: string[]; args: (string | n
 }
 
 /**
- * What the Lua should hold for a typed input: each value, as text for a 'numberText' slot (cjson
- * writes an empty Lua table as `{}`, so an empty list is expected as `{}`), and the reply codes.
+ * What the Lua should hold for a typed input: each value, as text for a 'numberText' slot and
+ * the bytes of a 'bytes' slot (ASCII here, which cjson and JSON keep as they are; cjson writes an
+ * empty Lua table as `{}`, so an empty list is expected as `{}`), and the reply codes.
  */
 function expected(layout: AnyLayout, input: object): Record<string, unknown> {
   const values = input as Record<string, unknown>;
-  const lua = (kind: Kind, value: unknown) => (kind === 'numberText' ? String(value) : value);
+  const lua = (kind: Kind, value: unknown) =>
+    kind === 'numberText' ? String(value) : kind === 'bytes' ? (value as Buffer).toString('latin1') : value;
   const locals = [...layout.keys, ...layout.args].map((slot) => {
     const value = values[slot.name];
     if (slot.slot === 'field') return [slot.name, lua(slot.kind, value)];
@@ -88,7 +91,8 @@ describe("each script's Lua locals hold what its builder sent", () => {
       allowanceKey: k('allowance'),
       accountUsageKey: k('account'),
       workspaceUsageKey: k('workspace'),
-      dedupKeys: periodKeys('dd'),
+      metaKeys: periodKeys('dm'),
+      legacyKeys: periodKeys('dd'),
       committedKeys: periodKeys('dc'),
       recordKeys: periodKeys('ib'),
       windowKeys: [k('w1'), k('w2'), k('w3')],
@@ -107,6 +111,8 @@ describe("each script's Lua locals hold what its builder sent", () => {
       windowLimits: [100, 6000, 1],
       windowCosts: [1, 2, 0],
       eventIds: ['evt_1', 'evt 2 with spaces', 'évt_3', '42'],
+      hexes: ['64696765737430303031', '64696765737430303032', '64696765737430303033', '64696765737430303034'],
+      digests: [Buffer.from('digest0001'), Buffer.from('digest0002'), Buffer.from('digest0003'), Buffer.from('digest0004')],
     },
     {
       // No windows and no eventIds: the count of an empty list, then an empty rest.
@@ -114,7 +120,8 @@ describe("each script's Lua locals hold what its builder sent", () => {
       allowanceKey: k('allowance'),
       accountUsageKey: k('account'),
       workspaceUsageKey: k('workspace'),
-      dedupKeys: periodKeys('dd'),
+      metaKeys: periodKeys('dm'),
+      legacyKeys: periodKeys('dd'),
       committedKeys: periodKeys('dc'),
       recordKeys: periodKeys('ib'),
       windowKeys: [],
@@ -133,6 +140,8 @@ describe("each script's Lua locals hold what its builder sent", () => {
       windowLimits: [],
       windowCosts: [],
       eventIds: [],
+      hexes: [],
+      digests: [],
     },
   ];
   const connectionCheck: ScriptInput<typeof LAYOUTS.CONNECTION_CHECK>[] = [
@@ -269,7 +278,8 @@ describe('CONNECTION_CHECK', () => {
       allowanceKey: RedisKeys.sandboxAllowanceLimit(cred.accountId),
       accountUsageKey: RedisKeys.sandboxMonthlyUsage(cred.accountId, '2026-01'),
       workspaceUsageKey: RedisKeys.workspaceMonthlyUsage(cred.accountId, cred.workspaceId, '2026-01', cred.mode),
-      dedupKeys: periods.map((period) => IngestKeys.eventIds(cred.accountId, cred.connectionId, period)),
+      metaKeys: periods.map((period) => IngestKeys.eventIdMeta(cred.accountId, cred.connectionId, period)),
+      legacyKeys: periods.map((period) => IngestKeys.eventIds(cred.accountId, cred.connectionId, period)),
       committedKeys: periods.map((period) => IngestKeys.committedBatches(cred.accountId, period)),
       recordKeys: periods.map((period) => IngestKeys.admissionRecords(cred.accountId, period)),
       windows: [{ key: windowKey, limit, cost: 1 }],

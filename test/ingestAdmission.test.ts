@@ -7,8 +7,8 @@ import { Admission, type AdmissionResult, type AdmissionTicket } from '../ingest
 import { LuaScript } from '../ingest/admission/luaScript.js';
 import { SCRIPTS } from '../ingest/admission/scripts.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
-import { IngestKeys } from '../ingest/admission/keys.js';
-import { dedupEntry, dedupPeriod } from './helpers/ingest.js';
+import { EVENT_ID_DIGEST_BYTES, IngestKeys, dedupBucket, eventIdDigest } from '../ingest/admission/keys.js';
+import { dedupEntry, dedupPeriod, dedupSet } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids: the
 // in-flight / durable / overdue states of an eventId, DURABLE and RELEASE, the pending and
@@ -88,7 +88,8 @@ const entry = (cred: IngestCredential, eventId: string, windowSeconds = config.i
 function periodKeys(cred: IngestCredential, windowSeconds = config.ingest.dedupWindowSeconds, nowMs = now()) {
   const period = dedupPeriod(nowMs, windowSeconds);
   return {
-    dedup: IngestKeys.eventIds(cred.accountId, cred.connectionId, period),
+    /** The meta key of the connection's de-duplication set (its buckets: dedupSet). */
+    dedup: IngestKeys.eventIdMeta(cred.accountId, cred.connectionId, period),
     committed: IngestKeys.committedBatches(cred.accountId, period),
     records: IngestKeys.admissionRecords(cred.accountId, period),
     /** A whole window after the period (a third of the window) ends. */
@@ -189,13 +190,21 @@ describe('de-duplication window', () => {
   it('keeps eventIds for at least the window and at most 4/3 of it', async () => {
     const admission = new Admission(redis, withIngest({ dedupWindowSeconds: 3600 }));
     const cred = credential('live');
-    await admitted(admission, cred, ['evt_ttl']);
+    const ticket = await admitted(admission, cred, ['evt_ttl']);
     // The script and the key layout agree on the period (1,200 s for a one-hour window).
     const { dedup } = periodKeys(cred, 3600);
-    expect(await redis.hget(dedup, 'evt_ttl')).toMatch(/^\d+:/);
-    const ttl = await redis.ttl(dedup);
-    expect(ttl).toBeGreaterThanOrEqual(3600);
-    expect(ttl).toBeLessThanOrEqual(4800);
+    expect((await entry(cred, 'evt_ttl', 3600))?.value).toBe(eventIdDigest('evt_ttl').toString('hex'));
+    // Not committed yet: its record lists it.
+    expect((await redis.hget(periodKeys(cred, 3600).records, ticket.batchId))?.split('|')[8]).toBe(
+      eventIdDigest('evt_ttl').toString('hex'),
+    );
+    const { keys } = await dedupSet(redis, dedup);
+    expect(keys).toHaveLength(2);
+    for (const key of keys) {
+      const ttl = await redis.ttl(key);
+      expect(ttl).toBeGreaterThanOrEqual(3600);
+      expect(ttl).toBeLessThanOrEqual(4800);
+    }
   });
 
   it('still knows an eventId a window later, in another period, and forgets it four periods on', async () => {
@@ -251,7 +260,10 @@ describe('expiries', () => {
     const keys = periodKeys(cred, 3600, at);
     const usage = Object.values(usageKeys(cred, at));
     const first = await admitted(admission, cred, ['evt_first'], at);
-    expect(await redis.expiretime(keys.dedup)).toBe(keys.expiresAt);
+    // The set's meta and its one bucket.
+    const dedupKeys = (await dedupSet(redis, keys.dedup)).keys;
+    expect(dedupKeys).toHaveLength(2);
+    for (const key of dedupKeys) expect(await redis.expiretime(key)).toBe(keys.expiresAt);
     expect(await redis.expiretime(keys.records)).toBe(keys.expiresAt);
     for (const key of usage) expect(await redis.ttl(key)).toBeGreaterThan(390 * 24 * 3600);
     for (const key of windowKeys(cred)) {
@@ -264,7 +276,7 @@ describe('expiries', () => {
     expect(await redis.expiretime(keys.committed)).toBe(keys.expiresAt);
     // Move every expiry: a key whose expiry later writes set again would lose the move.
     const moved = keys.expiresAt + 1000;
-    const existing = [keys.dedup, keys.committed, ...usage, ...windowKeys(cred)];
+    const existing = [...dedupKeys, keys.committed, ...usage, ...windowKeys(cred)];
     for (const key of existing) await redis.expireat(key, moved);
     // The record hash went with its last record (settled): created again, with its expiry.
     const second = await admitted(admission, cred, ['evt_second'], at);
@@ -272,7 +284,10 @@ describe('expiries', () => {
     await redis.expireat(keys.records, moved);
     await admitted(admission, cred, ['evt_third'], at);
     expect(await admission.settleDurable([second])).toEqual([true]);
-    expect(await redis.hlen(keys.dedup)).toBe(3);
+    const set = await dedupSet(redis, keys.dedup);
+    expect(set.count).toBe(3);
+    expect(set.digests.flat()).toHaveLength(3);
+    expect(set.keys).toEqual(dedupKeys);
     for (const key of usage) expect(await redis.get(key)).toBe('3');
     for (const key of [...existing, keys.records]) expect([key, await redis.expiretime(key)]).toEqual([key, moved]);
   });
@@ -314,12 +329,15 @@ describe('release', () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
     const ticket = await admitted(admission, cred, ['evt_taken']);
-    const { dedup } = periodKeys(cred);
-    await redis.hset(dedup, 'evt_taken', `${now() + 60_000}:someoneelse`);
+    const { records } = periodKeys(cred);
+    // Another batch's record lists the same member.
+    const record = (await redis.hget(records, ticket.batchId)) ?? '';
+    await redis.hset(records, 'someoneelse', record.replace(/^\d+/, String(now() + 60_000)));
     expect(await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs)).toBe(0);
-    expect(await redis.hget(dedup, 'evt_taken')).toMatch(/:someoneelse$/);
+    expect(await entry(cred, 'evt_taken')).not.toBeNull();
     expect(await redis.get(usageKeys(cred).workspace)).toBe('1');
     expect(await redis.hexists(periodKeys(cred).records, ticket.batchId)).toBe(0);
+    await redis.hdel(records, 'someoneelse');
   });
 });
 
@@ -476,8 +494,9 @@ describe('Redis Cluster', () => {
     const dropped = await admitted(admission, cred, ['evt_h2']);
     await admission.release(dropped.accountId, dropped.batchId, dropped.receivedAtMs);
     expect(await admission.checkConnection(cred, now())).toEqual({ kind: 'ok' });
-    // Epoch, allowance, two usage counters, 4 periods of 3 hashes, the sandbox's 5 windows.
-    expect(admits[0]).toHaveLength(4 + 12 + 5);
+    // Epoch, allowance, two usage counters, 4 periods of 4 keys (de-duplication meta, the hash of
+    // the form before buckets, committed, records), the sandbox's 5 windows.
+    expect(admits[0]).toHaveLength(4 + 16 + 5);
     expect([admits.length, durables.length, releases.length, checks.length]).toEqual([2, 1, 1, 1]);
     for (const key of [...admits, ...durables, ...releases, ...checks].flat())
       expect([key, hashTag(key)]).toEqual([key, `{${cred.accountId}}`]);
@@ -512,11 +531,11 @@ describe('credential epoch and the script cache', () => {
 });
 
 describe('memory of the de-duplication window', () => {
-  it('costs well under 100 bytes of Redis memory per remembered eventId', async () => {
+  it('costs under 40 bytes of Redis memory per remembered eventId, in the buckets of one hash', async () => {
     const admission = new Admission(redis, config);
     const cred = credential('live');
     const at = now();
-    // 20 batches of 50: enough fields for the hash to leave its compact encoding, as it does in use.
+    // 20 batches of 50: enough entries for the set to split into several buckets.
     let stored = 0;
     const batchIds: string[] = [];
     for (let batch = 0; batch < 20; batch += 1) {
@@ -527,13 +546,143 @@ describe('memory of the de-duplication window', () => {
       stored += eventIds.length;
     }
     const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, at);
-    expect(await redis.hlen(keys.dedup)).toBe(stored);
+    const set = await dedupSet(redis, keys.dedup);
+    expect(set.count).toBe(stored);
+    expect(set.digests.flat()).toHaveLength(stored);
     expect(await redis.exists(keys.records)).toBe(0);
-    const dedup = (await redis.memory('USAGE', keys.dedup, 'SAMPLES', '0')) as number;
+    let dedup = 0;
+    for (const key of set.keys) dedup += (await redis.memory('USAGE', key, 'SAMPLES', '0')) as number;
     const committed = (await redis.memory('USAGE', keys.committed, 'SAMPLES', '0')) as number;
     const average = (dedup + committed) / stored;
-    expect(average).toBeGreaterThan(30);
-    expect(average).toBeLessThan(100);
+    // At least the digest itself.
+    expect(average).toBeGreaterThan(EVENT_ID_DIGEST_BYTES);
+    expect(average).toBeLessThan(40);
     await redis.zrem(RedisKeys.unanalysedBatches, ...batchIds);
+  });
+});
+
+describe('bucketed de-duplication sets (linear hashing)', () => {
+  // Thousands of eventIds a minute into one connection: far past the production windows.
+  const roomy = () =>
+    withLimits({
+      integrationRequestsPerMin: 1_000_000,
+      integrationObservationsPerMin: 1_000_000,
+      workspaceObservationsPerMin: 1_000_000,
+      sandboxAccountEnvelopesPerMin: 1_000_000,
+      sandboxAccountRequestsPerMin: 1_000_000,
+    });
+  const fresh = (count: number) => Array.from({ length: count }, () => `evt_${randomBytes(10).toString('hex')}`);
+
+  /**
+   * Checks that every digest of the set is in the bucket it maps to, that the hash has one field
+   * per bucket and no other, and that the meta counts the digests.
+   */
+  async function checkSet(metaKey: string) {
+    const set = await dedupSet(redis, metaKey);
+    set.digests.forEach((bucket, index) => {
+      for (const digest of bucket) expect([digest, dedupBucket(Buffer.from(digest, 'hex'), set.buckets)]).toEqual([digest, index]);
+    });
+    expect(set.fields.map(Number).every((index) => index >= 0 && index < set.buckets)).toBe(true);
+    expect(set.digests.flat()).toHaveLength(set.count);
+    return set;
+  }
+
+  it('splits as entries come, keeps every remembered eventId findable, and finds them all as duplicates', async () => {
+    const admission = new Admission(redis, roomy());
+    const cred = credential('live');
+    const at = now();
+    const all: string[] = [];
+    const sizes: number[] = [];
+    for (let batch = 0; batch < 40; batch += 1) {
+      const eventIds = fresh(100);
+      const ticket = await admitted(admission, cred, eventIds, at);
+      expect(ticket.duplicate.every((duplicate) => !duplicate)).toBe(true);
+      expect(await admission.settleDurable([ticket])).toEqual([true]);
+      await redis.zrem(RedisKeys.unanalysedBatches, ticket.batchId);
+      all.push(...eventIds);
+      sizes.push((await dedupSet(redis, periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup)).buckets);
+    }
+    // 4,000 digests at a load of 32: 125 buckets, reached one split at a time (about 3 per batch).
+    const set = await checkSet(periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup);
+    expect(set).toMatchObject({ buckets: 125, count: 4000 });
+    expect(sizes).toEqual(Array.from({ length: 40 }, (_, batch) => Math.ceil(((batch + 1) * 100) / 32)));
+    expect(new Set(set.digests.flat())).toEqual(new Set(all.map((eventId) => eventIdDigest(eventId).toString('hex'))));
+    for (let offset = 0; offset < all.length; offset += 500) {
+      const again = await admitted(admission, cred, all.slice(offset, offset + 500), at + 1);
+      expect(again.duplicate).toEqual(Array.from({ length: 500 }, () => true));
+    }
+    expect(await redis.get(usageKeys(cred, at).workspace)).toBe('4000');
+  });
+
+  it('a low-volume connection keeps one bucket', async () => {
+    const admission = new Admission(redis, roomy());
+    const cred = credential('live');
+    const ticket = await admitted(admission, cred, fresh(12));
+    const set = await checkSet(periodKeys(cred).dedup);
+    expect(set).toMatchObject({ buckets: 1, count: 12 });
+    expect(set.keys).toHaveLength(2);
+    await admission.release(ticket.accountId, ticket.batchId, ticket.receivedAtMs);
+  });
+
+  it('a release after splits removes exactly its batch entries, wherever the splits moved them', async () => {
+    const admission = new Admission(redis, roomy());
+    const cred = credential('sandbox');
+    const at = now();
+    const releasedIds = fresh(60);
+    const released = await admitted(admission, cred, releasedIds, at);
+    const kept: string[] = [];
+    for (let batch = 0; batch < 40; batch += 1) {
+      const eventIds = fresh(100);
+      const ticket = await admitted(admission, cred, eventIds, at);
+      expect(await admission.settleDurable([ticket])).toEqual([true]);
+      await redis.zrem(RedisKeys.unanalysedBatches, ticket.batchId);
+      kept.push(...eventIds);
+    }
+    const metaKey = periodKeys(cred, config.ingest.dedupWindowSeconds, at).dedup;
+    const before = await checkSet(metaKey);
+    expect(before).toMatchObject({ buckets: 127, count: 4060 });
+    // The released batch's entries are spread over many buckets that splits made after it.
+    const spread = new Set(releasedIds.map((eventId) => dedupBucket(eventIdDigest(eventId), before.buckets)));
+    expect(spread.size).toBeGreaterThan(30);
+    expect(await admission.release(released.accountId, released.batchId, released.receivedAtMs)).toBe(60);
+    const after = await checkSet(metaKey);
+    expect(after).toMatchObject({ buckets: 127, count: 4000 });
+    for (const eventId of releasedIds) expect(await entry(cred, eventId, config.ingest.dedupWindowSeconds, at)).toBeNull();
+    expect(new Set(after.digests.flat())).toEqual(new Set(kept.map((eventId) => eventIdDigest(eventId).toString('hex'))));
+    expect(await redis.get(usageKeys(cred, at).account)).toBe('4000');
+    expect(await redis.get(usageKeys(cred, at).workspace)).toBe('4000');
+    // Sent again, the released eventIds are new and the kept ones duplicates.
+    const again = await admitted(admission, cred, [...releasedIds.slice(0, 10), ...kept.slice(0, 10)], at + 1);
+    expect(again.duplicate).toEqual([...Array.from({ length: 10 }, () => false), ...Array.from({ length: 10 }, () => true)]);
+    await admission.release(again.accountId, again.batchId, again.receivedAtMs);
+  });
+});
+
+describe('upgrade from the hashes of eventIds', () => {
+  it('finds a committed eventId of the form before buckets as a duplicate, and releases a record of that form', async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential('sandbox');
+    const at = now();
+    const period = dedupPeriod(at, config.ingest.dedupWindowSeconds);
+    const legacy = IngestKeys.eventIds(cred.accountId, cred.connectionId, period);
+    const keys = periodKeys(cred, config.ingest.dedupWindowSeconds, at);
+    const usage = usageKeys(cred, at);
+    // What the edge before buckets left: a committed batch, and one admitted but never durable.
+    const [committedBatch, lostBatch] = [admission.newBatchId(), admission.newBatchId()];
+    const lostValue = `${at}:${lostBatch}`;
+    await redis.hset(legacy, 'evt_old_kept', `${at}:${committedBatch}`, 'evt_old_lost1', lostValue, 'evt_old_lost2', lostValue);
+    await redis.hset(keys.committed, committedBatch, '1');
+    await redis.set(usage.account, '3');
+    await redis.set(usage.workspace, '3');
+    const record = `${at}|1|${usage.account}|${usage.workspace}||||${legacy}|${lostValue}|evt_old_lost1,evt_old_lost2`;
+    await redis.hset(keys.records, lostBatch, record);
+    expect(await admit(admission, cred, ['evt_old_kept', 'evt_new'], at + 1)).toMatchObject({ kind: 'admitted', duplicate: [true, false] });
+    expect(await admit(admission, cred, ['evt_old_lost2'], at + 1)).toEqual({ kind: 'in_flight' });
+    expect(await admission.release(cred.accountId, lostBatch, at)).toBe(2);
+    expect(await redis.hkeys(legacy)).toEqual(['evt_old_kept']);
+    expect(await redis.get(usage.account)).toBe('2');
+    const retry = await admitted(admission, cred, ['evt_old_lost1', 'evt_old_kept'], at + 2);
+    expect(retry.duplicate).toEqual([false, true]);
+    expect(await redis.get(usage.account)).toBe('3');
   });
 });

@@ -1,10 +1,12 @@
+import { createHash } from 'node:crypto';
 import { accountTag } from '../../shared/redis.js';
 
 /**
  * Redis keys that only the ingest edge uses (shared ones live in shared/redis.ts). Every key an
  * admission touches carries its account's hash tag, so that on a Redis Cluster they are one slot
- * and one script call can take them all as KEYS; the scripts (scripts.ts) name no key
- * themselves. Window keys are hashes of per-second buckets.
+ * and one script call can take them all as KEYS; the scripts (scripts.ts) name one key themselves,
+ * a de-duplication set's buckets hash, from its meta key (same tag, same slot). Window keys are
+ * hashes of per-second buckets.
  */
 export const IngestKeys = {
   integrationRequests: (accountId: string, connectionId: string) => `rl:req:int:${accountTag(accountId)}:${connectionId}`,
@@ -14,10 +16,18 @@ export const IngestKeys = {
   sandboxAccountEnvelopes: (accountId: string) => `rl:obs:acct:${accountTag(accountId)}`,
   connectionChecks: (accountId: string, connectionKey: string) => `rl:check:${accountTag(accountId)}:${connectionKey}`,
   /**
-   * A connection's de-duplication hash of one period (see dedupPeriods): field eventId, value
-   * `<receipt ms>:<batch id>` of the batch that admitted it.
+   * The de-duplication hash of one connection and period as the edge wrote it before the bucketed
+   * layout (field eventId, value `<receipt ms>:<batch id>`). Read only, until the last of them
+   * expires (4/3 of the window after an upgrade): see docs/decisions/ingest.md, De-duplication memory.
    */
   eventIds: (accountId: string, connectionId: string, period: number) => `dd:${accountTag(accountId)}:${connectionId}:${period}`,
+  /**
+   * The bucketed de-duplication set of one connection and period: its meta, a string
+   * `<buckets>:<entries>`, under this key, and its buckets in one hash under the key with its
+   * final `m` made `b` (dedupBucketsKey): field the bucket index (dedupBucket), value the 10-byte
+   * digests (eventIdDigest) of its eventIds back to back.
+   */
+  eventIdMeta: (accountId: string, connectionId: string, period: number) => `dd:${accountTag(accountId)}:${connectionId}:${period}:m`,
   /** The account's batches of one period whose rows are durable (field batch id). */
   committedBatches: (accountId: string, period: number) => `dc:${accountTag(accountId)}:${period}`,
   /** The account's admission records of one period until settled (field batch id; see scripts.ts). */
@@ -40,6 +50,37 @@ export function dedupPeriods(nowMs: number, dedupWindowSeconds: number): { curre
   const periodSeconds = Math.ceil(dedupWindowSeconds / (DEDUP_PERIODS - 1));
   return { current: Math.floor(nowMs / 1000 / periodSeconds), periodSeconds };
 }
+
+/**
+ * Bytes of an eventId's digest in a de-duplication bucket: 80 bits, so that a new eventId is taken
+ * for a remembered one of its connection with a chance of about M / 2^80 (M the connection's
+ * remembered eventIds: about 3e-16 at 400 M), where 8 bytes would give about 2e-11.
+ */
+export const EVENT_ID_DIGEST_BYTES = 10;
+
+/**
+ * An eventId's de-duplication digest: the first 10 bytes of its SHA-256. Its bytes 5 to 8, as an
+ * unsigned 32-bit number, also choose its bucket (dedupBucket), so a split can place every digest
+ * of a bucket from the digest alone.
+ */
+export const eventIdDigest = (eventId: string): Buffer => createHash('sha256').update(eventId).digest().subarray(0, EVENT_ID_DIGEST_BYTES);
+
+/**
+ * Linear hashing: the bucket of a digest in a set of `buckets` buckets. With 2^L the largest power
+ * of two not above `buckets`, the bucket is h mod 2^L, or h mod 2^(L+1) when that is below the
+ * split pointer `buckets - 2^L` (those buckets are already split). The Lua of scripts.ts computes
+ * the same; tests use this to find entries.
+ */
+export function dedupBucket(digest: Buffer, buckets: number): number {
+  const h = digest.readUInt32BE(4);
+  let low = 1;
+  while (low * 2 <= buckets) low *= 2;
+  const index = h % low;
+  return index < buckets - low ? h % (low * 2) : index;
+}
+
+/** The hash of the buckets of the set whose meta key is `metaKey`. */
+export const dedupBucketsKey = (metaKey: string): string => `${metaKey.slice(0, -1)}b`;
 
 /** When the keys of `period` expire (unix seconds): a whole window after the period ends. */
 export const periodExpiresAt = (period: number, periodSeconds: number, dedupWindowSeconds: number): number =>

@@ -16,9 +16,10 @@
  * TypeScript number that the Lua keeps as the text sent, for a number the script passes on (to a
  * Redis command, into a stored value) rather than computes with, which as a Lua number would be
  * formatted back to text on each use; 'string' a string on both sides; 'flag' a TypeScript
- * boolean sent as 1 or 0 and a Lua boolean.
+ * boolean sent as 1 or 0 and a Lua boolean; 'bytes' a Buffer sent as is (binary, which a
+ * TypeScript string would be re-encoded as UTF-8) and a Lua string.
  */
-export type Kind = 'number' | 'numberText' | 'string' | 'flag';
+export type Kind = 'number' | 'numberText' | 'string' | 'flag' | 'bytes';
 
 export interface Field<N extends string = string, K extends Kind = Kind> {
   readonly slot: 'field';
@@ -46,13 +47,20 @@ export const arg = {
   numberText: <N extends string>(name: N): Field<N, 'numberText'> => ({ slot: 'field', name, kind: 'numberText' }),
   string: <N extends string>(name: N): Field<N, 'string'> => ({ slot: 'field', name, kind: 'string' }),
   flag: <N extends string>(name: N): Field<N, 'flag'> => ({ slot: 'field', name, kind: 'flag' }),
+  bytes: <N extends string>(name: N): Field<N, 'bytes'> => ({ slot: 'field', name, kind: 'bytes' }),
   list: <N extends string, K extends Kind>(name: N, kind: K, length?: number): List<N, K> => ({ slot: 'list', name, kind, length }),
 };
 
 export const key = <N extends string>(name: N): Field<N, 'string'> => arg.string(name);
 export const keyList = <N extends string>(name: N, length?: number): List<N, 'string'> => arg.list(name, 'string', length);
 
-type ValueOf<K extends Kind> = K extends 'number' | 'numberText' ? number : K extends 'string' ? string : boolean;
+type ValueOf<K extends Kind> = K extends 'number' | 'numberText'
+  ? number
+  : K extends 'string'
+    ? string
+    : K extends 'bytes'
+      ? Buffer
+      : boolean;
 type SlotInput<S extends Slot> =
   S extends Field<string, infer K> ? ValueOf<K> : S extends List<string, infer K> ? readonly ValueOf<K>[] : never;
 /** The typed object of a list of slots: one property per name. */
@@ -63,7 +71,7 @@ export type ScriptInput<L> = L extends ScriptLayout<infer KS, infer AS> ? Layout
 
 export interface ScriptCall {
   keys: string[];
-  args: (string | number)[];
+  args: (string | number | Buffer)[];
 }
 
 const LUA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

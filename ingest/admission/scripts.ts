@@ -1,5 +1,5 @@
 import { LuaScript } from './luaScript.js';
-import { DEDUP_PERIODS } from './keys.js';
+import { DEDUP_PERIODS, EVENT_ID_DIGEST_BYTES, eventIdDigest } from './keys.js';
 import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } from './scriptLayout.js';
 
 /**
@@ -7,7 +7,8 @@ import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } fr
  * one place. Each script's layout (scriptLayout.ts) is the only record of its positions: the
  * typed builders below (admitCall, durableCall, releaseCall, connectionCheckCall) build the
  * arrays from it, and the Lua reads them through the locals its preamble declares. Every key is
- * passed as KEYS (keys.ts), none is named in Lua.
+ * passed as KEYS (keys.ts) but a de-duplication set's buckets hash, which the Lua names from the
+ * set's meta key (DEDUP_FUNCTIONS).
  */
 
 /** ADMIT's first element: what happened. */
@@ -101,12 +102,119 @@ end
 `;
 
 /**
+ * The de-duplication set of one connection and period (docs/decisions/ingest.md, De-duplication
+ * memory): linear hashing over the fields of one hash. Its meta (a string `<buckets>:<entries>`
+ * under the meta key, `dd:{account}:<connection>:<period>:m`) says how many buckets there are;
+ * the buckets are the fields of the hash under the meta key with its `m` made `b` (field the
+ * bucket index, value the 10-byte digests of its eventIds back to back, keys.ts). A digest says
+ * only that the eventId was admitted: its batch is committed unless an admission record of the
+ * period lists it (RELEASE takes out the digests of the batch it undoes). One hash per period,
+ * so a lookup is one HMGET per period and a write one HSET, as with the hash of eventIds before;
+ * a bucket holds DEDUP_BUCKET_LOAD digests on average, so the per-field cost of Redis's hashtable
+ * is shared by that many eventIds. The buckets key is computed here from the meta key, not passed
+ * as KEYS: it carries the same hash tag, so on a Redis Cluster it is in the slot of the call's
+ * declared keys, which Redis 7 lets a script touch (only keys of another slot need
+ * allow-cross-slot-keys).
+ */
+const DEDUP_FUNCTIONS = `
+local DIGEST = ${EVENT_ID_DIGEST_BYTES}
+
+local function dedup_hash(digest)
+  local b1, b2, b3, b4 = string.byte(digest, 5, 8)
+  return ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+end
+
+-- 2^L: the largest power of two not above the bucket count (keys.ts dedupBucket).
+local function dedup_low(buckets)
+  local low = 1
+  while low * 2 <= buckets do low = low * 2 end
+  return low
+end
+
+-- A set's bucket and entry counts (1 and 0 before its first write).
+local function dedup_meta(text)
+  if not text then return 1, 0 end
+  local buckets, count = string.match(text, '^(%d+):(%d+)$')
+  return tonumber(buckets), tonumber(count)
+end
+
+-- The hash of a set's buckets, from its meta key (keys.ts dedupBucketsKey).
+local function dedup_buckets_key(metaKey)
+  return string.sub(metaKey, 1, -2) .. 'b'
+end
+
+-- The bucket of each position (of \`digests\`) listed in \`positions\`, in a set of \`buckets\`
+-- buckets, and the distinct buckets in first-seen order with, per bucket, its place in that order.
+-- (Plain tables of numbers: a table per bucket would cost the script more than the lookups.)
+local function dedup_group(digests, positions, buckets)
+  local low = dedup_low(buckets)
+  local split = buckets - low
+  local of, order, place = {}, {}, {}
+  for _, k in ipairs(positions) do
+    local b1, b2, b3, b4 = string.byte(digests[k], 5, 8)
+    local h = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    local index = h % low
+    if index < split then index = h % (low * 2) end
+    of[k] = index
+    if not place[index] then
+      order[#order + 1] = index
+      place[index] = #order
+    end
+  end
+  return of, order, place
+end
+
+-- Where \`digest\` starts in a bucket, or nil (a match must start a digest).
+local function dedup_find(text, digest)
+  local at = 1
+  while true do
+    local start = string.find(text, digest, at, true)
+    if not start then return nil end
+    if (start - 1) % DIGEST == 0 then return start end
+    at = start + 1
+  end
+end
+
+local function from_hex(text)
+  return (string.gsub(text, '%x%x', function(pair) return string.char(tonumber(pair, 16)) end))
+end
+
+-- A record's fields (split at |).
+local function record_fields(record)
+  local r = {}
+  for field in string.gmatch(record .. '|', '([^|]*)|') do r[#r + 1] = field end
+  return r
+end
+
+-- The digests (hex) the records of a record hash list for the set of \`metaKey\` (records of the
+-- bucketed form name the set's meta key in field 8 and list digests in field 9), each with its
+-- batch and receipt time; \`except\` a batch to leave out.
+local function recorded_digests(recordKey, metaKey, except)
+  local owners = {}
+  local flat = redis.call('HGETALL', recordKey)
+  for j = 1, #flat, 2 do
+    if flat[j] ~= except then
+      local r = record_fields(flat[j + 1])
+      if r[8] == metaKey then
+        for digest in string.gmatch(r[9] or '', '[^,]+') do owners[digest] = {flat[j], r[1]} end
+      end
+    end
+  end
+  return owners
+end
+`;
+
+/**
  * The admission record of a batch with new eventIds: a field of the account's record hash of its
  * period (`ib:{account}:<period>`, field batch id), everything it takes to undo the admission
- * without the process that made it. Fields joined by `|` (ids, keys and eventIds never hold `|`
+ * without the process that made it. Fields joined by `|` (ids, keys and digests never hold `|`
  * or `,`): 1 received at (ms), 2 sandbox 1|0, 3 account Sandbox usage key, 4 workspace usage key,
- * 5 window keys (`,`), 6 window costs (`,`), 7 bucket, 8 de-duplication hash, 9 de-duplication
- * value, 10 new eventIds (`,`).
+ * 5 window keys (`,`), 6 window costs (`,`), 7 bucket, 8 the meta key of the connection's
+ * de-duplication set, 9 the digests of the new eventIds in hex (`,`, keys.ts eventIdDigest).
+ *
+ * A record of the edge before the bucketed layout has 8 the de-duplication hash, 9 the
+ * de-duplication value and 10 the new eventIds (`,`); its field 8 is told from a meta key by the
+ * meta key's final `:m`. RELEASE undoes both kinds (an upgrade finds the old kind in flight).
  */
 const RECORD_FIELDS = {
   receivedAt: 1,
@@ -117,9 +225,19 @@ const RECORD_FIELDS = {
   windowCosts: 6,
   bucket: 7,
   dedupKey: 8,
-  dedupValue: 9,
-  eventIds: 10,
+  digests: 9,
+  legacyValue: 9,
+  legacyEventIds: 10,
 } as const;
+
+/**
+ * Digests per bucket, on average, above which a de-duplication set splits a bucket (an unsplit
+ * bucket holds up to about twice as many). A bucket field costs Redis about 60 bytes besides its
+ * digests (dict entry, field, value header, allocation rounding): about 2 per eventId here. More
+ * per bucket would cost less memory and more CPU: a lookup copies every bucket it reads into Lua,
+ * and a write builds each bucket it writes anew; fewer, more splits (20/32 per 20-eventId batch here).
+ */
+export const DEDUP_BUCKET_LOAD = 32;
 
 export interface AdmitWindow {
   key: string;
@@ -133,8 +251,13 @@ export interface AdmitInput {
   allowanceKey: string;
   accountUsageKey: string;
   workspaceUsageKey: string;
-  /** De-duplication hashes, committed-batch hashes and record hashes: current period first, DEDUP_PERIODS each. */
-  dedupKeys: readonly string[];
+  /**
+   * Per period, current first, DEDUP_PERIODS each: the meta key of the connection's
+   * de-duplication set (keys.ts eventIdMeta), its hash of the form before buckets (eventIds, read
+   * until they expire), the account's committed-batch hash and its record hash.
+   */
+  metaKeys: readonly string[];
+  legacyKeys: readonly string[];
   committedKeys: readonly string[];
   recordKeys: readonly string[];
   windows: readonly AdmitWindow[];
@@ -160,7 +283,8 @@ const ADMIT_LAYOUT = new ScriptLayout(
     key('allowanceKey'),
     key('accountUsageKey'),
     key('workspaceUsageKey'),
-    keyList('dedupKeys', DEDUP_PERIODS),
+    keyList('metaKeys', DEDUP_PERIODS),
+    keyList('legacyKeys', DEDUP_PERIODS),
     keyList('committedKeys', DEDUP_PERIODS),
     keyList('recordKeys', DEDUP_PERIODS),
     keyList('windowKeys'),
@@ -182,12 +306,17 @@ const ADMIT_LAYOUT = new ScriptLayout(
     // Per window, in the order of windowKeys: its limit, and this batch's cost in it.
     arg.list('windowLimits', 'number'),
     arg.list('windowCosts', 'number'),
+    // The eventIds, for the hashes of the form before buckets only, and their digests (keys.ts
+    // eventIdDigest), in hex for the record and as bytes for the buckets.
     arg.list('eventIds', 'string'),
+    arg.list('hexes', 'string'),
+    arg.list('digests', 'bytes'),
   ],
   AdmitReply,
 );
 
 export function admitCall(input: AdmitInput): ScriptCall {
+  const digests = input.eventIds.map(eventIdDigest);
   const windowKeys = input.windows.map((window) => window.key);
   const windowCosts = input.windows.map((window) => window.cost);
   const recordHead = `${input.nowMs}|${input.sandbox ? 1 : 0}|${input.accountUsageKey}|${input.workspaceUsageKey}|${windowKeys.join(',')}|${windowCosts.join(',')}|`;
@@ -196,7 +325,8 @@ export function admitCall(input: AdmitInput): ScriptCall {
     allowanceKey: input.allowanceKey,
     accountUsageKey: input.accountUsageKey,
     workspaceUsageKey: input.workspaceUsageKey,
-    dedupKeys: input.dedupKeys,
+    metaKeys: input.metaKeys,
+    legacyKeys: input.legacyKeys,
     committedKeys: input.committedKeys,
     recordKeys: input.recordKeys,
     windowKeys,
@@ -215,6 +345,8 @@ export function admitCall(input: AdmitInput): ScriptCall {
     windowLimits: input.windows.map((window) => window.limit),
     windowCosts,
     eventIds: input.eventIds,
+    hexes: digests.map((digest) => digest.toString('hex')),
+    digests,
   });
 }
 
@@ -255,12 +387,21 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
  * windows, eventId de-duplication and the Sandbox monthly allowance. All checks run before any
  * write, and Redis runs a script atomically, so a refused batch changes nothing.
  *
- * A de-duplication value names the batch that admitted the eventId and its receipt time; the
- * batch's field in the committed hash of its period exists once its rows are durable. An eventId
- * of an uncommitted batch is "in flight" until the batch's admission deadline. Past it, its edge
- * is taken to have died or lost its answer, and the batch is settled (released) before the
- * eventId can be admitted again (reply unsettled), so an eventId is counted once whatever
- * happened to the first attempt.
+ * An eventId found in a de-duplication set was admitted by a batch that is committed (its rows
+ * are durable) unless an admission record of the period lists it: that batch is in flight until
+ * its admission deadline (the record's field 1 is its receipt time). Past it, its edge is taken to
+ * have died or lost its answer, and the batch is settled (released) before the eventId can be
+ * admitted again (reply unsettled), so an eventId is counted once whatever happened to the first
+ * attempt. A released batch's digests are gone from the set. (The hashes of the form before
+ * buckets keep, per eventId, `<receipt ms>:<batch id>`, and the committed hash says which batches
+ * are committed, as before.)
+ *
+ * Lookups: the four periods' metas in one MGET, then per period one HMGET of the buckets holding
+ * the batch's digests (the older periods only for digests not found yet); the period's records
+ * (HGETALL) only when a digest is found; then, while any hash of the form before buckets exists
+ * (EXISTS over the four), those hashes by eventId, as before. Writes: the buckets written and
+ * those split in one HSET (EXPIREAT NX when it creates the hash), then the meta. A split (while
+ * the load is above DEDUP_BUCKET_LOAD) moves about half a bucket: amortised O(1) per digest.
  *
  * Replies: {admitted, flags} (one char per eventId, 0 new, 1 duplicate); {staleCredential};
  * {rateLimited, window index (1-based), retry ms}; {quotaExhausted}; {inFlight};
@@ -269,10 +410,10 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
 export const ADMIT = new LuaScript(
   ADMIT_LAYOUT.preamble
     + WINDOW_FUNCTIONS
+    + DEDUP_FUNCTIONS
     + `
 local epoch = redis.call('GET', epochKey) or ''
 if epoch ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
--- nowMs is the text sent, which the de-duplication values hold.
 local now = tonumber(nowMs)
 local W = #windowKeys
 local N = #eventIds
@@ -300,34 +441,75 @@ end
 if failed > 0 then return {REPLY_RATE_LIMITED, failed, retry} end
 local flags = {}
 local fresh = 0
+-- Per eventId position: the period it was found in (most recent first), its value when found in a
+-- hash of the form before buckets, and its bucket in the current period's set; per bucket of the
+-- current period read, its text (false: none yet).
+local foundAt, legacy, current, texts = {}, {}, {}, {}
+local metas = {}
 if N > 0 then
-  local values = {}
-  local periods = {}
-  for p = 1, #dedupKeys do
-    local found = redis.call('HMGET', dedupKeys[p], unpack(eventIds))
-    for k = 1, N do
-      if not values[k] and found[k] then
-        values[k] = found[k]
-        periods[k] = p
+  metas = redis.call('MGET', unpack(metaKeys))
+  local positions = {}
+  for k = 1, N do positions[k] = k end
+  for p = 1, #metaKeys do
+    if p > 1 then
+      positions = {}
+      for k = 1, N do if not foundAt[k] then positions[#positions + 1] = k end end
+    end
+    if (p == 1 or metas[p]) and #positions > 0 then
+      local of, order, place = dedup_group(digests, positions, (dedup_meta(metas[p])))
+      if p == 1 then current = of end
+      if metas[p] then
+        local got = redis.call('HMGET', dedup_buckets_key(metaKeys[p]), unpack(order))
+        if p == 1 then
+          for i, index in ipairs(order) do texts[index] = got[i] end
+        end
+        for _, k in ipairs(positions) do
+          local text = got[place[of[k]]]
+          if text and dedup_find(text, digests[k]) then foundAt[k] = p end
+        end
+      end
+    end
+  end
+  local missing = false
+  for k = 1, N do if not foundAt[k] then missing = true end end
+  if missing and redis.call('EXISTS', unpack(legacyKeys)) > 0 then
+    for p = 1, #legacyKeys do
+      local got = redis.call('HMGET', legacyKeys[p], unpack(eventIds))
+      for k = 1, N do
+        if not foundAt[k] and got[k] then
+          foundAt[k] = p
+          legacy[k] = got[k]
+        end
       end
     end
   end
   local seen = {}
+  local owners = {}
   for k = 1, N do
-    local id = eventIds[k]
-    local value = values[k]
-    if seen[id] then
+    local digest = digests[k]
+    local p = foundAt[k]
+    if seen[digest] then
       flags[k] = '1'
-    elseif not value then
+    elseif not p then
       flags[k] = '0'
       fresh = fresh + 1
+    elseif not legacy[k] then
+      owners[p] = owners[p] or recorded_digests(recordKeys[p], metaKeys[p])
+      local owner = owners[p][hexes[k]]
+      if not owner then
+        flags[k] = '1'
+      elseif tonumber(owner[2]) + admissionDeadlineMs >= now then
+        return {REPLY_IN_FLIGHT}
+      else
+        return {REPLY_UNSETTLED, owner[1], owner[2]}
+      end
     else
-      local received, owner = string.match(value, '^(%d+):(.+)$')
-      if not owner or redis.call('HEXISTS', committedKeys[periods[k]], owner) == 1 then
+      local received, owner = string.match(legacy[k], '^(%d+):(.+)$')
+      if not owner or redis.call('HEXISTS', committedKeys[p], owner) == 1 then
         flags[k] = '1'
       elseif tonumber(received) + admissionDeadlineMs >= now then
         return {REPLY_IN_FLIGHT}
-      elseif redis.call('HEXISTS', recordKeys[periods[k]], owner) == 1 then
+      elseif redis.call('HEXISTS', recordKeys[p], owner) == 1 then
         return {REPLY_UNSETTLED, owner, received}
       else
         -- Released: its batch was settled as not durable.
@@ -335,7 +517,7 @@ if N > 0 then
         fresh = fresh + 1
       end
     end
-    seen[id] = true
+    seen[digest] = true
   end
 end
 if sandbox and quotaEnforced and fresh > 0 then
@@ -345,24 +527,57 @@ if sandbox and quotaEnforced and fresh > 0 then
 end
 for i = 1, W do window_add(windowKeys[i], bucket, windowCosts[i], expired[i], moved[i], oldest, windowMs, bucketMs) end
 if fresh > 0 then
-  local value = nowMs .. ':' .. batchId
-  local fields = {}
-  local admitted = {}
+  local metaKey = metaKeys[1]
+  local bucketsKey = dedup_buckets_key(metaKey)
+  local buckets, count = dedup_meta(metas[1])
+  -- The new text of every bucket written, by index.
+  local written, order, admitted = {}, {}, {}
   for k = 1, N do
     if flags[k] == '0' then
-      fields[#fields + 1] = eventIds[k]
-      fields[#fields + 1] = value
-      admitted[#admitted + 1] = eventIds[k]
+      local index = current[k]
+      if not written[index] then order[#order + 1] = index end
+      written[index] = (written[index] or texts[index] or '') .. digests[k]
+      admitted[#admitted + 1] = hexes[k]
     end
   end
-  local dedup = dedupKeys[1]
-  redis.call('HSET', dedup, unpack(fields))
-  -- Every key of a period expires at the same time: set once (NX) when it is created.
-  redis.call('EXPIREAT', dedup, expiresAt, 'NX')
+  count = count + fresh
+  -- Linear hashing: split the bucket at the split pointer (buckets - 2^L) into itself and bucket
+  -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its digests with bit L of their hash move.
+  while count > ${DEDUP_BUCKET_LOAD} * buckets do
+    local low = dedup_low(buckets)
+    local from = buckets - low
+    local text = written[from]
+    if not text then
+      text = redis.call('HGET', bucketsKey, from) or ''
+      order[#order + 1] = from
+    end
+    local stay, move = {}, {}
+    for at = 1, #text, DIGEST do
+      local digest = string.sub(text, at, at + DIGEST - 1)
+      if math.floor(dedup_hash(digest) / low) % 2 == 1 then move[#move + 1] = digest else stay[#stay + 1] = digest end
+    end
+    written[from] = table.concat(stay)
+    written[buckets] = table.concat(move)
+    order[#order + 1] = buckets
+    buckets = buckets + 1
+  end
+  local fields = {}
+  for _, index in ipairs(order) do
+    fields[#fields + 1] = index
+    fields[#fields + 1] = written[index]
+  end
+  redis.call('HSET', bucketsKey, unpack(fields))
+  -- Every key of a period expires at the same time: set once (NX), by the write that creates it.
+  redis.call('EXPIREAT', bucketsKey, expiresAt, 'NX')
+  if metas[1] then
+    redis.call('SET', metaKey, buckets .. ':' .. count, 'KEEPTTL')
+  else
+    redis.call('SET', metaKey, buckets .. ':' .. count, 'EXAT', expiresAt)
+  end
   -- A usage counter's expiry is set when the counter is created (its first increment).
   if sandbox and redis.call('INCRBY', accountUsageKey, fresh) == fresh then redis.call('EXPIRE', accountUsageKey, usageTtlSeconds) end
   if redis.call('INCRBY', workspaceUsageKey, fresh) == fresh then redis.call('EXPIRE', workspaceUsageKey, usageTtlSeconds) end
-  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. dedup .. '|' .. value .. '|' .. table.concat(admitted, ','))
+  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. metaKey .. '|' .. table.concat(admitted, ','))
   redis.call('EXPIREAT', recordKeys[1], expiresAt, 'NX')
 end
 return {REPLY_ADMITTED, table.concat(flags)}
@@ -464,7 +679,8 @@ export const durableOutcome = (reply: unknown, count: number): boolean[] =>
   Array.from({ length: count }, (_, index) => String(reply).charCodeAt(index) === 49);
 
 const RELEASE_LAYOUT = new ScriptLayout(
-  // The record hash, then the keys the record names.
+  // The record hash, then the keys the record names (the de-duplication set's meta key, or the
+  // hash of the form before buckets).
   [key('recordKey'), key('dedupKey'), key('accountUsageKey'), key('workspaceUsageKey'), keyList('windowKeys')],
   // The record as the caller read it.
   [arg.string('batchId'), arg.string('record')],
@@ -473,14 +689,18 @@ const RELEASE_LAYOUT = new ScriptLayout(
 
 /**
  * RELEASE: undoes the admission of a batch that was never made durable (its edge died, lost its
- * answer, or its log write failed): deletes its de-duplication fields still holding its value,
- * lowers the usage counters by that many, takes its costs back out of the window bucket it was
- * counted in (a bucket that already left the window was subtracted when it was deleted), and
- * deletes its record. The caller read the record to name its keys; a record that changed since
- * (settled meanwhile) is left alone. Replies the eventIds released, or settledMeanwhile.
+ * answer, or its log write failed): takes its digests out of the de-duplication set (from the
+ * buckets they are in now, whatever splits happened since), but not those another record of the
+ * period lists (another batch took the eventId over), lowers the set's entry count and the usage
+ * counters by that many, takes its costs back out of the window bucket it was counted in (a
+ * bucket that already left the window was subtracted when it was deleted), and deletes its
+ * record. The caller read the record to name its keys; a record that changed since (settled
+ * meanwhile) is left alone. Also undoes a record of the form before buckets (RECORD_FIELDS): its
+ * eventIds still holding its value. Replies the eventIds released, or settledMeanwhile.
  */
 const RELEASE = new LuaScript(
   RELEASE_LAYOUT.preamble
+    + DEDUP_FUNCTIONS
     + `
 if redis.call('HGET', recordKey, batchId) ~= record then return REPLY_SETTLED_MEANWHILE end
 local function split(text)
@@ -488,18 +708,57 @@ local function split(text)
   for part in string.gmatch(text, '[^,]+') do out[#out + 1] = part end
   return out
 end
-local r = {}
-for field in string.gmatch(record .. '|', '([^|]*)|') do r[#r + 1] = field end
-local ids = split(r[${RECORD_FIELDS.eventIds}])
-local values = redis.call('HMGET', dedupKey, unpack(ids))
-local mine = {}
-for k = 1, #ids do
-  if values[k] == r[${RECORD_FIELDS.dedupValue}] then mine[#mine + 1] = ids[k] end
+local r = record_fields(record)
+local mine = 0
+if string.sub(dedupKey, -2) == ':m' then
+  local meta = redis.call('GET', dedupKey)
+  local taken = recorded_digests(recordKey, dedupKey, batchId)
+  local digests, positions = {}, {}
+  for _, digest in ipairs(split(r[${RECORD_FIELDS.digests}])) do
+    if not taken[digest] then
+      digests[#digests + 1] = from_hex(digest)
+      positions[#digests] = #digests
+    end
+  end
+  if meta and #digests > 0 then
+    local buckets, count = dedup_meta(meta)
+    local of, order, place = dedup_group(digests, positions, buckets)
+    local bucketsKey = dedup_buckets_key(dedupKey)
+    local texts = redis.call('HMGET', bucketsKey, unpack(order))
+    for k = 1, #digests do
+      local i = place[of[k]]
+      local text = texts[i]
+      local start = text and dedup_find(text, digests[k])
+      if start then
+        texts[i] = string.sub(text, 1, start - 1) .. string.sub(text, start + DIGEST)
+        mine = mine + 1
+      end
+    end
+    local fields = {}
+    for i, index in ipairs(order) do
+      if texts[i] then
+        fields[#fields + 1] = index
+        fields[#fields + 1] = texts[i]
+      end
+    end
+    if mine > 0 then
+      redis.call('HSET', bucketsKey, unpack(fields))
+      redis.call('SET', dedupKey, buckets .. ':' .. (count - mine), 'KEEPTTL')
+    end
+  end
+else
+  local ids = split(r[${RECORD_FIELDS.legacyEventIds}])
+  local values = redis.call('HMGET', dedupKey, unpack(ids))
+  local gone = {}
+  for k = 1, #ids do
+    if values[k] == r[${RECORD_FIELDS.legacyValue}] then gone[#gone + 1] = ids[k] end
+  end
+  if #gone > 0 then redis.call('HDEL', dedupKey, unpack(gone)) end
+  mine = #gone
 end
-if #mine > 0 then
-  redis.call('HDEL', dedupKey, unpack(mine))
-  if r[${RECORD_FIELDS.sandbox}] == '1' then redis.call('DECRBY', accountUsageKey, #mine) end
-  redis.call('DECRBY', workspaceUsageKey, #mine)
+if mine > 0 then
+  if r[${RECORD_FIELDS.sandbox}] == '1' then redis.call('DECRBY', accountUsageKey, mine) end
+  redis.call('DECRBY', workspaceUsageKey, mine)
 end
 local costs = split(r[${RECORD_FIELDS.windowCosts}])
 for i = 1, #costs do
@@ -512,14 +771,14 @@ for i = 1, #costs do
   end
 end
 redis.call('HDEL', recordKey, batchId)
-return #mine
+return mine
 `,
 );
 
-/** RELEASE's KEYS from the record as read: the record hash, then the keys the record names. */
+/** RELEASE's KEYS from the record as read: the record hash, then the keys the record names (the same places in both forms). */
 export function releaseCall(recordKey: string, batchId: string, record: string): ScriptCall {
   const fields = record.split('|');
-  const field = (name: keyof typeof RECORD_FIELDS) => fields[RECORD_FIELDS[name] - 1];
+  const field = (name: keyof typeof RECORD_FIELDS) => fields[RECORD_FIELDS[name] - 1] ?? '';
   return RELEASE_LAYOUT.build({
     recordKey,
     dedupKey: field('dedupKey'),

@@ -7,7 +7,14 @@ import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/http/uwsServer.js';
 import { startFastifyIngestServer } from '../../ingest/http/fastifyServer.js';
-import { DEDUP_PERIODS, IngestKeys } from '../../ingest/admission/keys.js';
+import {
+  DEDUP_PERIODS,
+  EVENT_ID_DIGEST_BYTES,
+  IngestKeys,
+  dedupBucket,
+  dedupBucketsKey,
+  eventIdDigest,
+} from '../../ingest/admission/keys.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/common/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
 import { newLogDir, removeLogDir } from './logDirs.js';
@@ -368,9 +375,19 @@ export function dedupPeriod(nowMs: number, windowSeconds: number): number {
   return Math.floor(Math.floor(nowMs / 1000) / Math.ceil(windowSeconds / (DEDUP_PERIODS - 1)));
 }
 
+/** The digests (hex) of a de-duplication bucket. */
+export function bucketDigests(text: Buffer): string[] {
+  const digests: string[] = [];
+  for (let at = 0; at < text.length; at += EVENT_ID_DIGEST_BYTES)
+    digests.push(text.subarray(at, at + EVENT_ID_DIGEST_BYTES).toString('hex'));
+  return digests;
+}
+
 /**
- * Where ADMIT keeps an eventId: the de-duplication hashes of the current period and the three
- * before it (most recent first). Returns the hash and the value found, or null.
+ * Where ADMIT keeps an eventId: the de-duplication sets of the current period and the three
+ * before it (most recent first), in the bucket the set's meta names for the eventId's digest
+ * (keys.ts), then the hashes of the form before buckets. Returns the key and the digest in hex
+ * (or, in a hash of the form before buckets, the value), or null.
  */
 export async function dedupEntry(
   redis: Redis,
@@ -380,10 +397,36 @@ export async function dedupEntry(
   nowMs = Date.now(),
 ): Promise<{ key: string; value: string } | null> {
   const current = dedupPeriod(nowMs, windowSeconds);
+  const digest = eventIdDigest(eventId);
+  for (let back = 0; back < DEDUP_PERIODS; back += 1) {
+    const metaKey = IngestKeys.eventIdMeta(target.accountId, target.connectionId, current - back);
+    const meta = await redis.get(metaKey);
+    if (meta === null) continue;
+    const key = dedupBucketsKey(metaKey);
+    const text = await redis.hgetBuffer(key, String(dedupBucket(digest, Number(meta.split(':')[0]))));
+    if (text !== null && bucketDigests(text).includes(digest.toString('hex'))) return { key, value: digest.toString('hex') };
+  }
   for (let back = 0; back < DEDUP_PERIODS; back += 1) {
     const key = IngestKeys.eventIds(target.accountId, target.connectionId, current - back);
     const value = await redis.hget(key, eventId);
     if (value !== null) return { key, value };
   }
   return null;
+}
+
+/**
+ * One connection's de-duplication set of one period: its keys (meta, buckets hash), its counts,
+ * and per bucket its digests (hex).
+ */
+export async function dedupSet(
+  redis: Redis,
+  metaKey: string,
+): Promise<{ buckets: number; count: number; keys: string[]; digests: string[][]; fields: string[] }> {
+  const meta = await redis.get(metaKey);
+  if (meta === null) return { buckets: 0, count: 0, keys: [], digests: [], fields: [] };
+  const [buckets, count] = meta.split(':').map(Number);
+  const key = dedupBucketsKey(metaKey);
+  const all = await redis.hgetallBuffer(key);
+  const digests = Array.from({ length: buckets }, (_, index) => bucketDigests(all[String(index)] ?? Buffer.alloc(0)));
+  return { buckets, count, keys: [metaKey, key], digests, fields: Object.keys(all) };
 }
