@@ -1,3 +1,4 @@
+import type { JobGroup } from '../../shared/analysis/jobGroups.js';
 import type { CheckedBatch } from './checkBatch.js';
 import { asBuffer } from '../offload/bytes.js';
 import { copyBytes } from '../offload/sharedSlots.js';
@@ -22,4 +23,20 @@ export function newRows(batch: CheckedBatch, duplicate: readonly boolean[]): Buf
   let offset = 0;
   for (const piece of pieces) offset += copyBytes(piece, kept, offset);
   return kept;
+}
+
+/**
+ * The analysis groups of the items admission found new (shared/analysis/jobGroups.ts), each with
+ * the indexes of its items among the new eventIds (the job's `eventIds`, in item order): what the
+ * analyzer groups without reading the rows back. Groups left without a new item are dropped.
+ */
+export function newGroups(batch: CheckedBatch, duplicate: readonly boolean[]): JobGroup[] {
+  const groups: JobGroup[] = batch.groupKeys.map((key) => ({ ...key, items: [] }));
+  let next = 0;
+  for (let i = 0; i < batch.eventIds.length; i += 1) {
+    if (duplicate[i]) continue;
+    groups[batch.itemGroups[i]].items.push(next);
+    next += 1;
+  }
+  return groups.filter((group) => group.items.length > 0);
 }
