@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis';
 import { RedisKeys, type AnalysisJob } from '../shared/redis.js';
-import { parseJobGroups } from '../shared/analysis/jobGroups.js';
+import { parseJobGroups, type JobGroup } from '../shared/analysis/jobGroups.js';
 
-/** An analysis job as the ingest edge writes it, with its stream entry id. */
-export interface AnalysisJobEntry extends AnalysisJob {
+/** An analysis job as the ingest edge writes it, with its stream entry id and its groups parsed. */
+export interface AnalysisJobEntry extends Omit<AnalysisJob, 'groups'> {
   id: string;
+  /** Absent for jobs of older edges (and groups that do not fit the eventIds): their rows are read back. */
+  groups?: JobGroup[];
 }
 
 type RawEntry = [id: string, fields: string[] | null];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { ANALYSIS_CONSUMER_GROUP } from '../shared/redis.js';
-import { groupsOfJobs } from '../shared/analysis/jobGroups.js';
+import { encodeJobGroups, groupsOfJobs, parseJobGroups } from '../shared/analysis/jobGroups.js';
 import { groupsOfBatches, type ObservationGroup } from '../shared/analysis/observationGroups.js';
 import type { SchemaShape } from '../shared/envelope/types.js';
 import { shapeJson } from '../ingest/common/observationsTable.js';
@@ -214,7 +214,7 @@ describe('jobs without groups', () => {
     await dead.close();
     expect(records).toHaveLength(1);
     const record = decodeBatchRecord(records[0]);
-    expect(record.job.groups?.map((g) => g.items)).toEqual([[0], [1], [2]]);
+    expect(parseJobGroups(record.job.groups, 3)?.map((g) => g.items)).toEqual([[0], [1], [2]]);
     const { groups: _dropped, ...oldJob } = record.job;
     const old = await WriteAheadLog.open({ dir: oldDir, segmentBytes: 64 * 1024 * 1024 });
     await old.append(encodeBatchRecord({ accountId: record.accountId, job: oldJob, rows: Buffer.from(record.rows) }));
@@ -251,8 +251,8 @@ describe('jobs without groups', () => {
     ];
     await ctx.deps.redis.xadd(fallback, '*', ...fields(entries[0]));
     const unusable = [{ ...entries[1].groups![0], items: [99] }];
-    await ctx.deps.redis.xadd(fallback, '*', ...fields(entries[1]), 'groups', JSON.stringify(unusable));
-    for (const job of entries.slice(2)) await ctx.deps.redis.xadd(fallback, '*', ...fields(job), 'groups', JSON.stringify(job.groups));
+    await ctx.deps.redis.xadd(fallback, '*', ...fields(entries[1]), 'groups', encodeJobGroups(unusable));
+    for (const job of entries.slice(2)) await ctx.deps.redis.xadd(fallback, '*', ...fields(job), 'groups', encodeJobGroups(job.groups!));
     // A job whose rows ClickHouse does not hold, at a receipt time whose shape it does: counted
     // from its groups alone, so the analyzer takes a job's groups instead of reading its rows.
     const carriedOnly: AnalysisJobEntry = {
@@ -261,7 +261,7 @@ describe('jobs without groups', () => {
       eventIds: [`evt_carried_${randomBytes(6).toString('hex')}`, `evt_carried_${randomBytes(6).toString('hex')}`],
       groups: [{ ...entries[2].groups![0], items: [0, 1] }],
     };
-    await ctx.deps.redis.xadd(fallback, '*', ...fields(carriedOnly), 'groups', JSON.stringify(carriedOnly.groups));
+    await ctx.deps.redis.xadd(fallback, '*', ...fields(carriedOnly), 'groups', encodeJobGroups(carriedOnly.groups!));
 
     // What the analyzer parses of them: only the last ones keep groups.
     const raw = await ctx.deps.redis.xrange(fallback, '-', '+');

@@ -3,7 +3,7 @@ import { checkItem, parseBatch, type ItemBinding } from './parseItems.js';
 import { asBuffer } from '../offload/bytes.js';
 import { BatchShapeError } from '../common/edgeHttp.js';
 import { batchRowPrefix, observationRow, shapeJson, type RowBinding } from '../common/observationsTable.js';
-import { jobGroupKey, type JobGroup } from '../../shared/analysis/jobGroups.js';
+import { jobGroupKey } from '../../shared/analysis/jobGroups.js';
 import { shapeHash } from './shapeHash.js';
 
 /**
@@ -43,11 +43,11 @@ export interface CheckedBatch {
   /** rowEnds[i]: the byte offset in `rows` where the row of eventIds[i] ends. */
   rowEnds: number[];
   /**
-   * The analysis groups of the valid items (shared/analysis/jobGroups.ts), without their items:
+   * The keys (jobGroupKey text) of the valid items' analysis groups (shared/analysis/jobGroups.ts):
    * itemGroups[i] is the index here of the group of eventIds[i]. The job's groups are made of
    * the new items only, once admission has told the duplicates (newRows.ts newGroups).
    */
-  groupKeys: Omit<JobGroup, 'items'>[];
+  groupKeys: string[];
   itemGroups: number[];
   /** The JSON text of the response's `results` array (it does not depend on admission). */
   resultsJson: string;
@@ -76,7 +76,7 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
   const results: string[] = [];
   const eventIds: string[] = [];
   const lines: string[] = [];
-  const groupKeys: Omit<JobGroup, 'items'>[] = [];
+  const groupKeys: string[] = [];
   const groupIndexes = new Map<string, number>();
   const itemGroups: number[] = [];
   let rejected = 0;
@@ -92,7 +92,7 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
     const shape = shapeJson(envelope.payload.schemaShape);
     lines.push(observationRow(prefix, envelope, check.occurredAtMs, shape));
     const { transport } = envelope;
-    const groupKey = {
+    const key = jobGroupKey({
       method: transport.method,
       routeTemplate: transport.routeTemplate,
       payloadLocation: transport.payloadLocation,
@@ -100,12 +100,11 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
       // As the row's schema_inspected: only an explicit false is 0.
       schemaInspected: envelope.payload.schemaInspected !== false,
       shapeHash: shapeHash(shape),
-    };
-    const key = jobGroupKey(groupKey);
+    });
     let group = groupIndexes.get(key);
     if (group === undefined) {
       group = groupKeys.length;
-      groupKeys.push(groupKey);
+      groupKeys.push(key);
       groupIndexes.set(key, group);
     }
     itemGroups.push(group);

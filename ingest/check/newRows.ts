@@ -1,4 +1,4 @@
-import type { JobGroup } from '../../shared/analysis/jobGroups.js';
+import type { EncodedJobGroups } from '../../shared/analysis/jobGroups.js';
 import type { CheckedBatch } from './checkBatch.js';
 import { asBuffer } from '../offload/bytes.js';
 import { copyBytes } from '../offload/sharedSlots.js';
@@ -26,17 +26,24 @@ export function newRows(batch: CheckedBatch, duplicate: readonly boolean[]): Buf
 }
 
 /**
- * The analysis groups of the items admission found new (shared/analysis/jobGroups.ts), each with
- * the indexes of its items among the new eventIds (the job's `eventIds`, in item order): what the
- * analyzer groups without reading the rows back. Groups left without a new item are dropped.
+ * The analysis groups of the items admission found new, as the job carries them
+ * (shared/analysis/jobGroups.ts EncodedJobGroups): each group's key, then the indexes of its
+ * items among the new eventIds (the job's `eventIds`, in item order). Groups left without a new
+ * item are left out.
  */
-export function newGroups(batch: CheckedBatch, duplicate: readonly boolean[]): JobGroup[] {
-  const groups: JobGroup[] = batch.groupKeys.map((key) => ({ ...key, items: [] }));
+export function newGroups(batch: CheckedBatch, duplicate: readonly boolean[]): EncodedJobGroups {
+  const items: string[] = new Array(batch.groupKeys.length).fill('');
   let next = 0;
   for (let i = 0; i < batch.eventIds.length; i += 1) {
     if (duplicate[i]) continue;
-    groups[batch.itemGroups[i]].items.push(next);
+    const group = batch.itemGroups[i];
+    items[group] = items[group] === '' ? String(next) : `${items[group]},${next}`;
     next += 1;
   }
-  return groups.filter((group) => group.items.length > 0);
+  let text = '';
+  for (let group = 0; group < items.length; group += 1) {
+    if (items[group] === '') continue;
+    text += `${text === '' ? '' : ' '}${batch.groupKeys[group]} ${items[group]}`;
+  }
+  return text;
 }

@@ -297,7 +297,7 @@ export class Shipper {
         'eventIds',
         job.eventIds.join(','),
         // A job of an older log record has no groups: the analyzer reads its rows back instead.
-        ...(job.groups === undefined ? [] : ['groups', JSON.stringify(job.groups)]),
+        ...(job.groups === undefined ? [] : ['groups', job.groups]),
       );
     }
     const replies = await pipeline.exec();

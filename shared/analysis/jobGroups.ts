@@ -24,65 +24,78 @@ export interface JobGroup {
   schemaInspected: boolean;
   /** Lowercase hex SHA-256 of the stored schemaShape text: ClickHouse's `lower(hex(shape_hash))`. */
   shapeHash: string;
-  /**
-   * Indexes into the job's `eventIds` (ascending), rather than the ids again: a few bytes an item
-   * instead of the id's ~30, in the log record and the stream entry alike.
-   */
+  /** Indexes into the job's `eventIds`, ascending. */
   items: number[];
 }
 
-/** A job as far as building its groups goes. */
-export interface GroupedJob extends BatchRef {
-  eventIds: readonly string[];
-  groups?: readonly JobGroup[];
-}
+/**
+ * The groups as the job carries them (the log record head's `groups`, the stream entry's
+ * `groups` field): text, seven space-separated fields a group, groups one after the other:
+ *
+ *   `<method> <routeTemplate> <payloadLocation> <statusCode> <0|1 inspected> <shape hash> <i,j,…>`
+ *
+ * No member holds a space (method and payload location are enums, a route template is printable
+ * ASCII without spaces, 03 envelope table). The items are **indexes** into the job's `eventIds`,
+ * not the ids again (a few bytes an item where an id is ~30). Text, not JSON objects: the edge
+ * writes it into the log record and the stream as one string, built by concatenation, with no
+ * object to serialise or parse on its event loop (a batch can hold as many groups as items).
+ */
+export type EncodedJobGroups = string;
 
-/** The key members of a group, joined (a separator no member holds: they are validated tokens). */
+/** A group's key as it starts its text (checkBatch.ts builds it once per item; it also keys the batch's groups). */
 export const jobGroupKey = (g: Omit<JobGroup, 'items'>): string =>
-  `${g.method}\n${g.routeTemplate}\n${g.payloadLocation}\n${g.statusCode}\n${g.schemaInspected ? 1 : 0}\n${g.shapeHash}`;
+  `${g.method} ${g.routeTemplate} ${g.payloadLocation} ${g.statusCode} ${g.schemaInspected ? 1 : 0} ${g.shapeHash}`;
 
+/** The text of groups (see EncodedJobGroups). */
+export const encodeJobGroups = (groups: readonly JobGroup[]): EncodedJobGroups =>
+  groups.map((group) => `${jobGroupKey(group)} ${group.items.join(',')}`).join(' ');
+
+const FIELDS = 7;
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
+const STATUS = /^\d{1,3}$/;
+const INDEX = /^(0|[1-9]\d{0,5})$/;
 
 /**
- * A job's groups from their JSON text (a stream entry's `groups` field, JSON.stringify of
- * JobGroup[]). Undefined when absent or not exactly a partition of the job's `eventCount` items:
- * the job is then analysed from ClickHouse's rows, as one of an older edge.
+ * A job's groups from their text. Undefined when absent or not exactly a partition of the job's
+ * `eventCount` items: the job is then analysed from ClickHouse's rows, as one of an older edge.
  */
 export function parseJobGroups(text: string | undefined, eventCount: number): JobGroup[] | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(value)) return undefined;
+  if (text === undefined || text === '') return undefined;
+  const fields = text.split(' ');
+  if (fields.length % FIELDS !== 0) return undefined;
   const seen = new Uint8Array(eventCount);
   let covered = 0;
   const groups: JobGroup[] = [];
-  for (const entry of value as Partial<Record<keyof JobGroup, unknown>>[]) {
-    if (typeof entry !== 'object' || entry === null) return undefined;
-    const { method, routeTemplate, payloadLocation, statusCode, schemaInspected, shapeHash, items } = entry;
-    if (
-      typeof method !== 'string'
-      || typeof routeTemplate !== 'string'
-      || typeof payloadLocation !== 'string'
-      || typeof statusCode !== 'number'
-      || !Number.isInteger(statusCode)
-      || typeof schemaInspected !== 'boolean'
-      || typeof shapeHash !== 'string'
-      || !HEX_SHA256.test(shapeHash)
-      || !Array.isArray(items)
-    )
-      return undefined;
-    for (const item of items as unknown[]) {
-      if (typeof item !== 'number' || !Number.isInteger(item) || item < 0 || item >= eventCount || seen[item] === 1) return undefined;
+  for (let at = 0; at < fields.length; at += FIELDS) {
+    const [method, routeTemplate, payloadLocation, status, inspected, shapeHash, itemList] = fields.slice(at, at + FIELDS);
+    if (!method || !routeTemplate || !payloadLocation || !STATUS.test(status) || (inspected !== '0' && inspected !== '1')) return undefined;
+    if (!HEX_SHA256.test(shapeHash)) return undefined;
+    const items: number[] = [];
+    for (const entry of itemList.split(',')) {
+      if (!INDEX.test(entry)) return undefined;
+      const item = Number(entry);
+      if (item >= eventCount || seen[item] === 1) return undefined;
       seen[item] = 1;
       covered += 1;
+      items.push(item);
     }
-    groups.push({ method, routeTemplate, payloadLocation, statusCode, schemaInspected, shapeHash, items: items as number[] });
+    groups.push({
+      method,
+      routeTemplate,
+      payloadLocation,
+      statusCode: Number(status),
+      schemaInspected: inspected === '1',
+      shapeHash,
+      items,
+    });
   }
   return covered === eventCount ? groups : undefined;
+}
+
+/** A job as far as building its groups goes (its groups parsed: AnalysisJobEntry). */
+export interface GroupedJob extends BatchRef {
+  eventIds: readonly string[];
+  groups?: readonly JobGroup[];
 }
 
 interface Building {
