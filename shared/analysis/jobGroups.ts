@@ -9,7 +9,7 @@ import { EVIDENCE_LIMIT, type BatchRef, type ObservationGroup } from './observat
  * ingest-cpu bench (issue 32): 70 queries read 7.2 M rows for 504 K envelopes, 6.4 s of ClickHouse
  * CPU, ~12.7 µs per envelope, against ~5.3 µs for the inserts themselves (target: ≤ 12 µs in
  * total). The edge has every member of the key in hand when it serialises the row; only the
- * shape's hash costs anything, and it is memoised per distinct shape (ingest/check/checkBatch.ts).
+ * shape's hash costs anything, and it is memoised per distinct shape (ingest/check/shapeHash.ts).
  *
  * Jobs written by older edges (a log record or stream entry without groups) are analysed as
  * before, through groupsOfBatches (analyzer/liveAnalysis.ts).
