@@ -177,6 +177,10 @@ describe('the groups an analysis job carries', () => {
       shapeJson({ kind: 'object', fields: { 'quote " and \\ and é and \u0001': { kind: 'string' } } }),
       shapeJson({ kind: 'object', fields: { '\ud83d\ude80 \u00ff \u4e2d': { kind: 'array' } } }),
     ];
+    // Equal length, differing at one character the memo's fingerprint does not sample: two hashes.
+    const twin = (first: string) => shapeJson({ kind: 'object', fields: { [`x${first}${'x'.repeat(98)}`]: { kind: 'string' } } });
+    texts.push(twin('q'), twin('r'));
+    expect(texts[4].length).toBe(texts[5].length);
     expect(texts[0]).toContain('\\\\');
     const result = await clickhouse.query({
       query: `SELECT ${texts.map((text, i) => `lower(hex(SHA256(${sqlLiteral(text)}))) AS h${i}`).join(', ')}`,
@@ -188,6 +192,7 @@ describe('the groups an analysis job carries', () => {
       // Memoised: the same answer the second time.
       expect(shapeHash(texts[i])).toBe(row[`h${i}`]);
     }
+    expect(row.h4).not.toBe(row.h5);
   });
 });
 
