@@ -1,9 +1,12 @@
 import type { Redis } from 'ioredis';
 import { RedisKeys, type AnalysisJob } from '../shared/redis.js';
+import { parseJobGroups, type JobGroup } from '../shared/analysis/jobGroups.js';
 
-/** An analysis job as the ingest edge writes it, with its stream entry id. */
-export interface AnalysisJobEntry extends AnalysisJob {
+/** An analysis job as the ingest edge writes it, with its stream entry id and its groups parsed. */
+export interface AnalysisJobEntry extends Omit<AnalysisJob, 'groups'> {
   id: string;
+  /** Absent for jobs of older edges (and groups that do not fit the eventIds): their rows are read back. */
+  groups?: JobGroup[];
 }
 
 type RawEntry = [id: string, fields: string[] | null];
@@ -17,15 +20,20 @@ function toJob([id, fields]: RawEntry): AnalysisJobEntry | null {
   const connectionId = values.get('connectionId');
   const batchId = values.get('batchId');
   if (!connectionId || !batchId || !Number.isSafeInteger(receivedAtMs)) return null;
-  return {
+  const eventIds = (values.get('eventIds') ?? '').split(',').filter(Boolean);
+  const job: AnalysisJobEntry = {
     id,
     connectionId,
     batchId,
     receivedAtMs,
     workspaceId: values.get('workspaceId') ?? '',
     mode: values.get('mode') ?? '',
-    eventIds: (values.get('eventIds') ?? '').split(',').filter(Boolean),
+    eventIds,
   };
+  // Entries of older edges have no groups (nor one that does not fit its eventIds): their rows are read back.
+  const groups = parseJobGroups(values.get('groups'), eventIds.length);
+  if (groups !== undefined) job.groups = groups;
+  return job;
 }
 
 export interface Delivery {

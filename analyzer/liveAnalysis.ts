@@ -4,6 +4,7 @@ import type { Clock } from '../shared/clock.js';
 import { withTransaction } from '../shared/db/transaction.js';
 import { aggregateIncidents, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import { groupsOfBatches } from '../shared/analysis/observationGroups.js';
+import { groupsOfJobs } from '../shared/analysis/jobGroups.js';
 import type { ComparePool } from './comparePool.js';
 import type { ContractCache, LoadedContract } from './contractCache.js';
 import { addToIncidents, claimBatches, lockConnections, refreshConnectionStates } from './incidentStore.js';
@@ -24,7 +25,8 @@ export interface AnalysisDeps {
 /**
  * Analyses the batches of delivered jobs and commits the results in one PostgreSQL transaction:
  * the connections are locked, the batches claimed (a batch some delivery already committed adds
- * nothing), their observations read from ClickHouse grouped by shape, compared with each
+ * nothing), their observations grouped by shape (as the jobs carry them, or read from ClickHouse
+ * for jobs of older edges), compared with each
  * connection's active contract, and the incidents they touch updated.
  * Reconciliation rules are evaluated in the same transaction (ruleEvaluation.ts): a batch's
  * deadlines are opened and satisfied exactly when the batch is claimed.
@@ -57,10 +59,16 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
     const counted = fresh.filter(
       (job) => claimed.fresh.has(job.batchId) && job.receivedAtMs > (connections.get(job.connectionId)?.reanalysedThroughMs ?? 0),
     );
-    const [groups, sources] = await Promise.all([
-      groupsOfBatches(deps.clickhouse, counted),
+    // Jobs carry their batch's groups (shared/analysis/jobGroups.ts); only those of older edges
+    // are grouped by reading their rows back from ClickHouse.
+    const [read, sources] = await Promise.all([
+      groupsOfBatches(
+        deps.clickhouse,
+        counted.filter((job) => job.groups === undefined),
+      ),
       evaluateRules(db, deps.clickhouse, fresh, now),
     ]);
+    const groups = [...groupsOfJobs(counted), ...read];
     ruleSources = sources;
     const contracts = new Map<string, LoadedContract>();
     for (const connection of connections.values()) {

@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import { parseRedisTarget, type RedisTarget } from './redisTarget.js';
+import type { EncodedJobGroups } from './analysis/jobGroups.js';
 
 export type { Redis } from 'ioredis';
 
@@ -137,6 +138,12 @@ export interface AnalysisJob {
   batchId: string;
   receivedAtMs: number;
   eventIds: string[];
+  /**
+   * The new items grouped by what analysis depends on (shared/analysis/jobGroups.ts), so the
+   * analyzer need not read the rows back. Absent in jobs of older edges: they are read back.
+   * The same text in the log record's head and the stream entry's `groups` field.
+   */
+  groups?: EncodedJobGroups;
 }
 
 /** The consumer group of the analyzer on `RedisKeys.analysisJobs` (created by the ingest edge at start-up). */

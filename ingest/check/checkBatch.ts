@@ -3,6 +3,8 @@ import { checkItem, parseBatch, type ItemBinding } from './parseItems.js';
 import { asBuffer } from '../offload/bytes.js';
 import { BatchShapeError } from '../common/edgeHttp.js';
 import { batchRowPrefix, observationRow, type RowBinding } from '../common/observationsTable.js';
+import { jobGroupKey } from '../../shared/analysis/jobGroups.js';
+import { shapeHash } from './shapeHash.js';
 
 /**
  * The CPU-bound middle of the pipeline — parse, validate, bind and serialise one batch — as a
@@ -40,6 +42,13 @@ export interface CheckedBatch {
   rows: Uint8Array;
   /** rowEnds[i]: the byte offset in `rows` where the row of eventIds[i] ends. */
   rowEnds: number[];
+  /**
+   * The keys (jobGroupKey text) of the valid items' analysis groups (shared/analysis/jobGroups.ts):
+   * itemGroups[i] is the index here of the group of eventIds[i]. The job's groups are made of
+   * the new items only, once admission has told the duplicates (newRows.ts newGroups).
+   */
+  groupKeys: string[];
+  itemGroups: number[];
   /** The JSON text of the response's `results` array (it does not depend on admission). */
   resultsJson: string;
 }
@@ -67,6 +76,9 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
   const results: string[] = [];
   const eventIds: string[] = [];
   const lines: string[] = [];
+  const groupKeys: string[] = [];
+  const groupIndexes = new Map<string, number>();
+  const itemGroups: number[] = [];
   let rejected = 0;
   for (let index = 0; index < items.length; index += 1) {
     const check = checkItem(items[index], input.binding);
@@ -75,10 +87,29 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
       results.push(JSON.stringify({ index, accepted: false, issues: check.issues }));
       continue;
     }
-    eventIds.push(check.envelope.eventId);
-    lines.push(observationRow(prefix, check.envelope, check.occurredAtMs, check.shape));
+    const { envelope } = check;
+    eventIds.push(envelope.eventId);
+    const { shape } = check;
+    lines.push(observationRow(prefix, envelope, check.occurredAtMs, shape));
+    const { transport } = envelope;
+    const key = jobGroupKey({
+      method: transport.method,
+      routeTemplate: transport.routeTemplate,
+      payloadLocation: transport.payloadLocation,
+      statusCode: transport.statusCode,
+      // As the row's schema_inspected: only an explicit false is 0.
+      schemaInspected: envelope.payload.schemaInspected !== false,
+      shapeHash: shapeHash(shape),
+    });
+    let group = groupIndexes.get(key);
+    if (group === undefined) {
+      group = groupKeys.length;
+      groupKeys.push(key);
+      groupIndexes.set(key, group);
+    }
+    itemGroups.push(group);
     // A valid eventId matches ^evt_[A-Za-z0-9._:-]{1,124}$: nothing in it needs JSON escaping.
-    results.push(`{"index":${index},"accepted":true,"eventId":"${check.envelope.eventId}"}`);
+    results.push(`{"index":${index},"accepted":true,"eventId":"${envelope.eventId}"}`);
   }
   const text = lines.join('');
   const rows = writeRows(text, into);
@@ -90,7 +121,17 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
     end += ascii ? line.length : Buffer.byteLength(line, 'utf8');
     rowEnds.push(end);
   }
-  return { kind: 'checked', itemCount: items.length, rejected, eventIds, rows, rowEnds, resultsJson: `[${results.join(',')}]` };
+  return {
+    kind: 'checked',
+    itemCount: items.length,
+    rejected,
+    eventIds,
+    rows,
+    rowEnds,
+    groupKeys,
+    itemGroups,
+    resultsJson: `[${results.join(',')}]`,
+  };
 }
 
 /** True when checkBatch wrote the rows into `into` (they are then a view of its first bytes). */

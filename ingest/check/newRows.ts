@@ -1,3 +1,4 @@
+import type { EncodedJobGroups } from '../../shared/analysis/jobGroups.js';
 import type { CheckedBatch } from './checkBatch.js';
 import { asBuffer } from '../offload/bytes.js';
 import { copyBytes } from '../offload/sharedSlots.js';
@@ -22,4 +23,27 @@ export function newRows(batch: CheckedBatch, duplicate: readonly boolean[]): Buf
   let offset = 0;
   for (const piece of pieces) offset += copyBytes(piece, kept, offset);
   return kept;
+}
+
+/**
+ * The analysis groups of the items admission found new, as the job carries them
+ * (shared/analysis/jobGroups.ts EncodedJobGroups): each group's key, then the indexes of its
+ * items among the new eventIds (the job's `eventIds`, in item order). Groups left without a new
+ * item are left out.
+ */
+export function newGroups(batch: CheckedBatch, duplicate: readonly boolean[]): EncodedJobGroups {
+  const items: string[] = new Array(batch.groupKeys.length).fill('');
+  let next = 0;
+  for (let i = 0; i < batch.eventIds.length; i += 1) {
+    if (duplicate[i]) continue;
+    const group = batch.itemGroups[i];
+    items[group] = items[group] === '' ? String(next) : `${items[group]},${next}`;
+    next += 1;
+  }
+  let text = '';
+  for (let group = 0; group < items.length; group += 1) {
+    if (items[group] === '') continue;
+    text += `${text === '' ? '' : ' '}${batch.groupKeys[group]} ${items[group]}`;
+  }
+  return text;
 }

@@ -2,8 +2,10 @@ import type { AnalysisJob } from '../../shared/redis.js';
 
 /**
  * The log record of one accepted batch: its account (its admission keys carry the account's
- * hash tag), its analysis job (connection, receipt time, new eventIds, batch id) and its new rows
- * as the ClickHouse insert takes them (TabSeparated).
+ * hash tag), its analysis job (connection, receipt time, new eventIds, batch id, and the new
+ * items' analysis groups) and its new rows as the ClickHouse insert takes them (TabSeparated).
+ * A head written before jobs carried groups has none: its job ships without them, and the
+ * analyzer reads that batch's rows back instead (shared/analysis/jobGroups.ts).
  * `[u32 LE length of the head's JSON][head JSON: the job and accountId][rows]`.
  */
 export interface BatchRecord {

@@ -296,6 +296,8 @@ export class Shipper {
         String(job.receivedAtMs),
         'eventIds',
         job.eventIds.join(','),
+        // A job of an older log record has no groups: the analyzer reads its rows back instead.
+        ...(job.groups === undefined ? [] : ['groups', job.groups]),
       );
     }
     const replies = await pipeline.exec();

@@ -6,7 +6,7 @@ import type { Admission, AdmissionRequest, AdmissionResult, AdmissionTicket } fr
 import type { AdmissionResolver } from '../admission/resolver.js';
 import type { BatchBinding, CheckedBatch } from '../check/checkBatch.js';
 import type { BatchChecker } from '../check/checker.js';
-import { newRows } from '../check/newRows.js';
+import { newGroups, newRows } from '../check/newRows.js';
 import type { IngestCredential } from '../common/credential.js';
 import { BatchShapeError, MAX_BODY_BYTES, jsonTextResponse, type EdgeRequest, type EdgeResponse } from '../common/edgeHttp.js';
 import type { IngestMetrics } from '../common/metrics.js';
@@ -160,6 +160,8 @@ export class BatchIntake {
         batchId: ticket.batchId,
         receivedAtMs: nowMs,
         eventIds: ticket.newEventIds,
+        // Indexes into newEventIds: admission's new ids are the batch's eventIds less the duplicates, in order.
+        groups: newGroups(checked, duplicate),
       },
       // The text jsonResponse would give { accepted, persisted, results } (results come serialised).
       response: jsonTextResponse(
