@@ -110,9 +110,9 @@ describe("each script's Lua locals hold what its builder sent", () => {
       recordHead: '1767225600123|1|a|b|w1,w2,w3|1,2,0|',
       windowLimits: [100, 6000, 1],
       windowCosts: [1, 2, 0],
-      eventIds: ['evt_1', 'evt 2 with spaces', 'évt_3', '42'],
-      hexes: ['64696765737430303031', '64696765737430303032', '64696765737430303033', '64696765737430303034'],
-      digests: [Buffer.from('digest0001'), Buffer.from('digest0002'), Buffer.from('digest0003'), Buffer.from('digest0004')],
+      eventIdList: 'evt_1,evt 2 with spaces,évt_3,42',
+      hexList: '64696765737430303031646967657374303030326469676573743030303364696765737430303034',
+      digestList: Buffer.from('digest0001digest0002digest0003digest0004'),
     },
     {
       // No windows and no eventIds: the count of an empty list, then an empty rest.
@@ -139,9 +139,9 @@ describe("each script's Lua locals hold what its builder sent", () => {
       recordHead: '',
       windowLimits: [],
       windowCosts: [],
-      eventIds: [],
-      hexes: [],
-      digests: [],
+      eventIdList: '',
+      hexList: '',
+      digestList: Buffer.alloc(0),
     },
   ];
   const connectionCheck: ScriptInput<typeof LAYOUTS.CONNECTION_CHECK>[] = [

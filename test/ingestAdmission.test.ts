@@ -7,7 +7,8 @@ import { Admission, type AdmissionResult, type AdmissionTicket } from '../ingest
 import { LuaScript } from '../ingest/admission/luaScript.js';
 import { SCRIPTS } from '../ingest/admission/scripts.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
-import { EVENT_ID_DIGEST_BYTES, IngestKeys, dedupBucket, eventIdDigest } from '../ingest/admission/keys.js';
+import { IngestKeys, dedupBucket } from '../ingest/admission/keys.js';
+import { EVENT_ID_DIGEST_BYTES, eventIdDigest } from '../ingest/admission/eventIdDigest.js';
 import { dedupEntry, dedupPeriod, dedupSet } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids: the

@@ -62,6 +62,8 @@ export interface AdmissionRequest {
   itemCount: number;
   /** eventIds of the structurally valid items, in item order. */
   eventIds: string[];
+  /** Their digests (keys.ts eventIdDigestHex) back to back, when the check made them; else made here. */
+  digests?: string;
   batchId: string;
 }
 
@@ -219,7 +221,10 @@ export class Admission {
   async admit(credential: IngestCredential, request: AdmissionRequest): Promise<AdmissionResult> {
     const windows = this.windowsOf(credential, request.itemCount);
     const member = pendingMember(credential.accountId, request.batchId);
-    const { keys, args } = admitCall(this.admitInput(credential, windows, request.nowMs, request.batchId, request.eventIds));
+    const { keys, args } = admitCall({
+      ...this.admitInput(credential, windows, request.nowMs, request.batchId, request.eventIds),
+      digests: request.digests,
+    });
     const [, reply] = await this.inOrder(
       () => this.redis.zadd(RedisKeys.pendingAdmissions, request.nowMs, member),
       () => SCRIPTS.ADMIT.run(this.redis, keys, args),

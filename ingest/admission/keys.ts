@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { accountTag } from '../../shared/redis.js';
 
 /**
@@ -50,20 +49,6 @@ export function dedupPeriods(nowMs: number, dedupWindowSeconds: number): { curre
   const periodSeconds = Math.ceil(dedupWindowSeconds / (DEDUP_PERIODS - 1));
   return { current: Math.floor(nowMs / 1000 / periodSeconds), periodSeconds };
 }
-
-/**
- * Bytes of an eventId's digest in a de-duplication bucket: 80 bits, so that a new eventId is taken
- * for a remembered one of its connection with a chance of about M / 2^80 (M the connection's
- * remembered eventIds: about 3e-16 at 400 M), where 8 bytes would give about 2e-11.
- */
-export const EVENT_ID_DIGEST_BYTES = 10;
-
-/**
- * An eventId's de-duplication digest: the first 10 bytes of its SHA-256. Its bytes 5 to 8, as an
- * unsigned 32-bit number, also choose its bucket (dedupBucket), so a split can place every digest
- * of a bucket from the digest alone.
- */
-export const eventIdDigest = (eventId: string): Buffer => createHash('sha256').update(eventId).digest().subarray(0, EVENT_ID_DIGEST_BYTES);
 
 /**
  * Linear hashing: the bucket of a digest in a set of `buckets` buckets. With 2^L the largest power

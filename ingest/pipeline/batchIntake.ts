@@ -105,7 +105,7 @@ export class BatchIntake {
       if (shipper.saturated()) throw serviceUnavailable(STORE_RETRY_AFTER_SECONDS);
       // Past this, the analyzer's stream time may have passed this batch's receipt time.
       if (clock.nowMs() - nowMs > RECEIPT_TO_ADMISSION_MAX_MS) throw serviceUnavailable(1);
-      const admission = { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, batchId };
+      const admission = { nowMs, itemCount: checked.itemCount, eventIds: checked.eventIds, digests: checked.digests, batchId };
       const result = await timed(metrics.admissionSeconds, () => fromStore(this.admitSettling(credential, admission)));
       if (result.kind !== 'stale_credential') return this.prepare(result, checked, credential, nowMs);
       // 03 Errors/Ingestion 409: the binding moved again while this batch was re-checked.

@@ -7,14 +7,8 @@ import type { Config, IngestEdgeConfig, IngestLimits } from '../../shared/config
 import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/http/uwsServer.js';
 import { startFastifyIngestServer } from '../../ingest/http/fastifyServer.js';
-import {
-  DEDUP_PERIODS,
-  EVENT_ID_DIGEST_BYTES,
-  IngestKeys,
-  dedupBucket,
-  dedupBucketsKey,
-  eventIdDigest,
-} from '../../ingest/admission/keys.js';
+import { DEDUP_PERIODS, IngestKeys, dedupBucket, dedupBucketsKey } from '../../ingest/admission/keys.js';
+import { EVENT_ID_DIGEST_BYTES, eventIdDigest } from '../../ingest/admission/eventIdDigest.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/common/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
 import { newLogDir, removeLogDir } from './logDirs.js';
