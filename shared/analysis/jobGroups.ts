@@ -15,15 +15,9 @@ import { EVIDENCE_LIMIT, type BatchRef, type ObservationGroup } from './observat
  * before, through groupsOfBatches (analyzer/liveAnalysis.ts).
  */
 
-/** One group of a job: its key, and which of the job's eventIds it holds. */
-export interface JobGroup {
-  method: string;
-  routeTemplate: string;
-  payloadLocation: string;
-  statusCode: number;
-  schemaInspected: boolean;
-  /** Lowercase hex SHA-256 of the stored schemaShape text: ClickHouse's `lower(hex(shape_hash))`. */
-  shapeHash: string;
+/** One group of a job: its key (an ObservationGroup's), and which of the job's eventIds it holds. */
+export interface JobGroup
+  extends Pick<ObservationGroup, 'method' | 'routeTemplate' | 'payloadLocation' | 'statusCode' | 'schemaInspected' | 'shapeHash'> {
   /** Indexes into the job's `eventIds`, ascending. */
   items: number[];
 }
