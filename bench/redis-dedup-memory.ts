@@ -21,7 +21,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../shared/config.js';
 import { RedisKeys, connectRedis } from '../shared/redis.js';
 import { Admission } from '../ingest/admission/admission.js';
-import { EVENT_ID_DIGEST_BYTES } from '../ingest/admission/eventIdDigest.js';
+import { EVENT_ID_DIGEST_BYTES } from '../ingest/common/eventIdDigest.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
 import { parseArgs } from './benchProcess.js';
 import { BENCH_STORES, benchEdgeEnv, flushBenchRedis, fmt } from './ingest-common.js';

@@ -8,7 +8,7 @@ import { LuaScript } from '../ingest/admission/luaScript.js';
 import { SCRIPTS } from '../ingest/admission/scripts.js';
 import type { IngestCredential } from '../ingest/common/credential.js';
 import { IngestKeys, dedupBucket } from '../ingest/admission/keys.js';
-import { EVENT_ID_DIGEST_BYTES, eventIdDigest } from '../ingest/admission/eventIdDigest.js';
+import { EVENT_ID_DIGEST_BYTES, eventIdDigest } from '../ingest/common/eventIdDigest.js';
 import { dedupEntry, dedupPeriod, dedupSet } from './helpers/ingest.js';
 
 // The admission scripts against the real test Redis, with a credential record of fresh ids: the

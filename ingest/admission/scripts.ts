@@ -1,6 +1,6 @@
 import { LuaScript } from './luaScript.js';
 import { DEDUP_PERIODS } from './keys.js';
-import { EVENT_ID_DIGEST_BYTES, eventIdDigestHex } from './eventIdDigest.js';
+import { EVENT_ID_DIGEST_BYTES, eventIdDigestHex } from '../common/eventIdDigest.js';
 import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } from './scriptLayout.js';
 
 /**

@@ -5,7 +5,7 @@ import { BatchShapeError } from '../common/edgeHttp.js';
 import { batchRowPrefix, observationRow, type RowBinding } from '../common/observationsTable.js';
 import { jobGroupKey } from '../../shared/analysis/jobGroups.js';
 import { shapeHash } from './shapeHash.js';
-import { eventIdDigestHex } from '../admission/eventIdDigest.js';
+import { eventIdDigestHex } from '../common/eventIdDigest.js';
 
 /**
  * The CPU-bound middle of the pipeline — parse, validate, bind and serialise one batch — as a

@@ -8,7 +8,7 @@ import { createMetricsRegistry } from '../../shared/metrics.js';
 import { startIngestServer, type RunningServer } from '../../ingest/http/uwsServer.js';
 import { startFastifyIngestServer } from '../../ingest/http/fastifyServer.js';
 import { DEDUP_PERIODS, IngestKeys, dedupBucket, dedupBucketsKey } from '../../ingest/admission/keys.js';
-import { EVENT_ID_DIGEST_BYTES, eventIdDigest } from '../../ingest/admission/eventIdDigest.js';
+import { EVENT_ID_DIGEST_BYTES, eventIdDigest } from '../../ingest/common/eventIdDigest.js';
 import { OBSERVATION_ALIAS_COLUMNS } from '../../ingest/common/observationsTable.js';
 import type { Redis } from '../../shared/redis.js';
 import { newLogDir, removeLogDir } from './logDirs.js';

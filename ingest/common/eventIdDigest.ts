@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 
-// The de-duplication digest of an eventId (keys.ts, scripts.ts). A module of its own, without
-// Redis, because the check's worker threads make the digests.
+// The de-duplication digest of an eventId (admission/keys.ts, admission/scripts.ts). Here, below
+// both stages and without Redis, because the check's worker threads make the digests.
 
 /**
  * Bytes of an eventId's digest in a de-duplication bucket: 80 bits, so that a new eventId is taken
