@@ -67,7 +67,11 @@ describe('sensitive content of export files', () => {
     const own = [newId('rp_'), newId('rds_'), newId('rrun_'), newId('rapr_'), newId('cv_'), newId('inc_'), newId('int_'), newId('cliop_')];
     expect(findSensitiveContent(`${own.join(' ')} ${fingerprint({ a: 1 })}`)).toBeNull();
     expect(findSensitiveContent(fingerprint({ a: 1 }).slice('sha256:'.length))?.kind).toBe('hex_token');
-    expect(findSensitiveContent(`${own[0]}x`)?.kind).toBe('random_token');
+    // One character past an id's form, it is judged as any run: a fixed id, since about one random
+    // id in seven has letter runs too long to pass for random (the heuristic's words rule).
+    const id = 'rp_01jdq4k8m2x7c9v3b5n6p1z0w4';
+    expect(findSensitiveContent(id)).toBeNull();
+    expect(findSensitiveContent(`${id}x`)?.kind).toBe('random_token');
   });
 
   it('reports the first match', () => {
