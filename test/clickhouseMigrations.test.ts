@@ -21,6 +21,20 @@ const query = async <T>(database: string, sql: string): Promise<T[]> => {
   }
 };
 
+const insert = async (database: string, values: Record<string, unknown>[]): Promise<void> => {
+  const client = createClickHouse(CLICKHOUSE_URL, database);
+  try {
+    await client.insert({ table: 'observations', values, format: 'JSONEachRow' });
+  } finally {
+    await client.close();
+  }
+};
+/** The database's tables: a rebuild leaves none of its intermediate tables behind. */
+const tableNames = async (database: string): Promise<string[]> =>
+  (await query<{ name: string }>(database, `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`)).map(
+    (t) => t.name,
+  );
+
 afterAll(async () => {
   const client = createClickHouse(CLICKHOUSE_URL, 'default');
   for (const database of databases) await client.command({ query: `DROP DATABASE IF EXISTS ${sqlIdentifier(database)}` });
@@ -31,7 +45,6 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
   it('keeps every row written under 0001, each binding member readable under its old column name', async () => {
     const database = scratch();
     await migrateClickHouse(CLICKHOUSE_URL, database, '0001_observations.sql');
-    const client = createClickHouse(CLICKHOUSE_URL, database);
     const row = (eventId: string, mode: string) => ({
       connection_id: 'int_1',
       event_id: eventId,
@@ -69,11 +82,7 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
       business_object_type: '',
       business_object_id_hash: '',
     });
-    try {
-      await client.insert({ table: 'observations', values: [row('evt_a', 'live'), row('evt_b', 'sandbox')], format: 'JSONEachRow' });
-    } finally {
-      await client.close();
-    }
+    await insert(database, [row('evt_a', 'live'), row('evt_b', 'sandbox')]);
     await migrateClickHouse(CLICKHOUSE_URL, database);
     const rows = await query<Record<string, unknown>>(
       database,
@@ -96,11 +105,7 @@ describe('ClickHouse migration 0002 (observation binding)', () => {
         attempt: 2,
       })),
     );
-    const tables = await query<{ name: string }>(
-      database,
-      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
-    );
-    expect(tables.map((table) => table.name)).toEqual(['observations', 'schema_migrations']);
+    expect(await tableNames(database)).toEqual(['observations', 'schema_migrations']);
     // Applied once: running the migrations again changes nothing.
     await migrateClickHouse(CLICKHOUSE_URL, database);
     expect(await query(database, 'SELECT count() AS n FROM observations')).toEqual([{ n: '2' }]);
@@ -141,16 +146,7 @@ describe('ClickHouse migration 0003 (receipt-time order, shape hash)', () => {
   it('keeps every row written under 0002, sorts by connection and receipt time, and hashes each stored shape', async () => {
     const database = scratch();
     await migrateClickHouse(CLICKHOUSE_URL, database, '0002_observation_binding.sql');
-    const client = createClickHouse(CLICKHOUSE_URL, database);
-    try {
-      await client.insert({
-        table: 'observations',
-        values: [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}')],
-        format: 'JSONEachRow',
-      });
-    } finally {
-      await client.close();
-    }
+    await insert(database, [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}')]);
     await migrateClickHouse(CLICKHOUSE_URL, database);
     const rows = await query<Record<string, unknown>>(
       database,
@@ -166,11 +162,7 @@ describe('ClickHouse migration 0003 (receipt-time order, shape hash)', () => {
       `SELECT sorting_key FROM system.tables WHERE database = currentDatabase() AND name = 'observations'`,
     );
     expect(table.sorting_key).toBe('connection_id, received_at_ms, event_id');
-    const tables = await query<{ name: string }>(
-      database,
-      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
-    );
-    expect(tables.map((t) => t.name)).toEqual(['observations', 'schema_migrations']);
+    expect(await tableNames(database)).toEqual(['observations', 'schema_migrations']);
   });
 });
 
@@ -178,16 +170,7 @@ describe('ClickHouse migration 0004 (1,024-row granules)', () => {
   it('keeps every row written under 0003, with its shape hash, in a table of 1,024-row granules', async () => {
     const database = scratch();
     await migrateClickHouse(CLICKHOUSE_URL, database, '0003_observation_time_order.sql');
-    const client = createClickHouse(CLICKHOUSE_URL, database);
-    try {
-      await client.insert({
-        table: 'observations',
-        values: [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}')],
-        format: 'JSONEachRow',
-      });
-    } finally {
-      await client.close();
-    }
+    await insert(database, [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}')]);
     const before = await query(database, 'SELECT event_id, received_at_ms, hex(shape_hash) AS hash FROM observations ORDER BY event_id');
     await migrateClickHouse(CLICKHOUSE_URL, database);
     expect(await query(database, 'SELECT event_id, received_at_ms, hex(shape_hash) AS hash FROM observations ORDER BY event_id')).toEqual(
@@ -200,11 +183,7 @@ describe('ClickHouse migration 0004 (1,024-row granules)', () => {
     );
     expect(table.sorting_key).toBe('connection_id, received_at_ms, event_id');
     expect(table.engine_full).toMatch(/SETTINGS index_granularity = 1024$/);
-    const tables = await query<{ name: string }>(
-      database,
-      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
-    );
-    expect(tables.map((t) => t.name)).toEqual(['observations', 'schema_migrations']);
+    expect(await tableNames(database)).toEqual(['observations', 'schema_migrations']);
   });
 });
 
@@ -212,16 +191,11 @@ describe('ClickHouse migration 0005 (LowCardinality shape, binding and fingerpri
   it('keeps every row written under 0004, its values and shape hash, in LowCardinality columns that read as before', async () => {
     const database = scratch();
     await migrateClickHouse(CLICKHOUSE_URL, database, '0004_observation_granularity.sql');
-    const client = createClickHouse(CLICKHOUSE_URL, database);
-    try {
-      await client.insert({
-        table: 'observations',
-        values: [row('evt_a', 3000, '{"kind":"null"}'), row('evt_b', 2000, '{"kind":"string"}'), row('evt_c', 2500, '{"kind":"null"}')],
-        format: 'JSONEachRow',
-      });
-    } finally {
-      await client.close();
-    }
+    await insert(database, [
+      row('evt_a', 3000, '{"kind":"null"}'),
+      row('evt_b', 2000, '{"kind":"string"}'),
+      row('evt_c', 2500, '{"kind":"null"}'),
+    ]);
     const read = `SELECT event_id, received_at_ms, schema_shape, binding, workspace_id, schema_fingerprint, hex(shape_hash) AS hash
       FROM observations ORDER BY event_id`;
     const before = await query(database, read);
@@ -239,12 +213,7 @@ describe('ClickHouse migration 0005 (LowCardinality shape, binding and fingerpri
       'schema_shape LowCardinality(String)',
     ]);
     // A row inserted afterwards groups by shape hash with the migrated ones.
-    const after = createClickHouse(CLICKHOUSE_URL, database);
-    try {
-      await after.insert({ table: 'observations', values: [row('evt_d', 4000, '{"kind":"null"}')], format: 'JSONEachRow' });
-    } finally {
-      await after.close();
-    }
+    await insert(database, [row('evt_d', 4000, '{"kind":"null"}')]);
     const groups = await query<{ shape: string; n: string }>(
       database,
       'SELECT any(schema_shape) AS shape, uniqExact(event_id) AS n FROM observations GROUP BY shape_hash ORDER BY shape',
@@ -253,10 +222,6 @@ describe('ClickHouse migration 0005 (LowCardinality shape, binding and fingerpri
       { shape: '{"kind":"null"}', n: '3' },
       { shape: '{"kind":"string"}', n: '1' },
     ]);
-    const tables = await query<{ name: string }>(
-      database,
-      `SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name`,
-    );
-    expect(tables.map((t) => t.name)).toEqual(['observations', 'schema_migrations']);
+    expect(await tableNames(database)).toEqual(['observations', 'schema_migrations']);
   });
 });
