@@ -146,6 +146,24 @@ export interface AnalysisJob {
   groups?: EncodedJobGroups;
 }
 
+/** A job's stream entry fields, as XADD takes them (analyzer/jobStream.ts reads them back). */
+export const analysisJobFields = (job: AnalysisJob): string[] => [
+  'connectionId',
+  job.connectionId,
+  'workspaceId',
+  job.workspaceId,
+  'mode',
+  job.mode,
+  'batchId',
+  job.batchId,
+  'receivedAtMs',
+  String(job.receivedAtMs),
+  'eventIds',
+  job.eventIds.join(','),
+  // A job of an older log record has no groups: the analyzer reads its rows back instead.
+  ...(job.groups === undefined ? [] : ['groups', job.groups]),
+];
+
 /** The consumer group of the analyzer on `RedisKeys.analysisJobs` (created by the ingest edge at start-up). */
 export const ANALYSIS_CONSUMER_GROUP = 'analyzers';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '../shared/clickhouse/client.js';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
-import { ANALYSIS_CONSUMER_GROUP } from '../shared/redis.js';
+import { ANALYSIS_CONSUMER_GROUP, analysisJobFields } from '../shared/redis.js';
 import { encodeJobGroups, groupsOfJobs, parseJobGroups } from '../shared/analysis/jobGroups.js';
 import { groupsOfBatches, type ObservationGroup } from '../shared/analysis/observationGroups.js';
 import type { SchemaShape } from '../shared/envelope/types.js';
@@ -241,20 +241,8 @@ describe('jobs without groups', () => {
     expect(carried).toHaveLength(1);
     const entries = [...pending, ...carried];
     expect(entries).toHaveLength(3);
-    const fields = (job: AnalysisJobEntry) => [
-      'connectionId',
-      job.connectionId,
-      'workspaceId',
-      job.workspaceId,
-      'mode',
-      job.mode,
-      'batchId',
-      job.batchId,
-      'receivedAtMs',
-      String(job.receivedAtMs),
-      'eventIds',
-      job.eventIds.join(','),
-    ];
+    // The entry without its groups (an older edge's); each xadd below adds what it tests.
+    const fields = ({ groups: _, ...job }: AnalysisJobEntry) => analysisJobFields(job);
     await ctx.deps.redis.xadd(fallback, '*', ...fields(entries[0]));
     const unusable = [{ ...entries[1].groups![0], items: [99] }];
     await ctx.deps.redis.xadd(fallback, '*', ...fields(entries[1]), 'groups', encodeJobGroups(unusable));

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
+import { analysisJobFields } from '../shared/redis.js';
 import { insertApiKey } from '../management/apiKeys/apiKeyStore.js';
 import { bootstrapWorkspace, callWithKey, type TestContext } from './helpers/context.js';
 import { activateOk, contractUrl, openApiRegistration, registerDraft } from './helpers/contracts.js';
@@ -411,20 +412,16 @@ describe('analyzer', () => {
       format: 'JSONEachRow',
     });
     const rows = await result.json<{ batch_id: string; received: string; ids: string[] }>();
-    return rows.map((row) => [
-      'connectionId',
-      collector.connectionId,
-      'workspaceId',
-      'w',
-      'mode',
-      collector.mode,
-      'batchId',
-      row.batch_id,
-      'receivedAtMs',
-      String(row.received),
-      'eventIds',
-      row.ids.join(','),
-    ]);
+    return rows.map((row) =>
+      analysisJobFields({
+        connectionId: collector.connectionId,
+        workspaceId: 'w',
+        mode: collector.mode,
+        batchId: row.batch_id,
+        receivedAtMs: Number(row.received),
+        eventIds: row.ids,
+      }),
+    );
   }
 
   it('shows as observed the traffic that the reanalysis of an activation counted before live analysis took it', async () => {

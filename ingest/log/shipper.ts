@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { secondsSince } from '../../shared/metrics.js';
+import { analysisJobFields } from '../../shared/redis.js';
 import { decodeBatchRecord, type BatchRecord } from './logRecord.js';
 import { comparePositions, yieldTurn, type LogPosition, type WriteAheadLog } from './writeAheadLog.js';
 
@@ -278,27 +279,7 @@ export class Shipper {
     const pipeline = this.options.redis.pipeline();
     for (const { job } of read) {
       if (!shippedIds.has(job.batchId)) continue;
-      pipeline.xadd(
-        this.options.analysisStream,
-        'MAXLEN',
-        '~',
-        this.options.analysisStreamMaxLen,
-        '*',
-        'connectionId',
-        job.connectionId,
-        'workspaceId',
-        job.workspaceId,
-        'mode',
-        job.mode,
-        'batchId',
-        job.batchId,
-        'receivedAtMs',
-        String(job.receivedAtMs),
-        'eventIds',
-        job.eventIds.join(','),
-        // A job of an older log record has no groups: the analyzer reads its rows back instead.
-        ...(job.groups === undefined ? [] : ['groups', job.groups]),
-      );
+      pipeline.xadd(this.options.analysisStream, 'MAXLEN', '~', this.options.analysisStreamMaxLen, '*', ...analysisJobFields(job));
     }
     const replies = await pipeline.exec();
     const failed = replies?.find(([error]) => error !== null);
