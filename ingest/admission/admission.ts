@@ -175,15 +175,10 @@ export class Admission {
     return { observationsPerMinute, requestsPerMinute };
   }
 
-  /** ADMIT's input for a credential, its windows and eventIds at `nowMs`. */
-  private admitInput(
-    credential: IngestCredential,
-    windows: AdmitWindow[],
-    nowMs: number,
-    batchId: string,
-    eventIds: readonly string[],
-  ): AdmitInput {
+  /** ADMIT's input for a credential, its windows and a request. */
+  private admitInput(credential: IngestCredential, windows: AdmitWindow[], request: AdmissionRequest): AdmitInput {
     const { accountId, connectionId, workspaceId, mode } = credential;
+    const { nowMs, batchId, eventIds, digests } = request;
     const { period } = usagePeriodOf(new Date(nowMs));
     const dedupWindowSeconds = this.config.ingest.dedupWindowSeconds;
     const { current, periodSeconds } = dedupPeriods(nowMs, dedupWindowSeconds);
@@ -210,6 +205,7 @@ export class Admission {
       usageTtlSeconds: USAGE_TTL_SECONDS,
       admissionDeadlineMs: this.config.ingest.admissionDeadlineMs,
       eventIds,
+      digests,
     };
   }
 
@@ -221,10 +217,7 @@ export class Admission {
   async admit(credential: IngestCredential, request: AdmissionRequest): Promise<AdmissionResult> {
     const windows = this.windowsOf(credential, request.itemCount);
     const member = pendingMember(credential.accountId, request.batchId);
-    const { keys, args } = admitCall({
-      ...this.admitInput(credential, windows, request.nowMs, request.batchId, request.eventIds),
-      digests: request.digests,
-    });
+    const { keys, args } = admitCall(this.admitInput(credential, windows, request));
     const [, reply] = await this.inOrder(
       () => this.redis.zadd(RedisKeys.pendingAdmissions, request.nowMs, member),
       () => SCRIPTS.ADMIT.run(this.redis, keys, args),
