@@ -9,6 +9,7 @@ import type { SchemaShape } from '../shared/envelope/types.js';
 import { shapeText } from '../shared/envelope/shapeText.js';
 import { shapeHash } from '../ingest/check/shapeHash.js';
 import { decodeBatchRecord, encodeBatchRecord } from '../ingest/log/logRecord.js';
+import type { AnalysisJob } from '../shared/redis.js';
 import { WriteAheadLog } from '../ingest/log/writeAheadLog.js';
 import { JobStream, type AnalysisJobEntry } from '../analyzer/jobStream.js';
 import { bootstrapWorkspace, createTestContext, type TestContext } from './helpers/context.js';
@@ -89,6 +90,15 @@ function item(shape: SchemaShape, overrides: { statusCode?: number; inspected?: 
 }
 
 const idOf = (it: Record<string, unknown>) => it.eventId as string;
+
+/** A log record as edges wrote it before text heads: `[u32 LE head length][head JSON][rows]`. */
+function jsonHeadRecord(accountId: string, job: AnalysisJob, rows: Buffer): Buffer[] {
+  const head = Buffer.from(JSON.stringify({ ...job, accountId }));
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(head.length, 0);
+  return [length, head, rows];
+}
+
 
 /** The jobs in the fixture's stream not yet read, as the analyzer parses them. */
 async function readJobs(from = stream): Promise<AnalysisJobEntry[]> {
@@ -223,7 +233,7 @@ describe('jobs without groups', () => {
     expect(parseJobGroups(record.job.groups, 3)?.map((g) => g.items)).toEqual([[0], [1], [2]]);
     const { groups: _dropped, ...oldJob } = record.job;
     const old = await WriteAheadLog.open({ dir: oldDir, segmentBytes: 64 * 1024 * 1024 });
-    await old.append(encodeBatchRecord({ accountId: record.accountId, job: oldJob, rows: Buffer.from(record.rows) }));
+    await old.append(jsonHeadRecord(record.accountId, oldJob, Buffer.from(record.rows)));
     await old.close();
     const oldEdge = await startEdge(ctx, clickhouse, { analysisStream: fallback, ingest: { walDir: oldDir } });
     try {
@@ -272,5 +282,33 @@ describe('jobs without groups', () => {
     } finally {
       await analyzer.stop();
     }
+  });
+});
+
+describe('log record heads', () => {
+  const job: AnalysisJob = {
+    connectionId: 'con_1',
+    workspaceId: 'wsp_1',
+    mode: 'live',
+    batchId: 'bat_1',
+    receivedAtMs: 1_764_000_000_123,
+    eventIds: ['evt_a', 'evt_b.c:d-e_f'],
+    groups: 'POST /orders response_body 201 1 ab 0 GET /orders/{id} response_body 200 0 cd 1',
+  };
+  const rows = Buffer.from('row 1\nrow 2\n');
+  const payload = (pieces: Buffer[]) => Buffer.concat(pieces);
+
+  it('read back what was written, with or without groups', () => {
+    expect(decodeBatchRecord(payload(encodeBatchRecord({ accountId: 'acc_1', job, rows })))).toEqual({ accountId: 'acc_1', job, rows });
+    const { groups: _none, ...withoutGroups } = job;
+    expect(decodeBatchRecord(payload(encodeBatchRecord({ accountId: 'acc_1', job: withoutGroups, rows })))).toEqual({
+      accountId: 'acc_1',
+      job: withoutGroups,
+      rows,
+    });
+  });
+
+  it("read an older edge's JSON head", () => {
+    expect(decodeBatchRecord(payload(jsonHeadRecord('acc_1', job, rows)))).toEqual({ accountId: 'acc_1', job, rows });
   });
 });

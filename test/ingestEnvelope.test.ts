@@ -4,9 +4,11 @@ import fc from 'fast-check';
 import type { IngestCredential } from '../ingest/common/credential.js';
 import {
   BINDING_MEMBERS,
+  INSERT_CHUNK_BYTES,
   OBSERVATION_ALIAS_COLUMNS,
   OBSERVATION_COLUMNS,
   batchRowPrefix,
+  insertChunks,
   observationRow,
   tsvField,
   tsvToken,
@@ -578,5 +580,25 @@ describe('observation rows (TabSeparated)', () => {
       batchRowPrefix({ credential: { ...credential, tenantId: 'ten|1' }, batchId: 'b1', receivedAtMs: 1, receivedDate: '1970-01-01' }),
     ).toThrow(/separator/);
     expect(JSON.parse(values[OBSERVATION_COLUMNS.indexOf('schema_shape')])).toEqual(check.envelope.payload.schemaShape);
+  });
+});
+
+describe('insert body chunks', () => {
+  it('joins the pieces in order into chunks no larger than INSERT_CHUNK_BYTES, a larger piece alone', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: INSERT_CHUNK_BYTES + 10 }), { maxLength: 12 }), (sizes) => {
+        const pieces = sizes.map((size, index) => Buffer.alloc(size, index + 1));
+        const chunks = [...insertChunks(pieces)];
+        expect(Buffer.concat(chunks).equals(Buffer.concat(pieces))).toBe(true);
+        for (const chunk of chunks) {
+          if (chunk.length > INSERT_CHUNK_BYTES) expect(pieces).toContain(chunk);
+        }
+        // Never two chunks that would have fitted in one.
+        for (let i = 1; i < chunks.length; i += 1) {
+          expect(chunks[i - 1].length + chunks[i].length).toBeGreaterThan(INSERT_CHUNK_BYTES);
+        }
+      }),
+      { numRuns: 50 },
+    );
   });
 });
