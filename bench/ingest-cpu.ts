@@ -5,6 +5,7 @@
 //   node dist/bench/ingest-cpu.js [--runs 3] [--duration 30] [--warmup 10] [--collectors 64]
 //        [--batch 20] [--workspaces 3] [--no-ceiling] [--json FILE] [--keep-data]
 //        [--profile DIR]   # edge --cpu-prof into DIR, ClickHouse query_log of every query, summaries in DIR
+//        [--perf DIR]      # the edge sampled by `perf record` during run 1, its summary (edge-perf.ts)
 //
 // Set-up: bench stores (PostgreSQL svc_bench, Redis db 3, ClickHouse svc_bench) migrated and
 // emptied; `--collectors` Live collectors in `--workspaces` workspaces, each connection with an
@@ -34,6 +35,7 @@ import { Redis } from 'ioredis';
 import { sqlLiteral } from '../shared/clickhouse/escape.js';
 import { ANALYSIS_CONSUMER_GROUP, RedisKeys } from '../shared/redis.js';
 import { freePort, parseArgs, spawnNode } from './benchProcess.js';
+import { recordEdgePerf, summarisePerf } from './edge-perf.js';
 import {
   BENCH_STORES,
   BatchTemplate,
@@ -73,6 +75,7 @@ const options = {
   json: args.get('json'),
   keepData: args.has('keep-data'),
   profileDir: args.get('profile'),
+  perfDir: args.get('perf'),
 };
 const SETTLE_MAX_S = 120;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -279,6 +282,9 @@ interface RunResult {
   clickhouse: Record<string, number>;
 }
 
+/** Run 1's `perf script` of the edge (--perf), once recorded. */
+let perfScript: string | null = null;
+
 async function measuredRun(
   run: number,
   ctx: Context,
@@ -292,7 +298,10 @@ async function measuredRun(
   const [redisBefore, eventsBefore] = await Promise.all([redisInfo(ctx.redis), clickhouseEvents(ctx.clickhouse)]);
   const before = snapshot(pids);
   const recorder = new Recorder();
+  const perf =
+    run === 1 && options.perfDir && pids.edge ? recordEdgePerf(pids.edge, Math.max(1, options.durationS - 2), options.perfDir) : null;
   const seconds = await load.collectorLoop(options.durationS, recorder);
+  perfScript = (await perf) ?? null;
   const after = snapshot(pids);
   const [redisAfter, backlog] = await Promise.all([redisInfo(ctx.redis), streamBacklog(ctx.redis)]);
   const envelopes = recorder.acceptedInWindow * options.batch;
@@ -480,7 +489,12 @@ async function main(): Promise<void> {
     await giveContracts(collectors);
     const env = storeEnv();
     if (options.profileDir) mkdirSync(options.profileDir, { recursive: true });
-    const edgeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profileDir)}`] : [];
+    if (options.perfDir) mkdirSync(options.perfDir, { recursive: true });
+    const edgeArgs = [
+      ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profileDir)}`] : []),
+      // perf names the JIT's frames from /tmp/perf-<pid>.map.
+      ...(options.perfDir ? ['--perf-basic-prof'] : []),
+    ];
     const management = await startProduct('management', '../management/main.js', {
       ...env,
       MANAGEMENT_HOST: '127.0.0.1',
@@ -527,6 +541,10 @@ async function main(): Promise<void> {
     }
     if (options.ceiling) results.ceiling = await ceilingRuns(collectors, runId);
     printSummary(results);
+    if (options.perfDir) {
+      if (perfScript === null) console.log('edge perf: perf record failed (is perf installed and allowed here?)');
+      else summarisePerf(readFileSync(perfScript, 'utf8'), Number(results.runs[0].window.processes.edge.toFixed(1)), 20);
+    }
     if (options.json) writeFileSync(options.json, JSON.stringify({ date: new Date().toISOString(), options, ...results }, null, 2));
   } finally {
     for (const child of children) await stopChild(child).catch(() => undefined);

@@ -99,7 +99,6 @@ function jsonHeadRecord(accountId: string, job: AnalysisJob, rows: Buffer): Buff
   return [length, head, rows];
 }
 
-
 /** The jobs in the fixture's stream not yet read, as the analyzer parses them. */
 async function readJobs(from = stream): Promise<AnalysisJobEntry[]> {
   const reader = new JobStream(ctx.deps.redis, from, ANALYSIS_CONSUMER_GROUP, 'test-reader');
