@@ -72,7 +72,7 @@ WITH a AS (
   SELECT incident_id, kind, path, expected, observed, 0 AS source FROM written
   UNION ALL
   SELECT f.incident_id, f.kind, f.path, f.expected, f.observed, 1 FROM incident_findings f
-   WHERE f.incident_id IN (SELECT id FROM touched)
+   WHERE f.incident_id = ANY (ARRAY(SELECT id FROM touched))
      AND NOT EXISTS (SELECT 1 FROM written w WHERE w.incident_id = f.incident_id AND w.kind = f.kind AND w.path = f.path)
 )
 SELECT touched.i::int AS i, touched.id, touched.affected_records, touched.opened, held.kind, held.path, held.expected, held.observed

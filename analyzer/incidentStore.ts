@@ -193,7 +193,7 @@ export async function refreshConnectionStates(
                                      ELSE GREATEST(COALESCE(c.latest_observation_at, s.latest), s.latest) END,
         open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = c.id AND status = 'open')
        FROM unnest($1::text[], $2::timestamptz[]) AS s (id, latest)
-      WHERE c.id = s.id`,
+      WHERE c.id = s.id AND c.id = ANY ($1::text[])`,
     [
       states.map((state) => state.connectionId),
       states.map((state) => (state.latestObservationMs === null ? null : at(state.latestObservationMs))),
