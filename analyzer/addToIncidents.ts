@@ -162,33 +162,37 @@ export async function addToIncidents(db: pg.PoolClient, additions: readonly Inci
       findings.last.push(at(lastMs));
     }
   });
-  const { rows } = await db.query<TouchedRow>(ADD_TO_INCIDENTS, [
-    incidents.connectionId,
-    incidents.operationKey,
-    incidents.kind,
-    incidents.count,
-    incidents.first,
-    incidents.last,
-    incidents.contractVersionId,
-    incidents.newId,
-    incidents.ruleId,
-    incidents.workspaceId,
-    incidents.integrationId,
-    incidents.environmentId,
-    incidents.mode,
-    now,
-    evidence.i,
-    evidence.eventId,
-    findings.i,
-    findings.kind,
-    findings.path,
-    findings.expected,
-    findings.observed,
-    findings.forbidden,
-    findings.count,
-    findings.first,
-    findings.last,
-  ]);
+  const { rows } = await db.query<TouchedRow>({
+    name: 'analyzer.addToIncidents',
+    text: ADD_TO_INCIDENTS,
+    values: [
+      incidents.connectionId,
+      incidents.operationKey,
+      incidents.kind,
+      incidents.count,
+      incidents.first,
+      incidents.last,
+      incidents.contractVersionId,
+      incidents.newId,
+      incidents.ruleId,
+      incidents.workspaceId,
+      incidents.integrationId,
+      incidents.environmentId,
+      incidents.mode,
+      now,
+      evidence.i,
+      evidence.eventId,
+      findings.i,
+      findings.kind,
+      findings.path,
+      findings.expected,
+      findings.observed,
+      findings.forbidden,
+      findings.count,
+      findings.first,
+      findings.last,
+    ],
+  });
   const touched = new Map<number, { id: string; affected: number; findings: Finding[] }>();
   let opened = 0;
   for (const row of rows) {
@@ -207,9 +211,10 @@ export async function addToIncidents(db: pg.PoolClient, additions: readonly Inci
     ids.push(incident.id);
     summaries.push(incidentSummary(aggregate.kind, aggregate.operationKey, incident.findings, incident.affected));
   }
-  await db.query(
-    'UPDATE incidents SET summary = s.summary FROM unnest($1::text[], $2::text[]) AS s (id, summary) WHERE incidents.id = s.id',
-    [ids, summaries],
-  );
+  await db.query({
+    name: 'analyzer.writeSummaries',
+    text: 'UPDATE incidents SET summary = s.summary FROM unnest($1::text[], $2::text[]) AS s (id, summary) WHERE incidents.id = s.id',
+    values: [ids, summaries],
+  });
   return opened;
 }

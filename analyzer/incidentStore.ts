@@ -8,7 +8,8 @@ import type { Finding } from '../shared/analysis/types.js';
  * the caller locked the connections concerned (AnalyzedConnection rows, FOR UPDATE, in id
  * order), so two analyzers never race on one connection's incidents. A round adds to all its
  * incidents in two statements (addToIncidents.ts); a reanalysis's statements grow with the incidents
- * it recounts, never with the observations.
+ * it recounts, never with the observations. The statements every live round sends are named
+ * (`name:`), so each pooled connection parses and plans them once, not every round.
  */
 
 export interface AnalysedConnection {
@@ -31,11 +32,12 @@ export async function lockConnections(db: pg.PoolClient, ids: readonly string[])
     mode: string;
     active_contract_version_id: string | null;
     reanalysed_through_ms: string;
-  }>(
-    `SELECT id, workspace_id, integration_id, environment_id, mode, active_contract_version_id, reanalysed_through_ms
-       FROM connections WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
-    [[...new Set(ids)]],
-  );
+  }>({
+    name: 'analyzer.lockConnections',
+    text: `SELECT id, workspace_id, integration_id, environment_id, mode, active_contract_version_id, reanalysed_through_ms
+             FROM connections WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
+    values: [[...new Set(ids)]],
+  });
   return new Map(
     rows.map((row) => [
       row.id,
@@ -68,12 +70,13 @@ export interface ClaimedBatches {
 export async function claimBatches(db: pg.PoolClient, batchIds: readonly string[], now: Date): Promise<ClaimedBatches> {
   const claimed: ClaimedBatches = { fresh: new Set(), rulesOnly: new Set() };
   if (batchIds.length === 0) return claimed;
-  const { rows } = await db.query<{ batch_id: string; recounted: boolean }>(
-    `INSERT INTO analysed_batches (batch_id, analysed_at) SELECT b, $2 FROM unnest($1::text[]) AS b ORDER BY b
-       ON CONFLICT (batch_id) DO UPDATE SET rules_evaluated = true WHERE NOT analysed_batches.rules_evaluated
-       RETURNING batch_id, recounted`,
-    [[...new Set(batchIds)], now],
-  );
+  const { rows } = await db.query<{ batch_id: string; recounted: boolean }>({
+    name: 'analyzer.claimBatches',
+    text: `INSERT INTO analysed_batches (batch_id, analysed_at) SELECT b, $2 FROM unnest($1::text[]) AS b ORDER BY b
+             ON CONFLICT (batch_id) DO UPDATE SET rules_evaluated = true WHERE NOT analysed_batches.rules_evaluated
+             RETURNING batch_id, recounted`,
+    values: [[...new Set(batchIds)], now],
+  });
   for (const row of rows) (row.recounted ? claimed.rulesOnly : claimed.fresh).add(row.batch_id);
   return claimed;
 }
@@ -187,16 +190,17 @@ export async function refreshConnectionStates(
   states: readonly { connectionId: string; latestObservationMs: number | null }[],
 ): Promise<void> {
   if (states.length === 0) return;
-  await db.query(
-    `UPDATE connections c SET
-        latest_observation_at = CASE WHEN s.latest IS NULL THEN c.latest_observation_at
-                                     ELSE GREATEST(COALESCE(c.latest_observation_at, s.latest), s.latest) END,
-        open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = c.id AND status = 'open')
-       FROM unnest($1::text[], $2::timestamptz[]) AS s (id, latest)
-      WHERE c.id = s.id AND c.id = ANY ($1::text[])`,
-    [
+  await db.query({
+    name: 'analyzer.refreshConnectionStates',
+    text: `UPDATE connections c SET
+              latest_observation_at = CASE WHEN s.latest IS NULL THEN c.latest_observation_at
+                                           ELSE GREATEST(COALESCE(c.latest_observation_at, s.latest), s.latest) END,
+              open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = c.id AND status = 'open')
+             FROM unnest($1::text[], $2::timestamptz[]) AS s (id, latest)
+            WHERE c.id = s.id AND c.id = ANY ($1::text[])`,
+    values: [
       states.map((state) => state.connectionId),
       states.map((state) => (state.latestObservationMs === null ? null : at(state.latestObservationMs))),
     ],
-  );
+  });
 }
