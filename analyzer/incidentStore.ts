@@ -1,15 +1,15 @@
 import type pg from 'pg';
-import { newId } from '../shared/ids.js';
 import { incidentSummary, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
-import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
 import type { OpenIncidentRef } from '../shared/analysis/reanalysisPlan.js';
 import type { Finding } from '../shared/analysis/types.js';
 
 /**
  * The analyzer's PostgreSQL writes. Every function runs inside the caller's transaction, after
  * the caller locked the connections concerned (AnalyzedConnection rows, FOR UPDATE, in id
- * order), so two analyzers never race on one connection's incidents. Statements grow with the
- * incidents touched, never with the observations.
+ * order), so two analyzers never race on one connection's incidents. A round adds to all its
+ * incidents in two statements (addToIncidents.ts); a reanalysis's statements grow with the incidents
+ * it recounts, never with the observations. The statements every live round sends are named
+ * (`name:`), so each pooled connection parses and plans them once, not every round.
  */
 
 export interface AnalysedConnection {
@@ -32,11 +32,12 @@ export async function lockConnections(db: pg.PoolClient, ids: readonly string[])
     mode: string;
     active_contract_version_id: string | null;
     reanalysed_through_ms: string;
-  }>(
-    `SELECT id, workspace_id, integration_id, environment_id, mode, active_contract_version_id, reanalysed_through_ms
-       FROM connections WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
-    [[...new Set(ids)]],
-  );
+  }>({
+    name: 'analyzer.lockConnections',
+    text: `SELECT id, workspace_id, integration_id, environment_id, mode, active_contract_version_id, reanalysed_through_ms
+             FROM connections WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`,
+    values: [[...new Set(ids)]],
+  });
   return new Map(
     rows.map((row) => [
       row.id,
@@ -69,12 +70,13 @@ export interface ClaimedBatches {
 export async function claimBatches(db: pg.PoolClient, batchIds: readonly string[], now: Date): Promise<ClaimedBatches> {
   const claimed: ClaimedBatches = { fresh: new Set(), rulesOnly: new Set() };
   if (batchIds.length === 0) return claimed;
-  const { rows } = await db.query<{ batch_id: string; recounted: boolean }>(
-    `INSERT INTO analysed_batches (batch_id, analysed_at) SELECT b, $2 FROM unnest($1::text[]) AS b ORDER BY b
-       ON CONFLICT (batch_id) DO UPDATE SET rules_evaluated = true WHERE NOT analysed_batches.rules_evaluated
-       RETURNING batch_id, recounted`,
-    [[...new Set(batchIds)], now],
-  );
+  const { rows } = await db.query<{ batch_id: string; recounted: boolean }>({
+    name: 'analyzer.claimBatches',
+    text: `INSERT INTO analysed_batches (batch_id, analysed_at) SELECT b, $2 FROM unnest($1::text[]) AS b ORDER BY b
+             ON CONFLICT (batch_id) DO UPDATE SET rules_evaluated = true WHERE NOT analysed_batches.rules_evaluated
+             RETURNING batch_id, recounted`,
+    values: [[...new Set(batchIds)], now],
+  });
   for (const row of rows) (row.recounted ? claimed.rulesOnly : claimed.fresh).add(row.batch_id);
   return claimed;
 }
@@ -143,84 +145,6 @@ async function writeSummary(db: pg.PoolClient, incidentId: string, aggregate: In
   ]);
 }
 
-async function insertIncident(db: pg.PoolClient, connection: AnalysedConnection, aggregate: IncidentAggregate, now: Date): Promise<string> {
-  const id = newId('inc_');
-  await db.query(
-    `INSERT INTO incidents (id, connection_id, workspace_id, integration_id, environment_id, mode, operation_key, kind, status,
-        resolution_state, contract_version_id, summary, affected_records, observation_ids, evidence_truncated,
-        first_observed_at, last_observed_at, created_at, updated_at, rule_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', 'active', $9, '', $10, $11, $12, $13, $14, $15, $15, $16)`,
-    [
-      id,
-      connection.id,
-      connection.workspaceId,
-      connection.integrationId,
-      connection.environmentId,
-      connection.mode,
-      aggregate.operationKey,
-      aggregate.kind,
-      aggregate.contractVersionId,
-      aggregate.count,
-      aggregate.eventIds,
-      aggregate.count > aggregate.eventIds.length,
-      at(aggregate.firstMs),
-      at(aggregate.lastMs),
-      now,
-      aggregate.ruleId ?? null,
-    ],
-  );
-  await writeSummary(db, id, aggregate, await upsertFindings(db, id, aggregate, false), aggregate.count);
-  return id;
-}
-
-/**
- * Adds newly analysed observations to the connection's open incident of each aggregate, or
- * opens one. The batches were claimed in this transaction, so nothing is added twice.
- */
-export async function addToIncidents(
-  db: pg.PoolClient,
-  connection: AnalysedConnection,
-  aggregates: Iterable<IncidentAggregate>,
-  now: Date,
-): Promise<number> {
-  let opened = 0;
-  const sorted = [...aggregates].sort((a, b) =>
-    a.operationKey < b.operationKey ? -1 : a.operationKey > b.operationKey ? 1 : a.kind < b.kind ? -1 : 1,
-  );
-  for (const aggregate of sorted) {
-    const { rows } = await db.query<{ id: string; affected_records: string }>(
-      `UPDATE incidents SET
-          affected_records = affected_records + $4,
-          observation_ids = CASE WHEN cardinality(observation_ids) >= ${EVIDENCE_LIMIT} THEN observation_ids
-                                 ELSE (observation_ids || $5::text[])[1:${EVIDENCE_LIMIT}] END,
-          evidence_truncated = affected_records + $4 > LEAST(cardinality(observation_ids) + cardinality($5::text[]), ${EVIDENCE_LIMIT}),
-          first_observed_at = LEAST(first_observed_at, $6), last_observed_at = GREATEST(last_observed_at, $7),
-          contract_version_id = $8, updated_at = $9
-        WHERE connection_id = $1 AND operation_key = $2 AND kind = $3 AND status = 'open'
-        RETURNING id, affected_records`,
-      [
-        connection.id,
-        aggregate.operationKey,
-        aggregate.kind,
-        aggregate.count,
-        aggregate.eventIds,
-        at(aggregate.firstMs),
-        at(aggregate.lastMs),
-        aggregate.contractVersionId,
-        now,
-      ],
-    );
-    if (rows.length === 0) {
-      await insertIncident(db, connection, aggregate, now);
-      opened++;
-      continue;
-    }
-    const findings = await upsertFindings(db, rows[0].id, aggregate, false);
-    await writeSummary(db, rows[0].id, aggregate, findings, Number(rows[0].affected_records));
-  }
-  return opened;
-}
-
 /** Replaces an open incident's counts, evidence and findings with reanalysis's recount. */
 export async function recountIncident(
   db: pg.PoolClient,
@@ -266,16 +190,17 @@ export async function refreshConnectionStates(
   states: readonly { connectionId: string; latestObservationMs: number | null }[],
 ): Promise<void> {
   if (states.length === 0) return;
-  await db.query(
-    `UPDATE connections c SET
-        latest_observation_at = CASE WHEN s.latest IS NULL THEN c.latest_observation_at
-                                     ELSE GREATEST(COALESCE(c.latest_observation_at, s.latest), s.latest) END,
-        open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = c.id AND status = 'open')
-       FROM unnest($1::text[], $2::timestamptz[]) AS s (id, latest)
-      WHERE c.id = s.id`,
-    [
+  await db.query({
+    name: 'analyzer.refreshConnectionStates',
+    text: `UPDATE connections c SET
+              latest_observation_at = CASE WHEN s.latest IS NULL THEN c.latest_observation_at
+                                           ELSE GREATEST(COALESCE(c.latest_observation_at, s.latest), s.latest) END,
+              open_incident_count = (SELECT count(*) FROM incidents WHERE connection_id = c.id AND status = 'open')
+             FROM unnest($1::text[], $2::timestamptz[]) AS s (id, latest)
+            WHERE c.id = s.id AND c.id = ANY ($1::text[])`,
+    values: [
       states.map((state) => state.connectionId),
       states.map((state) => (state.latestObservationMs === null ? null : at(state.latestObservationMs))),
     ],
-  );
+  });
 }

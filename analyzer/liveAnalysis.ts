@@ -7,7 +7,8 @@ import { groupsOfBatches } from '../shared/analysis/observationGroups.js';
 import { groupsOfJobs } from '../shared/analysis/jobGroups.js';
 import type { ComparePool } from './comparePool.js';
 import type { ContractCache, LoadedContract } from './contractCache.js';
-import { addToIncidents, claimBatches, lockConnections, refreshConnectionStates } from './incidentStore.js';
+import { addToIncidents, type IncidentAddition } from './addToIncidents.js';
+import { claimBatches, lockConnections, refreshConnectionStates } from './incidentStore.js';
 import type { AnalysisJobEntry } from './jobStream.js';
 import { evaluateRules } from './ruleEvaluation.js';
 import type { AnalyzerMetrics } from './metrics.js';
@@ -78,24 +79,18 @@ export async function analyseJobs(deps: AnalysisDeps, jobs: readonly AnalysisJob
       contracts.set(connection.id, contract);
     }
     const aggregates = await aggregateIncidents(groups, (connectionId) => contracts.get(connectionId) ?? null, deps.compare.compareMany);
-    const byConnection = new Map<string, IncidentAggregate[]>();
+    const additions: IncidentAddition[] = [];
     for (const aggregate of aggregates.values()) {
-      let list = byConnection.get(aggregate.connectionId);
-      if (list === undefined) {
-        list = [];
-        byConnection.set(aggregate.connectionId, list);
-      }
-      list.push(aggregate);
       aggregatesOut.push(aggregate);
+      const connection = connections.get(aggregate.connectionId);
+      if (connection !== undefined) additions.push({ connection, aggregate });
     }
+    opened = await addToIncidents(db, additions, now);
     const latest = new Map<string, number>();
     for (const job of fresh) latest.set(job.connectionId, Math.max(latest.get(job.connectionId) ?? 0, job.receivedAtMs));
     const states: { connectionId: string; latestObservationMs: number }[] = [];
     for (const [connectionId, receivedAtMs] of latest) {
-      const connection = connections.get(connectionId);
-      if (connection === undefined) continue;
-      opened += await addToIncidents(db, connection, byConnection.get(connectionId) ?? [], now);
-      states.push({ connectionId, latestObservationMs: receivedAtMs });
+      if (connections.has(connectionId)) states.push({ connectionId, latestObservationMs: receivedAtMs });
     }
     await refreshConnectionStates(db, states);
     analysed = groups.reduce((sum, group) => sum + group.count, 0);

@@ -5,15 +5,9 @@ import { withTransaction } from '../shared/db/transaction.js';
 import { REANALYSIS_TOPIC, type ReanalysisJob } from '../shared/analysis/reanalysisJob.js';
 import { analysisWindow, openIncidentsOf, planReanalysis } from '../shared/analysis/reanalysisPlan.js';
 import { batchIdsOfWindow } from '../shared/analysis/observationGroups.js';
-import {
-  addToIncidents,
-  lockConnections,
-  markRecountedBatches,
-  recountIncident,
-  refreshConnectionStates,
-  resolveByContract,
-} from './incidentStore.js';
+import { lockConnections, markRecountedBatches, recountIncident, refreshConnectionStates, resolveByContract } from './incidentStore.js';
 import type { AnalysisDeps } from './liveAnalysis.js';
+import { addToIncidents } from './addToIncidents.js';
 
 /**
  * How far before the latest observation the recount read, a batch may still have been on its way
@@ -106,7 +100,11 @@ export async function runNextReanalysis(deps: AnalysisDeps, skip: readonly strin
         now,
       );
       for (const { incident, aggregate } of plan.continued) await recountIncident(db, incident, aggregate, now);
-      opened = await addToIncidents(db, connection, plan.opened, now);
+      opened = await addToIncidents(
+        db,
+        plan.opened.map((aggregate) => ({ connection, aggregate })),
+        now,
+      );
       resolved = plan.resolved.length;
       await markRecounted(deps.clickhouse, db, connection.id, plan.lastReceivedAtMs, now);
       await db.query('UPDATE connections SET reanalysed_revision = $2 WHERE id = $1', [connection.id, job.analysisRevision]);

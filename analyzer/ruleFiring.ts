@@ -5,7 +5,8 @@ import { withTransaction } from '../shared/db/transaction.js';
 import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
 import { findingKey, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import type { Finding } from '../shared/analysis/types.js';
-import { addToIncidents, lockConnections, refreshConnectionStates } from './incidentStore.js';
+import { addToIncidents } from './addToIncidents.js';
+import { lockConnections, refreshConnectionStates } from './incidentStore.js';
 import { OutcomeIndex } from './ruleEvaluation.js';
 import { storedOutcomes } from './ruleObservations.js';
 import {
@@ -102,9 +103,13 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
       if (list === undefined) byConnection.set(connection.id, [aggregate]);
       else list.push(aggregate);
     }
-    let opened = 0;
-    for (const [connectionId, aggregates] of byConnection)
-      opened += await addToIncidents(db, connections.get(connectionId)!, aggregates, now);
+    const opened = await addToIncidents(
+      db,
+      [...byConnection].flatMap(([connectionId, aggregates]) =>
+        aggregates.map((aggregate) => ({ connection: connections.get(connectionId)!, aggregate })),
+      ),
+      now,
+    );
     await refreshConnectionStates(
       db,
       [...byConnection.keys()].map((connectionId) => ({ connectionId, latestObservationMs: null })),

@@ -36,11 +36,12 @@ const toRule = (row: RuleRow): EvaluatedRule => ({
 export async function enabledRulesOf(db: pg.PoolClient, connectionIds: readonly string[]): Promise<Map<string, EvaluatedRule[]>> {
   const byConnection = new Map<string, EvaluatedRule[]>();
   if (connectionIds.length === 0) return byConnection;
-  const { rows } = await db.query<RuleRow>(
-    `SELECT id, connection_id, source_event_type, expected_object_type, max_delay_ms
-       FROM reconciliation_rules WHERE connection_id = ANY($1::text[]) AND enabled ORDER BY id`,
-    [connectionIds],
-  );
+  const { rows } = await db.query<RuleRow>({
+    name: 'analyzer.enabledRulesOf',
+    text: `SELECT id, connection_id, source_event_type, expected_object_type, max_delay_ms
+             FROM reconciliation_rules WHERE connection_id = ANY($1::text[]) AND enabled ORDER BY id`,
+    values: [connectionIds],
+  });
   for (const row of rows) {
     const rule = toRule(row);
     const list = byConnection.get(rule.connectionId);
