@@ -111,7 +111,7 @@ describe("each script's Lua locals hold what its builder sent", () => {
       windowLimits: [100, 6000, 1],
       windowCosts: [1, 2, 0],
       eventIdList: 'evt_1,evt 2 with spaces,évt_3,42',
-      hexList: '64696765737430303031646967657374303030326469676573743030303364696765737430303034',
+      hexList: '64696765737430303031,64696765737430303032,64696765737430303033,64696765737430303034',
       digestList: Buffer.from('digest0001digest0002digest0003digest0004'),
     },
     {

@@ -340,6 +340,23 @@ describe('release', () => {
     expect(await redis.hexists(periodKeys(cred).records, ticket.batchId)).toBe(0);
     await redis.hdel(records, 'someoneelse');
   });
+
+  it("lists in its record exactly the batch's new eventIds: all of them, or those left once duplicates are taken out", async () => {
+    const admission = new Admission(redis, config);
+    const cred = credential('live');
+    const hex = (eventId: string) => eventIdDigest(eventId).toString('hex');
+    const listed = async (batchId: string) => (await redis.hget(periodKeys(cred).records, batchId))?.split('|')[8];
+    const all = await admitted(admission, cred, ['evt_r1', 'evt_r2', 'evt_r3']);
+    expect(await listed(all.batchId)).toBe(['evt_r1', 'evt_r2', 'evt_r3'].map(hex).join(','));
+    expect(await admission.settleDurable([all])).toEqual([true]);
+    // A committed duplicate first, a new one, the same new one again in the batch, another new one.
+    const some = await admitted(admission, cred, ['evt_r2', 'evt_r4', 'evt_r4', 'evt_r5']);
+    expect(some.duplicate).toEqual([true, false, true, false]);
+    expect(await listed(some.batchId)).toBe(['evt_r4', 'evt_r5'].map(hex).join(','));
+    expect(await admission.release(some.accountId, some.batchId, some.receivedAtMs)).toBe(2);
+    expect(await entry(cred, 'evt_r4')).toBeNull();
+    expect(await entry(cred, 'evt_r2')).not.toBeNull();
+  });
 });
 
 describe('the pending and unanalysed sets', () => {

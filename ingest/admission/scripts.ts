@@ -119,10 +119,18 @@ end
  */
 const DEDUP_FUNCTIONS = `
 local DIGEST = ${EVENT_ID_DIGEST_BYTES}
+-- Locals rather than a global and a field looked up at each call in the per-digest loops.
+local sub, byte, find = string.sub, string.byte, string.find
 
 local function dedup_hash(digest)
-  local b1, b2, b3, b4 = string.byte(digest, 5, 8)
+  local b1, b2, b3, b4 = byte(digest, 5, 8)
   return ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+end
+
+-- A bucket's field name: its index in decimal, the text a number argument would become, made once
+-- per call (Lua turns a number passed to redis.call into text with %.14g, slower than %d).
+local function dedup_field(index)
+  return string.format('%d', index)
 end
 
 -- 2^L: the largest power of two not above the bucket count (keys.ts dedupBucket).
@@ -141,39 +149,71 @@ end
 
 -- The hash of a set's buckets, from its meta key (keys.ts dedupBucketsKey).
 local function dedup_buckets_key(metaKey)
-  return string.sub(metaKey, 1, -2) .. 'b'
+  return sub(metaKey, 1, -2) .. 'b'
 end
 
--- The bucket of each position (of \`digests\`) listed in \`positions\`, in a set of \`buckets\`
--- buckets, and the distinct buckets in first-seen order with, per bucket, its place in that order.
+-- The bucket of each position (of \`hashes\`, dedup_hash of each digest, computed once for every
+-- period) listed in \`positions\`, in a set of \`buckets\` buckets, and the distinct buckets in
+-- first-seen order with, per bucket, its place in that order and its field name (dedup_field).
 -- (Plain tables of numbers: a table per bucket would cost the script more than the lookups.)
-local function dedup_group(digests, positions, buckets)
+local function dedup_group(hashes, positions, buckets)
   local low = dedup_low(buckets)
   local split = buckets - low
-  local of, order, place = {}, {}, {}
+  local of, order, place, names = {}, {}, {}, {}
   for _, k in ipairs(positions) do
-    local b1, b2, b3, b4 = string.byte(digests[k], 5, 8)
-    local h = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    local h = hashes[k]
     local index = h % low
     if index < split then index = h % (low * 2) end
     of[k] = index
     if not place[index] then
       order[#order + 1] = index
       place[index] = #order
+      names[#order] = dedup_field(index)
     end
   end
-  return of, order, place
+  return of, order, place, names
 end
 
 -- Where \`digest\` starts in a bucket, or nil (a match must start a digest).
 local function dedup_find(text, digest)
   local at = 1
   while true do
-    local start = string.find(text, digest, at, true)
+    local start = find(text, digest, at, true)
     if not start then return nil end
     if (start - 1) % DIGEST == 0 then return start end
     at = start + 1
   end
+end
+
+-- Linear hashing's split of a bucket's \`text\` on bit \`L\` of its digests' hashes (dedup_hash): the
+-- digests whose bit is 0 (they stay) and those whose bit is 1 (they move), each in stored order.
+-- The bit is read from the one byte of the digest that holds it, and runs of digests going the
+-- same way are copied as one piece, rather than making a string of every digest.
+local function dedup_split(text, L)
+  if L >= 32 then return text, '' end
+  local byteAt = 7 - math.floor(L / 8)
+  -- Bit r of a byte b is set when b mod 2^(r+1) is at least 2^r.
+  local unit = 2 ^ (L % 8)
+  local cycle = 2 * unit
+  local stay, move = {}, {}
+  local from, moving = 1, false
+  for at = 1, #text, DIGEST do
+    local m = byte(text, at + byteAt) % cycle >= unit
+    if m ~= moving then
+      if at > from then
+        if moving then move[#move + 1] = sub(text, from, at - 1) else stay[#stay + 1] = sub(text, from, at - 1) end
+      end
+      from, moving = at, m
+    end
+  end
+  if from <= #text then
+    if from == 1 then
+      if moving then return '', text end
+      return text, ''
+    end
+    if moving then move[#move + 1] = sub(text, from) else stay[#stay + 1] = sub(text, from) end
+  end
+  return table.concat(stay), table.concat(move)
 end
 
 local function from_hex(text)
@@ -310,8 +350,9 @@ const ADMIT_LAYOUT = new ScriptLayout(
     arg.list('windowLimits', 'number'),
     arg.list('windowCosts', 'number'),
     // The eventIds joined by `,` (for the hashes of the form before buckets only), and their
-    // digests (keys.ts eventIdDigest) back to back, in hex for the record and as bytes for the
-    // buckets: three arguments rather than three per eventId, which cost the edge's Redis client
+    // digests (keys.ts eventIdDigest): in hex joined by `,` (the admission record's list as it is
+    // stored, so a batch of new eventIds stores it as sent) and as bytes back to back (the
+    // buckets). Three arguments rather than three per eventId, which cost the edge's Redis client
     // more than the rest of the call (bench/RESULTS.md, issue 32).
     arg.string('eventIdList'),
     arg.string('hexList'),
@@ -320,8 +361,16 @@ const ADMIT_LAYOUT = new ScriptLayout(
   AdmitReply,
 );
 
+/** Digests back to back in hex → the same joined by `,` (the admission record's list). */
+function hexWithCommas(hex: string): string {
+  const width = 2 * EVENT_ID_DIGEST_BYTES;
+  let out = hex.slice(0, width);
+  for (let at = width; at < hex.length; at += width) out += `,${hex.slice(at, at + width)}`;
+  return out;
+}
+
 export function admitCall(input: AdmitInput): ScriptCall {
-  const hexList = input.digests ?? input.eventIds.map(eventIdDigestHex).join('');
+  const hex = input.digests ?? input.eventIds.map(eventIdDigestHex).join('');
   const windowKeys = input.windows.map((window) => window.key);
   const windowCosts = input.windows.map((window) => window.cost);
   const recordHead = `${input.nowMs}|${input.sandbox ? 1 : 0}|${input.accountUsageKey}|${input.workspaceUsageKey}|${windowKeys.join(',')}|${windowCosts.join(',')}|`;
@@ -350,8 +399,8 @@ export function admitCall(input: AdmitInput): ScriptCall {
     windowLimits: input.windows.map((window) => window.limit),
     windowCosts,
     eventIdList: input.eventIds.join(','),
-    hexList,
-    digestList: Buffer.from(hexList, 'hex'),
+    hexList: hexWithCommas(hex),
+    digestList: Buffer.from(hex, 'hex'),
   });
 }
 
@@ -401,12 +450,20 @@ export function admitOutcome(reply: unknown[], eventCount: number): AdmitOutcome
  * buckets keep, per eventId, `<receipt ms>:<batch id>`, and the committed hash says which batches
  * are committed, as before.)
  *
- * Lookups: the four periods' metas in one MGET, then per period one HMGET of the buckets holding
- * the batch's digests (the older periods only for digests not found yet); the period's records
- * (HGETALL) only when a digest is found; then, while any hash of the form before buckets exists
- * (EXISTS over the four), those hashes by eventId, as before. Writes: the buckets written and
- * those split in one HSET (EXPIREAT NX when it creates the hash), then the meta. A split (while
- * the load is above DEDUP_BUCKET_LOAD) moves about half a bucket: amortised O(1) per digest.
+ * Lookups: the credential epoch and the four periods' metas in one MGET, then per period one
+ * HMGET of the buckets holding the batch's digests (the older periods only for digests not found
+ * yet); the period's records (HGETALL) only when a digest is found; then, while any hash of the
+ * form before buckets exists (EXISTS over the four), those hashes by eventId, as before. Writes:
+ * the buckets written and those split in one HSET (EXPIREAT NX when it creates the hash), then
+ * the meta. A split (while the load is above DEDUP_BUCKET_LOAD) moves about half a bucket:
+ * amortised O(1) per digest.
+ *
+ * The Lua's cost is mostly per byte and per value it makes: Redis's Lua hashes every byte of each
+ * string it creates (a bucket read, a bucket rebuilt, each digest cut from the list), and turns a
+ * number passed to redis.call into text with %.14g. So each digest is cut once and its hash
+ * computed once for every period, bucket field names are formatted once (%d), a split copies runs
+ * of digests rather than each digest, and a record of new eventIds takes the hex list as sent
+ * (docs/decisions/ingest.md, De-duplication memory).
  *
  * Replies: {admitted, flags} (one char per eventId, 0 new, 1 duplicate); {staleCredential};
  * {rateLimited, window index (1-based), retry ms}; {quotaExhausted}; {inFlight};
@@ -417,19 +474,20 @@ export const ADMIT = new LuaScript(
     + WINDOW_FUNCTIONS
     + DEDUP_FUNCTIONS
     + `
-local epoch = redis.call('GET', epochKey) or ''
-if epoch ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
+-- The credential epoch and the de-duplication sets' metas in one read (the metas are used only
+-- past the checks).
+local heads = redis.call('MGET', epochKey, unpack(metaKeys))
+if (heads[1] or '') ~= cachedEpoch then return {REPLY_STALE_CREDENTIAL} end
+local metas = {}
+for p = 1, #metaKeys do metas[p] = heads[p + 1] end
 local now = tonumber(nowMs)
 local W = #windowKeys
 local N = #digestList / DIGEST
-local digests, hexes = {}, {}
-for k = 1, N do
-  digests[k] = string.sub(digestList, (k - 1) * DIGEST + 1, k * DIGEST)
-  hexes[k] = string.sub(hexList, (k - 1) * 2 * DIGEST + 1, k * 2 * DIGEST)
-end
 local span = math.floor(windowMs / bucketMs)
 local bucket = math.floor(now / bucketMs)
 local oldest = bucket - span + 1
+-- The current bucket's field name, formatted once for every window and the record.
+local bucketField = string.format('%d', bucket)
 local expired = {}
 local moved = {}
 local failed = 0
@@ -451,37 +509,68 @@ end
 if failed > 0 then return {REPLY_RATE_LIMITED, failed, retry} end
 local flags = {}
 local fresh = 0
--- Per eventId position: the period it was found in (most recent first), its value when found in a
--- hash of the form before buckets, and its bucket in the current period's set; per bucket of the
--- current period read, its text (false: none yet).
-local foundAt, legacy, current, texts = {}, {}, {}, {}
-local metas = {}
+-- Per eventId position: its digest, its hash (dedup_hash), the period it was found in (most
+-- recent first), its value when found in a hash of the form before buckets, and its bucket in
+-- the current period's set. The hex of a digest (for the records) is cut from hexList only where
+-- needed (hex).
+local digests, hashes, foundAt, legacy, current = {}, {}, {}, {}, {}
+-- Per bucket of the current period's set that the batch falls in: its field name, and its place
+-- in \`texts\`, the texts read (false: none yet).
+local fieldOf, place, texts = {}, {}, {}
+local function hex(k)
+  local at = (k - 1) * (2 * DIGEST + 1)
+  return sub(hexList, at + 1, at + 2 * DIGEST)
+end
 if N > 0 then
-  metas = redis.call('MGET', unpack(metaKeys))
-  local positions = {}
-  for k = 1, N do positions[k] = k end
-  for p = 1, #metaKeys do
-    if p > 1 then
-      positions = {}
-      for k = 1, N do if not foundAt[k] then positions[#positions + 1] = k end end
+  -- The current period (read whether or not its set exists: a write needs the buckets): each
+  -- digest, its hash and its bucket in one pass (dedup_group's work, without its tables).
+  local names = {}
+  local buckets = dedup_meta(metas[1])
+  local low = dedup_low(buckets)
+  local pointer = buckets - low
+  for k = 1, N do
+    local at = (k - 1) * DIGEST
+    digests[k] = sub(digestList, at + 1, at + DIGEST)
+    local b1, b2, b3, b4 = byte(digestList, at + 5, at + 8)
+    local h = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    hashes[k] = h
+    local index = h % low
+    if index < pointer then index = h % (low * 2) end
+    current[k] = index
+    if not place[index] then
+      names[#names + 1] = dedup_field(index)
+      place[index] = #names
+      fieldOf[index] = names[#names]
     end
-    if (p == 1 or metas[p]) and #positions > 0 then
-      local of, order, place = dedup_group(digests, positions, (dedup_meta(metas[p])))
-      if p == 1 then current = of end
-      if metas[p] then
-        local got = redis.call('HMGET', dedup_buckets_key(metaKeys[p]), unpack(order))
-        if p == 1 then
-          for i, index in ipairs(order) do texts[index] = got[i] end
-        end
-        for _, k in ipairs(positions) do
-          local text = got[place[of[k]]]
-          if text and dedup_find(text, digests[k]) then foundAt[k] = p end
-        end
+  end
+  if metas[1] then
+    texts = redis.call('HMGET', dedup_buckets_key(metaKeys[1]), unpack(names))
+    for k = 1, N do
+      local text = texts[place[current[k]]]
+      if text and dedup_find(text, digests[k]) then foundAt[k] = 1 end
+    end
+  end
+  -- The older periods, for the digests not found yet.
+  for p = 2, #metaKeys do
+    if metas[p] then
+      local positions = {}
+      for k = 1, N do if not foundAt[k] then positions[#positions + 1] = k end end
+      if #positions == 0 then break end
+      local of, _, at, names = dedup_group(hashes, positions, (dedup_meta(metas[p])))
+      local got = redis.call('HMGET', dedup_buckets_key(metaKeys[p]), unpack(names))
+      for _, k in ipairs(positions) do
+        local text = got[at[of[k]]]
+        if text and dedup_find(text, digests[k]) then foundAt[k] = p end
       end
     end
   end
   local missing = false
-  for k = 1, N do if not foundAt[k] then missing = true end end
+  for k = 1, N do
+    if not foundAt[k] then
+      missing = true
+      break
+    end
+  end
   -- The eventIds themselves only while hashes of the form before buckets exist.
   local split
   local function eventIds()
@@ -514,7 +603,7 @@ if N > 0 then
       fresh = fresh + 1
     elseif not legacy[k] then
       owners[p] = owners[p] or recorded_digests(recordKeys[p], metaKeys[p])
-      local owner = owners[p][hexes[k]]
+      local owner = owners[p][hex(k)]
       if not owner then
         flags[k] = '1'
       elseif tonumber(owner[2]) + admissionDeadlineMs >= now then
@@ -544,59 +633,66 @@ if sandbox and quotaEnforced and fresh > 0 then
   local used = tonumber(redis.call('GET', accountUsageKey) or '0') or 0
   if used + fresh > limit then return {REPLY_QUOTA_EXHAUSTED, used, limit} end
 end
-for i = 1, W do window_add(windowKeys[i], bucket, windowCosts[i], expired[i], moved[i], oldest, windowMs, bucketMs) end
+for i = 1, W do window_add(windowKeys[i], bucketField, windowCosts[i], expired[i], moved[i], oldest, windowMs, bucketMs) end
 if fresh > 0 then
   local metaKey = metaKeys[1]
   local bucketsKey = dedup_buckets_key(metaKey)
   local buckets, count = dedup_meta(metas[1])
   -- The new text of every bucket written, by index.
-  local written, order, admitted = {}, {}, {}
+  local written, order = {}, {}
   for k = 1, N do
     if flags[k] == '0' then
       local index = current[k]
       if not written[index] then order[#order + 1] = index end
-      written[index] = (written[index] or texts[index] or '') .. digests[k]
-      admitted[#admitted + 1] = hexes[k]
+      written[index] = (written[index] or texts[place[index]] or '') .. digests[k]
     end
   end
   count = count + fresh
   -- Linear hashing: split the bucket at the split pointer (buckets - 2^L) into itself and bucket
   -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its digests with bit L of their hash move.
   while count > ${DEDUP_BUCKET_LOAD} * buckets do
-    local low = dedup_low(buckets)
+    local low, L = 1, 0
+    while low * 2 <= buckets do
+      low = low * 2
+      L = L + 1
+    end
     local from = buckets - low
     local text = written[from]
     if not text then
       text = redis.call('HGET', bucketsKey, from) or ''
       order[#order + 1] = from
     end
-    local stay, move = {}, {}
-    for at = 1, #text, DIGEST do
-      local digest = string.sub(text, at, at + DIGEST - 1)
-      if math.floor(dedup_hash(digest) / low) % 2 == 1 then move[#move + 1] = digest else stay[#stay + 1] = digest end
-    end
-    written[from] = table.concat(stay)
-    written[buckets] = table.concat(move)
+    written[from], written[buckets] = dedup_split(text, L)
     order[#order + 1] = buckets
     buckets = buckets + 1
   end
   local fields = {}
   for _, index in ipairs(order) do
-    fields[#fields + 1] = index
+    fields[#fields + 1] = fieldOf[index] or dedup_field(index)
     fields[#fields + 1] = written[index]
   end
   redis.call('HSET', bucketsKey, unpack(fields))
   -- Every key of a period expires at the same time: set once (NX), by the write that creates it.
   redis.call('EXPIREAT', bucketsKey, expiresAt, 'NX')
+  local meta = string.format('%d:%d', buckets, count)
   if metas[1] then
-    redis.call('SET', metaKey, buckets .. ':' .. count, 'KEEPTTL')
+    redis.call('SET', metaKey, meta, 'KEEPTTL')
   else
-    redis.call('SET', metaKey, buckets .. ':' .. count, 'EXAT', expiresAt)
+    redis.call('SET', metaKey, meta, 'EXAT', expiresAt)
   end
   -- A usage counter's expiry is set when the counter is created (its first increment).
   if sandbox and redis.call('INCRBY', accountUsageKey, fresh) == fresh then redis.call('EXPIRE', accountUsageKey, usageTtlSeconds) end
   if redis.call('INCRBY', workspaceUsageKey, fresh) == fresh then redis.call('EXPIRE', workspaceUsageKey, usageTtlSeconds) end
-  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucket .. '|' .. metaKey .. '|' .. table.concat(admitted, ','))
+  -- The record lists the new digests in hex (\`,\`): hexList as sent when every eventId is new.
+  local admitted = hexList
+  if fresh < N then
+    local list = {}
+    for k = 1, N do
+      if flags[k] == '0' then list[#list + 1] = hex(k) end
+    end
+    admitted = table.concat(list, ',')
+  end
+  redis.call('HSET', recordKeys[1], batchId, recordHead .. bucketField .. '|' .. metaKey .. '|' .. admitted)
   redis.call('EXPIREAT', recordKeys[1], expiresAt, 'NX')
 end
 return {REPLY_ADMITTED, table.concat(flags)}
@@ -732,18 +828,19 @@ local mine = 0
 if string.sub(dedupKey, -2) == ':m' then
   local meta = redis.call('GET', dedupKey)
   local taken = recorded_digests(recordKey, dedupKey, batchId)
-  local digests, positions = {}, {}
+  local digests, hashes, positions = {}, {}, {}
   for _, digest in ipairs(split(r[${RECORD_FIELDS.digests}])) do
     if not taken[digest] then
       digests[#digests + 1] = from_hex(digest)
+      hashes[#digests] = dedup_hash(digests[#digests])
       positions[#digests] = #digests
     end
   end
   if meta and #digests > 0 then
     local buckets, count = dedup_meta(meta)
-    local of, order, place = dedup_group(digests, positions, buckets)
+    local of, order, place, names = dedup_group(hashes, positions, buckets)
     local bucketsKey = dedup_buckets_key(dedupKey)
-    local texts = redis.call('HMGET', bucketsKey, unpack(order))
+    local texts = redis.call('HMGET', bucketsKey, unpack(names))
     for k = 1, #digests do
       local i = place[of[k]]
       local text = texts[i]
@@ -754,9 +851,9 @@ if string.sub(dedupKey, -2) == ':m' then
       end
     end
     local fields = {}
-    for i, index in ipairs(order) do
+    for i in ipairs(order) do
       if texts[i] then
-        fields[#fields + 1] = index
+        fields[#fields + 1] = names[i]
         fields[#fields + 1] = texts[i]
       end
     end
