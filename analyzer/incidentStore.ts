@@ -4,6 +4,19 @@ import type { OpenIncidentRef } from '../shared/analysis/reanalysisPlan.js';
 import type { Finding } from '../shared/analysis/types.js';
 
 /**
+ * How a finding written again merges with the stored one (the tail of an INSERT INTO
+ * incident_findings): counts add up, the first sighting stays, and the values of the latest
+ * observation win. Static SQL, shared by the round's statement (addToIncidents.ts) and the recount.
+ */
+export const FINDING_MERGE = `ON CONFLICT (incident_id, kind, path) DO UPDATE SET
+    observation_count = incident_findings.observation_count + EXCLUDED.observation_count,
+    first_observed_at = LEAST(incident_findings.first_observed_at, EXCLUDED.first_observed_at),
+    expected = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.expected ELSE incident_findings.expected END,
+    observed = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.observed ELSE incident_findings.observed END,
+    forbidden = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.forbidden ELSE incident_findings.forbidden END,
+    last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)`;
+
+/**
  * The analyzer's PostgreSQL writes. Every function runs inside the caller's transaction, after
  * the caller locked the connections concerned (AnalyzedConnection rows, FOR UPDATE, in id
  * order), so two analyzers never race on one connection's incidents. A round adds to all its
@@ -111,13 +124,7 @@ async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: 
        SELECT $1, f.kind, f.path, f.expected, f.observed, f.forbidden, f.n, f.first_at, f.last_at
          FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
            AS f (kind, path, expected, observed, forbidden, n, first_at, last_at)
-       ON CONFLICT (incident_id, kind, path) DO UPDATE SET
-         observation_count = incident_findings.observation_count + EXCLUDED.observation_count,
-         first_observed_at = LEAST(incident_findings.first_observed_at, EXCLUDED.first_observed_at),
-         expected = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.expected ELSE incident_findings.expected END,
-         observed = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.observed ELSE incident_findings.observed END,
-         forbidden = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.forbidden ELSE incident_findings.forbidden END,
-         last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)
+       ${FINDING_MERGE}
        RETURNING kind, path, expected, observed)
      SELECT kind, path, expected, observed FROM written
      UNION ALL
