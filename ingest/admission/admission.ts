@@ -4,6 +4,7 @@ import type { Config } from '../../shared/config.js';
 import { RedisKeys, isCluster } from '../../shared/redis.js';
 import { usagePeriodOf } from '../../shared/usagePeriod.js';
 import type { IngestCredential } from '../common/credential.js';
+import type { EventIdDigests } from '../common/eventIdDigest.js';
 import { DEDUP_PERIODS, IngestKeys, dedupPeriods, parsePendingMember, pendingMember, periodExpiresAt } from './keys.js';
 import {
   SCRIPTS,
@@ -62,8 +63,8 @@ export interface AdmissionRequest {
   itemCount: number;
   /** eventIds of the structurally valid items, in item order. */
   eventIds: string[];
-  /** Their digests (keys.ts eventIdDigestHex) back to back, when the check made them; else made here. */
-  digests?: string;
+  /** Their digests (common/eventIdDigest.ts), when the check made them; else made here. */
+  digests?: EventIdDigests;
   batchId: string;
 }
 

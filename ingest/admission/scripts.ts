@@ -1,6 +1,6 @@
 import { LuaScript } from './luaScript.js';
 import { DEDUP_PERIODS } from './keys.js';
-import { EVENT_ID_DIGEST_BYTES, eventIdDigestHex } from '../common/eventIdDigest.js';
+import { EVENT_ID_DIGEST_BYTES, eventIdDigests, type EventIdDigests } from '../common/eventIdDigest.js';
 import { ScriptLayout, arg, key, keyList, type ScriptCall, type ScriptInput } from './scriptLayout.js';
 
 /**
@@ -251,7 +251,7 @@ end
  * without the process that made it. Fields joined by `|` (ids, keys and digests never hold `|`
  * or `,`): 1 received at (ms), 2 sandbox 1|0, 3 account Sandbox usage key, 4 workspace usage key,
  * 5 window keys (`,`), 6 window costs (`,`), 7 bucket, 8 the meta key of the connection's
- * de-duplication set, 9 the digests of the new eventIds in hex (`,`, keys.ts eventIdDigest).
+ * de-duplication set, 9 the digests of the new eventIds in hex (`,`, common/eventIdDigest.ts).
  *
  * A record of the edge before the bucketed layout has 8 the de-duplication hash, 9 the
  * de-duplication value and 10 the new eventIds (`,`); its field 8 is told from a meta key by the
@@ -316,8 +316,8 @@ export interface AdmitInput {
   admissionDeadlineMs: number;
   /** eventIds of the valid items, in item order. */
   eventIds: readonly string[];
-  /** Their digests (keys.ts eventIdDigestHex) back to back, when the caller has them. */
-  digests?: string;
+  /** Their digests (common/eventIdDigest.ts), when the caller has them; else made here. */
+  digests?: EventIdDigests;
 }
 
 const ADMIT_LAYOUT = new ScriptLayout(
@@ -350,7 +350,7 @@ const ADMIT_LAYOUT = new ScriptLayout(
     arg.list('windowLimits', 'number'),
     arg.list('windowCosts', 'number'),
     // The eventIds joined by `,` (for the hashes of the form before buckets only), and their
-    // digests (keys.ts eventIdDigest): in hex joined by `,` (the admission record's list as it is
+    // digests (common/eventIdDigest.ts): in hex joined by `,` (the admission record's list as it is
     // stored, so a batch of new eventIds stores it as sent) and as bytes back to back (the
     // buckets). Three arguments rather than three per eventId, which cost the edge's Redis client
     // more than the rest of the call (bench/RESULTS.md, issue 32).
@@ -361,16 +361,8 @@ const ADMIT_LAYOUT = new ScriptLayout(
   AdmitReply,
 );
 
-/** Digests back to back in hex → the same joined by `,` (the admission record's list). */
-function hexWithCommas(hex: string): string {
-  const width = 2 * EVENT_ID_DIGEST_BYTES;
-  let out = hex.slice(0, width);
-  for (let at = width; at < hex.length; at += width) out += `,${hex.slice(at, at + width)}`;
-  return out;
-}
-
 export function admitCall(input: AdmitInput): ScriptCall {
-  const hex = input.digests ?? input.eventIds.map(eventIdDigestHex).join('');
+  const { hexList, bytes } = input.digests ?? eventIdDigests(input.eventIds);
   const windowKeys = input.windows.map((window) => window.key);
   const windowCosts = input.windows.map((window) => window.cost);
   const recordHead = `${input.nowMs}|${input.sandbox ? 1 : 0}|${input.accountUsageKey}|${input.workspaceUsageKey}|${windowKeys.join(',')}|${windowCosts.join(',')}|`;
@@ -399,8 +391,8 @@ export function admitCall(input: AdmitInput): ScriptCall {
     windowLimits: input.windows.map((window) => window.limit),
     windowCosts,
     eventIdList: input.eventIds.join(','),
-    hexList: hexWithCommas(hex),
-    digestList: Buffer.from(hex, 'hex'),
+    hexList,
+    digestList: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
   });
 }
 

@@ -5,7 +5,7 @@ import { BatchShapeError } from '../common/edgeHttp.js';
 import { batchRowPrefix, observationRow, type RowBinding } from '../common/observationsTable.js';
 import { jobGroupKey } from '../../shared/analysis/jobGroups.js';
 import { shapeHash } from './shapeHash.js';
-import { eventIdDigestHex } from '../common/eventIdDigest.js';
+import { eventIdDigests, type EventIdDigests } from '../common/eventIdDigest.js';
 
 /**
  * The CPU-bound middle of the pipeline — parse, validate, bind and serialise one batch — as a
@@ -40,10 +40,10 @@ export interface CheckedBatch {
   /** eventIds of the valid items, in item order (what admission de-duplicates). */
   eventIds: string[];
   /**
-   * Their de-duplication digests back to back (admission/keys.ts eventIdDigestHex), made here
-   * rather than on the edge thread, which admission keeps busy enough.
+   * Their de-duplication digests (common/eventIdDigest.ts), made here rather than on the edge
+   * thread, which admission keeps busy enough.
    */
-  digests: string;
+  digests: EventIdDigests;
   /** TabSeparated rows of the valid items, in the order of `eventIds`. */
   rows: Uint8Array;
   /** rowEnds[i]: the byte offset in `rows` where the row of eventIds[i] ends. */
@@ -81,7 +81,6 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
   // The JSON of each item's result: { index, accepted: true, eventId } or { index, accepted: false, issues }.
   const results: string[] = [];
   const eventIds: string[] = [];
-  let digests = '';
   const lines: string[] = [];
   const groupKeys: string[] = [];
   const groupIndexes = new Map<string, number>();
@@ -96,7 +95,6 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
     }
     const { envelope } = check;
     eventIds.push(envelope.eventId);
-    digests += eventIdDigestHex(envelope.eventId);
     const { shape } = check;
     lines.push(observationRow(prefix, envelope, check.occurredAtMs, shape));
     const { transport } = envelope;
@@ -134,7 +132,7 @@ export function checkBatch(input: BatchCheckInput, into?: Buffer): BatchCheckOut
     itemCount: items.length,
     rejected,
     eventIds,
-    digests,
+    digests: eventIdDigests(eventIds),
     rows,
     rowEnds,
     groupKeys,

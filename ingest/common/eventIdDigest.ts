@@ -17,5 +17,24 @@ export const EVENT_ID_DIGEST_BYTES = 10;
  */
 export const eventIdDigest = (eventId: string): Buffer => hash('sha256', eventId, 'buffer').subarray(0, EVENT_ID_DIGEST_BYTES);
 
-/** eventIdDigest in lowercase hex (2 × EVENT_ID_DIGEST_BYTES characters): what the check hands to admission. */
-export const eventIdDigestHex = (eventId: string): string => hash('sha256', eventId, 'hex').slice(0, 2 * EVENT_ID_DIGEST_BYTES);
+/**
+ * The digests of a batch's eventIds as ADMIT takes them (scripts.ts): in lowercase hex joined by
+ * `,`, the admission record's list as it is stored, and as bytes back to back, what the buckets
+ * hold. The check's worker threads make both, so the edge thread converts neither. `bytes` has
+ * memory of its own: posting a view of Node's shared pool would copy the whole pool.
+ */
+export interface EventIdDigests {
+  hexList: string;
+  bytes: Uint8Array;
+}
+
+export function eventIdDigests(eventIds: readonly string[]): EventIdDigests {
+  const bytes = new Uint8Array(eventIds.length * EVENT_ID_DIGEST_BYTES);
+  let hexList = '';
+  eventIds.forEach((eventId, index) => {
+    const digest = eventIdDigest(eventId);
+    bytes.set(digest, index * EVENT_ID_DIGEST_BYTES);
+    hexList += `${index === 0 ? '' : ','}${digest.toString('hex')}`;
+  });
+  return { hexList, bytes };
+}
