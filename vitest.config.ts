@@ -68,6 +68,7 @@ export const STORELESS_TESTS = [
   'test/repairExport.test.ts',
   'test/repairExportSensitive.test.ts',
   'test/breakingChanges.test.ts',
+  'test/edgePerfScript.test.ts',
 ];
 
 const common = {

@@ -27,13 +27,16 @@ interface Sample {
   frames: { sym: string; dso: string }[];
 }
 
-/** `perf script -F tid,ip,sym,dso` text: a header line per sample, then one indented line per frame. */
+/**
+ * `perf script -F tid,ip,sym,dso` text: a header line per sample (the tid, right-aligned, so it may
+ * start with spaces), then one tab-indented line per frame.
+ */
 export function parsePerfScript(text: string): Sample[] {
   const samples: Sample[] = [];
   let current: Sample | null = null;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
-    if (!/^\s/.test(line)) {
+    if (!line.startsWith('\t')) {
       current = { tid: Number.parseInt(line.trim(), 10), frames: [] };
       samples.push(current);
       continue;
