@@ -133,11 +133,15 @@ local function dedup_field(index)
   return string.format('%d', index)
 end
 
--- 2^L: the largest power of two not above the bucket count (keys.ts dedupBucket).
+-- 2^L and L: the largest power of two not above the bucket count (keys.ts dedupBucket), and its
+-- exponent (the hash bit a split at this size decides on).
 local function dedup_low(buckets)
-  local low = 1
-  while low * 2 <= buckets do low = low * 2 end
-  return low
+  local low, L = 1, 0
+  while low * 2 <= buckets do
+    low = low * 2
+    L = L + 1
+  end
+  return low, L
 end
 
 -- A set's bucket and entry counts (1 and 0 before its first write).
@@ -643,11 +647,7 @@ if fresh > 0 then
   -- Linear hashing: split the bucket at the split pointer (buckets - 2^L) into itself and bucket
   -- \`buckets\` while the load is above DEDUP_BUCKET_LOAD; its digests with bit L of their hash move.
   while count > ${DEDUP_BUCKET_LOAD} * buckets do
-    local low, L = 1, 0
-    while low * 2 <= buckets do
-      low = low * 2
-      L = L + 1
-    end
+    local low, L = dedup_low(buckets)
     local from = buckets - low
     local text = written[from]
     if not text then
