@@ -3,7 +3,7 @@ import { newId } from '../shared/ids.js';
 import { incidentKey, incidentSummary, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
 import type { Finding } from '../shared/analysis/types.js';
-import { FINDING_MERGE, type AnalysedConnection } from './incidentStore.js';
+import type { AnalysedConnection } from './incidentStore.js';
 
 /** An aggregate to add to its connection's open incident (or to open one with). */
 export interface IncidentAddition {
@@ -60,7 +60,14 @@ WITH a AS (
     FROM unnest($17::int[], $18::text[], $19::text[], $20::text[], $21::text[], $22::boolean[], $23::bigint[], $24::timestamptz[], $25::timestamptz[])
       AS f (i, kind, path, expected, observed, forbidden, n, first_at, last_at)
     JOIN touched ON touched.i = f.i
-  ${FINDING_MERGE}
+  -- A finding written again: counts add up, the first sighting stays, the latest observation's values win.
+  ON CONFLICT (incident_id, kind, path) DO UPDATE SET
+    observation_count = incident_findings.observation_count + EXCLUDED.observation_count,
+    first_observed_at = LEAST(incident_findings.first_observed_at, EXCLUDED.first_observed_at),
+    expected = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.expected ELSE incident_findings.expected END,
+    observed = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.observed ELSE incident_findings.observed END,
+    forbidden = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.forbidden ELSE incident_findings.forbidden END,
+    last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)
   RETURNING incident_id, kind, path, expected, observed
 ), held AS (
   SELECT incident_id, kind, path, expected, observed, 0 AS source FROM written

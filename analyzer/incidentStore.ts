@@ -1,20 +1,6 @@
 import type pg from 'pg';
 import { incidentSummary, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import type { OpenIncidentRef } from '../shared/analysis/reanalysisPlan.js';
-import type { Finding } from '../shared/analysis/types.js';
-
-/**
- * How a finding written again merges with the stored one (the tail of an INSERT INTO
- * incident_findings): counts add up, the first sighting stays, and the values of the latest
- * observation win. Static SQL, shared by the round's statement (addToIncidents.ts) and the recount.
- */
-export const FINDING_MERGE = `ON CONFLICT (incident_id, kind, path) DO UPDATE SET
-    observation_count = incident_findings.observation_count + EXCLUDED.observation_count,
-    first_observed_at = LEAST(incident_findings.first_observed_at, EXCLUDED.first_observed_at),
-    expected = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.expected ELSE incident_findings.expected END,
-    observed = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.observed ELSE incident_findings.observed END,
-    forbidden = CASE WHEN EXCLUDED.last_observed_at >= incident_findings.last_observed_at THEN EXCLUDED.forbidden ELSE incident_findings.forbidden END,
-    last_observed_at = GREATEST(incident_findings.last_observed_at, EXCLUDED.last_observed_at)`;
 
 /**
  * The analyzer's PostgreSQL writes. Every function runs inside the caller's transaction, after
@@ -110,26 +96,15 @@ export async function markRecountedBatches(db: pg.PoolClient, batchIds: readonly
 
 const at = (ms: number) => new Date(ms);
 
-/**
- * Adds an aggregate's findings to an incident's and returns all of the incident's findings as
- * they are now, in one statement: the rows it wrote come from RETURNING, the others from the
- * statement's snapshot (which its own writes do not change), so the summary needs no read of its own.
- */
-async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: IncidentAggregate, replace: boolean): Promise<Finding[]> {
-  if (replace) await db.query('DELETE FROM incident_findings WHERE incident_id = $1', [incidentId]);
+/** Replaces an incident's findings with an aggregate's (a recount's: its findings are the whole set). */
+async function replaceFindings(db: pg.PoolClient, incidentId: string, aggregate: IncidentAggregate): Promise<void> {
+  await db.query('DELETE FROM incident_findings WHERE incident_id = $1', [incidentId]);
   const findings = [...aggregate.findings.values()];
-  const { rows } = await db.query<Finding>(
-    `WITH written AS (
-       INSERT INTO incident_findings (incident_id, kind, path, expected, observed, forbidden, observation_count, first_observed_at, last_observed_at)
-       SELECT $1, f.kind, f.path, f.expected, f.observed, f.forbidden, f.n, f.first_at, f.last_at
-         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
-           AS f (kind, path, expected, observed, forbidden, n, first_at, last_at)
-       ${FINDING_MERGE}
-       RETURNING kind, path, expected, observed)
-     SELECT kind, path, expected, observed FROM written
-     UNION ALL
-     SELECT f.kind, f.path, f.expected, f.observed FROM incident_findings f
-      WHERE f.incident_id = $1 AND NOT EXISTS (SELECT 1 FROM written w WHERE w.kind = f.kind AND w.path = f.path)`,
+  await db.query(
+    `INSERT INTO incident_findings (incident_id, kind, path, expected, observed, forbidden, observation_count, first_observed_at, last_observed_at)
+     SELECT $1, f.kind, f.path, f.expected, f.observed, f.forbidden, f.n, f.first_at, f.last_at
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[], $7::bigint[], $8::timestamptz[], $9::timestamptz[])
+         AS f (kind, path, expected, observed, forbidden, n, first_at, last_at)`,
     [
       incidentId,
       findings.map((f) => f.finding.kind),
@@ -142,14 +117,6 @@ async function upsertFindings(db: pg.PoolClient, incidentId: string, aggregate: 
       findings.map((f) => at(f.lastMs)),
     ],
   );
-  return rows;
-}
-
-async function writeSummary(db: pg.PoolClient, incidentId: string, aggregate: IncidentAggregate, findings: Finding[], affected: number) {
-  await db.query('UPDATE incidents SET summary = $2 WHERE id = $1', [
-    incidentId,
-    incidentSummary(aggregate.kind, aggregate.operationKey, findings, affected),
-  ]);
 }
 
 /** Replaces an open incident's counts, evidence and findings with reanalysis's recount. */
@@ -159,9 +126,10 @@ export async function recountIncident(
   aggregate: IncidentAggregate,
   now: Date,
 ): Promise<void> {
+  const findings = [...aggregate.findings.values()].map(({ finding }) => finding);
   await db.query(
     `UPDATE incidents SET affected_records = $2, observation_ids = $3, evidence_truncated = $4, first_observed_at = $5,
-        last_observed_at = $6, contract_version_id = $7, updated_at = $8 WHERE id = $1`,
+        last_observed_at = $6, contract_version_id = $7, updated_at = $8, summary = $9 WHERE id = $1`,
     [
       incident.id,
       aggregate.count,
@@ -171,9 +139,10 @@ export async function recountIncident(
       at(aggregate.lastMs),
       aggregate.contractVersionId,
       now,
+      incidentSummary(aggregate.kind, aggregate.operationKey, findings, aggregate.count),
     ],
   );
-  await writeSummary(db, incident.id, aggregate, await upsertFindings(db, incident.id, aggregate, true), aggregate.count);
+  await replaceFindings(db, incident.id, aggregate);
 }
 
 /** 00-decisions §5: reanalysis under a newly active contract no longer produces the incident. */
