@@ -5,7 +5,7 @@ import { withTransaction } from '../shared/db/transaction.js';
 import { EVIDENCE_LIMIT } from '../shared/analysis/observationGroups.js';
 import { findingKey, type IncidentAggregate } from '../shared/analysis/incidentAggregate.js';
 import type { Finding } from '../shared/analysis/types.js';
-import { addToIncidents } from './addToIncidents.js';
+import { addToIncidents, type IncidentAddition } from './addToIncidents.js';
 import { lockConnections, refreshConnectionStates } from './incidentStore.js';
 import { OutcomeIndex } from './ruleEvaluation.js';
 import { storedOutcomes } from './ruleObservations.js';
@@ -93,26 +93,17 @@ export async function fireDueDeadlines(deps: RuleFiringDeps): Promise<FiringRoun
       if (list === undefined) missing.set(deadline.ruleId, [deadline]);
       else list.push(deadline);
     }
-    const byConnection = new Map<string, IncidentAggregate[]>();
+    const additions: IncidentAddition[] = [];
     for (const [ruleId, deadlines] of missing) {
       const rule = rules.get(ruleId)!;
       const connection = connections.get(rule.connectionId);
       if (connection === undefined) continue;
-      const aggregate = aggregateOf(rule, deadlines, connection.activeContractVersionId);
-      const list = byConnection.get(connection.id);
-      if (list === undefined) byConnection.set(connection.id, [aggregate]);
-      else list.push(aggregate);
+      additions.push({ connection, aggregate: aggregateOf(rule, deadlines, connection.activeContractVersionId) });
     }
-    const opened = await addToIncidents(
-      db,
-      [...byConnection].flatMap(([connectionId, aggregates]) =>
-        aggregates.map((aggregate) => ({ connection: connections.get(connectionId)!, aggregate })),
-      ),
-      now,
-    );
+    const opened = await addToIncidents(db, additions, now);
     await refreshConnectionStates(
       db,
-      [...byConnection.keys()].map((connectionId) => ({ connectionId, latestObservationMs: null })),
+      [...new Set(additions.map(({ connection }) => connection.id))].map((connectionId) => ({ connectionId, latestObservationMs: null })),
     );
     await markEvaluated(db, [...rules.keys()], now);
     result = { taken: taken.length, fired: [...missing.values()].reduce((sum, list) => sum + list.length, 0), opened, streamLagMs };
